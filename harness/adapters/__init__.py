@@ -1,0 +1,1 @@
+"""Adapters that turn existing agent code into an AgentSpec."""

@@ -1,0 +1,107 @@
+"""Wrap the function you already have.
+
+``from_callable(fn)``: ``fn(prompt, tools)`` returns a list of row keys (or a str, a
+dict ``{"picks", "text"}``, or a Decision).
+
+``from_tool_loop(step)``: ``step(messages, tools)`` has the shape most provider SDKs
+already have: it receives chat messages and the four tools as OpenAI-style function
+specs, and returns an assistant message ``{"content": ..., "tool_calls": [...]}``. The
+adapter runs the tools, appends their results as ``tool`` messages and calls ``step``
+again until a message carries no tool call; picks are the row keys in that final
+content (a JSON ``{"picks": [...]}`` or free text).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from harness.agents.base import AgentSpec, Decision, Task
+
+if TYPE_CHECKING:
+    from harness.tools import Toolbox
+
+ROW_KEY = re.compile(r"\br-[0-9a-f]{16}\b")
+SYSTEM_PROMPT = (
+    "You are evaluated point-in-time. You may read filings only through the tools; "
+    "each answer says when it was knowable. Reply with the row_key values to buy."
+)
+
+
+def from_callable(fn: Callable[[str, Toolbox], Any], name: str | None = None) -> AgentSpec:
+    class _Callable:
+        def decide(self, task: Task, tools: Toolbox) -> Decision:
+            return Decision.coerce(fn(task.prompt, tools))
+
+    return AgentSpec(name or str(getattr(fn, "__qualname__", "callable")), _Callable)
+
+
+class ToolLoopError(RuntimeError):
+    """The model's side of the loop broke the contract (an agent fault)."""
+
+
+def _run_tool(tools: Toolbox, name: str, arguments: Any) -> dict[str, Any]:
+    if name not in ("pit_list", "pit_search", "pit_read", "pit_coverage"):
+        return {"error": f"unknown tool {name!r}"}
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments or "{}")
+        except json.JSONDecodeError as exc:
+            return {"error": f"arguments are not JSON: {exc}"}
+    if not isinstance(arguments, dict):
+        return {"error": "arguments must be a JSON object"}
+    try:
+        result: dict[str, Any] = getattr(tools, name)(**arguments)
+    except TypeError as exc:
+        return {"error": f"bad arguments for {name}: {exc}"}
+    return result
+
+
+def _picks(content: str) -> tuple[str, ...]:
+    try:
+        value = json.loads(content)
+    except (json.JSONDecodeError, TypeError):
+        value = None
+    if isinstance(value, dict) and isinstance(value.get("picks"), list):
+        return tuple(str(p) for p in value["picks"])
+    return tuple(dict.fromkeys(ROW_KEY.findall(content or "")))
+
+
+def from_tool_loop(
+    step: Callable[[list[dict[str, Any]], list[dict[str, Any]]], dict[str, Any]],
+    name: str | None = None,
+    max_steps: int = 16,
+) -> AgentSpec:
+    class _Loop:
+        def decide(self, task: Task, tools: Toolbox) -> Decision:
+            messages: list[dict[str, Any]] = [
+                {"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "user", "content": task.prompt},
+            ]
+            for _ in range(max_steps):
+                reply = step(messages, tools.schema())
+                if not isinstance(reply, dict):
+                    raise ToolLoopError(
+                        f"step returned {type(reply).__name__}, expected a message dict"
+                    )
+                calls = reply.get("tool_calls") or []
+                messages.append({"role": "assistant", **reply})
+                if not calls:
+                    content = reply.get("content") or ""
+                    text = content if isinstance(content, str) else json.dumps(content)
+                    return Decision(picks=_picks(text) if task.kind == "trade" else (), text=text)
+                for call in calls:
+                    function = call.get("function", call)
+                    result = _run_tool(tools, str(function.get("name")), function.get("arguments"))
+                    messages.append(
+                        {
+                            "role": "tool",
+                            "tool_call_id": call.get("id", ""),
+                            "content": json.dumps(result),
+                        }
+                    )
+            raise ToolLoopError(f"no final answer after {max_steps} steps")
+
+    return AgentSpec(name or str(getattr(step, "__qualname__", "tool_loop")), _Loop)

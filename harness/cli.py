@@ -1,0 +1,257 @@
+"""pit-harness: build releases, run agents over arms x clocks, verify receipts offline."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
+
+from harness.version import HARNESS_VERSION
+
+EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+class UsageError(Exception):
+    pass
+
+
+def _day(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date (YYYY-MM-DD)") from None
+
+
+def _fmt_return(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 100:+.2f}%"
+
+
+def cmd_synth(args: argparse.Namespace) -> int:
+    from harness.release.synth import synth_release
+
+    manifest = synth_release(
+        args.out,
+        start=args.start,
+        end=args.end,
+        seed=args.seed,
+        rows=args.rows,
+        acceptance_fraction=args.acceptance_fraction,
+        name=args.name,
+    )
+    counts = manifest["row_counts"]
+    print(
+        f"release {manifest['name']}  rows {counts['total']}  acceptance_stamped {counts['acceptance_stamped']}"
+    )
+    print(f"content_digest {manifest['content_digest']}")
+    print(f"written to {args.out}")
+    return EXIT_OK
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from harness.release.edgar import build_release
+
+    tickers = None
+    if args.tickers:
+        import json
+
+        try:
+            raw = json.loads(Path(args.tickers).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--tickers {args.tickers}: {exc}") from None
+        if not isinstance(raw, dict):
+            raise UsageError("--tickers must hold a JSON object {cik: ticker}")
+        tickers = {str(k): str(v) for k, v in raw.items()}
+    manifest = build_release(
+        args.out,
+        index_files=args.edgar_index,
+        acceptance_files=args.acceptance or [],
+        name=args.name,
+        tickers=tickers,
+    )
+    counts = manifest["row_counts"]
+    print(
+        f"release {manifest['name']}  rows {counts['total']}  acceptance_stamped {counts['acceptance_stamped']}"
+    )
+    print(f"content_digest {manifest['content_digest']}")
+    return EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from harness.agents.base import load_agent
+    from harness.config import RunConfig, _replace
+    from harness.runner import run
+
+    config = RunConfig.from_file(args.config)
+    changes = {}
+    if args.trajectory:
+        changes["trajectory_path"] = args.trajectory
+    if args.receipt:
+        changes["receipt_path"] = args.receipt
+    if args.agent:
+        changes["agent"] = args.agent
+    if changes:
+        config = _replace(config, **changes)
+    if not config.bundle_path:
+        raise UsageError(f"{args.config}: bundle_path is required")
+    try:
+        spec = load_agent(config.agent)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    result = run(spec, config)
+    body = result.body
+    print(f"run {body['run_id']}  valid={body['valid']}  receipt {result.receipt['body_sha256']}")
+    print(
+        f"trajectory {body['binding']['trajectory_sha256']}  events {body['trajectory']['events']}"
+    )
+    for cell in body["cells"]:
+        print(
+            f"  {cell['arm']:<9} {cell['clock']:<6} total_return {_fmt_return(cell['total_return']):>8}"
+            f"  trades {cell['trades']:>4}  reachable={cell['reachable']}"
+            + ("" if cell["status"] == "complete" else f"  {cell['status']}")
+        )
+    probe = body["probe"]
+    if probe.get("status") == "complete":
+        print(
+            f"  probe shifted   {probe['verdict']}  recovered {probe['recovered']}/{probe['total']}"
+        )
+    else:
+        print("  probe shifted   not_run")
+    if body["invalidated_by"]:
+        print("  invalidated_by: " + "; ".join(body["invalidated_by"]))
+    print("  protocol gaps: " + (", ".join(body["protocol_gaps"]) or "none"))
+    return EXIT_OK
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from harness.verify import verify
+
+    report = verify(args.receipt, trajectory=args.trajectory, bundle=args.bundle)
+    for line in report.lines:
+        print(line)
+    return EXIT_OK if report.ok else EXIT_MISMATCH
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from harness.export import export_points
+    from harness.release.bundle import Bundle
+
+    bundle = Bundle.load(args.bundle, forms=args.forms, start=args.start, end=args.end)
+    count = export_points(
+        bundle, arm=args.arm, clock=args.clock, out=args.out, hold_sessions=args.hold_sessions
+    )
+    print(f"{count} decision points written to {args.out}")
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pit-harness",
+        description="Point-in-time evaluation of agents on filings: releases with three arms, "
+        "three clocks, nine cells, hash-bound receipts that anyone can verify offline.",
+    )
+    parser.add_argument("--version", action="version", version=f"pit-harness {HARNESS_VERSION}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    release = sub.add_parser("release", help="build a release (main, redacted and shifted arms)")
+    rsub = release.add_subparsers(dest="release_command", required=True)
+    synth = rsub.add_parser(
+        "synth", help="a deterministic synthetic release (same seed, same bytes)"
+    )
+    synth.add_argument("--out", required=True, help="folder to write")
+    synth.add_argument("--start", required=True, type=_day, help="first filing date, YYYY-MM-DD")
+    synth.add_argument("--end", required=True, type=_day, help="last filing date, YYYY-MM-DD")
+    synth.add_argument("--seed", required=True, type=int)
+    synth.add_argument(
+        "--rows", type=int, default=287_929, help="filings (default: 287929, the seed's size)"
+    )
+    synth.add_argument(
+        "--acceptance-fraction",
+        type=float,
+        default=3124 / 287929,
+        help="share of rows carrying acceptance_at (default: 3124/287929, as in the seed's release)",
+    )
+    synth.add_argument("--name", help="release name (default: derived from window and seed)")
+    synth.set_defaults(func=cmd_synth)
+
+    build = rsub.add_parser("build", help="a release from EDGAR master.idx index files")
+    build.add_argument(
+        "--edgar-index",
+        nargs="+",
+        required=True,
+        metavar="FILE",
+        help="full-index or daily-index master.idx files (.gz accepted)",
+    )
+    build.add_argument(
+        "--acceptance",
+        nargs="+",
+        metavar="FILE",
+        help="filing headers carrying ACCEPTANCE-DATETIME (US Eastern)",
+    )
+    build.add_argument("--tickers", metavar="FILE", help="JSON object {cik: ticker}")
+    build.add_argument("--name", required=True)
+    build.add_argument("--out", required=True)
+    build.set_defaults(func=cmd_build)
+
+    run = sub.add_parser(
+        "run", help="run an agent over arms x clocks and write trajectory and receipt"
+    )
+    run.add_argument("--config", required=True, help="run.json (keys follow RunConfig)")
+    run.add_argument("--trajectory", help="trajectory path (overrides trajectory_path)")
+    run.add_argument("--receipt", help="receipt path (overrides receipt_path)")
+    run.add_argument("--agent", help="'stub' or 'package.module:attribute' (overrides agent)")
+    run.set_defaults(func=cmd_run)
+
+    ver = sub.add_parser(
+        "verify", help="recompute the receipt's hashes offline; exit 1 on any mismatch"
+    )
+    ver.add_argument("receipt")
+    ver.add_argument("--trajectory", help="the trajectory the receipt binds")
+    ver.add_argument("--bundle", help="the release folder the receipt binds")
+    ver.set_defaults(func=cmd_verify)
+
+    exp = sub.add_parser(
+        "export", help="decision points as JSONL for Inspect's json_dataset() and promptfoo"
+    )
+    exp.add_argument("--bundle", required=True)
+    exp.add_argument("--arm", required=True, choices=["main", "redacted", "shifted"])
+    exp.add_argument("--clock", required=True, choices=["leaky", "dump", "pit"])
+    exp.add_argument("--out", required=True)
+    exp.add_argument("--forms", nargs="+")
+    exp.add_argument("--start")
+    exp.add_argument("--end")
+    exp.add_argument("--hold-sessions", type=int, default=5)
+    exp.set_defaults(func=cmd_export)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from harness.canonical import CanonicalError
+    from harness.config import ConfigError
+    from harness.prices import PriceError
+    from harness.receipt import ReceiptError
+    from harness.release.store import ReleaseError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+        return code
+    except (UsageError, ConfigError, ReleaseError, PriceError, ReceiptError, CanonicalError) as exc:
+        print(f"pit-harness: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (ValueError, OSError) as exc:
+        print(f"pit-harness: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:  # a harness bug: said plainly, never scored, never a traceback
+        print(
+            f"pit-harness: internal error ({type(exc).__name__}: {exc}); this is a harness problem, "
+            "not a result; please report it",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""The three clocks: when a row becomes knowable, and which auction a trade enters.
+
+- ``leaky``: the partition date at 00:00:00Z; enters the opening auction of the
+  filing's own index day. Unreachable: nobody held the row at that instant.
+- ``dump``: ``published_at`` at 23:59:59Z (the nightly index); enters the next
+  session's open.
+- ``pit``: ``acceptance_at`` where the row carries one, else ``published_at`` as in
+  ``dump`` (the fallback is counted); enters the same session's open when accepted
+  before it, else the next.
+
+All three reduce to one rule: a row enters at the first session whose opening bell
+is strictly after the instant it became knowable.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time
+from typing import Any
+
+CLOCKS = ("leaky", "dump", "pit")
+REACHABLE = {"leaky": False, "dump": True, "pit": True}
+
+
+def _day_at(day: str, at: time) -> float:
+    return datetime.combine(date.fromisoformat(day), at, UTC).timestamp()
+
+
+_MIDNIGHT = time(0, 0, 0)
+_DUMP = time(23, 59, 59)
+
+
+def known_at(row: dict[str, Any], clock: str) -> tuple[float, str]:
+    """(instant as POSIX seconds, the field it came from) for ``row`` under ``clock``."""
+    if clock == "leaky":
+        return _day_at(row["partition_date"], _MIDNIGHT), "partition_date"
+    if clock == "dump":
+        return _day_at(row["published_at"][:10], _DUMP), "published_at"
+    if clock == "pit":
+        stamp = row.get("acceptance_at")
+        if stamp:
+            moment = datetime.fromisoformat(stamp)
+            if moment.tzinfo is None:
+                raise ValueError(f"row {row['row_key']}: acceptance_at {stamp!r} has no UTC offset")
+            return moment.timestamp(), "acceptance_at"
+        return _day_at(row["published_at"][:10], _DUMP), "published_at"
+    raise ValueError(f"unknown clock {clock!r} (clocks: {', '.join(CLOCKS)})")
+
+
+def iso_utc(instant: float) -> str:
+    return datetime.fromtimestamp(instant, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,192 @@
+"""RunConfig: everything that decides a run's result, read from ``run.json``."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field, fields
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from harness.clocks import CLOCKS
+from harness.guard import POLICIES
+from harness.release.arms import ARMS
+
+
+class ConfigError(ValueError):
+    """A run configuration that cannot be run, with the key at fault."""
+
+
+@dataclass(frozen=True)
+class PriceSpec:
+    path: str
+    source: str
+    pulled_at: str = ""
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    bundle_path: str = ""
+    forms: tuple[str, ...] = ()
+    start: str | None = None
+    end: str | None = None
+    arms: tuple[str, ...] = ARMS
+    clocks: tuple[str, ...] = CLOCKS
+    hold_sessions: int = 5
+    agent: str = "stub"
+    model_version: str = ""
+    training_cutoff: str = ""
+    prices: PriceSpec | None = None
+    network_policy: str = "fail_closed"
+    probe: int = 10
+    trajectory_path: str = "trajectory.jsonl"
+    receipt_path: str = "receipt.json"
+    _extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "forms", tuple(self.forms))
+        object.__setattr__(self, "arms", tuple(self.arms))
+        object.__setattr__(self, "clocks", tuple(self.clocks))
+        if isinstance(self.prices, dict):
+            object.__setattr__(self, "prices", _price_spec(self.prices))
+        validate(self)
+
+    def scoring_body(self, *, start: str, end: str, forms: tuple[str, ...]) -> dict[str, Any]:
+        """The settings that can change a result, with the window as resolved.
+
+        Output paths and the release's location are left out: the release is bound
+        by its content digest, and writing into another folder is the same run.
+        """
+        return {
+            "forms": sorted(forms),
+            "start": start,
+            "end": end,
+            "arms": list(self.arms),
+            "clocks": list(self.clocks),
+            "hold_sessions": self.hold_sessions,
+            "agent": self.agent,
+            "model_version": self.model_version,
+            "training_cutoff": self.training_cutoff,
+            "prices": None
+            if self.prices is None
+            else {
+                "file": Path(self.prices.path).name,
+                "source": self.prices.source,
+                "pulled_at": self.prices.pulled_at,
+            },
+            "network_policy": self.network_policy,
+            "probe_items": self.probe,
+        }
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> RunConfig:
+        file = Path(path)
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"{file}: no such config file") from None
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"{file}: not valid JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{file}: must hold a JSON object")
+        config = cls.from_dict(data)
+        # Relative paths in run.json are relative to the file, not to the shell.
+        base = file.resolve().parent
+
+        def anchor(value: str) -> str:
+            return str(base / value) if value and not Path(value).is_absolute() else value
+
+        prices = config.prices
+        if prices is not None:
+            prices = PriceSpec(anchor(prices.path), prices.source, prices.pulled_at)
+        return _replace(config, bundle_path=anchor(config.bundle_path), prices=prices)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunConfig:
+        known = {f.name for f in fields(cls) if not f.name.startswith("_")}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(
+                f"unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
+            )
+        values = dict(data)
+        for key in ("forms", "arms", "clocks"):
+            if key in values:
+                items = values[key]
+                if isinstance(items, str):
+                    items = [items]
+                if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+                    raise ConfigError(f"{key}: must be a list of strings")
+                values[key] = tuple(items)
+        if "prices" in values and values["prices"] is not None:
+            values["prices"] = _price_spec(values["prices"])
+        try:
+            return cls(**values)
+        except TypeError as exc:
+            raise ConfigError(str(exc)) from None
+
+
+def _price_spec(data: Any) -> PriceSpec:
+    if not isinstance(data, dict):
+        raise ConfigError("prices: must be an object {path, source, pulled_at}")
+    extra = sorted(set(data) - {"path", "source", "pulled_at"})
+    if extra:
+        raise ConfigError(f"prices: unknown key(s) {', '.join(extra)}")
+    for key in ("path", "source"):
+        if not isinstance(data.get(key), str) or not data[key].strip():
+            raise ConfigError(f"prices.{key}: required, a non-empty string")
+    pulled = data.get("pulled_at", "")
+    if not isinstance(pulled, str):
+        raise ConfigError("prices.pulled_at: must be a string")
+    return PriceSpec(data["path"], data["source"], pulled)
+
+
+def _replace(config: RunConfig, **changes: Any) -> RunConfig:
+    values = {f.name: getattr(config, f.name) for f in fields(config) if not f.name.startswith("_")}
+    values.update(changes)
+    return RunConfig(**values)
+
+
+def _check_day(key: str, value: Any) -> None:
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise ConfigError(f"{key}: must be a date string YYYY-MM-DD")
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        raise ConfigError(f"{key}: {value!r} is not a date (YYYY-MM-DD)") from None
+
+
+def validate(config: RunConfig) -> None:
+    if not isinstance(config.bundle_path, str):
+        raise ConfigError("bundle_path: must be a string")
+    _check_day("start", config.start)
+    _check_day("end", config.end)
+    if config.start and config.end and config.start > config.end:
+        raise ConfigError(f"start {config.start} is after end {config.end}")
+    if config.training_cutoff:
+        _check_day("training_cutoff", config.training_cutoff)
+    for key, allowed in (("arms", ARMS), ("clocks", CLOCKS)):
+        chosen = getattr(config, key)
+        bad = [v for v in chosen if v not in allowed]
+        if bad or not chosen or len(set(chosen)) != len(chosen):
+            raise ConfigError(f"{key}: {list(chosen)} must be distinct values from {list(allowed)}")
+    if "main" not in config.arms:
+        raise ConfigError("arms: must include main (control arms are scored on its clocks)")
+    hold = config.hold_sessions
+    if not isinstance(hold, int) or isinstance(hold, bool) or not 1 <= hold <= 250:
+        raise ConfigError("hold_sessions: must be an integer from 1 to 250")
+    probe = config.probe
+    if not isinstance(probe, int) or isinstance(probe, bool) or not 0 <= probe <= 1000:
+        raise ConfigError("probe: number of probe items, an integer from 0 to 1000")
+    if config.network_policy not in POLICIES:
+        raise ConfigError(
+            f"network_policy: {config.network_policy!r} is not one of {list(POLICIES)}"
+        )
+    for key in ("agent", "model_version", "training_cutoff", "trajectory_path", "receipt_path"):
+        if not isinstance(getattr(config, key), str):
+            raise ConfigError(f"{key}: must be a string")
+    if not config.agent:
+        raise ConfigError("agent: must name an agent ('stub' or 'module:attribute')")

@@ -1,0 +1,118 @@
+"""Daily prices supplied by the user, and the statement of where they came from.
+
+The file is a long CSV ``date,symbol,open,close``. The harness fetches nothing and
+checks nothing about the source: it records the user's ``source`` and ``pulled_at``
+in the receipt (P4) as a declaration.
+
+Entry is the opening auction. A file with no ``open`` column (daily closes only, such
+as FRED's index series) cannot price an opening auction, so such a file switches the
+price basis to ``close``: a trade enters at the entry session's close and exits at the
+exit session's close. That forgoes the entry day's move rather than borrowing the
+overnight gap from before the auction, and the receipt says which basis was used.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+
+class PriceError(ValueError):
+    """A price file that cannot be read as ``date,symbol,open,close``."""
+
+
+@dataclass(frozen=True)
+class Prices:
+    source: str
+    pulled_at: str
+    basis: str  # "open" or "close"
+    file_name: str
+    file_sha256: str
+    _bars: dict[tuple[str, date], float] = field(repr=False)
+
+    def price(self, symbol: str, day: date) -> float | None:
+        return self._bars.get((symbol, day))
+
+    def __len__(self) -> int:
+        return len(self._bars)
+
+    def statement(self) -> dict[str, object]:
+        """What the receipt records under P4: declared, not verified."""
+        return {
+            "source": self.source,
+            "pulled_at": self.pulled_at,
+            "basis": self.basis,
+            "file": self.file_name,
+            "file_sha256": "sha256:" + self.file_sha256,
+            "bars": len(self._bars),
+            "verified_by_harness": False,
+        }
+
+
+def _number(text: str, where: str) -> float | None:
+    text = text.strip()
+    if text in ("", ".", "NA", "NaN", "nan", "null"):
+        return None  # FRED writes "." for a missing observation
+    try:
+        value = float(text)
+    except ValueError:
+        raise PriceError(f"{where}: {text!r} is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise PriceError(f"{where}: price {text!r} must be a positive finite number")
+    return value
+
+
+def load_prices(path: str | os.PathLike[str], *, source: str, pulled_at: str) -> Prices:
+    import hashlib
+
+    file = Path(path)
+    if not source.strip():
+        raise PriceError("prices need a source statement (where the bars came from)")
+    try:
+        raw = file.read_bytes()
+    except FileNotFoundError:
+        raise PriceError(f"{file.name}: no such price file") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise PriceError(f"{file.name}: not UTF-8 text") from None
+    reader = csv.DictReader(text.splitlines())
+    columns = {c.strip().lower() for c in reader.fieldnames or []}
+    missing = {"date", "symbol"} - columns
+    if missing or not ({"open", "close"} & columns):
+        raise PriceError(
+            f"{file.name}: header must be date,symbol,open,close (close-only is accepted); "
+            f"got {','.join(reader.fieldnames or [])}"
+        )
+    basis = "open" if "open" in columns else "close"
+    bars: dict[tuple[str, date], float] = {}
+    for number, record in enumerate(reader, start=2):
+        row = {k.strip().lower(): (v or "") for k, v in record.items() if k}
+        where = f"{file.name} line {number}"
+        try:
+            day = date.fromisoformat(row["date"].strip())
+        except ValueError:
+            raise PriceError(f"{where}: date {row['date']!r} is not YYYY-MM-DD") from None
+        symbol = row["symbol"].strip()
+        if not symbol:
+            raise PriceError(f"{where}: empty symbol")
+        value = _number(row[basis], where)
+        if value is None:
+            continue
+        if (symbol, day) in bars:
+            raise PriceError(f"{where}: a second bar for {symbol} on {day}")
+        bars[(symbol, day)] = value
+    if not bars:
+        raise PriceError(f"{file.name}: no prices")
+    return Prices(
+        source=source.strip(),
+        pulled_at=pulled_at,
+        basis=basis,
+        file_name=file.name,
+        file_sha256=hashlib.sha256(raw).hexdigest(),
+        _bars=bars,
+    )

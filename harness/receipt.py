@@ -1,0 +1,283 @@
+"""The receipt: a canonical body, its sha256, and a wall-clock stamp outside it.
+
+The file is one canonical line ``{"body": ..., "body_sha256": ..., "emitted_at": ...}``
+so that any byte changed inside the body either changes its hash or breaks the
+canonical layout; ``emitted_at`` is the only field allowed to differ between two runs
+of the same configuration over the same release.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter, defaultdict
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness import canonical
+from harness.scoring import delta, total_return
+from harness.version import HARNESS_NAME, HARNESS_VERSION, RECEIPT_VERSION
+
+if TYPE_CHECKING:
+    from harness.config import RunConfig
+    from harness.prices import Prices
+    from harness.release.bundle import Bundle
+    from harness.tools import ClockIndex
+
+
+class ReceiptError(ValueError):
+    """A receipt file that is not a receipt."""
+
+
+LIMITS = [
+    "network: the guard patches this process's socket, DNS and TLS entry points; a subprocess "
+    "the agent spawns, or a model provider's own weights, are out of its scope",
+    "memory: no guard reaches what a model learned in training; the shifted and redacted arms "
+    "measure it as the contamination delta, which can also carry lost information and distraction",
+    "probe: scores answer text only; a model that infers the period and keeps it to itself passes",
+    "prices: the source and pulled_at statement is the submitter's declaration; the harness "
+    "records it and checks nothing about it",
+    "release: a run checks every segment it reads against hashes chained to the manifest's "
+    "content digest; the rest of the release is checked by `pit-harness verify --bundle`",
+    "returns: long only, equal weight per trade, no costs, no slippage, no shorts; absolute "
+    "returns belong to the basket and window, only differences between cells are attributable",
+]
+
+
+def _p2(cutoff: str, start: str, end: str) -> dict[str, Any]:
+    if not cutoff:
+        return {"status": "gap", "declared": None}
+    day = date.fromisoformat(cutoff)
+    if date.fromisoformat(end) < day:
+        check = "window_ends_before_cutoff"
+        meaning = "the window is inside the model's training data: the main arm's score is not evidence of forecasting"
+    elif date.fromisoformat(start) > day:
+        check = "window_starts_after_cutoff"
+        meaning = "the window lies after the declared cutoff"
+    else:
+        check = "window_crosses_cutoff"
+        meaning = (
+            "the window crosses the declared cutoff: after it the contamination delta should vanish"
+        )
+    return {"status": "declared", "declared": cutoff, "check": check, "meaning": meaning}
+
+
+def _protocol(
+    *,
+    config: RunConfig,
+    bundle: Bundle,
+    start: str,
+    end: str,
+    cells: list[dict[str, Any]],
+    prices: Prices | None,
+    rows: list[dict[str, Any]],
+    indexes: dict[str, ClockIndex],
+    sessions: list[str],
+    by_form: dict[str, dict[str, Any]],
+) -> dict[str, Any]:
+    stamped = sum(1 for r in rows if r.get("acceptance_at"))
+    pit = indexes.get("pit")
+    return {
+        "P1_model_version": {
+            "kind": "declared",
+            "status": "declared" if config.model_version else "gap",
+            "declared": config.model_version or None,
+        },
+        "P2_training_cutoffs": {
+            "kind": "declared_then_checked",
+            **_p2(config.training_cutoff, start, end),
+        },
+        "P3_retrieval_timestamps": {
+            "kind": "measured",
+            "status": "measured",
+            "tool_calls": sum(c["tool_calls"] for c in cells),
+            "rows_served": sum(c["rows_served"] for c in cells),
+            "rows_in_window": len(rows),
+            "acceptance_stamped_rows": stamped,
+            "pit_fallback_rows": (len(rows) - stamped) if pit is not None else 0,
+            "pit_fallbacks_served": sum(c["pit_fallbacks_served"] for c in cells),
+            "rule": "a row is served only when its clock's known_at is strictly before the session's opening bell",
+        },
+        "P4_costs_and_frictions": {
+            "kind": "declared",
+            "status": "declared",
+            "prices": prices.statement() if prices is not None else None,
+            "entry": (
+                "long at the entry session's opening auction"
+                if prices is None or prices.basis == "open"
+                else "long at the entry session's close (close-only price file)"
+            ),
+            "hold_sessions": config.hold_sessions,
+            "costs": "none modelled",
+            "slippage": "none modelled",
+            "shorts": False,
+        },
+        "P5_window_provenance": {
+            "kind": "measured",
+            "status": "measured",
+            "release": bundle.name,
+            "content_digest": bundle.content_digest,
+            "provenance": bundle.manifest.get("provenance"),
+            "source_kind": (bundle.manifest.get("source") or {}).get("kind"),
+            "window": {"start": start, "end": end},
+            "forms": list(bundle.forms),
+            "sessions": len(sessions),
+            "first_session": sessions[0] if sessions else None,
+            "last_session": sessions[-1] if sessions else None,
+        },
+        "P6_disaggregation": {"kind": "measured", "status": "measured", "by_form": by_form},
+    }
+
+
+def build_body(
+    *,
+    run_id: str,
+    config: RunConfig,
+    config_body: dict[str, Any],
+    config_sha: str,
+    bundle: Bundle,
+    trajectory_sha: str,
+    trajectory_path: str,
+    events: int,
+    sessions: list[str],
+    cells: list[dict[str, Any]],
+    probe: dict[str, Any],
+    network: dict[str, Any],
+    aborted: str | None,
+    prices: Prices | None,
+    rows: list[dict[str, Any]],
+    indexes: dict[str, ClockIndex],
+    trades_by_cell: dict[tuple[str, str], list[Any]] | None = None,
+) -> dict[str, Any]:
+    start, end = config_body["start"], config_body["end"]
+    by_cell = {(c["arm"], c["clock"]): c for c in cells}
+    contamination = {}
+    for clock in config.clocks:
+        main = by_cell.get(("main", clock), {}).get("total_return")
+        contamination[clock] = {
+            "main_minus_shifted": delta(
+                main, by_cell.get(("shifted", clock), {}).get("total_return")
+            ),
+            "main_minus_redacted": delta(
+                main, by_cell.get(("redacted", clock), {}).get("total_return")
+            ),
+        }
+    by_form: dict[str, dict[str, Any]] = {}
+    if trades_by_cell:
+        for (arm, clock), trades in sorted(trades_by_cell.items()):
+            groups: dict[str, list[Any]] = defaultdict(list)
+            for t in trades:
+                groups[t.form].append(t)
+            for form, group in sorted(groups.items()):
+                by_form.setdefault(form, {})[f"{arm}/{clock}"] = {
+                    "trades": len(group),
+                    "priced_trades": sum(1 for t in group if t.ret is not None),
+                    "total_return": total_return(group),
+                }
+    protocol = _protocol(
+        config=config,
+        bundle=bundle,
+        start=start,
+        end=end,
+        cells=cells,
+        prices=prices,
+        rows=rows,
+        indexes=indexes,
+        sessions=sessions,
+        by_form=by_form,
+    )
+    gaps = [slot for slot, value in protocol.items() if value["status"] == "gap"]
+    invalidated = [
+        f"network_egress: {a['call']} {a['target']} at {a['site']}".replace("  ", " ")
+        for a in network["attempts"]
+    ]
+    limits = list(LIMITS)
+    if "pit" in config.clocks:
+        missing = protocol["P3_retrieval_timestamps"]["pit_fallback_rows"]
+        limits.append(
+            f"pit clock: {missing} of {len(rows)} rows in the window carry no acceptance stamp and "
+            "fall back to published_at (the dump clock's instant)"
+        )
+    forms_count = Counter(r["form"] for r in rows)
+    return {
+        "receipt_version": RECEIPT_VERSION,
+        "run_id": run_id,
+        "harness": {"name": HARNESS_NAME, "version": HARNESS_VERSION},
+        "valid": not invalidated and aborted is None,
+        "invalidated_by": invalidated
+        + ([f"aborted: {aborted}"] if aborted and not invalidated else []),
+        "aborted": aborted,
+        "binding": {
+            "bundle_content_digest": bundle.content_digest,
+            "config_sha256": config_sha,
+            "trajectory_sha256": trajectory_sha,
+        },
+        "config": config_body,
+        "release": {
+            "name": bundle.name,
+            "window": {"start": start, "end": end},
+            "forms": list(bundle.forms),
+            "rows": len(rows),
+            "rows_by_form": dict(sorted(forms_count.items())),
+        },
+        "sessions": sessions,
+        "cells": cells,
+        "contamination": contamination,
+        "probe": probe,
+        "network": network,
+        "trajectory": {
+            "path": Path(trajectory_path).name,
+            "events": events,
+            "sha256": trajectory_sha,
+        },
+        "protocol": protocol,
+        "protocol_complete": not gaps,
+        "protocol_gaps": gaps,
+        "limits": limits,
+    }
+
+
+def receipt_text(body: dict[str, Any], emitted_at: str) -> str:
+    body_text = canonical.dumps(body)
+    sha = "sha256:" + canonical.sha256_hex(body_text.encode())
+    return (
+        '{"body":'
+        + body_text
+        + ',"body_sha256":'
+        + json.dumps(sha)
+        + ',"emitted_at":'
+        + json.dumps(emitted_at)
+        + "}\n"
+    )
+
+
+def write_receipt(path: str | os.PathLike[str], body: dict[str, Any]) -> dict[str, Any]:
+    emitted_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    text = receipt_text(body, emitted_at)
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, target)  # a reader never sees half a receipt
+    parsed: dict[str, Any] = json.loads(text)
+    return parsed
+
+
+def read_receipt(path: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
+    """(parsed receipt, raw text); ReceiptError if it is not a receipt file."""
+    file = Path(path)
+    try:
+        raw = file.read_bytes()
+    except FileNotFoundError:
+        raise ReceiptError(f"{file.name}: no such receipt") from None
+    try:
+        text = raw.decode("utf-8")
+        data = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReceiptError(f"{file.name}: not a JSON receipt ({exc})") from None
+    if not isinstance(data, dict) or set(data) != {"body", "body_sha256", "emitted_at"}:
+        raise ReceiptError(f"{file.name}: a receipt holds exactly body, body_sha256 and emitted_at")
+    if not isinstance(data["body"], dict):
+        raise ReceiptError(f"{file.name}: body is not an object")
+    return data, text

@@ -1,0 +1,167 @@
+"""Load a release, or the part of it a run needs, and refuse one that was altered."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from harness.release.arms import ARMS
+from harness.release.store import FORMAT, INDEX, MANIFEST, ReleaseError, arm_file, manifest_digest
+
+
+def _parse_day(value: str | date | None, what: str) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, date):
+        return value.isoformat()
+    try:
+        return date.fromisoformat(value).isoformat()
+    except ValueError:
+        raise ReleaseError(f"{what} {value!r} is not a date (YYYY-MM-DD)") from None
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise ReleaseError(f"{path.name}: missing from release {path.parent}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReleaseError(f"{path.name}: not valid JSON ({exc})") from None
+
+
+@dataclass
+class Bundle:
+    """A release narrowed to ``forms`` and the partition dates ``start..end``.
+
+    ``load`` checks the manifest against its content digest, the index and every
+    file's size against the manifest, and every segment it reads against the
+    segment hash in the index. Bytes it does not read are checked by :meth:`check`
+    (what ``pit-harness verify --bundle`` runs), not on every load.
+    """
+
+    root: Path
+    manifest: dict[str, Any]
+    forms: tuple[str, ...]
+    start: str
+    end: str
+    segments: list[dict[str, Any]]
+    _rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        forms: list[str] | tuple[str, ...] | None = None,
+        start: str | date | None = None,
+        end: str | date | None = None,
+    ) -> Bundle:
+        root = Path(path)
+        if not root.is_dir():
+            raise ReleaseError(f"release {root} is not a folder")
+        manifest = _read_json(root / MANIFEST)
+        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+            raise ReleaseError(f"{MANIFEST}: not a {FORMAT} manifest")
+        if manifest_digest(manifest) != manifest.get("content_digest"):
+            raise ReleaseError(f"{MANIFEST}: content_digest does not match the manifest's contents")
+        for name, meta in manifest["files"].items():
+            try:
+                size = (root / name).stat().st_size
+            except FileNotFoundError:
+                raise ReleaseError(f"{name}: missing from release {root}") from None
+            if size != meta["bytes"]:
+                raise ReleaseError(
+                    f"{name}: {size} bytes on disk, the manifest says {meta['bytes']}"
+                )
+        index_bytes = (root / INDEX).read_bytes()
+        if hashlib.sha256(index_bytes).hexdigest() != manifest["files"][INDEX]["sha256"]:
+            raise ReleaseError(f"{INDEX}: sha256 does not match the manifest")
+        index = json.loads(index_bytes)
+
+        known_forms = manifest["forms"]
+        wanted = tuple(sorted(set(forms))) if forms else tuple(known_forms)
+        unknown = [f for f in wanted if f not in known_forms]
+        if unknown:
+            raise ReleaseError(
+                f"form(s) {', '.join(unknown)} not in release {manifest['name']} "
+                f"(it has {', '.join(known_forms)})"
+            )
+        lo = _parse_day(start, "start") or manifest["window"]["start"]
+        hi = _parse_day(end, "end") or manifest["window"]["end"]
+        if lo > hi:
+            raise ReleaseError(f"start {lo} is after end {hi}")
+        window = manifest["window"]
+        if hi < window["start"] or lo > window["end"]:
+            raise ReleaseError(
+                f"window {lo}..{hi} lies outside release {manifest['name']} "
+                f"({window['start']}..{window['end']})"
+            )
+        chosen = [s for s in index["segments"] if s["form"] in wanted and lo <= s["date"] <= hi]
+        return cls(root, manifest, wanted, lo, hi, chosen)
+
+    @property
+    def name(self) -> str:
+        return str(self.manifest["name"])
+
+    @property
+    def content_digest(self) -> str:
+        return str(self.manifest["content_digest"])
+
+    def read_lines(self, arm: str) -> list[bytes]:
+        """The window's raw lines of one arm, each segment checked against the index."""
+        if arm not in ARMS:
+            raise ReleaseError(f"unknown arm {arm!r} (arms: {', '.join(ARMS)})")
+        lines: list[bytes] = []
+        name = arm_file(arm)
+        with open(self.root / name, "rb") as handle:
+            for seg in self.segments:
+                offset, length, sha = seg[arm]
+                handle.seek(offset)
+                data = handle.read(length)
+                if hashlib.sha256(data).hexdigest() != sha:
+                    raise ReleaseError(
+                        f"{name}: segment {seg['date']} {seg['form']} does not match its hash "
+                        "in index.json (the file was altered)"
+                    )
+                lines.extend(data.splitlines())
+        return lines
+
+    def rows(self, arm: str) -> list[dict[str, Any]]:
+        """Parsed rows of one arm, in release order (the same order in every arm)."""
+        if arm not in self._rows:
+            rows = [json.loads(line) for line in self.read_lines(arm)]
+            if arm != "main":
+                main = self.rows("main")
+                if len(rows) != len(main) or any(
+                    a["row_key"] != b["row_key"] for a, b in zip(rows, main, strict=True)
+                ):
+                    raise ReleaseError(f"{arm_file(arm)}: rows do not line up with main.jsonl")
+            self._rows[arm] = rows
+        return self._rows[arm]
+
+    def release_rows(self, arm: str) -> None:
+        """Drop an arm's parsed rows (the runner moves arm by arm to bound memory)."""
+        if arm != "main":
+            self._rows.pop(arm, None)
+
+    def check(self) -> list[str]:
+        """Every file against the manifest; an empty list means the release is intact."""
+        problems = []
+        if manifest_digest(self.manifest) != self.content_digest:
+            problems.append(f"{MANIFEST}: content_digest does not match the manifest's contents")
+        for name, meta in sorted(self.manifest["files"].items()):
+            try:
+                with open(self.root / name, "rb") as handle:
+                    got = hashlib.file_digest(handle, "sha256").hexdigest()
+            except FileNotFoundError:
+                problems.append(f"{name}: missing")
+                continue
+            if got != meta["sha256"]:
+                problems.append(
+                    f"{name}: sha256 {got} does not match the manifest's {meta['sha256']}"
+                )
+        return problems

@@ -1,0 +1,145 @@
+"""The on-disk form of a release, and the one function that writes it.
+
+A release is a folder::
+
+    manifest.json    name, window, forms, row counts, each file's sha256 and size,
+                     provenance, and content_digest over the canonical manifest
+    index.json       one segment per (partition_date, form): row count and, per arm,
+                     the byte offset, length and sha256 of that segment's lines
+    main.jsonl  redacted.jsonl  shifted.jsonl
+                     one canonical JSON line per filing, same row_key and the same
+                     order in all three arms, sorted by (partition_date, form, row_key)
+
+Segments let a run read only its window and forms, and still check every byte it
+reads against a hash chained to the manifest's content_digest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from harness import canonical
+from harness.release.arms import ARMS, SHIFT_YEARS, derive
+
+FORMAT = "pit-release/1"
+MANIFEST = "manifest.json"
+INDEX = "index.json"
+ROW_FIELDS = (
+    "row_key",
+    "accession",
+    "form",
+    "cik",
+    "issuer",
+    "ticker",
+    "title",
+    "partition_date",
+    "published_at",
+    "acceptance_at",
+    "filename",
+)
+
+
+class ReleaseError(ValueError):
+    """A release that cannot be read or does not match its manifest."""
+
+
+def arm_file(arm: str) -> str:
+    return f"{arm}.jsonl"
+
+
+def sort_key(row: dict[str, Any]) -> tuple[str, str, str]:
+    return (row["partition_date"], row["form"], row["row_key"])
+
+
+def manifest_digest(manifest: dict[str, Any]) -> str:
+    body = {k: v for k, v in manifest.items() if k != "content_digest"}
+    return canonical.digest(body)
+
+
+def write_release(
+    out: str | os.PathLike[str],
+    *,
+    name: str,
+    rows: Iterable[dict[str, Any]],
+    window: tuple[str, str],
+    provenance: str,
+    source: dict[str, Any],
+) -> dict[str, Any]:
+    """Write a release from main-arm rows; return its manifest.
+
+    ``source`` records how the rows were made (synthetic seed, EDGAR index files);
+    it is part of the manifest and therefore of the content digest.
+    """
+    main = sorted(rows, key=sort_key)
+    keys = [r["row_key"] for r in main]
+    if len(set(keys)) != len(keys):
+        dup = next(k for k, n in Counter(keys).items() if n > 1)
+        raise ReleaseError(f"row_key {dup} appears more than once")
+    for row in main:
+        missing = [f for f in ROW_FIELDS if f not in row]
+        if missing:
+            raise ReleaseError(f"row {row.get('row_key')}: missing fields {missing}")
+    root = Path(out)
+    root.mkdir(parents=True, exist_ok=True)
+
+    handles = {arm: open(root / arm_file(arm), "wb") for arm in ARMS}  # noqa: SIM115
+    hashes = {arm: hashlib.sha256() for arm in ARMS}
+    offsets = dict.fromkeys(ARMS, 0)
+    segments: list[dict[str, Any]] = []
+    try:
+        i = 0
+        while i < len(main):
+            day, form = main[i]["partition_date"], main[i]["form"]
+            j = i
+            chunks: dict[str, list[bytes]] = {arm: [] for arm in ARMS}
+            while j < len(main) and (main[j]["partition_date"], main[j]["form"]) == (day, form):
+                for arm, arm_row in derive(main[j]).items():
+                    chunks[arm].append(canonical.line(arm_row).encode() + b"\n")
+                j += 1
+            segment: dict[str, Any] = {"date": day, "form": form, "rows": j - i}
+            for arm in ARMS:
+                data = b"".join(chunks[arm])
+                handles[arm].write(data)
+                hashes[arm].update(data)
+                segment[arm] = [offsets[arm], len(data), hashlib.sha256(data).hexdigest()]
+                offsets[arm] += len(data)
+            segments.append(segment)
+            i = j
+    finally:
+        for handle in handles.values():
+            handle.close()
+
+    index_bytes = canonical.line({"format": FORMAT, "segments": segments}).encode()
+    (root / INDEX).write_bytes(index_bytes)
+
+    files: dict[str, Any] = {
+        arm_file(arm): {"bytes": offsets[arm], "rows": len(main), "sha256": hashes[arm].hexdigest()}
+        for arm in ARMS
+    }
+    files[INDEX] = {"bytes": len(index_bytes), "sha256": hashlib.sha256(index_bytes).hexdigest()}
+    by_form = Counter(r["form"] for r in main)
+    manifest: dict[str, Any] = {
+        "format": FORMAT,
+        "name": name,
+        "window": {"start": window[0], "end": window[1]},
+        "forms": sorted(by_form),
+        "arms": list(ARMS),
+        "shift_years": SHIFT_YEARS,
+        "row_counts": {
+            "total": len(main),
+            "by_form": dict(sorted(by_form.items())),
+            "acceptance_stamped": sum(1 for r in main if r.get("acceptance_at")),
+        },
+        "files": files,
+        "provenance": provenance,
+        "source": source,
+    }
+    manifest["content_digest"] = manifest_digest(manifest)
+    (root / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return manifest

@@ -1,0 +1,431 @@
+"""Arms x clocks: walk the sessions of the window, one agent call per session per
+cell, a fresh agent per cell, everything into the trajectory; then score and write
+the receipt."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from harness import canonical
+from harness.agents.base import AgentSpec, Decision, Task
+from harness.calendar import SessionTable, sessions_for
+from harness.clocks import REACHABLE, iso_utc
+from harness.config import ConfigError, RunConfig
+from harness.guard import GUARD_NAME, GUARD_SCOPE, NetworkAbort, NetworkGuard
+from harness.prices import Prices, load_prices
+from harness.probe import answer_key, pick_items, probe_prompt, score_answer, verdict
+from harness.receipt import build_body, write_receipt
+from harness.release.bundle import Bundle
+from harness.scoring import Trade, make_trades, total_return, trades_digest
+from harness.tools import ClockIndex, Toolbox
+from harness.trajectory import TrajectoryWriter
+from harness.version import HARNESS_NAME, HARNESS_VERSION
+
+
+def trade_prompt(
+    *, arm: str, clock: str, session_date: str, known_at: str, new: int, hold: int
+) -> str:
+    return (
+        f"Session {session_date}, opening bell {known_at} ({arm} arm, {clock} clock). "
+        f"{new} filings became knowable since the previous bell. Read the window with "
+        "pit_list, pit_search, pit_read and pit_coverage, then reply with the row_key "
+        f"values to buy at this bell's opening auction (held {hold} sessions)."
+    )
+
+
+@dataclass
+class CellOutcome:
+    arm: str
+    clock: str
+    status: str = "complete"
+    sessions: int = 0
+    picks: list[tuple[int, list[str]]] = field(default_factory=list)
+    rejected: int = 0
+    agent_errors: int = 0
+    tool_calls: int = 0
+    rows_served: int = 0
+    fallbacks_served: int = 0
+    unreached_rows: int = 0
+    trades: list[Trade] = field(default_factory=list)
+
+
+@dataclass
+class RunResult:
+    receipt: dict[str, Any]
+    trajectory_path: Path
+    receipt_path: Path
+    cells: dict[tuple[str, str], CellOutcome]
+
+    @property
+    def body(self) -> dict[str, Any]:
+        body: dict[str, Any] = self.receipt["body"]
+        return body
+
+    @property
+    def valid(self) -> bool:
+        return bool(self.body["valid"])
+
+    def total_return(self, arm: str, clock: str) -> float | None:
+        return total_return(self.cells[(arm, clock)].trades)
+
+    def trades(self, arm: str, clock: str) -> list[Trade]:
+        return self.cells[(arm, clock)].trades
+
+
+class _Aborted(Exception):
+    pass
+
+
+def _check_picks(decision: Decision, tools: Toolbox) -> tuple[list[str], list[dict[str, str]]]:
+    accepted: list[str] = []
+    rejected: list[dict[str, str]] = []
+    seen: set[str] = set()
+    for pick in decision.picks:
+        if not isinstance(pick, str):
+            rejected.append({"row_key": repr(pick)[:80], "reason": "not_a_row_key"})
+        elif pick in seen:
+            rejected.append({"row_key": pick, "reason": "duplicate"})
+        elif not tools.is_knowable(pick):
+            rejected.append({"row_key": pick, "reason": "not_knowable_at_bell"})
+        else:
+            seen.add(pick)
+            accepted.append(pick)
+    return accepted, rejected
+
+
+def _error_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:500]
+
+
+def run(
+    agent: AgentSpec,
+    config: RunConfig,
+    bundle: Bundle | None = None,
+    prices: Prices | None = None,
+) -> RunResult:
+    """Run ``agent`` over the config's arms x clocks and write trajectory and receipt."""
+    if bundle is None:
+        bundle = Bundle.load(
+            config.bundle_path, forms=config.forms or None, start=config.start, end=config.end
+        )
+    forms = tuple(sorted(config.forms)) if config.forms else bundle.forms
+    start, end = config.start or bundle.start, config.end or bundle.end
+    if (forms, start, end) != (bundle.forms, bundle.start, bundle.end):
+        raise ConfigError(
+            f"the bundle was loaded for forms {list(bundle.forms)} {bundle.start}..{bundle.end}, "
+            f"the config asks for {list(forms)} {start}..{end}"
+        )
+    if prices is None and config.prices is not None:
+        prices = load_prices(
+            config.prices.path, source=config.prices.source, pulled_at=config.prices.pulled_at
+        )
+
+    config_body = config.scoring_body(start=start, end=end, forms=forms)
+    config_sha = canonical.digest(config_body)
+    run_id = canonical.digest(
+        {
+            "config_sha256": config_sha,
+            "bundle_content_digest": bundle.content_digest,
+            "harness": HARNESS_VERSION,
+        }
+    )[7:23]
+
+    table = sessions_for(date.fromisoformat(start), date.fromisoformat(end))
+    window = table.window(date.fromisoformat(start), date.fromisoformat(end))
+    main_rows = bundle.rows("main")
+    main_by_key = {r["row_key"]: r for r in main_rows}
+    positions = {r["row_key"]: i for i, r in enumerate(main_rows)}
+    indexes = {clock: ClockIndex.build(main_rows, clock) for clock in config.clocks}
+
+    writer = TrajectoryWriter(config.trajectory_path)
+    writer.write(
+        "run_start",
+        run_id=run_id,
+        harness={"name": HARNESS_NAME, "version": HARNESS_VERSION},
+        config=config_body,
+        config_sha256=config_sha,
+        bundle={"name": bundle.name, "content_digest": bundle.content_digest},
+        sessions=[table.sessions[s].isoformat() for s in window],
+        rows_in_window=len(main_rows),
+    )
+    cells: dict[tuple[str, str], CellOutcome] = {
+        (arm, clock): CellOutcome(arm, clock, status="not_run")
+        for arm in config.arms
+        for clock in config.clocks
+    }
+    probe: dict[str, Any] = {"arm": "shifted", "status": "not_run", "items": []}
+    guard = NetworkGuard(config.network_policy)
+    aborted: str | None = None
+    try:
+        with guard:
+            for arm in config.arms:
+                rows = bundle.rows(arm)
+                served: dict[int, None] = {}
+                last_tools: Toolbox | None = None
+                for clock in config.clocks:
+                    outcome = cells[(arm, clock)]
+                    outcome.status = "running"
+                    last_tools = _run_cell(
+                        outcome,
+                        agent,
+                        config,
+                        writer,
+                        guard,
+                        table,
+                        window,
+                        indexes[clock],
+                        rows,
+                        positions,
+                        served if arm == "shifted" else None,
+                    )
+                    outcome.status = "complete"
+                if arm == "shifted" and config.probe and last_tools is not None:
+                    probe = _run_probe(
+                        agent, config, writer, guard, last_tools, rows, main_rows, served
+                    )
+                bundle.release_rows(arm)
+    except _Aborted as exc:
+        aborted = str(exc)
+        for outcome in cells.values():
+            if outcome.status == "running":
+                outcome.status = "aborted"
+    writer.write(
+        "run_end",
+        aborted=aborted,
+        egress_attempts=len(guard.attempts),
+    )
+    trajectory_sha = writer.close()
+
+    for (_arm, clock), outcome in cells.items():
+        outcome.trades = make_trades(
+            outcome.picks,
+            main_by_key=main_by_key,
+            table=table,
+            hold_sessions=config.hold_sessions,
+            prices=prices,
+        )
+        outcome.unreached_rows = len(main_rows) - indexes[clock].knowable(table.opens[window[-1]])
+
+    body = build_body(
+        run_id=run_id,
+        config=config,
+        config_body=config_body,
+        config_sha=config_sha,
+        bundle=bundle,
+        trajectory_sha=trajectory_sha,
+        trajectory_path=config.trajectory_path,
+        events=writer.events,
+        sessions=[table.sessions[s].isoformat() for s in window],
+        cells=[_cell_json(cells[(a, c)]) for a in config.arms for c in config.clocks],
+        probe=probe,
+        network={
+            "guard": GUARD_NAME,
+            "policy": config.network_policy,
+            "clean": not guard.attempts,
+            "egress_attempts": len(guard.attempts),
+            "attempts": [a.to_json() for a in guard.attempts],
+            "scope": GUARD_SCOPE,
+        },
+        aborted=aborted,
+        prices=prices,
+        rows=main_rows,
+        indexes=indexes,
+        trades_by_cell={key: outcome.trades for key, outcome in cells.items()},
+    )
+    receipt = write_receipt(config.receipt_path, body)
+    return RunResult(receipt, Path(config.trajectory_path), Path(config.receipt_path), cells)
+
+
+def _record_attempts(writer: TrajectoryWriter, guard: NetworkGuard, seen: int) -> int:
+    for attempt in guard.attempts[seen:]:
+        writer.write("network_attempt", **attempt.to_json())
+    return len(guard.attempts)
+
+
+def _run_cell(
+    outcome: CellOutcome,
+    spec: AgentSpec,
+    config: RunConfig,
+    writer: TrajectoryWriter,
+    guard: NetworkGuard,
+    table: SessionTable,
+    window: range,
+    index: ClockIndex,
+    rows: list[dict[str, Any]],
+    positions: dict[str, int],
+    served: dict[int, None] | None,
+) -> Toolbox | None:
+    arm, clock = outcome.arm, outcome.clock
+    writer.write("cell_start", arm=arm, clock=clock, reachable=REACHABLE[clock], agent=spec.name)
+    seen_attempts = len(guard.attempts)
+    tools: Toolbox | None = None
+    try:
+        agent = spec.new()
+    except NetworkAbort as exc:
+        _record_attempts(writer, guard, seen_attempts)
+        raise _Aborted(f"network egress at {exc.attempt.site}") from None
+    for s in window:
+        session_date = table.sessions[s].isoformat()
+
+        def record(
+            tool: str, args: dict[str, Any], result: dict[str, Any], _d: str = session_date
+        ) -> None:
+            outcome.tool_calls += 1
+            served_rows = result.get("rows") or ([result["row"]] if "row" in result else [])
+            outcome.rows_served += len(served_rows)
+            outcome.fallbacks_served += sum(
+                1
+                for r in served_rows
+                if clock == "pit" and r.get("known_at_source") == "published_at"
+            )
+            writer.write(
+                "tool_call", arm=arm, clock=clock, session=_d, tool=tool, args=args, result=result
+            )
+
+        tools = Toolbox(
+            arm=arm,
+            index=index,
+            rows=rows,
+            positions=positions,
+            bell=table.opens[s],
+            previous_bell=table.opens[s - 1] if s > window.start else None,
+            session_date=session_date,
+            record=record,
+            served=(lambda p: served.setdefault(p)) if served is not None else None,
+        )
+        task = Task(
+            "trade",
+            trade_prompt(
+                arm=arm,
+                clock=clock,
+                session_date=tools.session_date,
+                known_at=tools.known_at,
+                new=tools.newly_knowable(),
+                hold=config.hold_sessions,
+            ),
+            arm,
+            clock,
+            tools.session_date,
+            tools.known_at,
+        )
+        writer.write(
+            "session",
+            arm=arm,
+            clock=clock,
+            session=session_date,
+            bell=iso_utc(table.opens[s]),
+            shown_session_date=tools.session_date,
+            newly_knowable=tools.newly_knowable(),
+        )
+        outcome.sessions += 1
+        error = None
+        try:
+            decision = Decision.coerce(agent.decide(task, tools))
+        except NetworkAbort as exc:
+            _record_attempts(writer, guard, seen_attempts)
+            raise _Aborted(f"network egress at {exc.attempt.site}") from None
+        except Exception as exc:  # the agent's fault: recorded, the session scores nothing
+            decision, error = Decision(), _error_text(exc)
+            outcome.agent_errors += 1
+        seen_attempts = _record_attempts(writer, guard, seen_attempts)
+        accepted, rejected = _check_picks(decision, tools)
+        outcome.rejected += len(rejected)
+        if accepted:
+            outcome.picks.append((s, accepted))
+        writer.write(
+            "decision",
+            arm=arm,
+            clock=clock,
+            session=session_date,
+            picks=accepted,
+            rejected=rejected,
+            text=decision.text[:4000],
+            agent_error=error,
+        )
+    writer.write("cell_end", arm=arm, clock=clock)
+    return tools
+
+
+def _run_probe(
+    spec: AgentSpec,
+    config: RunConfig,
+    writer: TrajectoryWriter,
+    guard: NetworkGuard,
+    tools: Toolbox,
+    rows: list[dict[str, Any]],
+    main_rows: list[dict[str, Any]],
+    served: dict[int, None],
+) -> dict[str, Any]:
+    stride, chosen = pick_items(list(served), config.probe)
+    seen_attempts = len(guard.attempts)
+    agent = spec.new()
+    items = []
+    for n, position in enumerate(chosen):
+        shown = dict(rows[position])
+        task = Task(
+            "probe", probe_prompt(shown), "shifted", tools.clock, tools.session_date, tools.known_at
+        )
+        error = None
+        try:
+            decision = Decision.coerce(agent.decide(task, tools))
+        except NetworkAbort as exc:
+            _record_attempts(writer, guard, seen_attempts)
+            raise _Aborted(f"network egress at {exc.attempt.site}") from None
+        except Exception as exc:
+            decision, error = Decision(), _error_text(exc)
+        seen_attempts = _record_attempts(writer, guard, seen_attempts)
+        answer = decision.text or " ".join(str(p) for p in decision.picks)
+        key = answer_key(main_rows[position])
+        item = {
+            "item": n,
+            "row_key": shown["row_key"],
+            "answer": answer[:2000],
+            "answer_key": key,
+            "score": score_answer(answer, key),
+            "agent_error": error,
+        }
+        writer.write("probe_item", **item)
+        items.append(item)
+    recovered = sum(1 for i in items if i["score"]["date_recovered"])
+    return {
+        "arm": "shifted",
+        "status": "complete",
+        "stride": stride,
+        "served_rows": len(served),
+        "items": items,
+        "total": len(items),
+        "recovered": recovered,
+        "year_only": sum(1 for i in items if i["score"]["year_recovered"]),
+        "issuer_recovered": sum(1 for i in items if i["score"]["issuer_recovered"]),
+        "verdict": verdict(items) if items else "no_items",
+    }
+
+
+def _cell_json(outcome: CellOutcome) -> dict[str, Any]:
+    trades = outcome.trades
+    return {
+        "arm": outcome.arm,
+        "clock": outcome.clock,
+        "reachable": REACHABLE[outcome.clock],
+        "status": outcome.status,
+        "sessions": outcome.sessions,
+        "decisions_with_picks": len(outcome.picks),
+        "rejected_picks": outcome.rejected,
+        "agent_errors": outcome.agent_errors,
+        "tool_calls": outcome.tool_calls,
+        "rows_served": outcome.rows_served,
+        "pit_fallbacks_served": outcome.fallbacks_served,
+        "unreached_rows": outcome.unreached_rows,
+        "trades": len(trades),
+        "priced_trades": sum(1 for t in trades if t.status == "priced"),
+        "unpriced": {
+            s: sum(1 for t in trades if t.status == s)
+            for s in ("no_prices", "no_ticker", "no_price")
+            if any(t.status == s for t in trades)
+        },
+        "total_return": total_return(trades),
+        "trades_sha256": trades_digest(trades),
+    }

@@ -1,0 +1,276 @@
+"""The four window tools, bound to one session's opening bell.
+
+Knowability always comes from the main arm's clock (control arms are joined on
+``row_key``); what the agent reads comes from its own arm, and on the shifted arm
+every instant and date in an answer is shifted too, so the harness never leaks the
+real date itself. Rows are kept sorted by ``known_at``: what is knowable at a bell is
+a prefix found by bisection, so a call costs the same however large the release is.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from harness.clocks import iso_utc, known_at
+from harness.release.arms import shift_iso
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+TOOL_NAMES = ("pit_list", "pit_search", "pit_read", "pit_coverage")
+MAX_LIMIT = 10_000
+
+
+class ToolError(ValueError):
+    """Bad arguments from the agent: reported to it, recorded, never fatal."""
+
+
+@dataclass(frozen=True)
+class ClockIndex:
+    """Main-arm rows of one clock, ordered by when they became knowable."""
+
+    clock: str
+    order: tuple[int, ...]  # row positions sorted by (known_at, row_key)
+    known: tuple[float, ...]  # known_at of order[i]
+    known_iso: tuple[str, ...]  # by row position
+    source: tuple[str, ...]  # by row position: the field known_at came from
+    rank: tuple[int, ...]  # by row position: its place in ``order``
+
+    @classmethod
+    def build(cls, main_rows: list[dict[str, Any]], clock: str) -> ClockIndex:
+        stamps = [known_at(row, clock) for row in main_rows]
+        order = sorted(range(len(main_rows)), key=lambda i: (stamps[i][0], main_rows[i]["row_key"]))
+        return cls(
+            clock=clock,
+            order=tuple(order),
+            known=tuple(stamps[i][0] for i in order),
+            known_iso=tuple(iso_utc(s[0]) for s in stamps),
+            source=tuple(s[1] for s in stamps),
+            rank=tuple(rank for rank, _ in sorted(enumerate(order), key=lambda pair: pair[1])),
+        )
+
+    def knowable(self, bell: float) -> int:
+        """How many rows became knowable strictly before ``bell``."""
+        return bisect_left(self.known, bell)
+
+
+class Toolbox:
+    """What an agent may call during one session of one cell."""
+
+    def __init__(
+        self,
+        *,
+        arm: str,
+        index: ClockIndex,
+        rows: list[dict[str, Any]],
+        positions: dict[str, int],
+        bell: float,
+        previous_bell: float | None,
+        session_date: str,
+        record: Callable[[str, dict[str, Any], dict[str, Any]], None],
+        served: Callable[[int], None] | None = None,
+    ) -> None:
+        self.arm = arm
+        self.clock = index.clock
+        self._index = index
+        self._rows = rows
+        self._positions = positions
+        self._count = index.knowable(bell)
+        self._new_from = 0 if previous_bell is None else index.knowable(previous_bell)
+        self._shift = arm == "shifted"
+        self.session_date = shift_iso(session_date) if self._shift else session_date
+        bell_iso = iso_utc(bell)
+        self.known_at = shift_iso(bell_iso) if self._shift else bell_iso
+        self._record = record
+        self._served = served
+
+    # -- helpers -------------------------------------------------------------
+    def _envelope(self, tool: str, payload: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "tool": tool,
+            "arm": self.arm,
+            "clock": self.clock,
+            "session_date": self.session_date,
+            "known_at": self.known_at,
+            **payload,
+        }
+
+    def _row(self, position: int) -> dict[str, Any]:
+        stamp = self._index.known_iso[position]
+        out = dict(self._rows[position])
+        out["known_at"] = shift_iso(stamp) if self._shift else stamp
+        out["known_at_source"] = self._index.source[position]
+        if self._served is not None:
+            self._served(position)
+        return out
+
+    def _call(self, tool: str, args: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
+        result = self._envelope(tool, payload)
+        self._record(tool, args, result)
+        return result
+
+    @staticmethod
+    def _limit(value: Any, default: int | None) -> int | None:
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ToolError(f"limit must be a non-negative integer, got {value!r}")
+        return min(value, MAX_LIMIT)
+
+    # -- the four tools ------------------------------------------------------
+    def pit_list(
+        self,
+        limit: int | None = 100,
+        offset: int = 0,
+        since: str = "previous_session",
+        form: str | None = None,
+    ) -> dict[str, Any]:
+        """Rows knowable at this bell: by default those that became knowable since
+        the previous session's bell (``since="window_start"`` lists all of them),
+        oldest first."""
+        args = {"limit": limit, "offset": offset, "since": since, "form": form}
+        try:
+            cap = self._limit(limit, None)
+            if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+                raise ToolError(f"offset must be a non-negative integer, got {offset!r}")
+            if since not in ("previous_session", "window_start"):
+                raise ToolError("since must be 'previous_session' or 'window_start'")
+        except ToolError as exc:
+            return self._call("pit_list", args, {"error": str(exc)})
+        lo = self._new_from if since == "previous_session" else 0
+        picked = list(self._index.order[lo : self._count])
+        if form is not None:
+            picked = [p for p in picked if self._rows[p]["form"] == form]
+        total = len(picked)
+        window = picked[offset:] if cap is None else picked[offset : offset + cap]
+        rows = [self._row(p) for p in window]
+        return self._call(
+            "pit_list",
+            args,
+            {"rows": rows, "total": total, "truncated": offset + len(rows) < total},
+        )
+
+    def pit_search(self, query: str, limit: int = 20, form: str | None = None) -> dict[str, Any]:
+        """Case-insensitive substring search over the text fields of knowable rows."""
+        args = {"query": query, "limit": limit, "form": form}
+        try:
+            cap = self._limit(limit, 20)
+            if not isinstance(query, str) or not query.strip():
+                raise ToolError("query must be a non-empty string")
+        except ToolError as exc:
+            return self._call("pit_search", args, {"error": str(exc)})
+        needle = query.strip().lower()
+        hits = []
+        for p in self._index.order[: self._count]:
+            row = self._rows[p]
+            if form is not None and row["form"] != form:
+                continue
+            text = " ".join(
+                str(row.get(k) or "") for k in ("title", "issuer", "ticker", "form", "accession")
+            ).lower()
+            if needle in text:
+                hits.append(p)
+        shown = hits if cap is None else hits[:cap]
+        return self._call(
+            "pit_search",
+            args,
+            {
+                "rows": [self._row(p) for p in shown],
+                "total": len(hits),
+                "truncated": len(shown) < len(hits),
+            },
+        )
+
+    def pit_read(self, row_key: str) -> dict[str, Any]:
+        """One row by key; a row whose clock has not passed gives only its key."""
+        args = {"row_key": row_key}
+        position = self._positions.get(row_key) if isinstance(row_key, str) else None
+        if position is None:
+            return self._call("pit_read", args, {"status": "not_in_window", "row_key": row_key})
+        if not self._is_knowable(position):
+            return self._call("pit_read", args, {"status": "not_yet_knowable", "row_key": row_key})
+        return self._call("pit_read", args, {"status": "ok", "row": self._row(position)})
+
+    def pit_coverage(self) -> dict[str, Any]:
+        """What is knowable so far: counts by form and how many rows fell back."""
+        knowable = self._index.order[: self._count]
+        forms = Counter(self._rows[p]["form"] for p in knowable)
+        stamped = sum(1 for p in knowable if self._index.source[p] == "acceptance_at")
+        return self._call(
+            "pit_coverage",
+            {},
+            {
+                "knowable_rows": len(knowable),
+                "new_since_previous_session": self._count - self._new_from,
+                "by_form": dict(sorted(forms.items())),
+                "acceptance_stamped": stamped,
+                "known_at_fallbacks": (
+                    sum(1 for p in knowable if self._index.source[p] == "published_at")
+                    if self.clock == "pit"
+                    else 0
+                ),
+            },
+        )
+
+    # -- for the runner ------------------------------------------------------
+    def _is_knowable(self, position: int) -> bool:
+        return self._index.rank[position] < self._count
+
+    def is_knowable(self, row_key: str) -> bool:
+        position = self._positions.get(row_key)
+        return position is not None and self._is_knowable(position)
+
+    def newly_knowable(self) -> int:
+        return self._count - self._new_from
+
+    def schema(self) -> list[dict[str, Any]]:
+        """The tools as OpenAI-style function specs (for tool-loop adapters)."""
+        return TOOL_SCHEMA
+
+
+def _fn(
+    name: str, description: str, properties: dict[str, Any], required: list[str]
+) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": required,
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+TOOL_SCHEMA = [
+    _fn(
+        "pit_list",
+        "List filings knowable at this session's opening bell (default: new since the previous session).",
+        {
+            "limit": {"type": ["integer", "null"], "minimum": 0},
+            "offset": {"type": "integer", "minimum": 0},
+            "since": {"type": "string", "enum": ["previous_session", "window_start"]},
+            "form": {"type": ["string", "null"]},
+        },
+        [],
+    ),
+    _fn(
+        "pit_search",
+        "Search knowable filings by text (title, issuer, ticker, form, accession).",
+        {
+            "query": {"type": "string"},
+            "limit": {"type": "integer", "minimum": 0},
+            "form": {"type": ["string", "null"]},
+        },
+        ["query"],
+    ),
+    _fn("pit_read", "Read one filing by row_key.", {"row_key": {"type": "string"}}, ["row_key"]),
+    _fn("pit_coverage", "Counts of what is knowable so far.", {}, []),
+]

@@ -1,0 +1,128 @@
+"""Offline verification: recompute every hash a receipt binds, against files the
+reader holds. Needs no network and no trust in whoever produced the receipt."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness import canonical
+from harness.receipt import ReceiptError, read_receipt, receipt_text
+from harness.release.bundle import Bundle
+from harness.release.store import ReleaseError
+from harness.trajectory import file_sha256, first_event
+
+
+@dataclass
+class Report:
+    lines: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    body: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def check(self, ok: bool, label: str, good: str, bad: str) -> None:
+        if ok:
+            self.lines.append(f"{label} ok  {good}")
+        else:
+            self.lines.append(f"{label} MISMATCH  {bad}")
+            self.failures.append(bad)
+
+
+def check_receipt(path: str | os.PathLike[str]) -> tuple[Report, dict[str, Any]]:
+    report = Report()
+    name = Path(path).name
+    data, text = read_receipt(path)
+    body = data["body"]
+    try:
+        recomputed = "sha256:" + canonical.sha256_hex(canonical.dumps_bytes(body))
+    except canonical.CanonicalError as exc:
+        raise ReceiptError(f"{name}: body has no canonical form ({exc})") from None
+    claimed = data["body_sha256"]
+    layout_ok = isinstance(data["emitted_at"], str) and text == receipt_text(
+        body, data["emitted_at"]
+    )
+    if recomputed != claimed:
+        report.check(
+            False,
+            "body_sha256",
+            "",
+            f"{name}: body hashes to {recomputed}, the receipt says {claimed}",
+        )
+    elif not layout_ok:
+        report.check(
+            False,
+            "body_sha256",
+            "",
+            f"{name}: bytes differ from the canonical receipt layout (file altered)",
+        )
+    else:
+        report.check(True, "body_sha256", claimed, "")
+    report.body = body
+    return report, body
+
+
+def verify(
+    receipt: str | os.PathLike[str],
+    *,
+    trajectory: str | os.PathLike[str] | None,
+    bundle: str | os.PathLike[str] | None,
+) -> Report:
+    report, body = check_receipt(receipt)
+    report.lines.append(
+        f"run_valid {body.get('valid')}  protocol_complete {body.get('protocol_complete')}"
+    )
+    binding = body.get("binding") or {}
+    if trajectory is not None:
+        name = Path(trajectory).name
+        want = binding.get("trajectory_sha256")
+        try:
+            got = file_sha256(trajectory)
+        except FileNotFoundError:
+            got = None
+        if got is None:
+            report.check(False, "trajectory", "", f"{name}: no such file")
+        elif got != want:
+            report.check(
+                False, "trajectory", "", f"{name}: hashes to {got}, the receipt binds {want}"
+            )
+        else:
+            try:
+                start = first_event(trajectory)
+                config_sha = canonical.digest(start.get("config"))
+            except (ValueError, canonical.CanonicalError):
+                config_sha = None
+            if config_sha != binding.get("config_sha256"):
+                report.check(
+                    False,
+                    "trajectory",
+                    "",
+                    f"{name}: its run_start config hashes to {config_sha}, the receipt binds "
+                    f"config_sha256 {binding.get('config_sha256')}",
+                )
+            else:
+                report.check(True, "trajectory", got, "")
+    if bundle is not None:
+        want = binding.get("bundle_content_digest")
+        try:
+            loaded = Bundle.load(bundle)
+            problems = loaded.check()
+            digest = loaded.content_digest
+        except ReleaseError as exc:
+            problems, digest = [str(exc)], None
+        if problems:
+            report.check(False, "bundle content_digest", "", "; ".join(problems))
+        elif digest != want:
+            report.check(
+                False,
+                "bundle content_digest",
+                "",
+                f"{Path(bundle).name}: content_digest {digest}, the receipt binds {want} (another release)",
+            )
+        else:
+            report.check(True, "bundle content_digest", str(digest), "")
+    return report

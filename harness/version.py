@@ -1,0 +1,3 @@
+HARNESS_NAME = "pit-harness"
+HARNESS_VERSION = "0.1.0"
+RECEIPT_VERSION = 1
