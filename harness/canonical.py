@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from decimal import Decimal
+from json.encoder import encode_basestring as _string  # C-accelerated, keeps UTF-8
 from typing import Any
 
 
@@ -18,44 +18,95 @@ class CanonicalError(ValueError):
     """A value that has no canonical JSON form (NaN, infinity, an unknown type)."""
 
 
-def _fix(value: Any, path: str) -> Any:
-    if isinstance(value, bool) or value is None or isinstance(value, (str, int)):
-        return value
-    if isinstance(value, float):
+def _encode(value: Any, out: list[str]) -> None:
+    # One pass that checks and writes: exact type tests first (the common case),
+    # subclasses (bool is an int) after. Keys are sorted by their Python string
+    # order, which is the order of their code points.
+    kind = type(value)
+    if kind is str:
+        out.append(_string(value))
+    elif kind is dict:
+        out.append("{")
+        first = True
+        for key in sorted(value):
+            if type(key) is not str:
+                raise CanonicalError(f"key {key!r} is not a string")
+            if not first:
+                out.append(",")
+            first = False
+            out.append(_string(key))
+            out.append(":")
+            _encode(value[key], out)
+        out.append("}")
+    elif kind is list or kind is tuple:
+        out.append("[")
+        for i, item in enumerate(value):
+            if i:
+                out.append(",")
+            _encode(item, out)
+        out.append("]")
+    elif value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif kind is int:
+        out.append(str(value))
+    elif kind is float:
         if math.isnan(value) or math.isinf(value):
-            raise CanonicalError(f"{path or '$'}: {value!r} has no canonical JSON form")
-        # Decimal keeps the six fixed places through json without re-rounding.
-        fixed = Decimal(f"{value:.6f}")
-        return fixed if fixed != 0 else Decimal("0.000000")
+            raise CanonicalError(f"{value!r} has no canonical JSON form")
+        text = f"{value:.6f}"
+        out.append("0.000000" if text == "-0.000000" else text)
+    elif isinstance(value, (str, int, float, dict, list, tuple)):
+        _encode(_plain(value), out)
+    else:
+        raise CanonicalError(f"{kind.__name__} has no canonical JSON form")
+
+
+def _plain(value: Any) -> Any:
+    """A subclass of a JSON type (an IntEnum, a str subclass) as its base value."""
+    for base in (bool, str, int, float):
+        if isinstance(value, base):
+            return base(value)
     if isinstance(value, dict):
-        out = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise CanonicalError(f"{path or '$'}: key {key!r} is not a string")
-            out[key] = _fix(item, f"{path}.{key}")
-        return out
+        return dict(value)
     if isinstance(value, (list, tuple)):
-        return [_fix(item, f"{path}[{i}]") for i, item in enumerate(value)]
-    raise CanonicalError(f"{path or '$'}: {type(value).__name__} has no canonical JSON form")
-
-
-def _encode(value: Any) -> str:
-    # json cannot emit Decimal natively; floats are pre-rendered as Decimal, so a
-    # small recursive writer keeps the six places exactly as formatted.
-    if isinstance(value, Decimal):
-        return format(value, "f")
-    if isinstance(value, dict):
-        items = sorted(value.items())
-        body = ",".join(json.dumps(k, ensure_ascii=False) + ":" + _encode(v) for k, v in items)
-        return "{" + body + "}"
-    if isinstance(value, list):
-        return "[" + ",".join(_encode(v) for v in value) + "]"
-    return json.dumps(value, ensure_ascii=False)
+        return list(value)
+    return value
 
 
 def dumps(value: Any) -> str:
     """Return the canonical JSON text of ``value``."""
-    return _encode(_fix(value, ""))
+    out: list[str] = []
+    try:
+        _encode(value, out)
+    except CanonicalError as exc:  # the slow walk, only to say where
+        raise CanonicalError(f"{_where(value, '$')}: {exc}") from None
+    return "".join(out)
+
+
+def _where(value: Any, path: str) -> str:
+    """The path of the first value that has no canonical form."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return path
+            found = _where(item, f"{path}.{key}")
+            if found:
+                return found
+        return ""
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            found = _where(item, f"{path}[{i}]")
+            if found:
+                return found
+        return ""
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return path
+    if value is None or isinstance(value, (str, int, float)):
+        return ""
+    return path
 
 
 def dumps_bytes(value: Any) -> bytes:

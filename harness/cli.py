@@ -49,6 +49,20 @@ def cmd_synth(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_prices_synth(args: argparse.Namespace) -> int:
+    from harness.prices import synth_prices
+    from harness.release.bundle import Bundle
+
+    bundle = Bundle.load(args.bundle)
+    symbols = sorted({r["ticker"] for r in bundle.rows("main") if r.get("ticker")})
+    end = args.end or date.fromisoformat(bundle.end)
+    bars = synth_prices(
+        args.out, symbols=symbols, start=date.fromisoformat(bundle.start), end=end, seed=args.seed
+    )
+    print(f"SYNTHETIC prices: {bars} bars for {len(symbols)} tickers written to {args.out}")
+    return EXIT_OK
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     from harness.release.edgar import build_release
 

@@ -14,6 +14,7 @@ overnight gap from before the auction, and the receipt says which basis was used
 from __future__ import annotations
 
 import csv
+import hashlib
 import math
 import os
 from dataclasses import dataclass, field
@@ -67,8 +68,6 @@ def _number(text: str, where: str) -> float | None:
 
 
 def load_prices(path: str | os.PathLike[str], *, source: str, pulled_at: str) -> Prices:
-    import hashlib
-
     file = Path(path)
     if not source.strip():
         raise PriceError("prices need a source statement (where the bars came from)")
@@ -116,3 +115,29 @@ def load_prices(path: str | os.PathLike[str], *, source: str, pulled_at: str) ->
         file_sha256=hashlib.sha256(raw).hexdigest(),
         _bars=bars,
     )
+
+
+def synth_prices(
+    out: str | os.PathLike[str], *, symbols: list[str], start: date, end: date, seed: int
+) -> int:
+    """Write a SYNTHETIC long price file (random walks, open and close per session).
+
+    For demos only: the numbers describe no market. Returns the number of bars.
+    """
+    import random
+
+    from harness.calendar import sessions_for
+
+    table = sessions_for(start, end)
+    days = [d for d in table.sessions if start <= d <= end]
+    rng = random.Random(seed)
+    lines = ["date,symbol,open,close"]
+    for symbol in sorted(set(symbols)):
+        price = rng.uniform(8.0, 300.0)
+        drift = rng.gauss(0.0002, 0.0008)
+        for day in days:
+            opened = price * (1.0 + rng.gauss(0.0, 0.01))
+            price = opened * (1.0 + drift + rng.gauss(0.0, 0.015))
+            lines.append(f"{day.isoformat()},{symbol},{opened:.4f},{price:.4f}")
+    Path(out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return len(lines) - 1

@@ -163,6 +163,7 @@ def run(
         with guard:
             for arm in config.arms:
                 rows = bundle.rows(arm)
+                texts = bundle.texts(arm)
                 served: dict[int, None] = {}
                 last_tools: Toolbox | None = None
                 for clock in config.clocks:
@@ -178,6 +179,7 @@ def run(
                         window,
                         indexes[clock],
                         rows,
+                        texts,
                         positions,
                         served if arm == "shifted" else None,
                     )
@@ -255,6 +257,7 @@ def _run_cell(
     window: range,
     index: ClockIndex,
     rows: list[dict[str, Any]],
+    texts: list[str],
     positions: dict[str, int],
     served: dict[int, None] | None,
 ) -> Toolbox | None:
@@ -271,7 +274,11 @@ def _run_cell(
         session_date = table.sessions[s].isoformat()
 
         def record(
-            tool: str, args: dict[str, Any], result: dict[str, Any], _d: str = session_date
+            tool: str,
+            args: dict[str, Any],
+            result: dict[str, Any],
+            row_texts: list[str] | None,
+            _d: str = session_date,
         ) -> None:
             outcome.tool_calls += 1
             served_rows = result.get("rows") or ([result["row"]] if "row" in result else [])
@@ -281,8 +288,8 @@ def _run_cell(
                 for r in served_rows
                 if clock == "pit" and r.get("known_at_source") == "published_at"
             )
-            writer.write(
-                "tool_call", arm=arm, clock=clock, session=_d, tool=tool, args=args, result=result
+            writer.write_tool_call(
+                result, row_texts, arm=arm, clock=clock, session=_d, tool=tool, args=args
             )
 
         tools = Toolbox(
@@ -295,6 +302,7 @@ def _run_cell(
             session_date=session_date,
             record=record,
             served=(lambda p: served.setdefault(p)) if served is not None else None,
+            texts=texts,
         )
         task = Task(
             "trade",

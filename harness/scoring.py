@@ -10,8 +10,9 @@ each trade one equal unit of capital, not compounded. Trades that cannot be pric
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from harness import canonical
@@ -32,7 +33,17 @@ class Trade:
     status: str  # priced | no_prices | no_ticker | no_price
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "row_key": self.row_key,
+            "form": self.form,
+            "ticker": self.ticker,
+            "entry_session": self.entry_session,
+            "exit_session": self.exit_session,
+            "entry_price": self.entry_price,
+            "exit_price": self.exit_price,
+            "ret": self.ret,
+            "status": self.status,
+        }
 
 
 def make_trades(
@@ -48,6 +59,7 @@ def make_trades(
     for session, keys in picks:
         entry_day = table.sessions[session]
         exit_day = table.sessions[session + hold_sessions]
+        entry_iso, exit_iso = entry_day.isoformat(), exit_day.isoformat()
         for key in keys:
             row = main_by_key[key]
             ticker = row.get("ticker")
@@ -69,8 +81,8 @@ def make_trades(
                     key,
                     row["form"],
                     ticker,
-                    entry_day.isoformat(),
-                    exit_day.isoformat(),
+                    entry_iso,
+                    exit_iso,
                     entry,
                     exit_,
                     ret,
@@ -85,8 +97,30 @@ def total_return(trades: list[Trade]) -> float | None:
     return sum(priced) / len(priced) if priced else None
 
 
+def _fixed(value: float | None) -> str | None:
+    return None if value is None else canonical.dumps(value)
+
+
 def trades_digest(trades: list[Trade]) -> str:
-    return canonical.digest([t.to_json() for t in trades])
+    """sha256 over the canonical JSON of the trade records, in trade order; each record
+    is ``[row_key, form, ticker, entry_session, exit_session, entry_price, exit_price,
+    ret, status]`` with floats as strings fixed at six decimals. Anyone holding the
+    trajectory, the release and the prices can rebuild the trades and compare."""
+    records = [
+        [
+            t.row_key,
+            t.form,
+            t.ticker,
+            t.entry_session,
+            t.exit_session,
+            _fixed(t.entry_price),
+            _fixed(t.exit_price),
+            _fixed(t.ret),
+            t.status,
+        ]
+        for t in trades
+    ]
+    return "sha256:" + hashlib.sha256(canonical.line(records).encode()).hexdigest()
 
 
 def delta(a: float | None, b: float | None) -> float | None:

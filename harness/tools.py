@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.clocks import iso_utc, known_at
 from harness.release.arms import shift_iso
+from harness.trajectory import served_row_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -70,8 +71,9 @@ class Toolbox:
         bell: float,
         previous_bell: float | None,
         session_date: str,
-        record: Callable[[str, dict[str, Any], dict[str, Any]], None],
+        record: Callable[[str, dict[str, Any], dict[str, Any], list[str] | None], None],
         served: Callable[[int], None] | None = None,
+        texts: list[str] | None = None,
     ) -> None:
         self.arm = arm
         self.clock = index.clock
@@ -86,6 +88,7 @@ class Toolbox:
         self.known_at = shift_iso(bell_iso) if self._shift else bell_iso
         self._record = record
         self._served = served
+        self._texts = texts
 
     # -- helpers -------------------------------------------------------------
     def _envelope(self, tool: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -98,18 +101,40 @@ class Toolbox:
             **payload,
         }
 
-    def _row(self, position: int) -> dict[str, Any]:
+    def _stamp(self, position: int) -> str:
         stamp = self._index.known_iso[position]
+        return shift_iso(stamp) if self._shift else stamp
+
+    def _row(self, position: int, stamp: str) -> dict[str, Any]:
         out = dict(self._rows[position])
-        out["known_at"] = shift_iso(stamp) if self._shift else stamp
+        out["known_at"] = stamp
         out["known_at_source"] = self._index.source[position]
         if self._served is not None:
             self._served(position)
         return out
 
-    def _call(self, tool: str, args: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
+    def _serve(self, positions: list[int]) -> tuple[list[dict[str, Any]], list[str] | None]:
+        """Rows for the agent (copies), and their canonical text for the trajectory."""
+        stamps = [self._stamp(p) for p in positions]
+        rows = [self._row(p, s) for p, s in zip(positions, stamps, strict=True)]
+        if self._texts is None:
+            return rows, None
+        source = self._index.source
+        texts = [
+            served_row_text(self._texts[p], s, source[p])
+            for p, s in zip(positions, stamps, strict=True)
+        ]
+        return rows, texts
+
+    def _call(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        payload: dict[str, Any],
+        texts: list[str] | None = None,
+    ) -> dict[str, Any]:
         result = self._envelope(tool, payload)
-        self._record(tool, args, result)
+        self._record(tool, args, result, texts)
         return result
 
     @staticmethod
@@ -146,11 +171,12 @@ class Toolbox:
             picked = [p for p in picked if self._rows[p]["form"] == form]
         total = len(picked)
         window = picked[offset:] if cap is None else picked[offset : offset + cap]
-        rows = [self._row(p) for p in window]
+        rows, texts = self._serve(window)
         return self._call(
             "pit_list",
             args,
             {"rows": rows, "total": total, "truncated": offset + len(rows) < total},
+            texts,
         )
 
     def pit_search(self, query: str, limit: int = 20, form: str | None = None) -> dict[str, Any]:
@@ -174,14 +200,16 @@ class Toolbox:
             if needle in text:
                 hits.append(p)
         shown = hits if cap is None else hits[:cap]
+        rows, texts = self._serve(shown)
         return self._call(
             "pit_search",
             args,
             {
-                "rows": [self._row(p) for p in shown],
+                "rows": rows,
                 "total": len(hits),
                 "truncated": len(shown) < len(hits),
             },
+            texts,
         )
 
     def pit_read(self, row_key: str) -> dict[str, Any]:
@@ -192,7 +220,9 @@ class Toolbox:
             return self._call("pit_read", args, {"status": "not_in_window", "row_key": row_key})
         if not self._is_knowable(position):
             return self._call("pit_read", args, {"status": "not_yet_knowable", "row_key": row_key})
-        return self._call("pit_read", args, {"status": "ok", "row": self._row(position)})
+        return self._call(
+            "pit_read", args, {"status": "ok", "row": self._row(position, self._stamp(position))}
+        )
 
     def pit_coverage(self) -> dict[str, Any]:
         """What is knowable so far: counts by form and how many rows fell back."""

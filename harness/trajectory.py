@@ -7,10 +7,23 @@ from __future__ import annotations
 
 import hashlib
 import os
+from json.encoder import encode_basestring as _string
 from pathlib import Path
 from typing import IO, Any
 
 from harness import canonical
+
+_MARK = "\x00rows\x00"
+_MARK_JSON = canonical.line(_MARK)
+
+
+def served_row_text(stored: str, known_at: str, source: str) -> str:
+    """A stored canonical row line with ``known_at`` and ``known_at_source`` added in
+    their sorted place: after ``issuer``, right before ``partition_date`` (a key every
+    row has; inside a JSON string a quote is escaped, so the first match is the key)."""
+    cut = stored.index(',"partition_date":')
+    extra = ',"known_at":' + _string(known_at) + ',"known_at_source":' + _string(source)
+    return stored[:cut] + extra + stored[cut:]
 
 
 class TrajectoryWriter:
@@ -22,7 +35,35 @@ class TrajectoryWriter:
         self.events = 0
 
     def write(self, kind: str, **fields: Any) -> None:
-        data = (canonical.line({"event": kind, "seq": self.events, **fields}) + "\n").encode()
+        self._emit(canonical.line({"event": kind, "seq": self.events, **fields}))
+
+    def write_tool_call(
+        self, result: dict[str, Any], row_texts: list[str] | None, **fields: Any
+    ) -> None:
+        """A tool call whose result rows are spliced in from their stored canonical text.
+
+        Serialising every served row again dominated a run's cost; the release already
+        holds each row as a canonical line, so the event is written with a marker where
+        the rows go and the marker is replaced by those lines. The bytes are the same as
+        serialising the rows would give (tests hold this); if the marker is not found
+        exactly once (an agent could echo it in its arguments), the slow path is taken.
+        """
+        if row_texts is not None and "rows" in result:
+            text = canonical.line(
+                {
+                    "event": "tool_call",
+                    "seq": self.events,
+                    **fields,
+                    "result": {**result, "rows": _MARK},
+                }
+            )
+            if text.count(_MARK_JSON) == 1:
+                self._emit(text.replace(_MARK_JSON, "[" + ",".join(row_texts) + "]", 1))
+                return
+        self.write("tool_call", **fields, result=result)
+
+    def _emit(self, text: str) -> None:
+        data = (text + "\n").encode()
         self._handle.write(data)
         self._hash.update(data)
         self.events += 1

@@ -51,6 +51,7 @@ class Bundle:
     end: str
     segments: list[dict[str, Any]]
     _rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False)
+    _texts: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def load(
@@ -130,10 +131,16 @@ class Bundle:
                 lines.extend(data.splitlines())
         return lines
 
+    def texts(self, arm: str) -> list[str]:
+        """Each row's canonical JSON line as stored (what the trajectory splices in)."""
+        if arm not in self._texts:
+            self._texts[arm] = [line.decode("utf-8") for line in self.read_lines(arm)]
+        return self._texts[arm]
+
     def rows(self, arm: str) -> list[dict[str, Any]]:
         """Parsed rows of one arm, in release order (the same order in every arm)."""
         if arm not in self._rows:
-            rows = [json.loads(line) for line in self.read_lines(arm)]
+            rows = [json.loads(line) for line in self.texts(arm)]
             if arm != "main":
                 main = self.rows("main")
                 if len(rows) != len(main) or any(
@@ -145,6 +152,7 @@ class Bundle:
 
     def release_rows(self, arm: str) -> None:
         """Drop an arm's parsed rows (the runner moves arm by arm to bound memory)."""
+        self._texts.pop(arm, None)
         if arm != "main":
             self._rows.pop(arm, None)
 
