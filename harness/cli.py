@@ -208,6 +208,22 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--out", required=True)
     build.set_defaults(func=cmd_build)
 
+    prices = sub.add_parser("prices", help="price files (synthetic ones for demos)")
+    psub = prices.add_subparsers(dest="prices_command", required=True)
+    psynth = psub.add_parser(
+        "synth",
+        help="SYNTHETIC daily open/close random walks for every ticker of a release (demo only)",
+    )
+    psynth.add_argument("--bundle", required=True, help="release folder whose tickers to price")
+    psynth.add_argument("--out", required=True, help="CSV to write (date,symbol,open,close)")
+    psynth.add_argument("--seed", type=int, default=0)
+    psynth.add_argument(
+        "--end",
+        type=_day,
+        help="last session to price (default: release end; leave room for holds)",
+    )
+    psynth.set_defaults(func=cmd_prices_synth)
+
     run = sub.add_parser(
         "run", help="run an agent over arms x clocks and write trajectory and receipt"
     )

@@ -27,7 +27,7 @@ class PriceSpec:
 
 @dataclass(frozen=True)
 class RunConfig:
-    bundle_path: str = ""
+    bundle_path: str | os.PathLike[str] = ""
     forms: tuple[str, ...] = ()
     start: str | None = None
     end: str | None = None
@@ -45,6 +45,11 @@ class RunConfig:
     _extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if isinstance(self.bundle_path, os.PathLike):
+            object.__setattr__(self, "bundle_path", os.fspath(self.bundle_path))
+        for key in ("trajectory_path", "receipt_path"):
+            if isinstance(getattr(self, key), os.PathLike):
+                object.__setattr__(self, key, os.fspath(getattr(self, key)))
         object.__setattr__(self, "forms", tuple(self.forms))
         object.__setattr__(self, "arms", tuple(self.arms))
         object.__setattr__(self, "clocks", tuple(self.clocks))
@@ -100,7 +105,7 @@ class RunConfig:
         prices = config.prices
         if prices is not None:
             prices = PriceSpec(anchor(prices.path), prices.source, prices.pulled_at)
-        return _replace(config, bundle_path=anchor(config.bundle_path), prices=prices)
+        return _replace(config, bundle_path=anchor(str(config.bundle_path)), prices=prices)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunConfig:

@@ -57,7 +57,8 @@ def export_points(
                 "known_at": shown_bell,
                 "newly_knowable": new,
                 "session_number": n,
-                "release": bundle.name,
+                # a release name may carry the real window ("...-20230301-..."): not on shifted
+                "release": None if shift else bundle.name,
                 "bundle_content_digest": bundle.content_digest,
                 "forms": list(bundle.forms),
                 "rows_in_window": len(rows),

@@ -45,6 +45,8 @@ class ToolLoopError(RuntimeError):
 def _run_tool(tools: Toolbox, name: str, arguments: Any) -> dict[str, Any]:
     if name not in ("pit_list", "pit_search", "pit_read", "pit_coverage"):
         return {"error": f"unknown tool {name!r}"}
+    if arguments is None:  # some SDKs leave the field out for a tool without arguments
+        arguments = {}
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments or "{}")

@@ -39,14 +39,10 @@ def shift_date(day: date, years: int = SHIFT_YEARS) -> date:
 
 
 def shift_iso(text: str, years: int = SHIFT_YEARS) -> str:
-    """Shift an ISO date or timestamp; wall-clock time and offset are kept."""
-    if "T" in text:
-        moment = datetime.fromisoformat(text)
-        try:
-            return moment.replace(year=moment.year + years).isoformat()
-        except ValueError:
-            return moment.replace(year=moment.year + years, day=28).isoformat()
-    return shift_date(date.fromisoformat(text), years).isoformat()
+    """Shift an ISO date or timestamp; wall-clock time and offset (or ``Z``) are kept
+    as written, so a shifted stamp reads exactly like the real one."""
+    day = shift_date(date.fromisoformat(text[:10]), years)
+    return day.isoformat() + text[10:]
 
 
 def _shift_text(text: str, years: int) -> str:

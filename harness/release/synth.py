@@ -210,8 +210,10 @@ def synth_rows(
         if closed_days and rng.random() < 0.002:
             filed = rng.choice(closed_days)  # a weekend or holiday filing
             accepted = None
-            if stamped:  # on the same closed day
-                accepted = datetime.combine(filed, _acceptance_time(rng), NEW_YORK)
+            if stamped:  # on the same closed day, before the 17:30 cut-off that would move its date
+                secs = rng.randrange(6 * 3600, 17 * 3600 + 30 * 60)
+                at = time(secs // 3600, secs // 60 % 60, secs % 60)
+                accepted = datetime.combine(filed, at, NEW_YORK)
         else:
             if form in ("10-K", "10-K/A"):
                 base = rng.choices(open_days, cum_weights=annual_cum)[0]
