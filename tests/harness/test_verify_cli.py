@@ -224,7 +224,7 @@ def test_bad_config_is_one_clear_line_and_exit_2(
     session: Path, capsys: pytest.CaptureFixture[str], content: str, message: str
 ) -> None:
     (session / "run.json").write_text(content)
-    code, out, err = cli(capsys, "run", "--config", str(session / "run.json"))
+    code, _, err = cli(capsys, "run", "--config", str(session / "run.json"))
     assert code == 2
     assert message in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err

@@ -1,0 +1,149 @@
+"""The network guard inside a run: an egress attempt invalidates the run, is named
+with its call site, and the socket module is whole again afterwards."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import ssl
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import RunConfig, run
+from harness.adapters.plain import from_callable
+
+ORIGINALS = {
+    "socket": socket.socket,
+    "create_connection": socket.create_connection,
+    "getaddrinfo": socket.getaddrinfo,
+    "gethostbyname": socket.gethostbyname,
+    "wrap_socket": getattr(ssl, "wrap_socket", None),
+    "context_wrap": ssl.SSLContext.wrap_socket,
+}
+
+
+def _urlopen() -> None:
+    urllib.request.urlopen("http://example.com/", timeout=1)
+
+
+def _create_connection() -> None:
+    socket.create_connection(("example.com", 80), timeout=1)
+
+
+def _getaddrinfo() -> None:
+    socket.getaddrinfo("example.com", 443)
+
+
+def _wrap_socket() -> None:
+    a, b = socket.socketpair()
+    try:
+        ssl.wrap_socket(a)  # type: ignore[attr-defined]
+    finally:
+        a.close()
+        b.close()
+
+
+def config(release: Path, out: Path, **extra: Any) -> RunConfig:
+    return RunConfig(
+        bundle_path=str(release),
+        forms=("8-K",),
+        start="2023-03-01",
+        end="2023-03-03",
+        trajectory_path=str(out / "trajectory.jsonl"),
+        receipt_path=str(out / "receipt.json"),
+        **extra,
+    )
+
+
+def reaching_agent(call: Callable[[], None]) -> Callable[[str, Any], list[str]]:
+    def agent(prompt: str, tools: Any) -> list[str]:
+        with contextlib.suppress(Exception):  # a careless agent swallows the error, trades anyway
+            call()
+        return [r["row_key"] for r in tools.pit_list()["rows"]]
+
+    return agent
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (_urlopen, "socket.create_connection"),
+        (_create_connection, "socket.create_connection"),
+        (_getaddrinfo, "socket.getaddrinfo"),
+        (_wrap_socket, "ssl.wrap_socket"),
+    ],
+)
+def test_egress_invalidates_the_run_with_its_call_site(
+    march_release: Path, tmp_path: Path, call: Callable[[], None], name: str
+) -> None:
+    result = run(from_callable(reaching_agent(call)), config(march_release, tmp_path))
+    body = result.body
+    assert body["valid"] is False
+    network = body["network"]
+    assert network["clean"] is False and network["egress_attempts"] >= 1
+    assert any(a["call"] == name for a in network["attempts"])
+    assert all(
+        a["site"].startswith(__name__.rsplit(".", 1)[-1]) or __name__ in a["site"]
+        for a in network["attempts"]
+    )
+    assert any(name in reason for reason in body["invalidated_by"])
+    assert network["scope"].startswith("in-process")
+    # the guard is gone: every entry point is the original object again
+    assert socket.socket is ORIGINALS["socket"]
+    assert socket.create_connection is ORIGINALS["create_connection"]
+    assert socket.getaddrinfo is ORIGINALS["getaddrinfo"]
+    assert socket.gethostbyname is ORIGINALS["gethostbyname"]
+    assert getattr(ssl, "wrap_socket", None) is ORIGINALS["wrap_socket"]
+    assert ssl.SSLContext.wrap_socket is ORIGINALS["context_wrap"]
+
+
+def test_fail_closed_carries_on_and_abort_stops_at_the_first(
+    march_release: Path, tmp_path: Path
+) -> None:
+    agent = from_callable(reaching_agent(_getaddrinfo))
+    carried = run(agent, config(march_release, tmp_path / "fc")).body
+    assert all(c["status"] == "complete" for c in carried["cells"])
+    assert (
+        carried["network"]["egress_attempts"]
+        == sum(c["sessions"] for c in carried["cells"]) + carried["probe"]["total"]
+    )
+
+    stopped = run(agent, config(march_release, tmp_path / "ab", network_policy="abort")).body
+    assert stopped["valid"] is False
+    assert stopped["network"]["egress_attempts"] == 1
+    assert stopped["cells"][0]["status"] == "aborted"
+    assert all(c["status"] == "not_run" for c in stopped["cells"][1:])
+    assert stopped["aborted"] and "network egress" in stopped["aborted"]
+    assert socket.getaddrinfo is ORIGINALS["getaddrinfo"]
+
+
+def test_guard_is_removed_when_the_run_raises(march_release: Path, tmp_path: Path) -> None:
+    class Boom(BaseException):
+        pass
+
+    def agent(prompt: str, tools: Any) -> list[str]:
+        raise Boom  # not an Exception: the runner does not catch it
+
+    with pytest.raises(Boom):
+        run(from_callable(agent), config(march_release, tmp_path))
+    assert socket.socket is ORIGINALS["socket"]
+    assert socket.getaddrinfo is ORIGINALS["getaddrinfo"]
+
+
+def test_unix_sockets_keep_working_during_a_run(march_release: Path, tmp_path: Path) -> None:
+    echoed: list[bytes] = []
+
+    def agent(prompt: str, tools: Any) -> list[str]:
+        a, b = socket.socketpair(socket.AF_UNIX)
+        with a, b:
+            a.sendall(b"ping")
+            echoed.append(b.recv(4))
+        return []
+
+    body = run(from_callable(agent), config(march_release, tmp_path)).body
+    assert body["valid"] is True and body["network"]["clean"] is True
+    assert echoed and set(echoed) == {b"ping"}
