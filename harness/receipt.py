@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections import Counter, defaultdict
+from collections import Counter
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import canonical
-from harness.scoring import delta, total_return
+from harness.scoring import delta
 from harness.version import HARNESS_NAME, HARNESS_VERSION, RECEIPT_VERSION
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ def build_body(
     prices: Prices | None,
     rows: list[dict[str, Any]],
     indexes: dict[str, ClockIndex],
-    trades_by_cell: dict[tuple[str, str], list[Any]] | None = None,
+    by_form: dict[str, dict[str, Any]],
 ) -> dict[str, Any]:
     start, end = config_body["start"], config_body["end"]
     by_cell = {(c["arm"], c["clock"]): c for c in cells}
@@ -163,18 +163,6 @@ def build_body(
                 main, by_cell.get(("redacted", clock), {}).get("total_return")
             ),
         }
-    by_form: dict[str, dict[str, Any]] = {}
-    if trades_by_cell:
-        for (arm, clock), trades in sorted(trades_by_cell.items()):
-            groups: dict[str, list[Any]] = defaultdict(list)
-            for t in trades:
-                groups[t.form].append(t)
-            for form, group in sorted(groups.items()):
-                by_form.setdefault(form, {})[f"{arm}/{clock}"] = {
-                    "trades": len(group),
-                    "priced_trades": sum(1 for t in group if t.ret is not None),
-                    "total_return": total_return(group),
-                }
     protocol = _protocol(
         config=config,
         bundle=bundle,

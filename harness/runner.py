@@ -4,6 +4,7 @@ the receipt."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -20,9 +21,14 @@ from harness.probe import answer_key, pick_items, probe_prompt, score_answer, ve
 from harness.receipt import build_body, write_receipt
 from harness.release.bundle import Bundle
 from harness.scoring import Trade, make_trades, total_return, trades_digest
-from harness.tools import ClockIndex, Toolbox
+from harness.tools import ArmRows, ClockIndex, Toolbox
 from harness.trajectory import TrajectoryWriter
 from harness.version import HARNESS_NAME, HARNESS_VERSION
+
+# A control arm of at most this many rows is parsed once up front (about 1 KB a row);
+# beyond it each served row is parsed from its line, to keep a whole-release run
+# well under 1 GiB.
+PARSE_UP_FRONT = 100_000
 
 
 def trade_prompt(
@@ -49,7 +55,6 @@ class CellOutcome:
     rows_served: int = 0
     fallbacks_served: int = 0
     unreached_rows: int = 0
-    trades: list[Trade] = field(default_factory=list)
 
 
 @dataclass
@@ -58,6 +63,9 @@ class RunResult:
     trajectory_path: Path
     receipt_path: Path
     cells: dict[tuple[str, str], CellOutcome]
+    # Trades are rebuilt from the picks when asked for, not kept: a whole-release run
+    # makes millions of them.
+    _trader: Callable[[CellOutcome], list[Trade]] = field(repr=False)
 
     @property
     def body(self) -> dict[str, Any]:
@@ -69,10 +77,10 @@ class RunResult:
         return bool(self.body["valid"])
 
     def total_return(self, arm: str, clock: str) -> float | None:
-        return total_return(self.cells[(arm, clock)].trades)
+        return total_return(self.trades(arm, clock))
 
     def trades(self, arm: str, clock: str) -> list[Trade]:
-        return self.cells[(arm, clock)].trades
+        return self._trader(self.cells[(arm, clock)])
 
 
 class _Aborted(Exception):
@@ -136,6 +144,7 @@ def run(
     table = sessions_for(date.fromisoformat(start), date.fromisoformat(end))
     window = table.window(date.fromisoformat(start), date.fromisoformat(end))
     main_rows = bundle.rows("main")
+    forms_by_position = [r["form"] for r in main_rows]
     main_by_key = {r["row_key"]: r for r in main_rows}
     positions = {r["row_key"]: i for i, r in enumerate(main_rows)}
     indexes = {clock: ClockIndex.build(main_rows, clock) for clock in config.clocks}
@@ -162,8 +171,11 @@ def run(
     try:
         with guard:
             for arm in config.arms:
-                rows = bundle.rows(arm)
                 texts = bundle.texts(arm)
+                # Control arms are parsed up front only when small; a whole-release run
+                # parses each served row from its line instead (see ArmRows).
+                parsed = bundle.rows(arm) if arm == "main" or len(texts) <= PARSE_UP_FRONT else None
+                rows = ArmRows(texts, parsed, forms_by_position)
                 served: dict[int, None] = {}
                 last_tools: Toolbox | None = None
                 for clock in config.clocks:
@@ -179,7 +191,6 @@ def run(
                         window,
                         indexes[clock],
                         rows,
-                        texts,
                         positions,
                         served if arm == "shifted" else None,
                     )
@@ -201,15 +212,22 @@ def run(
     )
     trajectory_sha = writer.close()
 
-    for (_arm, clock), outcome in cells.items():
-        outcome.trades = make_trades(
+    def trader(outcome: CellOutcome) -> list[Trade]:
+        return make_trades(
             outcome.picks,
             main_by_key=main_by_key,
             table=table,
             hold_sessions=config.hold_sessions,
             prices=prices,
         )
+
+    cell_json = []
+    by_form: dict[str, dict[str, Any]] = {}
+    for (arm, clock), outcome in cells.items():
         outcome.unreached_rows = len(main_rows) - indexes[clock].knowable(table.opens[window[-1]])
+        trades = trader(outcome)
+        cell_json.append(_cell_json(outcome, trades))
+        add_by_form(by_form, f"{arm}/{clock}", trades)
 
     body = build_body(
         run_id=run_id,
@@ -221,7 +239,7 @@ def run(
         trajectory_path=config.trajectory_path,
         events=writer.events,
         sessions=[table.sessions[s].isoformat() for s in window],
-        cells=[_cell_json(cells[(a, c)]) for a in config.arms for c in config.clocks],
+        cells=cell_json,
         probe=probe,
         network={
             "guard": GUARD_NAME,
@@ -235,10 +253,12 @@ def run(
         prices=prices,
         rows=main_rows,
         indexes=indexes,
-        trades_by_cell={key: outcome.trades for key, outcome in cells.items()},
+        by_form=by_form,
     )
     receipt = write_receipt(config.receipt_path, body)
-    return RunResult(receipt, Path(config.trajectory_path), Path(config.receipt_path), cells)
+    return RunResult(
+        receipt, Path(config.trajectory_path), Path(config.receipt_path), cells, trader
+    )
 
 
 def _record_attempts(writer: TrajectoryWriter, guard: NetworkGuard, seen: int) -> int:
@@ -256,8 +276,7 @@ def _run_cell(
     table: SessionTable,
     window: range,
     index: ClockIndex,
-    rows: list[dict[str, Any]],
-    texts: list[str],
+    rows: ArmRows,
     positions: dict[str, int],
     served: dict[int, None] | None,
 ) -> Toolbox | None:
@@ -302,7 +321,6 @@ def _run_cell(
             session_date=session_date,
             record=record,
             served=(lambda p: served.setdefault(p)) if served is not None else None,
-            texts=texts,
         )
         task = Task(
             "trade",
@@ -363,7 +381,7 @@ def _run_probe(
     writer: TrajectoryWriter,
     guard: NetworkGuard,
     tools: Toolbox,
-    rows: list[dict[str, Any]],
+    rows: ArmRows,
     main_rows: list[dict[str, Any]],
     served: dict[int, None],
 ) -> dict[str, Any]:
@@ -372,7 +390,7 @@ def _run_probe(
     agent = spec.new()
     items = []
     for n, position in enumerate(chosen):
-        shown = dict(rows[position])
+        shown = rows.copy(position)
         task = Task(
             "probe", probe_prompt(shown), "shifted", tools.clock, tools.session_date, tools.known_at
         )
@@ -412,8 +430,20 @@ def _run_probe(
     }
 
 
-def _cell_json(outcome: CellOutcome) -> dict[str, Any]:
-    trades = outcome.trades
+def add_by_form(by_form: dict[str, dict[str, Any]], cell: str, trades: list[Trade]) -> None:
+    """P6: trades and returns per form, per cell."""
+    groups: dict[str, list[Trade]] = {}
+    for t in trades:
+        groups.setdefault(t.form, []).append(t)
+    for form, group in sorted(groups.items()):
+        by_form.setdefault(form, {})[cell] = {
+            "trades": len(group),
+            "priced_trades": sum(1 for t in group if t.ret is not None),
+            "total_return": total_return(group),
+        }
+
+
+def _cell_json(outcome: CellOutcome, trades: list[Trade]) -> dict[str, Any]:
     return {
         "arm": outcome.arm,
         "clock": outcome.clock,

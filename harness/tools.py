@@ -9,6 +9,7 @@ a prefix found by bisection, so a call costs the same however large the release 
 
 from __future__ import annotations
 
+import json
 from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
@@ -58,6 +59,50 @@ class ClockIndex:
         return bisect_left(self.known, bell)
 
 
+class ArmRows:
+    """One arm's rows of the window, by position (the same order in every arm).
+
+    ``parsed`` holds the rows as dicts when the caller could afford them; otherwise a
+    row is parsed from its stored line each time it is served, which bounds memory on
+    a whole-release run at the price of parsing again. ``forms`` comes from the main
+    arm (a form is the same in every arm) so filters never need the parsed row.
+    """
+
+    def __init__(
+        self, texts: list[str], parsed: list[dict[str, Any]] | None, forms: list[str]
+    ) -> None:
+        self.texts = texts
+        self._parsed = parsed
+        self._forms = forms
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def form(self, position: int) -> str:
+        return self._forms[position]
+
+    def view(self, position: int) -> dict[str, Any]:
+        """The row, not to be handed out (it may be shared)."""
+        if self._parsed is not None:
+            return self._parsed[position]
+        row: dict[str, Any] = json.loads(self.texts[position])
+        return row
+
+    def copy(self, position: int) -> dict[str, Any]:
+        """A row the agent may keep and change."""
+        if self._parsed is not None:
+            return dict(self._parsed[position])
+        row: dict[str, Any] = json.loads(self.texts[position])
+        return row
+
+    @classmethod
+    def of(cls, rows: list[dict[str, Any]]) -> ArmRows:
+        """From parsed rows alone (tests, small tools): texts rebuilt canonically."""
+        from harness import canonical
+
+        return cls([canonical.line(r) for r in rows], rows, [r["form"] for r in rows])
+
+
 class Toolbox:
     """What an agent may call during one session of one cell."""
 
@@ -66,19 +111,18 @@ class Toolbox:
         *,
         arm: str,
         index: ClockIndex,
-        rows: list[dict[str, Any]],
+        rows: ArmRows | list[dict[str, Any]],
         positions: dict[str, int],
         bell: float,
         previous_bell: float | None,
         session_date: str,
         record: Callable[[str, dict[str, Any], dict[str, Any], list[str] | None], None],
         served: Callable[[int], None] | None = None,
-        texts: list[str] | None = None,
     ) -> None:
         self.arm = arm
         self.clock = index.clock
         self._index = index
-        self._rows = rows
+        self._rows = rows if isinstance(rows, ArmRows) else ArmRows.of(rows)
         self._positions = positions
         self._count = index.knowable(bell)
         self._new_from = 0 if previous_bell is None else index.knowable(previous_bell)
@@ -88,7 +132,7 @@ class Toolbox:
         self.known_at = shift_iso(bell_iso) if self._shift else bell_iso
         self._record = record
         self._served = served
-        self._texts = texts
+        self._texts = self._rows.texts
 
     # -- helpers -------------------------------------------------------------
     def _envelope(self, tool: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -106,7 +150,7 @@ class Toolbox:
         return shift_iso(stamp) if self._shift else stamp
 
     def _row(self, position: int, stamp: str) -> dict[str, Any]:
-        out = dict(self._rows[position])
+        out = self._rows.copy(position)
         out["known_at"] = stamp
         out["known_at_source"] = self._index.source[position]
         if self._served is not None:
@@ -117,8 +161,6 @@ class Toolbox:
         """Rows for the agent (copies), and their canonical text for the trajectory."""
         stamps = [self._stamp(p) for p in positions]
         rows = [self._row(p, s) for p, s in zip(positions, stamps, strict=True)]
-        if self._texts is None:
-            return rows, None
         source = self._index.source
         texts = [
             served_row_text(self._texts[p], s, source[p])
@@ -168,7 +210,7 @@ class Toolbox:
         lo = self._new_from if since == "previous_session" else 0
         picked = list(self._index.order[lo : self._count])
         if form is not None:
-            picked = [p for p in picked if self._rows[p]["form"] == form]
+            picked = [p for p in picked if self._rows.form(p) == form]
         total = len(picked)
         window = picked[offset:] if cap is None else picked[offset : offset + cap]
         rows, texts = self._serve(window)
@@ -191,9 +233,9 @@ class Toolbox:
         needle = query.strip().lower()
         hits = []
         for p in self._index.order[: self._count]:
-            row = self._rows[p]
-            if form is not None and row["form"] != form:
+            if form is not None and self._rows.form(p) != form:
                 continue
+            row = self._rows.view(p)
             text = " ".join(
                 str(row.get(k) or "") for k in ("title", "issuer", "ticker", "form", "accession")
             ).lower()
@@ -227,7 +269,7 @@ class Toolbox:
     def pit_coverage(self) -> dict[str, Any]:
         """What is knowable so far: counts by form and how many rows fell back."""
         knowable = self._index.order[: self._count]
-        forms = Counter(self._rows[p]["form"] for p in knowable)
+        forms = Counter(self._rows.form(p) for p in knowable)
         stamped = sum(1 for p in knowable if self._index.source[p] == "acceptance_at")
         return self._call(
             "pit_coverage",

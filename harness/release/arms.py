@@ -10,7 +10,7 @@ is never touched: it is the join key between arms.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime
+from datetime import date
 from functools import lru_cache
 from typing import Any
 

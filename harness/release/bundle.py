@@ -134,20 +134,23 @@ class Bundle:
     def texts(self, arm: str) -> list[str]:
         """Each row's canonical JSON line as stored (what the trajectory splices in)."""
         if arm not in self._texts:
-            self._texts[arm] = [line.decode("utf-8") for line in self.read_lines(arm)]
+            texts = [line.decode("utf-8") for line in self.read_lines(arm)]
+            if arm != "main":
+                keys = self.row_keys()
+                if len(texts) != len(keys) or any(
+                    f'"row_key":"{key}"' not in text for key, text in zip(keys, texts, strict=True)
+                ):
+                    raise ReleaseError(f"{arm_file(arm)}: rows do not line up with main.jsonl")
+            self._texts[arm] = texts
         return self._texts[arm]
+
+    def row_keys(self) -> list[str]:
+        return [r["row_key"] for r in self.rows("main")]
 
     def rows(self, arm: str) -> list[dict[str, Any]]:
         """Parsed rows of one arm, in release order (the same order in every arm)."""
         if arm not in self._rows:
-            rows = [json.loads(line) for line in self.texts(arm)]
-            if arm != "main":
-                main = self.rows("main")
-                if len(rows) != len(main) or any(
-                    a["row_key"] != b["row_key"] for a, b in zip(rows, main, strict=True)
-                ):
-                    raise ReleaseError(f"{arm_file(arm)}: rows do not line up with main.jsonl")
-            self._rows[arm] = rows
+            self._rows[arm] = [json.loads(line) for line in self.texts(arm)]
         return self._rows[arm]
 
     def release_rows(self, arm: str) -> None:

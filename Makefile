@@ -1,0 +1,40 @@
+# The documented entry points: setup, demo, test, bench, lint.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+DEMO := demo-out
+
+.PHONY: setup demo test bench lint clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.lock pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Python 3.11 is required (found %d.%d)" % sys.version_info[:2])'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check --require-hashes -r requirements.lock
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
+	@touch $@
+
+# Until the site exists, the demo is the harness end to end on a synthetic release:
+# a release, synthetic prices (labelled so), nine cells, a receipt, verify.
+demo: setup
+	rm -rf $(DEMO)
+	$(BIN)/pit-harness release synth --out $(DEMO)/release --start 2023-03-01 --end 2023-03-31 --seed 7 --rows 40000 --acceptance-fraction 0.05
+	$(BIN)/pit-harness prices synth --bundle $(DEMO)/release --out $(DEMO)/prices-SYNTHETIC.csv --end 2023-04-28 --seed 7
+	cp examples/run.json $(DEMO)/run.json
+	$(BIN)/pit-harness run --config $(DEMO)/run.json
+	$(BIN)/pit-harness verify $(DEMO)/out/receipt.json --trajectory $(DEMO)/out/trajectory.jsonl --bundle $(DEMO)/release
+
+test: setup
+	$(BIN)/pytest -q
+
+bench: setup
+	$(BIN)/python benchmarks/run.py
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy harness
+
+clean:
+	rm -rf $(VENV) $(DEMO) bench-out

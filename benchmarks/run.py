@@ -1,0 +1,167 @@
+"""make bench: the harness benchmarks, printed as a table beside their targets.
+
+Nothing here is asserted; the numbers are for reading. The full-size release and the
+large trajectory are cached under bench-out/ between runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench-out"
+RELEASE = OUT / "release-full"
+SEED = {"start": date(2022, 11, 1), "end": date(2023, 3, 31), "seed": 7}
+
+
+def ensure_release() -> float | None:
+    from harness.release.bundle import Bundle
+    from harness.release.store import ReleaseError
+    from harness.release.synth import SEED_ROWS, synth_release
+
+    try:
+        bundle = Bundle.load(RELEASE)
+        if bundle.manifest["row_counts"]["total"] == SEED_ROWS:
+            return None
+    except ReleaseError:
+        pass
+    started = time.perf_counter()
+    synth_release(RELEASE, **SEED)
+    return time.perf_counter() - started
+
+
+def best_of(fn, repeat: int = 5) -> float:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def seed_run() -> list[tuple[str, str, str]]:
+    from harness import Bundle, RunConfig, run
+    from harness.agents import stub
+    from harness.calendar import sessions_for
+
+    window = {"forms": ("8-K",), "start": "2023-03-01", "end": "2023-03-10"}
+    cold = subprocess.run(
+        [sys.executable, "-c", "import time; t=time.perf_counter(); import harness.cli as c; "
+         "import sys; sys.argv=['pit-harness','run','--config',sys.argv[1]]; r=c.main(sys.argv[1:]); "
+         "print(time.perf_counter()-t, file=sys.stderr)", str(OUT / "seed-run.json")],
+        capture_output=True, text=True, check=False,
+    ) if _write_seed_config() else None
+    cold_s = float(cold.stderr.strip().splitlines()[-1]) if cold and cold.returncode == 0 else float("nan")
+
+    sessions_for(date(2023, 3, 1), date(2023, 3, 10))  # the calendar is built once per process
+
+    def parse_once() -> None:
+        bundle = Bundle.load(RELEASE, **window)  # type: ignore[arg-type]
+        for arm in ("main", "redacted", "shifted"):
+            bundle.rows(arm)
+
+    def one_run() -> None:
+        config = RunConfig(
+            bundle_path=str(RELEASE), trajectory_path=str(OUT / "seed" / "trajectory.jsonl"),
+            receipt_path=str(OUT / "seed" / "receipt.json"), **window,  # type: ignore[arg-type]
+        )
+        run(stub(), config)
+
+    parse = best_of(parse_once)
+    warm = best_of(one_run)
+    return [
+        ("a. seed run, in process (load + nine cells + receipt)", f"{warm:.3f} s", "< 1 s"),
+        ("   read + parse the window's rows once (3 arms)", f"{parse:.3f} s", ""),
+        ("   ratio run / parse", f"{warm / parse:.1f}x", "<= 3x"),
+        ("   whole CLI process, cold (imports, calendar, run)", f"{cold_s:.3f} s", "(seed: 2.7 s)"),
+    ]
+
+
+def _write_seed_config() -> bool:
+    (OUT / "seed-run.json").write_text(json.dumps({
+        "bundle_path": str(RELEASE), "forms": ["8-K"], "start": "2023-03-01", "end": "2023-03-10",
+        "trajectory_path": str(OUT / "seed-cli" / "trajectory.jsonl"),
+        "receipt_path": str(OUT / "seed-cli" / "receipt.json"),
+    }))
+    return True
+
+
+def whole_window() -> tuple[list[tuple[str, str, str]], Path]:
+    trajectory = OUT / "whole" / "trajectory.jsonl"
+    (OUT / "whole-run.json").write_text(json.dumps({
+        "bundle_path": str(RELEASE), "trajectory_path": str(trajectory),
+        "receipt_path": str(OUT / "whole" / "receipt.json"), "probe": 10,
+    }))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run", "--config", str(OUT / "whole-run.json")],
+        capture_output=True, text=True, check=False,
+    )
+    elapsed = time.perf_counter() - started
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if done.returncode != 0:
+        print(done.stderr, file=sys.stderr)
+    peak = max(peak_kib, before) / 1024
+    size = trajectory.stat().st_size / 1e9 if trajectory.exists() else 0.0
+    return [
+        ("b. whole window, all forms, nine cells (CLI)", f"{elapsed:.1f} s", "report"),
+        ("   peak memory (max RSS)", f"{peak:.0f} MiB", "< 1024 MiB"),
+        ("   trajectory written", f"{size:.2f} GB", ""),
+    ], trajectory
+
+
+def verify_big(trajectory: Path) -> list[tuple[str, str, str]]:
+    from harness.verify import verify
+
+    receipt = trajectory.with_name("receipt.json")
+    size = trajectory.stat().st_size
+
+    def openssl() -> None:
+        with open(trajectory, "rb") as handle:
+            hashlib.file_digest(handle, "sha256")
+
+    def ours() -> None:
+        report = verify(receipt, trajectory=trajectory, bundle=None)
+        assert report.ok, report.lines
+
+    base = best_of(openssl, 3)
+    mine = best_of(ours, 3)
+    return [
+        (f"c. verify --trajectory on {size / 1e9:.2f} GB", f"{mine:.2f} s", ""),
+        ("   hashlib (OpenSSL) sha256 of the same bytes", f"{base:.2f} s", f"{size / base / 1e9:.2f} GB/s"),
+        ("   ratio verify / hashlib", f"{mine / base:.2f}x", "<= 1.5x"),
+    ]
+
+
+def main() -> int:
+    OUT.mkdir(exist_ok=True)
+    built = ensure_release()
+    rows: list[tuple[str, str, str]] = []
+    if built is not None:
+        rows.append(("   (built the 287,929-row synthetic release)", f"{built:.1f} s", ""))
+    rows += seed_run()
+    whole, trajectory = whole_window()
+    rows += whole
+    if trajectory.exists() and trajectory.stat().st_size < 1e9:
+        rows.append(("   (trajectory under 1 GB: verify measured on it anyway)", "", ""))
+    if trajectory.exists():
+        rows += verify_big(trajectory)
+    width = max(len(r[0]) for r in rows)
+    print(f"{'benchmark':<{width}}  {'measured':>12}  target")
+    for name, value, target in rows:
+        print(f"{name:<{width}}  {value:>12}  {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    os.chdir(ROOT)
+    sys.exit(main())
