@@ -53,13 +53,28 @@ def seed_run() -> list[tuple[str, str, str]]:
     from harness.calendar import sessions_for
 
     window = {"forms": ("8-K",), "start": "2023-03-01", "end": "2023-03-10"}
-    cold = subprocess.run(
-        [sys.executable, "-c", "import time; t=time.perf_counter(); import harness.cli as c; "
-         "import sys; sys.argv=['pit-harness','run','--config',sys.argv[1]]; r=c.main(sys.argv[1:]); "
-         "print(time.perf_counter()-t, file=sys.stderr)", str(OUT / "seed-run.json")],
-        capture_output=True, text=True, check=False,
-    ) if _write_seed_config() else None
-    cold_s = float(cold.stderr.strip().splitlines()[-1]) if cold and cold.returncode == 0 else float("nan")
+    cold = (
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import time; t=time.perf_counter(); import harness.cli as c; "
+                "import sys; sys.argv=['pit-harness','run','--config',sys.argv[1]]; r=c.main(sys.argv[1:]); "
+                "print(time.perf_counter()-t, file=sys.stderr)",
+                str(OUT / "seed-run.json"),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if _write_seed_config()
+        else None
+    )
+    cold_s = (
+        float(cold.stderr.strip().splitlines()[-1])
+        if cold and cold.returncode == 0
+        else float("nan")
+    )
 
     sessions_for(date(2023, 3, 1), date(2023, 3, 10))  # the calendar is built once per process
 
@@ -70,8 +85,10 @@ def seed_run() -> list[tuple[str, str, str]]:
 
     def one_run() -> None:
         config = RunConfig(
-            bundle_path=str(RELEASE), trajectory_path=str(OUT / "seed" / "trajectory.jsonl"),
-            receipt_path=str(OUT / "seed" / "receipt.json"), **window,  # type: ignore[arg-type]
+            bundle_path=str(RELEASE),
+            trajectory_path=str(OUT / "seed" / "trajectory.jsonl"),
+            receipt_path=str(OUT / "seed" / "receipt.json"),
+            **window,  # type: ignore[arg-type]
         )
         run(stub(), config)
 
@@ -86,25 +103,40 @@ def seed_run() -> list[tuple[str, str, str]]:
 
 
 def _write_seed_config() -> bool:
-    (OUT / "seed-run.json").write_text(json.dumps({
-        "bundle_path": str(RELEASE), "forms": ["8-K"], "start": "2023-03-01", "end": "2023-03-10",
-        "trajectory_path": str(OUT / "seed-cli" / "trajectory.jsonl"),
-        "receipt_path": str(OUT / "seed-cli" / "receipt.json"),
-    }))
+    (OUT / "seed-run.json").write_text(
+        json.dumps(
+            {
+                "bundle_path": str(RELEASE),
+                "forms": ["8-K"],
+                "start": "2023-03-01",
+                "end": "2023-03-10",
+                "trajectory_path": str(OUT / "seed-cli" / "trajectory.jsonl"),
+                "receipt_path": str(OUT / "seed-cli" / "receipt.json"),
+            }
+        )
+    )
     return True
 
 
 def whole_window() -> tuple[list[tuple[str, str, str]], Path]:
     trajectory = OUT / "whole" / "trajectory.jsonl"
-    (OUT / "whole-run.json").write_text(json.dumps({
-        "bundle_path": str(RELEASE), "trajectory_path": str(trajectory),
-        "receipt_path": str(OUT / "whole" / "receipt.json"), "probe": 10,
-    }))
+    (OUT / "whole-run.json").write_text(
+        json.dumps(
+            {
+                "bundle_path": str(RELEASE),
+                "trajectory_path": str(trajectory),
+                "receipt_path": str(OUT / "whole" / "receipt.json"),
+                "probe": 10,
+            }
+        )
+    )
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "harness.cli", "run", "--config", str(OUT / "whole-run.json")],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     elapsed = time.perf_counter() - started
     peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -137,7 +169,11 @@ def verify_big(trajectory: Path) -> list[tuple[str, str, str]]:
     mine = best_of(ours, 3)
     return [
         (f"c. verify --trajectory on {size / 1e9:.2f} GB", f"{mine:.2f} s", ""),
-        ("   hashlib (OpenSSL) sha256 of the same bytes", f"{base:.2f} s", f"{size / base / 1e9:.2f} GB/s"),
+        (
+            "   hashlib (OpenSSL) sha256 of the same bytes",
+            f"{base:.2f} s",
+            f"{size / base / 1e9:.2f} GB/s",
+        ),
         ("   ratio verify / hashlib", f"{mine / base:.2f}x", "<= 1.5x"),
     ]
 
