@@ -105,7 +105,13 @@ class RunConfig:
         prices = config.prices
         if prices is not None:
             prices = PriceSpec(anchor(prices.path), prices.source, prices.pulled_at)
-        return _replace(config, bundle_path=anchor(str(config.bundle_path)), prices=prices)
+        return _replace(
+            config,
+            bundle_path=anchor(str(config.bundle_path)),
+            prices=prices,
+            trajectory_path=anchor(config.trajectory_path),
+            receipt_path=anchor(config.receipt_path),
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunConfig:

@@ -322,3 +322,20 @@ def test_harness_imports_no_django() -> None:
     assert (
         "import django" not in sources and "from django" not in sources and "pitweb" not in sources
     )
+
+
+def test_relative_paths_in_run_json_are_relative_to_the_file(
+    session: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    config = json.loads((session / "run.json").read_text())
+    config.update(trajectory_path="out/t.jsonl", receipt_path="out/r.json")
+    (session / "run.json").write_text(json.dumps(config))
+    elsewhere = tmp_path_factory.mktemp("cwd")
+    monkeypatch.chdir(elsewhere)
+    code, _, err = cli(capsys, "run", "--config", str(session / "run.json"))
+    assert code == 0, err
+    assert (session / "out" / "r.json").exists() and (session / "out" / "t.jsonl").exists()
+    assert not (elsewhere / "out").exists()
