@@ -4,6 +4,7 @@ the receipt."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
@@ -25,10 +26,15 @@ from harness.tools import ArmRows, ClockIndex, Toolbox
 from harness.trajectory import TrajectoryWriter
 from harness.version import HARNESS_NAME, HARNESS_VERSION
 
-# A control arm of at most this many rows is parsed once up front (about 1 KB a row);
-# beyond it each served row is parsed from its line, to keep a whole-release run
-# well under 1 GiB.
+# A window of at most this many rows is parsed once up front, every arm (about 1 KB
+# a row); beyond it each served row is parsed from its stored line, which keeps a
+# whole-release run under 1 GiB at the price of parsing a served row again.
 PARSE_UP_FRONT = 100_000
+_FACTS = ("form", "ticker", "issuer", "partition_date", "acceptance_at")
+
+
+def _facts(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: sys.intern(v) if isinstance(v, str) else v for k in _FACTS for v in (row.get(k),)}
 
 
 def trade_prompt(
@@ -144,10 +150,17 @@ def run(
     table = sessions_for(date.fromisoformat(start), date.fromisoformat(end))
     window = table.window(date.fromisoformat(start), date.fromisoformat(end))
     main_rows = bundle.rows("main")
-    forms_by_position = [r["form"] for r in main_rows]
-    main_by_key = {r["row_key"]: r for r in main_rows}
-    positions = {r["row_key"]: i for i, r in enumerate(main_rows)}
     indexes = {clock: ClockIndex.build(main_rows, clock) for clock in config.clocks}
+    positions = {r["row_key"]: i for i, r in enumerate(main_rows)}
+    # What scoring and the probe need of a main row, with repeated values shared:
+    # a whole-release run keeps these instead of every parsed row.
+    facts = [_facts(r) for r in main_rows]
+    forms_by_position = [f["form"] for f in facts]
+    main_by_key = {r["row_key"]: f for r, f in zip(main_rows, facts, strict=True)}
+    keep_parsed = len(main_rows) <= PARSE_UP_FRONT
+    if not keep_parsed:
+        bundle.release_rows("main")
+    del main_rows
 
     writer = TrajectoryWriter(config.trajectory_path)
     writer.write(
@@ -158,7 +171,7 @@ def run(
         config_sha256=config_sha,
         bundle={"name": bundle.name, "content_digest": bundle.content_digest},
         sessions=[table.sessions[s].isoformat() for s in window],
-        rows_in_window=len(main_rows),
+        rows_in_window=len(facts),
     )
     cells: dict[tuple[str, str], CellOutcome] = {
         (arm, clock): CellOutcome(arm, clock, status="not_run")
@@ -174,7 +187,7 @@ def run(
                 texts = bundle.texts(arm)
                 # Control arms are parsed up front only when small; a whole-release run
                 # parses each served row from its line instead (see ArmRows).
-                parsed = bundle.rows(arm) if arm == "main" or len(texts) <= PARSE_UP_FRONT else None
+                parsed = bundle.rows(arm) if keep_parsed else None
                 rows = ArmRows(texts, parsed, forms_by_position)
                 served: dict[int, None] = {}
                 last_tools: Toolbox | None = None
@@ -197,7 +210,7 @@ def run(
                     outcome.status = "complete"
                 if arm == "shifted" and config.probe and last_tools is not None:
                     probe = _run_probe(
-                        agent, config, writer, guard, last_tools, rows, main_rows, served
+                        agent, config, writer, guard, last_tools, rows, facts, served
                     )
                 bundle.release_rows(arm)
     except _Aborted as exc:
@@ -224,7 +237,7 @@ def run(
     cell_json = []
     by_form: dict[str, dict[str, Any]] = {}
     for (arm, clock), outcome in cells.items():
-        outcome.unreached_rows = len(main_rows) - indexes[clock].knowable(table.opens[window[-1]])
+        outcome.unreached_rows = len(facts) - indexes[clock].knowable(table.opens[window[-1]])
         trades = trader(outcome)
         cell_json.append(_cell_json(outcome, trades))
         add_by_form(by_form, f"{arm}/{clock}", trades)
@@ -251,7 +264,7 @@ def run(
         },
         aborted=aborted,
         prices=prices,
-        rows=main_rows,
+        rows=facts,
         indexes=indexes,
         by_form=by_form,
     )
@@ -382,7 +395,7 @@ def _run_probe(
     guard: NetworkGuard,
     tools: Toolbox,
     rows: ArmRows,
-    main_rows: list[dict[str, Any]],
+    facts: list[dict[str, Any]],
     served: dict[int, None],
 ) -> dict[str, Any]:
     stride, chosen = pick_items(list(served), config.probe)
@@ -404,7 +417,7 @@ def _run_probe(
             decision, error = Decision(), _error_text(exc)
         seen_attempts = _record_attempts(writer, guard, seen_attempts)
         answer = decision.text or " ".join(str(p) for p in decision.picks)
-        key = answer_key(main_rows[position])
+        key = answer_key(facts[position])
         item = {
             "item": n,
             "row_key": shown["row_key"],

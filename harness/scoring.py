@@ -20,7 +20,7 @@ from harness.calendar import SessionTable
 from harness.prices import Prices
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Trade:
     row_key: str
     form: str

@@ -52,6 +52,7 @@ class Bundle:
     segments: list[dict[str, Any]]
     _rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False)
     _texts: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    _keys: list[str] | None = field(default=None, repr=False)
 
     @classmethod
     def load(
@@ -145,7 +146,9 @@ class Bundle:
         return self._texts[arm]
 
     def row_keys(self) -> list[str]:
-        return [r["row_key"] for r in self.rows("main")]
+        if self._keys is None:
+            self._keys = [r["row_key"] for r in self.rows("main")]
+        return self._keys
 
     def rows(self, arm: str) -> list[dict[str, Any]]:
         """Parsed rows of one arm, in release order (the same order in every arm)."""
@@ -154,10 +157,11 @@ class Bundle:
         return self._rows[arm]
 
     def release_rows(self, arm: str) -> None:
-        """Drop an arm's parsed rows (the runner moves arm by arm to bound memory)."""
+        """Drop an arm's lines and parsed rows (the runner moves arm by arm to bound
+        memory); the next call for them reads and checks them again."""
+        self.row_keys()  # kept: other arms are checked against them
         self._texts.pop(arm, None)
-        if arm != "main":
-            self._rows.pop(arm, None)
+        self._rows.pop(arm, None)
 
     def check(self) -> list[str]:
         """Every file against the manifest; an empty list means the release is intact."""

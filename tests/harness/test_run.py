@@ -287,3 +287,18 @@ def test_trajectory_lines_are_canonical_and_hold_every_tool_call(
     shifted = [c for c in calls if c["arm"] == "shifted"]
     assert shifted and all(c["result"]["session_date"].startswith("203") for c in shifted)
     assert all(r["known_at"].startswith("203") for c in shifted for r in c["result"]["rows"])
+
+
+def test_large_window_path_writes_the_same_receipt(
+    march_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows parsed on demand (the whole-release path) change memory, not results."""
+    import harness.runner
+
+    parsed = run(stub(), config(march_release, tmp_path / "parsed"))
+    monkeypatch.setattr(harness.runner, "PARSE_UP_FRONT", 0)
+    lazy = run(stub(), config(march_release, tmp_path / "lazy"))
+    assert lazy.receipt["body_sha256"] == parsed.receipt["body_sha256"]
+    assert (tmp_path / "lazy" / "trajectory.jsonl").read_bytes() == (
+        tmp_path / "parsed" / "trajectory.jsonl"
+    ).read_bytes()
