@@ -15,13 +15,16 @@ is strictly after the instant it became knowable.
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time
+from functools import lru_cache
 from typing import Any
 
 CLOCKS = ("leaky", "dump", "pit")
 REACHABLE = {"leaky": False, "dump": True, "pit": True}
 
 
+@lru_cache(maxsize=8192)
 def _day_at(day: str, at: time) -> float:
+    # cached: a window has a few hundred distinct dates and many rows on each
     return datetime.combine(date.fromisoformat(day), at, UTC).timestamp()
 
 
@@ -46,5 +49,6 @@ def known_at(row: dict[str, Any], clock: str) -> tuple[float, str]:
     raise ValueError(f"unknown clock {clock!r} (clocks: {', '.join(CLOCKS)})")
 
 
+@lru_cache(maxsize=65536)
 def iso_utc(instant: float) -> str:
     return datetime.fromtimestamp(instant, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -97,12 +97,13 @@ def _check_picks(decision: Decision, tools: Toolbox) -> tuple[list[str], list[di
     accepted: list[str] = []
     rejected: list[dict[str, str]] = []
     seen: set[str] = set()
+    knowable = tools.knowable_test()
     for pick in decision.picks:
         if not isinstance(pick, str):
             rejected.append({"row_key": repr(pick)[:80], "reason": "not_a_row_key"})
         elif pick in seen:
             rejected.append({"row_key": pick, "reason": "duplicate"})
-        elif not tools.is_knowable(pick):
+        elif not knowable(pick):
             rejected.append({"row_key": pick, "reason": "not_knowable_at_bell"})
         else:
             seen.add(pick)
@@ -154,10 +155,10 @@ def run(
     positions = {r["row_key"]: i for i, r in enumerate(main_rows)}
     # What scoring and the probe need of a main row, with repeated values shared:
     # a whole-release run keeps these instead of every parsed row.
-    facts = [_facts(r) for r in main_rows]
+    keep_parsed = len(main_rows) <= PARSE_UP_FRONT
+    facts = main_rows if keep_parsed else [_facts(r) for r in main_rows]
     forms_by_position = [f["form"] for f in facts]
     main_by_key = {r["row_key"]: f for r, f in zip(main_rows, facts, strict=True)}
-    keep_parsed = len(main_rows) <= PARSE_UP_FRONT
     if not keep_parsed:
         bundle.release_rows("main")
     del main_rows

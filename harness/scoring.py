@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness import canonical
 from harness.calendar import SessionTable
 from harness.prices import Prices
 
 
-@dataclass(frozen=True, slots=True)
-class Trade:
+class Trade(NamedTuple):
+    """One trade; a tuple, because a whole-release run makes millions of them."""
+
     row_key: str
     form: str
     ticker: str | None
@@ -33,17 +33,7 @@ class Trade:
     status: str  # priced | no_prices | no_ticker | no_price
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "row_key": self.row_key,
-            "form": self.form,
-            "ticker": self.ticker,
-            "entry_session": self.entry_session,
-            "exit_session": self.exit_session,
-            "entry_price": self.entry_price,
-            "exit_price": self.exit_price,
-            "ret": self.ret,
-            "status": self.status,
-        }
+        return self._asdict()
 
 
 def make_trades(
@@ -107,17 +97,9 @@ def trades_digest(trades: list[Trade]) -> str:
     ret, status]`` with floats as strings fixed at six decimals. Anyone holding the
     trajectory, the release and the prices can rebuild the trades and compare."""
     records = [
-        [
-            t.row_key,
-            t.form,
-            t.ticker,
-            t.entry_session,
-            t.exit_session,
-            _fixed(t.entry_price),
-            _fixed(t.exit_price),
-            _fixed(t.ret),
-            t.status,
-        ]
+        t
+        if t.entry_price is None and t.exit_price is None and t.ret is None
+        else (*t[:5], _fixed(t.entry_price), _fixed(t.exit_price), _fixed(t.ret), t.status)
         for t in trades
     ]
     return "sha256:" + hashlib.sha256(canonical.line(records).encode()).hexdigest()

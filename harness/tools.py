@@ -159,13 +159,20 @@ class Toolbox:
 
     def _serve(self, positions: list[int]) -> tuple[list[dict[str, Any]], list[str] | None]:
         """Rows for the agent (copies), and their canonical text for the trajectory."""
-        stamps = [self._stamp(p) for p in positions]
-        rows = [self._row(p, s) for p, s in zip(positions, stamps, strict=True)]
-        source = self._index.source
-        texts = [
-            served_row_text(self._texts[p], s, source[p])
-            for p, s in zip(positions, stamps, strict=True)
-        ]
+        # one loop with locals: this is the hot path of a run that reads every row
+        known_iso, source, texts_in = self._index.known_iso, self._index.source, self._texts
+        copy, shift, served = self._rows.copy, self._shift, self._served
+        rows: list[dict[str, Any]] = []
+        texts: list[str] = []
+        for p in positions:
+            stamp = shift_iso(known_iso[p]) if shift else known_iso[p]
+            row = copy(p)
+            row["known_at"] = stamp
+            row["known_at_source"] = source[p]
+            rows.append(row)
+            texts.append(served_row_text(texts_in[p], stamp, source[p]))
+            if served is not None:
+                served(p)
         return rows, texts
 
     def _call(
@@ -290,6 +297,16 @@ class Toolbox:
     # -- for the runner ------------------------------------------------------
     def _is_knowable(self, position: int) -> bool:
         return self._index.rank[position] < self._count
+
+    def knowable_test(self) -> Callable[[str], bool]:
+        """A fast ``row_key -> knowable at this bell`` for checking many picks."""
+        positions, rank, count = self._positions, self._index.rank, self._count
+
+        def test(row_key: str) -> bool:
+            position = positions.get(row_key)
+            return position is not None and rank[position] < count
+
+        return test
 
     def is_knowable(self, row_key: str) -> bool:
         position = self._positions.get(row_key)
