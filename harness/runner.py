@@ -4,6 +4,7 @@ the receipt."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from harness.version import HARNESS_NAME, HARNESS_VERSION
 # a row); beyond it each served row is parsed from its stored line, which keeps a
 # whole-release run under 1 GiB at the price of parsing a served row again.
 PARSE_UP_FRONT = 100_000
-_FACTS = ("form", "ticker", "issuer", "partition_date", "acceptance_at")
+_FACTS = ("row_key", "form", "ticker", "issuer", "partition_date", "published_at", "acceptance_at")
 
 
 def _facts(row: dict[str, Any]) -> dict[str, Any]:
@@ -150,18 +151,17 @@ def run(
 
     table = sessions_for(date.fromisoformat(start), date.fromisoformat(end))
     window = table.window(date.fromisoformat(start), date.fromisoformat(end))
-    main_rows = bundle.rows("main")
-    indexes = {clock: ClockIndex.build(main_rows, clock) for clock in config.clocks}
-    positions = {r["row_key"]: i for i, r in enumerate(main_rows)}
-    # What scoring and the probe need of a main row, with repeated values shared:
-    # a whole-release run keeps these instead of every parsed row.
-    keep_parsed = len(main_rows) <= PARSE_UP_FRONT
-    facts = main_rows if keep_parsed else [_facts(r) for r in main_rows]
+    # A small window keeps every arm parsed; a large one keeps only the facts that
+    # clocks, scoring and the probe need of each main row (parsed one line at a time).
+    keep_parsed = bundle.row_count <= PARSE_UP_FRONT
+    if keep_parsed:
+        facts = bundle.rows("main")
+    else:
+        facts = [_facts(json.loads(text)) for text in bundle.texts("main")]
+    indexes = {clock: ClockIndex.build(facts, clock) for clock in config.clocks}
+    positions = {f["row_key"]: i for i, f in enumerate(facts)}
     forms_by_position = [f["form"] for f in facts]
-    main_by_key = {r["row_key"]: f for r, f in zip(main_rows, facts, strict=True)}
-    if not keep_parsed:
-        bundle.release_rows("main")
-    del main_rows
+    main_by_key = {f["row_key"]: f for f in facts}
 
     writer = TrajectoryWriter(config.trajectory_path)
     writer.write(

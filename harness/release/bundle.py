@@ -113,6 +113,11 @@ class Bundle:
     def content_digest(self) -> str:
         return str(self.manifest["content_digest"])
 
+    @property
+    def row_count(self) -> int:
+        """Rows in the window, from the index (nothing read)."""
+        return sum(int(s["rows"]) for s in self.segments)
+
     def read_lines(self, arm: str) -> list[bytes]:
         """The window's raw lines of one arm, each segment checked against the index."""
         if arm not in ARMS:
@@ -146,8 +151,12 @@ class Bundle:
         return self._texts[arm]
 
     def row_keys(self) -> list[str]:
+        """The window's row keys in release order (without keeping parsed rows)."""
         if self._keys is None:
-            self._keys = [r["row_key"] for r in self.rows("main")]
+            if "main" in self._rows:
+                self._keys = [r["row_key"] for r in self._rows["main"]]
+            else:
+                self._keys = [json.loads(text)["row_key"] for text in self.texts("main")]
         return self._keys
 
     def rows(self, arm: str) -> list[dict[str, Any]]:
