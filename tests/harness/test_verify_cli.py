@@ -339,3 +339,63 @@ def test_relative_paths_in_run_json_are_relative_to_the_file(
     assert code == 0, err
     assert (session / "out" / "r.json").exists() and (session / "out" / "t.jsonl").exists()
     assert not (elsewhere / "out").exists()
+
+
+def test_release_build_from_edgar_index_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fixtures = Path(__file__).parent / "fixtures" / "edgar"
+    tickers = tmp_path / "tickers.json"
+    tickers.write_text("{}")
+    code, out, err = cli(
+        capsys,
+        "release",
+        "build",
+        "--edgar-index",
+        str(fixtures / "master.idx"),
+        "--acceptance",
+        str(fixtures / "headers.txt"),
+        "--tickers",
+        str(tickers),
+        "--name",
+        "edgar-fixture",
+        "--out",
+        str(tmp_path / "release"),
+    )
+    assert code == 0, err
+    assert out.startswith("release edgar-fixture  rows ")
+    code, out, _ = cli(
+        capsys,
+        "export",
+        "--bundle",
+        str(tmp_path / "release"),
+        "--arm",
+        "main",
+        "--clock",
+        "pit",
+        "--out",
+        str(tmp_path / "s.jsonl"),
+    )
+    assert code == 0
+
+
+def test_release_build_with_a_broken_index_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "master.idx"
+    bad.write_text(
+        "Description: Master Index\n\nCIK|Company Name|Form Type|Date Filed|Filename\n---\n1|A|8-K|2023-02-30|edgar/data/1/0000000001-23-000001.txt\n"
+    )
+    code, _, err = cli(
+        capsys,
+        "release",
+        "build",
+        "--edgar-index",
+        str(bad),
+        "--name",
+        "x",
+        "--out",
+        str(tmp_path / "r"),
+    )
+    assert code == 2 and "line 5" in err and "Traceback" not in err
+    assert not (tmp_path / "r" / "manifest.json").exists()
