@@ -94,7 +94,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from harness.agents.base import load_agent
-    from harness.config import RunConfig, _replace
+    from harness.config import RunConfig, replace_config
     from harness.runner import run
 
     config = RunConfig.from_file(args.config)
@@ -106,7 +106,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.agent:
         changes["agent"] = args.agent
     if changes:
-        config = _replace(config, **changes)
+        config = replace_config(config, **changes)
     if not config.bundle_path:
         raise UsageError(f"{args.config}: bundle_path is required")
     try:

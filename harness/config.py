@@ -105,7 +105,7 @@ class RunConfig:
         prices = config.prices
         if prices is not None:
             prices = PriceSpec(anchor(prices.path), prices.source, prices.pulled_at)
-        return _replace(
+        return replace_config(
             config,
             bundle_path=anchor(str(config.bundle_path)),
             prices=prices,
@@ -153,7 +153,7 @@ def _price_spec(data: Any) -> PriceSpec:
     return PriceSpec(data["path"], data["source"], pulled)
 
 
-def _replace(config: RunConfig, **changes: Any) -> RunConfig:
+def replace_config(config: RunConfig, **changes: Any) -> RunConfig:
     values = {f.name: getattr(config, f.name) for f in fields(config) if not f.name.startswith("_")}
     values.update(changes)
     return RunConfig(**values)

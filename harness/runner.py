@@ -164,66 +164,70 @@ def run(
     main_by_key = {f["row_key"]: f for f in facts}
 
     writer = TrajectoryWriter(config.trajectory_path)
-    writer.write(
-        "run_start",
-        run_id=run_id,
-        harness={"name": HARNESS_NAME, "version": HARNESS_VERSION},
-        config=config_body,
-        config_sha256=config_sha,
-        bundle={"name": bundle.name, "content_digest": bundle.content_digest},
-        sessions=[table.sessions[s].isoformat() for s in window],
-        rows_in_window=len(facts),
-    )
-    cells: dict[tuple[str, str], CellOutcome] = {
-        (arm, clock): CellOutcome(arm, clock, status="not_run")
-        for arm in config.arms
-        for clock in config.clocks
-    }
-    probe: dict[str, Any] = {"arm": "shifted", "status": "not_run", "items": []}
-    guard = NetworkGuard(config.network_policy)
-    aborted: str | None = None
     try:
-        with guard:
-            for arm in config.arms:
-                texts = bundle.texts(arm)
-                # Control arms are parsed up front only when small; a whole-release run
-                # parses each served row from its line instead (see ArmRows).
-                parsed = bundle.rows(arm) if keep_parsed else None
-                rows = ArmRows(texts, parsed, forms_by_position)
-                served: dict[int, None] = {}
-                last_tools: Toolbox | None = None
-                for clock in config.clocks:
-                    outcome = cells[(arm, clock)]
-                    outcome.status = "running"
-                    last_tools = _run_cell(
-                        outcome,
-                        agent,
-                        config,
-                        writer,
-                        guard,
-                        table,
-                        window,
-                        indexes[clock],
-                        rows,
-                        positions,
-                        served if arm == "shifted" else None,
-                    )
-                    outcome.status = "complete"
-                if arm == "shifted" and config.probe and last_tools is not None:
-                    probe = _run_probe(
-                        agent, config, writer, guard, last_tools, rows, facts, served
-                    )
-                bundle.release_rows(arm)
-    except _Aborted as exc:
-        aborted = str(exc)
-        for outcome in cells.values():
-            if outcome.status == "running":
-                outcome.status = "aborted"
-    writer.write(
-        "run_end",
-        aborted=aborted,
-        egress_attempts=len(guard.attempts),
-    )
+        writer.write(
+            "run_start",
+            run_id=run_id,
+            harness={"name": HARNESS_NAME, "version": HARNESS_VERSION},
+            config=config_body,
+            config_sha256=config_sha,
+            bundle={"name": bundle.name, "content_digest": bundle.content_digest},
+            sessions=[table.sessions[s].isoformat() for s in window],
+            rows_in_window=len(facts),
+        )
+        cells: dict[tuple[str, str], CellOutcome] = {
+            (arm, clock): CellOutcome(arm, clock, status="not_run")
+            for arm in config.arms
+            for clock in config.clocks
+        }
+        probe: dict[str, Any] = {"arm": "shifted", "status": "not_run", "items": []}
+        guard = NetworkGuard(config.network_policy)
+        aborted: str | None = None
+        try:
+            with guard:
+                for arm in config.arms:
+                    texts = bundle.texts(arm)
+                    # Control arms are parsed up front only when small; a whole-release run
+                    # parses each served row from its line instead (see ArmRows).
+                    parsed = bundle.rows(arm) if keep_parsed else None
+                    rows = ArmRows(texts, parsed, forms_by_position)
+                    served: dict[int, None] = {}
+                    last_tools: Toolbox | None = None
+                    for clock in config.clocks:
+                        outcome = cells[(arm, clock)]
+                        outcome.status = "running"
+                        last_tools = _run_cell(
+                            outcome,
+                            agent,
+                            config,
+                            writer,
+                            guard,
+                            table,
+                            window,
+                            indexes[clock],
+                            rows,
+                            positions,
+                            served if arm == "shifted" else None,
+                        )
+                        outcome.status = "complete"
+                    if arm == "shifted" and config.probe and last_tools is not None:
+                        probe = _run_probe(
+                            agent, config, writer, guard, last_tools, rows, facts, served
+                        )
+                    bundle.release_rows(arm)
+        except _Aborted as exc:
+            aborted = str(exc)
+            for outcome in cells.values():
+                if outcome.status == "running":
+                    outcome.status = "aborted"
+        writer.write(
+            "run_end",
+            aborted=aborted,
+            egress_attempts=len(guard.attempts),
+        )
+    except BaseException:
+        writer.discard()  # no half trajectory is left behind to be mistaken for a run
+        raise
     trajectory_sha = writer.close()
 
     def trader(outcome: CellOutcome) -> list[Trade]:

@@ -27,10 +27,14 @@ def served_row_text(stored: str, known_at: str, source: str) -> str:
 
 
 class TrajectoryWriter:
+    """Writes to ``<path>.partial`` and moves it into place on :meth:`close`, so a
+    trajectory file that exists is a whole one."""
+
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle: IO[bytes] = open(self.path, "wb")  # noqa: SIM115 - closed in close()
+        self._partial = self.path.with_name(self.path.name + ".partial")
+        self._handle: IO[bytes] = open(self._partial, "wb")  # noqa: SIM115 - closed in close()
         self._hash = hashlib.sha256()
         self.events = 0
 
@@ -72,7 +76,14 @@ class TrajectoryWriter:
         """Close the file and return ``sha256:<hex>`` of everything written."""
         if not self._handle.closed:
             self._handle.close()
+            os.replace(self._partial, self.path)
         return "sha256:" + self._hash.hexdigest()
+
+    def discard(self) -> None:
+        """Close and delete what was written (the run did not finish)."""
+        if not self._handle.closed:
+            self._handle.close()
+        self._partial.unlink(missing_ok=True)
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:

@@ -131,6 +131,7 @@ def test_guard_is_removed_when_the_run_raises(march_release: Path, tmp_path: Pat
     with pytest.raises(Boom):
         run(from_callable(agent), config(march_release, tmp_path))
     assert socket.socket is ORIGINALS["socket"]
+    assert list(tmp_path.iterdir()) == []  # no half trajectory, no receipt
     assert socket.getaddrinfo is ORIGINALS["getaddrinfo"]
 
 
