@@ -35,6 +35,7 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy harness
+	$(BIN)/python manage.py makemigrations --check --dry-run
 
 clean:
 	rm -rf $(VENV) $(DEMO) bench-out

@@ -1,0 +1,50 @@
+"""Registering a release: its files are copied into artifact storage and checked."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from django.core.files import File
+from django.core.files.storage import default_storage
+from django.db import transaction
+
+from harness.release.bundle import Bundle
+from harness.release.store import ReleaseError
+from pitweb.releases.models import Release
+
+
+def release_local_path(release: Release) -> Path:
+    """The release folder on this machine (the filesystem storage keeps it in place)."""
+    return Path(default_storage.path(release.storage_prefix))
+
+
+def release_register(*, path: str | os.PathLike[str]) -> tuple[Release, bool]:
+    """Check every file of the release at ``path`` and store it; idempotent on its digest."""
+    bundle = Bundle.load(path)
+    problems = bundle.check()
+    if problems:
+        raise ReleaseError("; ".join(problems))
+    existing = Release.objects.filter(content_digest=bundle.content_digest).first()
+    if existing is not None:
+        return existing, False
+    prefix = f"releases/{bundle.content_digest.removeprefix('sha256:')}"
+    for name in ["manifest.json", *bundle.manifest["files"]]:
+        target = f"{prefix}/{name}"
+        if not default_storage.exists(target):
+            with open(Path(path) / name, "rb") as handle:
+                default_storage.save(target, File(handle))
+    manifest = bundle.manifest
+    with transaction.atomic():
+        release, created = Release.objects.get_or_create(
+            content_digest=bundle.content_digest,
+            defaults={
+                "name": manifest["name"],
+                "manifest": manifest,
+                "window_start": manifest["window"]["start"],
+                "window_end": manifest["window"]["end"],
+                "row_count": manifest["row_counts"]["total"],
+                "storage_prefix": prefix,
+            },
+        )
+    return release, created

@@ -1,0 +1,254 @@
+"""The submitters' and staff API. Views validate input, call one service, and
+return plain data; every error has the shape ``{"error": {"code", "message"}}``."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import permissions, serializers, status
+from rest_framework.parsers import MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+from pitweb.runs import selectors, services
+from pitweb.runs.errors import SubmissionError
+from pitweb.runs.models import Run, VerificationJob
+
+
+class JobOut(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    run_id = serializers.CharField(source="run.run_id")
+    kind = serializers.CharField()
+    state = serializers.CharField()
+    reason = serializers.CharField()
+    attempts = serializers.IntegerField()
+    worker = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    mismatch_check = serializers.CharField()
+    message = serializers.CharField()
+    checks = serializers.JSONField()
+    previous = serializers.IntegerField(source="previous_id", allow_null=True)
+    url = serializers.SerializerMethodField()
+
+    def get_url(self, job: VerificationJob) -> str:
+        return reverse("api-job", args=[job.pk])
+
+
+class RunOut(serializers.Serializer):
+    run_id = serializers.CharField()
+    body_sha256 = serializers.CharField()
+    status = serializers.CharField()
+    verification_level = serializers.CharField()
+    valid = serializers.BooleanField()
+    protocol_complete = serializers.BooleanField()
+    agent = serializers.CharField()
+    model_version = serializers.CharField()
+    release = serializers.CharField(source="release_digest")
+    forms = serializers.CharField()
+    window_start = serializers.DateField()
+    window_end = serializers.DateField()
+    pit_main_return = serializers.FloatField(allow_null=True)
+    visibility = serializers.CharField()
+    hidden = serializers.BooleanField()
+    flag = serializers.CharField()
+    submitted_at = serializers.DateTimeField()
+    url = serializers.SerializerMethodField()
+    page = serializers.SerializerMethodField()
+
+    def get_url(self, run: Run) -> str:
+        return reverse("api-run", args=[run.body_sha256.removeprefix("sha256:")])
+
+    def get_page(self, run: Run) -> str:
+        return reverse("run", args=[run.body_sha256.removeprefix("sha256:")])
+
+
+class RunDetailOut(RunOut):
+    receipt_body = serializers.JSONField(source="body")
+    jobs = serializers.SerializerMethodField()
+
+    def get_jobs(self, run: Run) -> list[dict[str, Any]]:
+        return JobOut(selectors.run_jobs(run), many=True).data  # type: ignore[return-value]
+
+
+def _visible_run(request: Request, sha_hex: str) -> Run:
+    return get_object_or_404(selectors.visible_runs(request.user), body_sha256=f"sha256:{sha_hex}")
+
+
+class RunsApi(APIView):
+    parser_classes = [MultiPartParser]
+    throttle_scope = "uploads"
+
+    def get_throttles(self) -> list[Any]:
+        return [ScopedRateThrottle()] if self.request.method == "POST" else []
+
+    def get_permissions(self) -> list[Any]:
+        if self.request.method == "POST":
+            return [permissions.IsAuthenticated()]
+        return [permissions.AllowAny()]
+
+    @extend_schema(responses=RunOut(many=True), summary="Runs you may see (public, and your own)")
+    def get(self, request: Request) -> Response:
+        runs = selectors.visible_runs(request.user)[:500]
+        return Response(RunOut(runs, many=True).data)
+
+    @extend_schema(
+        summary="Submit a run: receipt + trajectory (+ config, + prices)",
+        request={
+            "multipart/form-data": inline_serializer(
+                "RunUpload",
+                {
+                    "receipt": serializers.FileField(),
+                    "trajectory": serializers.FileField(),
+                    "config": serializers.FileField(required=False),
+                    "prices": serializers.FileField(required=False),
+                },
+            )
+        },
+        responses={201: RunDetailOut, 200: RunDetailOut},
+    )
+    def post(self, request: Request) -> Response:
+        missing = [name for name in ("receipt", "trajectory") if name not in request.FILES]
+        if missing:
+            raise SubmissionError(
+                "missing_file", f"multipart field(s) {', '.join(missing)} required"
+            )
+        submission = services.run_submit(
+            user=request.user,
+            receipt=request.FILES["receipt"],
+            trajectory=request.FILES["trajectory"],
+            config=request.FILES.get("config"),
+            prices=request.FILES.get("prices"),
+        )
+        data = RunDetailOut(submission.run).data
+        return Response(
+            data, status=status.HTTP_201_CREATED if submission.created else status.HTTP_200_OK
+        )
+
+
+class RunApi(APIView):
+    @extend_schema(
+        responses=RunDetailOut, summary="One run, with its receipt body and verification history"
+    )
+    def get(self, request: Request, sha: str) -> Response:
+        return Response(RunDetailOut(_visible_run(request, sha)).data)
+
+
+class JobApi(APIView):
+    @extend_schema(responses=JobOut, summary="One verification job")
+    def get(self, request: Request, job_id: int) -> Response:
+        job = get_object_or_404(VerificationJob.objects.select_related("run"), pk=job_id)
+        if not selectors.visible_runs(request.user).filter(pk=job.run_id).exists():
+            return Response({"error": {"code": "not_found", "message": "no such job"}}, status=404)
+        return Response(JobOut(job).data)
+
+
+class ReasonIn(serializers.Serializer):
+    reason = serializers.CharField(max_length=2000)
+
+
+class ReverifyApi(APIView):
+    permission_classes = [permissions.IsAdminUser]
+    throttle_scope = "staff_actions"
+    throttle_classes = [ScopedRateThrottle]
+
+    @extend_schema(
+        request=ReasonIn,
+        responses={202: JobOut},
+        summary="Staff: verify a run again (with a reason)",
+    )
+    def post(self, request: Request, sha: str) -> Response:
+        given = ReasonIn(data=request.data)
+        given.is_valid(raise_exception=True)
+        run = get_object_or_404(Run, body_sha256=f"sha256:{sha}")
+        job = services.run_reverify(
+            run=run, staff=request.user, reason=given.validated_data["reason"]
+        )
+        return Response(JobOut(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+LEADERBOARD_COLUMNS = [
+    "rank",
+    "run_id",
+    "release",
+    "forms",
+    "window",
+    "agent",
+    "model_version",
+    "baseline",
+    "main_leaky",
+    "main_dump",
+    "main_pit",
+    "delta_shifted_leaky",
+    "delta_shifted_dump",
+    "delta_shifted_pit",
+    "delta_redacted_leaky",
+    "delta_redacted_dump",
+    "delta_redacted_pit",
+    "mask_verdict",
+    "probe_recovered",
+    "verification",
+    "verification_level",
+    "valid",
+    "protocol_complete",
+    "protocol_gaps",
+    "flag",
+    "body_sha256",
+    "submitted_at",
+]
+
+
+def leaderboard_csv(board: dict[str, list[dict[str, Any]]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(
+        buffer, fieldnames=["section", *LEADERBOARD_COLUMNS], extrasaction="ignore"
+    )
+    writer.writeheader()
+    for section in ("ranked", "unverified", "invalid"):
+        for row in board[section]:
+            writer.writerow({"section": section, **row})
+    return buffer.getvalue()
+
+
+class LeaderboardApi(APIView):
+    @extend_schema(
+        summary="The leaderboard: ranked verified runs, unverified and invalid runs apart",
+        responses=inline_serializer(
+            "Leaderboard",
+            {
+                "ranked": serializers.JSONField(),
+                "unverified": serializers.JSONField(),
+                "invalid": serializers.JSONField(),
+            },
+        ),
+    )
+    def get(self, request: Request) -> Response:
+        return Response(_board(request))
+
+
+def _board(request: Any) -> dict[str, list[dict[str, Any]]]:
+    params = request.GET
+    return selectors.leaderboard(
+        user=request.user,
+        release=params.get("release") or None,
+        form=params.get("form") or None,
+        start=params.get("start") or None,
+        end=params.get("end") or None,
+    )
+
+
+def leaderboard_csv_view(request: Any) -> HttpResponse:
+    response = HttpResponse(
+        leaderboard_csv(_board(request)), content_type="text/csv; charset=utf-8"
+    )
+    response["Content-Disposition"] = 'attachment; filename="leaderboard.csv"'
+    return response

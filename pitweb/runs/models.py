@@ -1,0 +1,156 @@
+"""Submitted runs and everything that happens to them. Every state change is a row:
+a job is never overwritten by the next one, it is linked to it."""
+
+from django.conf import settings
+from django.db import models
+
+from pitweb.releases.models import Release
+
+
+class VerificationLevel(models.TextChoices):
+    SELF_REPORTED = "self_reported", "self-reported"
+    HASHES_VERIFIED = "hashes_verified", "hashes verified"
+    REEXECUTED = "reexecuted", "re-executed"
+
+
+class Visibility(models.TextChoices):
+    PUBLIC = "public"
+    PRIVATE = "private"
+
+
+class Run(models.Model):
+    run_id = models.CharField(max_length=16, db_index=True)
+    body_sha256 = models.CharField(max_length=71, unique=True)
+    body = models.JSONField()
+    config = models.JSONField(null=True, blank=True)
+    release_digest = models.CharField(max_length=71, db_index=True)
+    release = models.ForeignKey(
+        Release, null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
+    )
+    submitter = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="runs"
+    )
+    visibility = models.CharField(
+        max_length=8, choices=Visibility.choices, default=Visibility.PUBLIC
+    )
+    hidden = models.BooleanField(default=False)
+    hidden_reason = models.TextField(blank=True)
+    flag = models.CharField(max_length=200, blank=True)
+    is_baseline = models.BooleanField(default=False)
+    verification_level = models.CharField(
+        max_length=16, choices=VerificationLevel.choices, default=VerificationLevel.SELF_REPORTED
+    )
+    status = models.CharField(max_length=16, default="received")  # the latest job's state
+    valid = models.BooleanField()
+    protocol_complete = models.BooleanField()
+    model_version = models.CharField(max_length=200, blank=True)
+    agent = models.CharField(max_length=200)
+    forms = models.CharField(max_length=200)
+    window_start = models.DateField()
+    window_end = models.DateField()
+    # Read off the receipt body at submission (recomputable from it): the ranking key.
+    pit_main_return = models.FloatField(null=True, blank=True)
+    trajectory_sha256 = models.CharField(max_length=71)
+    trajectory_name = models.CharField(max_length=200)
+    receipt_name = models.CharField(max_length=200)
+    prices_name = models.CharField(max_length=200, blank=True)
+    submitted_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-submitted_at"]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id}"
+
+
+class Cell(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="cells")
+    arm = models.CharField(max_length=16)
+    clock = models.CharField(max_length=16)
+    reachable = models.BooleanField()
+    status = models.CharField(max_length=16)
+    trades = models.PositiveIntegerField()
+    priced_trades = models.PositiveIntegerField()
+    total_return = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "arm", "clock"], name="one_cell_per_arm_clock")
+        ]
+
+
+class ProbeItem(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="probe_items")
+    item = models.PositiveIntegerField()
+    row_key = models.CharField(max_length=40)
+    answer = models.TextField()
+    date_recovered = models.BooleanField()
+    year_recovered = models.BooleanField()
+    issuer_recovered = models.BooleanField()
+    score = models.JSONField()
+
+    class Meta:
+        ordering = ["item"]
+
+
+class JobState(models.TextChoices):
+    RECEIVED = "received"
+    VERIFYING = "verifying"
+    VERIFIED = "verified"
+    MISMATCH = "mismatch"
+    HARNESS_ERROR = "harness_error"
+    UNKNOWN_RELEASE = "unknown_release"
+
+
+FINAL_STATES = {
+    JobState.VERIFIED,
+    JobState.MISMATCH,
+    JobState.HARNESS_ERROR,
+    JobState.UNKNOWN_RELEASE,
+}
+
+
+class VerificationJob(models.Model):
+    class Kind(models.TextChoices):
+        VERIFY = "verify"
+        REVERIFY = "reverify"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="jobs")
+    previous = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="next"
+    )
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    state = models.CharField(max_length=16, choices=JobState.choices, default=JobState.RECEIVED)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    reason = models.TextField(blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    worker = models.CharField(max_length=200, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    checks = models.JSONField(default=list)
+    mismatch_check = models.CharField(max_length=200, blank=True)
+    message = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+
+class AuditEvent(models.Model):
+    """A staff action (who, what, why, when); public runs' events form the changelog."""
+
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    action = models.CharField(max_length=40)
+    run = models.ForeignKey(
+        Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_events"
+    )
+    reason = models.TextField()
+    public = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]

@@ -1,0 +1,75 @@
+"""The parts of a receipt body the site relies on, as a JSON Schema (checked on upload)."""
+
+NUMBER_OR_NULL = {"type": ["number", "null"]}
+
+CELL = {
+    "type": "object",
+    "required": [
+        "arm",
+        "clock",
+        "reachable",
+        "status",
+        "trades",
+        "priced_trades",
+        "total_return",
+        "trades_sha256",
+    ],
+    "properties": {
+        "arm": {"enum": ["main", "redacted", "shifted"]},
+        "clock": {"enum": ["leaky", "dump", "pit"]},
+        "reachable": {"type": "boolean"},
+        "status": {"type": "string"},
+        "trades": {"type": "integer", "minimum": 0},
+        "priced_trades": {"type": "integer", "minimum": 0},
+        "total_return": NUMBER_OR_NULL,
+        "trades_sha256": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
+    },
+}
+
+RECEIPT_BODY = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": [
+        "receipt_version",
+        "run_id",
+        "valid",
+        "binding",
+        "config",
+        "cells",
+        "probe",
+        "protocol_complete",
+        "protocol_gaps",
+        "network",
+        "release",
+    ],
+    "properties": {
+        "receipt_version": {"const": 1},
+        "run_id": {"type": "string", "pattern": "^[0-9a-f]{16}$"},
+        "valid": {"type": "boolean"},
+        "binding": {
+            "type": "object",
+            "required": ["bundle_content_digest", "config_sha256", "trajectory_sha256"],
+            "properties": {
+                k: {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"}
+                for k in ("bundle_content_digest", "config_sha256", "trajectory_sha256")
+            },
+        },
+        "config": {
+            "type": "object",
+            "required": ["forms", "start", "end", "agent", "model_version"],
+            "properties": {
+                "forms": {"type": "array", "items": {"type": "string"}},
+                "start": {"type": "string", "format": "date"},
+                "end": {"type": "string", "format": "date"},
+                "agent": {"type": "string", "maxLength": 200},
+                "model_version": {"type": "string", "maxLength": 200},
+            },
+        },
+        "cells": {"type": "array", "items": CELL, "minItems": 1, "maxItems": 9},
+        "probe": {"type": "object", "properties": {"items": {"type": "array"}}},
+        "protocol_complete": {"type": "boolean"},
+        "protocol_gaps": {"type": "array", "items": {"type": "string"}},
+        "network": {"type": "object"},
+        "release": {"type": "object"},
+    },
+}

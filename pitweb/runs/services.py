@@ -1,0 +1,498 @@
+"""Writes: submitting a run, moving verification jobs, staff actions.
+
+Every function here is the only way its rows change. Jobs move
+received -> verifying -> verified | mismatch | harness_error | unknown_release, and
+an illegal move is refused; a new verification is a new job linked to the last one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import IO, Any
+
+import jsonschema
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.files import File
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from harness import canonical
+from harness.receipt import ReceiptError
+from harness.verify import check_receipt
+from pitweb.releases.models import Release
+from pitweb.runs.errors import SubmissionError
+from pitweb.runs.models import (
+    FINAL_STATES,
+    AuditEvent,
+    Cell,
+    JobState,
+    ProbeItem,
+    Run,
+    VerificationJob,
+    VerificationLevel,
+)
+from pitweb.runs.receipt_schema import RECEIPT_BODY
+
+CHUNK = 1024 * 1024
+
+
+@dataclass
+class Submission:
+    run: Run
+    job: VerificationJob | None
+    created: bool
+
+
+def _depth(value: Any) -> int:
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        deepest = max(deepest, level)
+        if isinstance(item, dict):
+            stack.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, level + 1) for v in item)
+    return deepest
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _read_json(data: bytes, what: str) -> Any:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SubmissionError("not_utf8", f"{what} is not UTF-8 text (byte {exc.start})") from None
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise SubmissionError(
+            "too_deep", f"{what} nests deeper than {settings.PITWEB_MAX_JSON_DEPTH} levels"
+        ) from None
+    except ValueError as exc:
+        raise SubmissionError("invalid_json", f"{what} is not valid JSON ({exc})") from None
+    if _depth(value) > settings.PITWEB_MAX_JSON_DEPTH:
+        raise SubmissionError(
+            "too_deep", f"{what} nests deeper than {settings.PITWEB_MAX_JSON_DEPTH} levels"
+        )
+    return value
+
+
+def _spool(upload: IO[bytes], limit: int, what: str) -> tuple[Path, str, int]:
+    """Copy an upload to a private temporary file, hashing it; refuse past ``limit``."""
+    digest = hashlib.sha256()
+    size = 0
+    handle = tempfile.NamedTemporaryFile(prefix="pitweb-", delete=False)  # noqa: SIM115
+    try:
+        while chunk := upload.read(CHUNK):
+            size += len(chunk)
+            if size > limit:
+                raise SubmissionError("too_large", f"{what} is larger than {limit} bytes", 413)
+            digest.update(chunk)
+            handle.write(chunk)
+    except BaseException:
+        handle.close()
+        os.unlink(handle.name)
+        raise
+    handle.close()
+    return Path(handle.name), "sha256:" + digest.hexdigest(), size
+
+
+def _store(local: Path, name: str) -> str:
+    """Content-addressed: the same bytes always land on the same name, once."""
+    if not default_storage.exists(name):
+        with open(local, "rb") as handle:
+            saved = default_storage.save(name, File(handle))
+        if saved != name:  # a concurrent writer stored the same bytes first
+            default_storage.delete(saved)
+    return name
+
+
+def run_submit(
+    *,
+    user: AbstractBaseUser,
+    receipt: IO[bytes],
+    trajectory: IO[bytes],
+    config: IO[bytes] | None = None,
+    prices: IO[bytes] | None = None,
+    is_baseline: bool = False,
+) -> Submission:
+    """Check an upload completely, then store it and queue its verification.
+
+    Nothing is written before every check has passed. The same receipt twice returns
+    the existing run; the same run_id with another body is a conflict.
+    """
+    limit = settings.PITWEB_MAX_RECEIPT_BYTES
+    receipt_bytes = receipt.read(limit + 1)
+    if len(receipt_bytes) > limit:
+        raise SubmissionError("too_large", f"receipt is larger than {limit} bytes", 413)
+    _read_json(receipt_bytes, "receipt")
+    with tempfile.TemporaryDirectory(prefix="pitweb-") as tmp:
+        receipt_path = Path(tmp) / "receipt.json"
+        receipt_path.write_bytes(receipt_bytes)
+        try:
+            report, body = check_receipt(receipt_path)
+        except (ReceiptError, canonical.CanonicalError) as exc:
+            raise SubmissionError("invalid_receipt", str(exc)) from None
+        if not report.ok:
+            raise SubmissionError("receipt_hash_mismatch", "; ".join(report.failures))
+        try:
+            jsonschema.validate(body, RECEIPT_BODY)
+        except jsonschema.ValidationError as exc:
+            where = "/".join(str(p) for p in exc.absolute_path) or "body"
+            raise SubmissionError("invalid_receipt", f"receipt {where}: {exc.message}") from None
+        body_sha = "sha256:" + canonical.sha256_hex(canonical.dumps_bytes(body))
+
+        existing = Run.objects.filter(body_sha256=body_sha).first()
+        if existing is not None:
+            return Submission(existing, existing.jobs.first(), False)
+        clash = Run.objects.filter(run_id=body["run_id"]).exclude(body_sha256=body_sha).first()
+        if clash is not None:
+            raise SubmissionError(
+                "run_id_conflict",
+                f"run {body['run_id']} was already submitted with another receipt body "
+                f"({clash.body_sha256}); the same configuration must give the same body",
+                409,
+            )
+        release = Release.objects.filter(
+            content_digest=body["binding"]["bundle_content_digest"]
+        ).first()
+        if release is None:
+            raise SubmissionError(
+                "unknown_release",
+                f"release {body['binding']['bundle_content_digest']} is not held by this server; "
+                "ask staff to register it",
+                422,
+            )
+
+        trajectory_path, trajectory_sha, _ = _spool(
+            trajectory, settings.PITWEB_MAX_TRAJECTORY_BYTES, "trajectory"
+        )
+        extra: list[Path] = [trajectory_path]
+        try:
+            if trajectory_sha != body["binding"]["trajectory_sha256"]:
+                raise SubmissionError(
+                    "trajectory_mismatch",
+                    f"trajectory hashes to {trajectory_sha}, the receipt binds {body['binding']['trajectory_sha256']}",
+                )
+            with open(trajectory_path, "rb") as handle:
+                first = _read_json(handle.readline(), "trajectory's first line")
+            if (
+                not isinstance(first, dict)
+                or canonical.digest(first.get("config")) != body["binding"]["config_sha256"]
+            ):
+                raise SubmissionError(
+                    "config_mismatch",
+                    "the trajectory's run_start config does not hash to the receipt's config_sha256",
+                )
+            config_value = None
+            if config is not None:
+                config_value = _read_json(config.read(limit + 1)[: limit + 1], "config")
+            prices_path = prices_sha = None
+            stated = ((body.get("protocol") or {}).get("P4_costs_and_frictions") or {}).get(
+                "prices"
+            )
+            if prices is not None:
+                prices_path, prices_sha, _ = _spool(
+                    prices, settings.PITWEB_MAX_TRAJECTORY_BYTES, "prices"
+                )
+                extra.append(prices_path)
+                if not stated:
+                    raise SubmissionError(
+                        "unexpected_prices",
+                        "the receipt states no prices, but a price file was sent",
+                    )
+                if prices_sha != stated.get("file_sha256"):
+                    raise SubmissionError(
+                        "prices_mismatch",
+                        f"price file is {prices_sha}, the receipt states {stated.get('file_sha256')}",
+                    )
+
+            hex_of = body_sha.removeprefix("sha256:")
+            trajectory_name = _store(
+                trajectory_path, f"trajectories/{trajectory_sha.removeprefix('sha256:')}.jsonl"
+            )
+            receipt_name = _store(receipt_path, f"receipts/{hex_of}.json")
+            prices_name = (
+                _store(prices_path, f"prices/{prices_sha.removeprefix('sha256:')}.csv")
+                if prices_path and prices_sha
+                else ""
+            )
+            return _create_run(
+                user=user,
+                body=body,
+                body_sha=body_sha,
+                release=release,
+                config=config_value,
+                trajectory_name=trajectory_name,
+                receipt_name=receipt_name,
+                prices_name=prices_name,
+                is_baseline=is_baseline,
+            )
+        finally:
+            for path in extra:
+                path.unlink(missing_ok=True)
+
+
+def _pit_main(body: dict[str, Any]) -> float | None:
+    cell = next((c for c in body["cells"] if (c["arm"], c["clock"]) == ("main", "pit")), None)
+    return None if cell is None else cell["total_return"]
+
+
+def _create_run(
+    *,
+    user: AbstractBaseUser,
+    body: dict[str, Any],
+    body_sha: str,
+    release: Release,
+    config: Any,
+    trajectory_name: str,
+    receipt_name: str,
+    prices_name: str,
+    is_baseline: bool,
+) -> Submission:
+    cfg = body["config"]
+    with transaction.atomic():
+        run = Run.objects.create(
+            run_id=body["run_id"],
+            body_sha256=body_sha,
+            body=body,
+            config=config,
+            release_digest=release.content_digest,
+            release=release,
+            submitter=user,
+            is_baseline=is_baseline,
+            valid=body["valid"],
+            protocol_complete=body["protocol_complete"],
+            model_version=cfg.get("model_version", ""),
+            agent=cfg.get("agent", ""),
+            forms=",".join(cfg.get("forms") or []),
+            window_start=cfg["start"],
+            window_end=cfg["end"],
+            pit_main_return=_pit_main(body),
+            trajectory_sha256=body["binding"]["trajectory_sha256"],
+            trajectory_name=trajectory_name,
+            receipt_name=receipt_name,
+            prices_name=prices_name,
+        )
+        Cell.objects.bulk_create(
+            Cell(
+                run=run,
+                arm=c["arm"],
+                clock=c["clock"],
+                reachable=c["reachable"],
+                status=c["status"],
+                trades=c["trades"],
+                priced_trades=c["priced_trades"],
+                total_return=c["total_return"],
+            )
+            for c in body["cells"]
+        )
+        ProbeItem.objects.bulk_create(
+            ProbeItem(
+                run=run,
+                item=i.get("item", n),
+                row_key=str(i.get("row_key", ""))[:40],
+                answer=str(i.get("answer", "")),
+                score=i.get("score") or {},
+                date_recovered=bool((i.get("score") or {}).get("date_recovered")),
+                year_recovered=bool((i.get("score") or {}).get("year_recovered")),
+                issuer_recovered=bool((i.get("score") or {}).get("issuer_recovered")),
+            )
+            for n, i in enumerate(body["probe"].get("items") or [])
+            if isinstance(i, dict)
+        )
+        job = verification_request(
+            run=run, kind=VerificationJob.Kind.VERIFY, requested_by=user, reason="submitted"
+        )
+    return Submission(run, job, True)
+
+
+# -- verification --------------------------------------------------------------
+
+
+def verification_request(
+    *, run: Run, kind: str, requested_by: AbstractBaseUser | None, reason: str
+) -> VerificationJob:
+    """A new job, linked to the run's last one, queued once the transaction commits."""
+    from pitweb.runs.tasks import verify_run_task
+
+    with transaction.atomic():
+        previous = run.jobs.select_for_update().first()
+        if previous is not None and previous.state not in FINAL_STATES:
+            raise SubmissionError(
+                "job_in_progress", f"job {previous.pk} of this run is still {previous.state}", 409
+            )
+        job = VerificationJob.objects.create(
+            run=run, kind=kind, requested_by=requested_by, reason=reason, previous=previous
+        )
+        Run.objects.filter(pk=run.pk).update(status=JobState.RECEIVED)
+        transaction.on_commit(lambda: verify_run_task.delay(job.pk))
+    return job
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def verification_claim(*, job_id: int, worker: str) -> bool:
+    """received -> verifying, for exactly one worker (a conditional update)."""
+    now = timezone.now()
+    with transaction.atomic():
+        claimed = VerificationJob.objects.filter(pk=job_id, state=JobState.RECEIVED).update(
+            state=JobState.VERIFYING,
+            worker=worker,
+            started_at=now,
+            heartbeat_at=now,
+            attempts=F("attempts") + 1,
+        )
+        if claimed:
+            Run.objects.filter(jobs__pk=job_id).update(status=JobState.VERIFYING)
+    return claimed == 1
+
+
+def verification_heartbeat(*, job_id: int, worker: str) -> None:
+    VerificationJob.objects.filter(pk=job_id, state=JobState.VERIFYING, worker=worker).update(
+        heartbeat_at=timezone.now()
+    )
+
+
+def verification_finish(
+    *,
+    job_id: int,
+    worker: str,
+    state: str,
+    checks: Iterable[dict[str, str]] = (),
+    mismatch_check: str = "",
+    message: str = "",
+) -> bool:
+    """verifying -> a final state, only by the worker that holds the job."""
+    if state not in FINAL_STATES:
+        raise ValueError(f"{state} is not a final state")
+    with transaction.atomic():
+        done = VerificationJob.objects.filter(
+            pk=job_id, state=JobState.VERIFYING, worker=worker
+        ).update(
+            state=state,
+            finished_at=timezone.now(),
+            checks=list(checks),
+            mismatch_check=mismatch_check,
+            message=message,
+        )
+        if done:
+            level = (
+                VerificationLevel.HASHES_VERIFIED
+                if state == JobState.VERIFIED
+                else VerificationLevel.SELF_REPORTED
+            )
+            fields: dict[str, Any] = {"status": state}
+            if state in (JobState.VERIFIED, JobState.MISMATCH):
+                fields["verification_level"] = level  # a harness error says nothing about the run
+            Run.objects.filter(jobs__pk=job_id).update(**fields)
+    return done == 1
+
+
+def verification_release(*, job_id: int, worker: str, message: str) -> bool:
+    """verifying -> received: our own failure, to be tried again."""
+    return (
+        VerificationJob.objects.filter(pk=job_id, state=JobState.VERIFYING, worker=worker).update(
+            state=JobState.RECEIVED, worker="", message=message
+        )
+        == 1
+    )
+
+
+def verification_requeue_stale(*, older_than: timedelta | None = None) -> list[int]:
+    """Jobs whose worker stopped heart-beating go back to received, to be picked up again."""
+    limit = older_than or timedelta(seconds=settings.PITWEB_STALE_AFTER_SECONDS)
+    cutoff = timezone.now() - limit
+    stale = list(
+        VerificationJob.objects.filter(state=JobState.VERIFYING)
+        .filter(Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True))
+        .values_list("pk", flat=True)
+    )
+    requeued = []
+    for pk in stale:
+        moved = VerificationJob.objects.filter(
+            pk=pk, state=JobState.VERIFYING, heartbeat_at__lt=cutoff
+        ).update(
+            state=JobState.RECEIVED, worker="", message="requeued: its worker stopped heart-beating"
+        )
+        if moved:
+            requeued.append(pk)
+    if requeued:
+        from pitweb.runs.tasks import verify_run_task
+
+        for pk in requeued:
+            transaction.on_commit(lambda pk=pk: verify_run_task.delay(pk))
+    return requeued
+
+
+# -- staff ---------------------------------------------------------------------
+
+
+def _require_reason(reason: str) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise SubmissionError(
+            "reason_required", "staff actions need a reason; it is published with the action"
+        )
+    return reason
+
+
+def run_reverify(*, run: Run, staff: AbstractBaseUser, reason: str) -> VerificationJob:
+    reason = _require_reason(reason)
+    with transaction.atomic():
+        job = verification_request(
+            run=run, kind=VerificationJob.Kind.REVERIFY, requested_by=staff, reason=reason
+        )
+        AuditEvent.objects.create(
+            actor=staff,
+            action="reverify",
+            run=run,
+            reason=reason,
+            public=run.visibility == "public",
+        )
+    return job
+
+
+def run_set_hidden(*, run: Run, staff: AbstractBaseUser, hidden: bool, reason: str) -> Run:
+    reason = _require_reason(reason)
+    with transaction.atomic():
+        Run.objects.filter(pk=run.pk).update(hidden=hidden, hidden_reason=reason if hidden else "")
+        AuditEvent.objects.create(
+            actor=staff,
+            action="hide" if hidden else "unhide",
+            run=run,
+            reason=reason,
+            public=run.visibility == "public",
+        )
+    run.refresh_from_db()
+    return run
+
+
+def run_set_flag(*, run: Run, staff: AbstractBaseUser, flag: str, reason: str) -> Run:
+    reason = _require_reason(reason)
+    with transaction.atomic():
+        Run.objects.filter(pk=run.pk).update(flag=flag[:200])
+        AuditEvent.objects.create(
+            actor=staff,
+            action="flag" if flag else "unflag",
+            run=run,
+            reason=reason,
+            public=run.visibility == "public",
+        )
+    run.refresh_from_db()
+    return run

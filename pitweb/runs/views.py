@@ -1,0 +1,280 @@
+"""Server-rendered pages. Filter state lives in the URL; every table has CSV and JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.db.models import Count, Min
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from pitweb import charts
+from pitweb.releases.models import Release
+from pitweb.runs import selectors, services
+from pitweb.runs.api import LEADERBOARD_COLUMNS, leaderboard_csv
+from pitweb.runs.errors import SubmissionError
+from pitweb.runs.models import JobState, Run, VerificationJob
+
+
+def _figure(figure: Any) -> Any:
+    return json.loads(figure.to_json())
+
+
+def leaderboard_page(request: HttpRequest) -> HttpResponse:
+    params = request.GET
+    board = selectors.leaderboard(
+        user=request.user,
+        release=params.get("release") or None,
+        form=params.get("form") or None,
+        start=params.get("start") or None,
+        end=params.get("end") or None,
+    )
+    query = request.GET.urlencode()
+    return render(
+        request,
+        "leaderboard.html",
+        {
+            "board": board,
+            "columns": LEADERBOARD_COLUMNS,
+            "query": query,
+            "releases": Release.objects.order_by("name").values_list("name", flat=True),
+            "filters": {k: params.get(k, "") for k in ("release", "form", "start", "end")},
+        },
+    )
+
+
+def leaderboard_csv_page(request: HttpRequest) -> HttpResponse:
+    board = selectors.leaderboard(
+        user=request.user,
+        release=request.GET.get("release") or None,
+        form=request.GET.get("form") or None,
+        start=request.GET.get("start") or None,
+        end=request.GET.get("end") or None,
+    )
+    response = HttpResponse(leaderboard_csv(board), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="leaderboard.csv"'
+    return response
+
+
+def _run_or_404(request: HttpRequest, sha: str) -> Run:
+    return get_object_or_404(selectors.visible_runs(request.user), body_sha256=f"sha256:{sha}")
+
+
+def run_page(request: HttpRequest, sha: str) -> HttpResponse:
+    run = _run_or_404(request, sha)
+    body = run.body
+    frame = charts.cells_frame(body["cells"])
+    jobs = selectors.run_jobs(run)
+    grid = {
+        arm: {c["clock"]: c for c in body["cells"] if c["arm"] == arm} for arm in charts.ARM_ORDER
+    }
+    return render(
+        request,
+        "run.html",
+        {
+            "run": run,
+            "body": body,
+            "sha": sha,
+            "grid": grid,
+            "clocks": charts.CLOCK_ORDER,
+            "probe": body.get("probe", {}),
+            "history": selectors.job_diffs(jobs),
+            "latest_job": jobs[-1] if jobs else None,
+            "figures": {
+                "returns": _figure(charts.returns_by_clock(frame)),
+                "deltas": _figure(charts.arm_deltas(frame)),
+            },
+            "receipt_pretty": json.dumps(body, indent=2, sort_keys=True),
+            "release_name": run.release.name if run.release else run.release_digest,
+        },
+    )
+
+
+def run_cells_json(request: HttpRequest, sha: str) -> JsonResponse:
+    run = _run_or_404(request, sha)
+    return JsonResponse(
+        {"cells": run.body["cells"], "contamination": run.body.get("contamination")}
+    )
+
+
+def run_status_json(request: HttpRequest, sha: str) -> JsonResponse:
+    """Polled by the run page for live verification progress."""
+    run = _run_or_404(request, sha)
+    job = run.jobs.first()
+    return JsonResponse(
+        {"status": run.status, "job": job.pk if job else None, "state": job.state if job else None}
+    )
+
+
+def run_download(request: HttpRequest, sha: str, what: str) -> HttpResponse:
+    from django.core.files.storage import default_storage
+    from django.http import FileResponse
+
+    run = _run_or_404(request, sha)
+    name = {"trajectory": run.trajectory_name, "receipt": run.receipt_name}.get(what)
+    if not name:
+        raise Http404("no such artifact")
+    return FileResponse(
+        default_storage.open(name, "rb"),
+        as_attachment=True,
+        filename=f"{what}-{run.run_id}{'.jsonl' if what == 'trajectory' else '.json'}",
+    )
+
+
+def compare_page(request: HttpRequest) -> HttpResponse:
+    wanted = [s for s in request.GET.get("runs", "").split(",") if s][:4]
+    runs = list(
+        selectors.visible_runs(request.user).filter(body_sha256__in=[f"sha256:{s}" for s in wanted])
+    )
+    figure = (
+        charts.compare_runs(
+            {f"{r.agent} {r.run_id}": charts.cells_frame(r.body["cells"]) for r in runs}
+        )
+        if runs
+        else None
+    )
+    rows = [selectors.leaderboard_row(r) for r in runs]
+    return render(
+        request,
+        "compare.html",
+        {
+            "runs": runs,
+            "rows": rows,
+            "figure": _figure(figure) if figure else None,
+            "columns": LEADERBOARD_COLUMNS,
+        },
+    )
+
+
+def release_page(request: HttpRequest, digest: str) -> HttpResponse:
+    release = get_object_or_404(Release, content_digest=f"sha256:{digest}")
+    import pandas as pd
+
+    from pitweb.releases.services import release_local_path
+
+    index_path = release_local_path(release) / "index.json"
+    figure = None
+    if index_path.exists():
+        segments = json.loads(index_path.read_bytes())["segments"]
+        frame = pd.DataFrame(
+            [{"date": s["date"], "form": s["form"], "rows": s["rows"]} for s in segments]
+        )
+        figure = _figure(charts.rows_per_day(frame))
+    manifest = release.manifest
+    if request.GET.get("format") == "json":
+        return JsonResponse(manifest)
+    return render(
+        request,
+        "release.html",
+        {
+            "release": release,
+            "manifest": manifest,
+            "figure": figure,
+            "manifest_pretty": json.dumps(manifest, indent=2, sort_keys=True),
+        },
+    )
+
+
+def changelog_page(request: HttpRequest) -> HttpResponse:
+    events = selectors.changelog()
+    if request.GET.get("format") == "json":
+        return JsonResponse(
+            {
+                "events": [
+                    {
+                        "when": e.created_at.isoformat(),
+                        "action": e.action,
+                        "run": e.run.run_id if e.run else None,
+                        "actor": e.actor.username if e.actor else None,
+                        "reason": e.reason,
+                    }
+                    for e in events
+                ]
+            }
+        )
+    return render(request, "changelog.html", {"events": events})
+
+
+def status_data() -> dict[str, Any]:
+    waiting = VerificationJob.objects.filter(state=JobState.RECEIVED)
+    oldest = waiting.aggregate(oldest=Min("created_at"))["oldest"]
+    now = timezone.now()
+    workers = list(
+        VerificationJob.objects.exclude(worker="")
+        .exclude(heartbeat_at=None)
+        .values("worker")
+        .annotate(jobs=Count("id"))
+        .order_by("worker")
+    )
+    beats = {
+        w["worker"]: VerificationJob.objects.filter(worker=w["worker"])
+        .order_by("-heartbeat_at")
+        .values_list("heartbeat_at", flat=True)
+        .first()
+        for w in workers[:20]
+    }
+    recent = list(
+        VerificationJob.objects.exclude(finished_at=None)
+        .exclude(started_at=None)
+        .order_by("-finished_at")[:20]
+    )
+    return {
+        "queue_depth": waiting.count(),
+        "verifying": VerificationJob.objects.filter(state=JobState.VERIFYING).count(),
+        "oldest_waiting_seconds": (now - oldest).total_seconds() if oldest else None,
+        "workers": [
+            {"worker": k, "last_heartbeat": v.isoformat() if v else None} for k, v in beats.items()
+        ],
+        "recent_latencies": [
+            {
+                "job": j.pk,
+                "state": j.state,
+                "seconds": round((j.finished_at - j.created_at).total_seconds(), 3),
+            }  # type: ignore[operator]
+            for j in recent
+        ],
+    }
+
+
+def status_page(request: HttpRequest) -> HttpResponse:
+    data = status_data()
+    if request.GET.get("format") == "json":
+        return JsonResponse(data)
+    return render(request, "status.html", {"data": data})
+
+
+@staff_member_required
+@require_POST
+def staff_action(request: HttpRequest, sha: str, action: str) -> HttpResponse:
+    run = get_object_or_404(Run, body_sha256=f"sha256:{sha}")
+    reason = request.POST.get("reason", "")
+    if request.POST.get("confirm") != "yes":
+        messages.error(request, "tick the confirmation box to act")
+        return redirect("run", sha=sha)
+    try:
+        if action == "reverify":
+            job = services.run_reverify(run=run, staff=request.user, reason=reason)  # type: ignore[arg-type]
+            messages.success(request, f"verification job {job.pk} queued")
+        elif action in ("hide", "unhide"):
+            services.run_set_hidden(
+                run=run, staff=request.user, hidden=action == "hide", reason=reason
+            )  # type: ignore[arg-type]
+            messages.success(request, f"run {action}")
+        elif action == "flag":
+            services.run_set_flag(
+                run=run, staff=request.user, flag=request.POST.get("flag", ""), reason=reason
+            )  # type: ignore[arg-type]
+            messages.success(request, "flag set")
+        elif action == "requeue":
+            moved = services.verification_requeue_stale(older_than=timezone.timedelta(seconds=0))
+            messages.success(request, f"requeued {len(moved)} stale job(s)")
+        else:
+            raise Http404("no such action")
+    except SubmissionError as exc:
+        messages.error(request, exc.message)
+    return redirect("run", sha=sha)

@@ -1,0 +1,28 @@
+from django.contrib import admin
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from pitweb.runs import api, views
+
+urlpatterns = [
+    path("", views.leaderboard_page, name="leaderboard"),
+    path("leaderboard.csv", views.leaderboard_csv_page, name="leaderboard-csv"),
+    path("runs/<str:sha>/", views.run_page, name="run"),
+    path("runs/<str:sha>/cells.json", views.run_cells_json, name="run-cells-json"),
+    path("runs/<str:sha>/status.json", views.run_status_json, name="run-status-json"),
+    path("runs/<str:sha>/download/<str:what>", views.run_download, name="run-download"),
+    path("runs/<str:sha>/staff/<str:action>", views.staff_action, name="run-staff"),
+    path("compare/", views.compare_page, name="compare"),
+    path("releases/<str:digest>/", views.release_page, name="release"),
+    path("changelog/", views.changelog_page, name="changelog"),
+    path("status/", views.status_page, name="status"),
+    path("api/runs/", api.RunsApi.as_view(), name="api-runs"),
+    path("api/runs/<str:sha>/", api.RunApi.as_view(), name="api-run"),
+    path("api/runs/<str:sha>/reverify/", api.ReverifyApi.as_view(), name="api-reverify"),
+    path("api/jobs/<int:job_id>/", api.JobApi.as_view(), name="api-job"),
+    path("api/leaderboard/", api.LeaderboardApi.as_view(), name="api-leaderboard"),
+    path("api/leaderboard.csv", api.leaderboard_csv_view, name="api-leaderboard-csv"),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("admin/", admin.site.urls),
+]

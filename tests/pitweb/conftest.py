@@ -1,0 +1,168 @@
+"""Site fixtures: a small registered release, honest runs made by the harness, users."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from rest_framework.test import APIClient
+
+from harness import RunConfig, run
+from harness.adapters.plain import from_callable
+from harness.agents import stub
+from pitweb import celery_app
+
+
+@dataclass(frozen=True)
+class Artifacts:
+    receipt: Path
+    trajectory: Path
+    prices: Path | None
+
+    def files(self, **replace: bytes) -> dict[str, Any]:
+        data = {"receipt": self.receipt.read_bytes(), "trajectory": self.trajectory.read_bytes()}
+        if self.prices is not None:
+            data["prices"] = self.prices.read_bytes()
+        data.update(replace)
+        return {name: _named(name, content) for name, content in data.items()}
+
+
+def _named(name: str, content: bytes) -> io.BytesIO:
+    handle = io.BytesIO(content)
+    handle.name = f"{name}.bin"
+    return handle
+
+
+@pytest.fixture(scope="session")
+def site_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from harness.release.synth import synth_release
+
+    out = tmp_path_factory.mktemp("site") / "release"
+    synth_release(
+        out,
+        start=date(2023, 3, 1),
+        end=date(2023, 3, 20),
+        seed=21,
+        rows=3000,
+        acceptance_fraction=0.05,
+    )
+    return out
+
+
+@pytest.fixture(scope="session")
+def site_prices(tmp_path_factory: pytest.TempPathFactory, site_release: Path) -> Path:
+    from harness.prices import synth_prices
+    from harness.release.bundle import Bundle
+
+    tickers = sorted({r["ticker"] for r in Bundle.load(site_release).rows("main") if r["ticker"]})
+    out = tmp_path_factory.mktemp("site-prices") / "prices-SYNTHETIC.csv"
+    synth_prices(out, symbols=tickers, start=date(2023, 2, 1), end=date(2023, 5, 31), seed=3)
+    return out
+
+
+def make_run(
+    release: Path, out: Path, prices: Path | None = None, agent: Any = None, **extra: Any
+) -> Artifacts:
+    config: dict[str, Any] = {
+        "bundle_path": str(release),
+        "forms": ("8-K",),
+        "start": "2023-03-01",
+        "end": "2023-03-08",
+        "trajectory_path": str(out / "trajectory.jsonl"),
+        "receipt_path": str(out / "receipt.json"),
+    }
+    if prices is not None:
+        config["prices"] = {
+            "path": str(prices),
+            "source": "SYNTHETIC test prices",
+            "pulled_at": "generated",
+        }
+    config.update(extra)
+    run(agent or stub(), RunConfig(**config))
+    return Artifacts(out / "receipt.json", out / "trajectory.jsonl", prices)
+
+
+@pytest.fixture(scope="session")
+def stub_run(
+    tmp_path_factory: pytest.TempPathFactory, site_release: Path, site_prices: Path
+) -> Artifacts:
+    return make_run(site_release, tmp_path_factory.mktemp("stub-run"), site_prices)
+
+
+@pytest.fixture(scope="session")
+def picky_run(
+    tmp_path_factory: pytest.TempPathFactory, site_release: Path, site_prices: Path
+) -> Artifacts:
+    """A second agent (first five new filings each session), declared model and cutoff."""
+
+    def first_five(prompt: str, tools: Any) -> list[str]:
+        return [r["row_key"] for r in tools.pit_list(limit=5)["rows"]]
+
+    return make_run(
+        site_release,
+        tmp_path_factory.mktemp("picky-run"),
+        site_prices,
+        agent=from_callable(first_five, name="first-five"),
+        model_version="demo-1",
+        training_cutoff="2022-12-31",
+    )
+
+
+@pytest.fixture()
+def registered(db: None, site_release: Path) -> Any:
+    from pitweb.releases.services import release_register
+
+    return release_register(path=site_release)[0]
+
+
+@pytest.fixture(scope="session")
+def artifact_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("artifacts")
+
+
+@pytest.fixture(autouse=True)
+def private_storage(settings: Any, artifact_dir: Path) -> None:
+    """Artifacts of a test session go to a temporary folder, never the checkout."""
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(artifact_dir)},
+        },
+    }
+
+
+@pytest.fixture(autouse=True)
+def eager_celery() -> Any:
+    celery_app.conf.task_always_eager = True
+    celery_app.conf.task_eager_propagates = True
+    yield
+    celery_app.conf.task_always_eager = False
+
+
+@pytest.fixture()
+def submitter(db: None) -> User:
+    return User.objects.create_user("alice", password="pw-alice")
+
+
+@pytest.fixture()
+def other(db: None) -> User:
+    return User.objects.create_user("bob", password="pw-bob")
+
+
+@pytest.fixture()
+def staff(db: None) -> User:
+    return User.objects.create_user("carol", password="pw-carol", is_staff=True, is_superuser=True)
+
+
+def token_client(user: User) -> APIClient:
+    from pitweb.accounts.services import token_issue
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_issue(user=user)}")
+    return client
