@@ -246,9 +246,12 @@ def _board(request: Any) -> dict[str, list[dict[str, Any]]]:
     )
 
 
-def leaderboard_csv_view(request: Any) -> HttpResponse:
-    response = HttpResponse(
-        leaderboard_csv(_board(request)), content_type="text/csv; charset=utf-8"
-    )
-    response["Content-Disposition"] = 'attachment; filename="leaderboard.csv"'
-    return response
+class LeaderboardCsvApi(APIView):
+    """The same board as CSV (token authentication applies, as for JSON)."""
+
+    @extend_schema(summary="The leaderboard as CSV", responses={(200, "text/csv"): str})
+    def get(self, request: Request) -> HttpResponse:
+        body = leaderboard_csv(_board(request))
+        response = HttpResponse(body, content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = 'attachment; filename="leaderboard.csv"'
+        return response

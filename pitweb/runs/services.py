@@ -110,8 +110,16 @@ def _spool(upload: IO[bytes], limit: int, what: str) -> tuple[Path, str, int]:
     return Path(handle.name), "sha256:" + digest.hexdigest(), size
 
 
-def _store(local: Path, name: str) -> str:
-    """Content-addressed: the same bytes always land on the same name, once."""
+def _stored_sha(name: str) -> str:
+    with default_storage.open(name, "rb") as handle:
+        return "sha256:" + hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _store(local: Path, name: str, sha: str | None = None) -> str:
+    """Content-addressed: the same bytes always land on the same name, once. A file
+    already there under the name but with other bytes (damaged) is replaced."""
+    if sha is not None and default_storage.exists(name) and _stored_sha(name) != sha:
+        default_storage.delete(name)
     if not default_storage.exists(name):
         with open(local, "rb") as handle:
             saved = default_storage.save(name, File(handle))

@@ -120,9 +120,9 @@ def registered(db: None, site_release: Path) -> Any:
     return release_register(path=site_release)[0]
 
 
-@pytest.fixture(scope="session")
-def artifact_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("artifacts")
+@pytest.fixture()
+def artifact_dir(tmp_path: Path) -> Path:
+    return tmp_path / "artifacts"
 
 
 @pytest.fixture(autouse=True)
