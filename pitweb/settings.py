@@ -101,6 +101,9 @@ DATABASES = {
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
     )
 }
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # a file, not memory, so that a real worker process can share the test database
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-pitweb.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 LANGUAGE_CODE = "en-us"

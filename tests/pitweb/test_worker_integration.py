@@ -1,0 +1,165 @@
+"""A real Celery worker process on a real broker (Redis when REDIS_URL is set, the
+filesystem transport otherwise) against the test database."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import connection
+
+from pitweb import celery_app
+from pitweb.runs import services
+from pitweb.runs.models import JobState, VerificationJob
+from pitweb.runs.tasks import sweep_stale_jobs
+from tests.pitweb.conftest import Artifacts
+
+pytestmark = pytest.mark.django_db(transaction=True)
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def real_broker(eager_celery: None) -> Iterator[None]:
+    celery_app.conf.task_always_eager = False
+    if not os.environ.get("REDIS_URL"):
+        # the filesystem transport leaves old messages behind; start each test clean
+        for folder in (settings.BROKER_DIR / "queue",):
+            for item in folder.glob("*"):
+                item.unlink()
+    yield
+
+
+def worker_env(artifact_dir: Path) -> dict[str, str]:
+    db = connection.settings_dict
+    if "sqlite" in db["ENGINE"]:
+        url = f"sqlite:///{db['NAME']}"
+    else:
+        url = f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    return {
+        **os.environ,
+        "DATABASE_URL": url,
+        "PITWEB_ARTIFACT_DIR": str(artifact_dir),
+        "PITWEB_VAR_DIR": str(settings.VAR_DIR),
+        "PITWEB_HEARTBEAT_SECONDS": "1",
+        "PITWEB_STALE_AFTER_SECONDS": "3",
+        "PYTHONPATH": str(REPO),
+    }
+
+
+def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    handle = open(log, "wb")  # noqa: SIM115 - owned by the process
+    return subprocess.Popen(
+        args, cwd=REPO, env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True
+    )
+
+
+def worker(env: dict[str, str], log: Path, name: str) -> subprocess.Popen[bytes]:
+    return start(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "pitweb",
+            "worker",
+            "--pool=solo",
+            "--loglevel=INFO",
+            "-n",
+            f"{name}@%h",
+        ],
+        env,
+        log,
+    )
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+
+
+def wait_for(condition: Callable[[], bool], what: str, log: Path, timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}; worker log:\n{log.read_text()[-4000:]}")
+
+
+def submit(user: User, artifacts: Artifacts) -> VerificationJob:
+    files = artifacts.files()
+    submission = services.run_submit(
+        user=user, receipt=files["receipt"], trajectory=files["trajectory"], prices=files["prices"]
+    )
+    assert submission.job is not None
+    return submission.job
+
+
+def state(job: VerificationJob) -> str:
+    job.refresh_from_db()
+    return job.state
+
+
+def test_upload_is_verified_by_a_real_worker(
+    registered: Any, submitter: User, stub_run: Artifacts, artifact_dir: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "worker.log"
+    process = worker(worker_env(artifact_dir), log, "w1")
+    try:
+        job = submit(submitter, stub_run)
+        wait_for(lambda: state(job) == JobState.VERIFIED, "the job to be verified", log)
+        assert job.worker.split(":")[0] and job.attempts == 1
+        assert all(c["status"] == "ok" for c in job.checks)
+    finally:
+        stop(process)
+
+
+def test_a_job_whose_worker_is_killed_is_finished_by_the_next(
+    registered: Any, submitter: User, stub_run: Artifacts, artifact_dir: Path, tmp_path: Path
+) -> None:
+    env = worker_env(artifact_dir)
+    gate = tmp_path / "gate"
+    first_log, second_log = tmp_path / "first.log", tmp_path / "second.log"
+    first = start(
+        [sys.executable, str(REPO / "tests" / "pitweb" / "worker_with_gate.py")],
+        {**env, "PITWEB_TEST_GATE": str(gate)},
+        first_log,
+    )
+    second = None
+    try:
+        job = submit(submitter, stub_run)
+        wait_for(
+            lambda: gate.with_suffix(".started").exists(),
+            "the first worker to start the job",
+            first_log,
+        )
+        assert state(job) == JobState.VERIFYING
+        first_worker = job.worker
+        stop(first)  # killed mid-job: no result, no ack, no more heartbeats
+        assert state(job) == JobState.VERIFYING
+        second = worker(env, second_log, "w2")
+
+        # the periodic sweep (celery beat in production) hands the job on once its
+        # heartbeat is older than PITWEB_STALE_AFTER_SECONDS
+        def swept() -> bool:
+            sweep_stale_jobs.delay()
+            time.sleep(1.0)
+            return state(job) != JobState.VERIFYING
+
+        wait_for(swept, "the sweep to requeue the job", second_log)
+        wait_for(lambda: state(job) == JobState.VERIFIED, "the second worker to verify", second_log)
+        assert job.attempts == 2 and job.worker not in ("", first_worker)
+    finally:
+        stop(first)
+        if second is not None:
+            stop(second)
