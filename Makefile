@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 DEMO := demo-out
 
-.PHONY: setup demo test bench lint clean
+.PHONY: setup demo demo-harness test bench lint clean
 
 setup: $(VENV)/.installed
 
@@ -15,9 +15,13 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
 	@touch $@
 
-# Until the site exists, the demo is the harness end to end on a synthetic release:
-# a release, synthetic prices (labelled so), nine cells, a receipt, verify.
+# The site with demo data: migrate, a real worker, three verified baseline runs on a
+# synthetic release with SYNTHETIC prices, served at http://127.0.0.1:8000.
 demo: setup
+	bash scripts/demo.sh
+
+# The harness alone, end to end, as in the seed: nine cells, a receipt, verify.
+demo-harness: setup
 	rm -rf $(DEMO)
 	$(BIN)/pit-harness release synth --out $(DEMO)/release --start 2023-03-01 --end 2023-03-31 --seed 7 --rows 40000 --acceptance-fraction 0.05
 	$(BIN)/pit-harness prices synth --bundle $(DEMO)/release --out $(DEMO)/prices-SYNTHETIC.csv --end 2023-04-28 --seed 7

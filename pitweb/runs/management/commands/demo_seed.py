@@ -1,0 +1,123 @@
+"""Seed the site with demo data through the same paths real users take.
+
+Builds a synthetic release and SYNTHETIC prices (labelled so), runs the harness with
+the stub and two deterministic baselines, uploads the runs through the upload
+service, waits for a real worker to verify them, and prints a staff login and a token.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from harness import RunConfig, run
+from harness.agents.base import load_agent
+from harness.prices import synth_prices
+from harness.release.bundle import Bundle
+from harness.release.synth import synth_release
+from pitweb.accounts.services import token_issue
+from pitweb.releases.services import release_register
+from pitweb.runs import services
+from pitweb.runs.models import FINAL_STATES, Run, VerificationJob
+
+AGENTS = ("stub", "harness.agents.baselines:earliest_five", "harness.agents.baselines:date_reader")
+STAFF = ("staff", "staff-demo-password")
+
+
+class Command(BaseCommand):
+    help = (
+        "Seed demo data (synthetic release, SYNTHETIC prices, three baseline runs) and verify it."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--rows", type=int, default=20_000)
+        parser.add_argument(
+            "--timeout", type=float, default=180.0, help="seconds to wait for verification"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        work = Path(settings.VAR_DIR) / "demo"
+        release_dir = work / "release"
+        if not (release_dir / "manifest.json").exists():
+            synth_release(
+                release_dir,
+                start=date(2023, 3, 1),
+                end=date(2023, 3, 31),
+                seed=7,
+                rows=options["rows"],
+                acceptance_fraction=0.05,
+            )
+        prices = work / "prices-SYNTHETIC.csv"
+        if not prices.exists():
+            tickers = sorted(
+                {r["ticker"] for r in Bundle.load(release_dir).rows("main") if r["ticker"]}
+            )
+            synth_prices(
+                prices, symbols=tickers, start=date(2023, 3, 1), end=date(2023, 5, 31), seed=7
+            )
+        release, _ = release_register(path=release_dir)
+
+        users = get_user_model()
+        if not users.objects.filter(username=STAFF[0]).exists():
+            users.objects.create_superuser(STAFF[0], password=STAFF[1])
+        submitter = users.objects.filter(username="demo").first() or users.objects.create_user(
+            "demo"
+        )
+
+        for name in AGENTS:
+            out = work / "runs" / name.rsplit(":", 1)[-1]
+            spec = load_agent(name)
+            run(
+                spec,
+                RunConfig(
+                    bundle_path=str(release_dir),
+                    forms=("8-K",),
+                    start="2023-03-01",
+                    end="2023-03-10",
+                    agent=name,
+                    model_version="" if name == "stub" else f"baseline-{spec.name}",
+                    training_cutoff="" if name == "stub" else "2022-12-31",
+                    prices={
+                        "path": str(prices),
+                        "source": "SYNTHETIC random walks (pit-harness prices synth); no market data",
+                        "pulled_at": "generated",
+                    },  # type: ignore[arg-type]
+                    trajectory_path=str(out / "trajectory.jsonl"),
+                    receipt_path=str(out / "receipt.json"),
+                ),
+            )
+            with (
+                open(out / "receipt.json", "rb") as receipt,
+                open(out / "trajectory.jsonl", "rb") as trajectory,
+                open(prices, "rb") as price_file,
+            ):
+                submission = services.run_submit(
+                    user=submitter,
+                    receipt=receipt,
+                    trajectory=trajectory,
+                    prices=price_file,
+                    is_baseline=True,
+                )
+            verb = "submitted" if submission.created else "already there"
+            self.stdout.write(f"{verb}: run {submission.run.run_id} ({spec.name})")
+
+        deadline = time.monotonic() + options["timeout"]
+        while VerificationJob.objects.exclude(state__in=FINAL_STATES).exists():
+            if time.monotonic() > deadline:
+                raise CommandError(
+                    "runs were not verified in time: is a worker running? (make demo starts one)"
+                )
+            time.sleep(0.5)
+        for item in Run.objects.order_by("submitted_at"):
+            self.stdout.write(f"  {item.run_id}  {item.agent:<40} {item.status}")
+        self.stdout.write(f"release {release.name} {release.content_digest}")
+        self.stdout.write(
+            f"staff login: {STAFF[0]} / {STAFF[1]}  (http://127.0.0.1:8000/admin/login/)"
+        )
+        self.stdout.write(f"submitter API token (user demo): {token_issue(user=submitter)}")

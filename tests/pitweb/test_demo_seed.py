@@ -1,0 +1,37 @@
+"""The demo data goes through the same upload and verification paths as real runs."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+
+from pitweb.runs.models import JobState, Run
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_demo_seed_submits_and_verifies_three_baselines(settings: Any, tmp_path: Path) -> None:
+    settings.VAR_DIR = tmp_path
+    out = io.StringIO()
+    call_command("demo_seed", rows=3000, stdout=out)
+    runs = list(Run.objects.all())
+    assert len(runs) == 3 and all(r.is_baseline for r in runs)
+    assert {r.status for r in runs} == {JobState.VERIFIED}
+    verdicts = {r.agent.rsplit(":", 1)[-1]: r.body["probe"]["verdict"] for r in runs}
+    assert verdicts == {
+        "stub": "mask_holds",
+        "earliest_five": "mask_holds",
+        "date_reader": "mask_leaks",
+    }
+    text = out.getvalue()
+    assert "staff login: staff / " in text and "submitter API token (user demo): pit_" in text
+    assert all(
+        r.body["protocol"]["P4_costs_and_frictions"]["prices"]["source"].startswith("SYNTHETIC")
+        for r in runs
+    )
+    call_command("demo_seed", rows=3000, stdout=io.StringIO())  # twice: nothing new
+    assert Run.objects.count() == 3
