@@ -1,0 +1,10 @@
+FROM python:3.11-slim
+WORKDIR /app
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+COPY requirements.lock pyproject.toml README.md ./
+RUN pip install --no-cache-dir --require-hashes -r requirements.lock
+COPY . .
+RUN pip install --no-cache-dir --no-deps -e . \
+    && DJANGO_DEBUG=false DJANGO_SECRET_KEY=build-only python manage.py collectstatic --noinput
+EXPOSE 8000
+CMD ["gunicorn", "pitweb.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3"]

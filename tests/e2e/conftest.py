@@ -1,0 +1,74 @@
+"""Browser tests: Playwright driving Debian's Chromium against a live server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.pitweb.conftest import (  # noqa: F401 - fixtures shared with the site tests
+    artifact_dir,
+    eager_celery,
+    picky_run,
+    private_storage,
+    registered,
+    site_prices,
+    site_release,
+    staff,
+    stub_run,
+    submitter,
+)
+
+CHROMIUM = os.environ.get("PITWEB_CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+# Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
+# between page actions are still plain synchronous calls.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if not shutil.which(CHROMIUM) and not Path(CHROMIUM).exists():
+        pytest.fail(
+            f"Chromium not found at {CHROMIUM}: apt-get install chromium (the CI script does)"
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture()
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.console_errors = []  # type: ignore[attr-defined]
+    page.on("console", lambda m: m.type == "error" and page.console_errors.append(m.text))
+    page.on("pageerror", lambda e: page.console_errors.append(str(e)))
+    yield page
+    context.close()
+
+
+@pytest.fixture(scope="session")
+def screenshots() -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS
