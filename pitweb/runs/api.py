@@ -207,7 +207,7 @@ LEADERBOARD_COLUMNS = [
 ]
 
 
-def leaderboard_csv(board: dict[str, list[dict[str, Any]]]) -> str:
+def leaderboard_csv(board: dict[str, Any]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(
         buffer, fieldnames=["section", *LEADERBOARD_COLUMNS], extrasaction="ignore"
@@ -221,7 +221,7 @@ def leaderboard_csv(board: dict[str, list[dict[str, Any]]]) -> str:
 
 class LeaderboardApi(APIView):
     @extend_schema(
-        summary="The leaderboard: ranked verified runs, unverified and invalid runs apart",
+        summary="The leaderboard: a page of ranked verified runs (?page=N, or ?all=1 for every run), unverified and invalid runs apart",
         responses=inline_serializer(
             "Leaderboard",
             {
@@ -235,15 +235,28 @@ class LeaderboardApi(APIView):
         return Response(_board(request))
 
 
-def _board(request: Any) -> dict[str, list[dict[str, Any]]]:
+def _filters(request: Any) -> dict[str, Any]:
     params = request.GET
-    return selectors.leaderboard(
-        user=request.user,
-        release=params.get("release") or None,
-        form=params.get("form") or None,
-        start=params.get("start") or None,
-        end=params.get("end") or None,
-    )
+    return {
+        "user": request.user,
+        "release": params.get("release") or None,
+        "form": params.get("form") or None,
+        "start": params.get("start") or None,
+        "end": params.get("end") or None,
+    }
+
+
+def _page_number(request: Any) -> int:
+    try:
+        return max(1, int(request.GET.get("page", "1")))
+    except ValueError:
+        raise SubmissionError("invalid_page", "page must be a positive integer") from None
+
+
+def _board(request: Any) -> dict[str, Any]:
+    if request.GET.get("all") in ("1", "true"):
+        return selectors.leaderboard_export(**_filters(request))
+    return selectors.leaderboard(**_filters(request), page=_page_number(request))
 
 
 class LeaderboardCsvApi(APIView):
@@ -251,7 +264,7 @@ class LeaderboardCsvApi(APIView):
 
     @extend_schema(summary="The leaderboard as CSV", responses={(200, "text/csv"): str})
     def get(self, request: Request) -> HttpResponse:
-        body = leaderboard_csv(_board(request))
+        body = leaderboard_csv(selectors.leaderboard_export(**_filters(request)))
         response = HttpResponse(body, content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = 'attachment; filename="leaderboard.csv"'
         return response

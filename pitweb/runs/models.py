@@ -50,6 +50,7 @@ class Run(models.Model):
     window_end = models.DateField()
     # Read off the receipt body at submission (recomputable from it): the ranking key.
     pit_main_return = models.FloatField(null=True, blank=True)
+    summary = models.JSONField(default=dict)  # pitweb.runs.summary.body_summary(body)
     trajectory_sha256 = models.CharField(max_length=71)
     trajectory_name = models.CharField(max_length=200)
     receipt_name = models.CharField(max_length=200)
@@ -58,6 +59,9 @@ class Run(models.Model):
 
     class Meta:
         ordering = ["-submitted_at"]
+        indexes = [
+            models.Index(fields=["status", "valid", "pit_main_return"], name="run_board_idx")
+        ]
 
     def __str__(self) -> str:
         return f"run {self.run_id}"

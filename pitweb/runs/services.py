@@ -43,6 +43,7 @@ from pitweb.runs.models import (
     VerificationLevel,
 )
 from pitweb.runs.receipt_schema import RECEIPT_BODY
+from pitweb.runs.summary import body_summary
 
 CHUNK = 1024 * 1024
 
@@ -290,6 +291,7 @@ def _create_run(
             window_start=cfg["start"],
             window_end=cfg["end"],
             pit_main_return=_pit_main(body),
+            summary=body_summary(body),
             trajectory_sha256=body["binding"]["trajectory_sha256"],
             trajectory_name=trajectory_name,
             receipt_name=receipt_name,

@@ -26,37 +26,35 @@ def _figure(figure: Any) -> Any:
 
 
 def leaderboard_page(request: HttpRequest) -> HttpResponse:
-    params = request.GET
-    board = selectors.leaderboard(
-        user=request.user,
-        release=params.get("release") or None,
-        form=params.get("form") or None,
-        start=params.get("start") or None,
-        end=params.get("end") or None,
-    )
-    query = request.GET.urlencode()
+    from pitweb.runs.api import _filters, _page_number
+
+    try:
+        page = _page_number(request)
+    except SubmissionError:
+        page = 1
+    board = selectors.leaderboard(**_filters(request), page=page)
+    params = request.GET.copy()
+    params.pop("page", None)
     return render(
         request,
         "leaderboard.html",
         {
             "board": board,
-            "columns": LEADERBOARD_COLUMNS,
-            "query": query,
+            "query": params.urlencode(),
+            "pagination": board["pagination"],
             "releases": Release.objects.order_by("name").values_list("name", flat=True),
-            "filters": {k: params.get(k, "") for k in ("release", "form", "start", "end")},
+            "filters": {k: request.GET.get(k, "") for k in ("release", "form", "start", "end")},
         },
     )
 
 
 def leaderboard_csv_page(request: HttpRequest) -> HttpResponse:
-    board = selectors.leaderboard(
-        user=request.user,
-        release=request.GET.get("release") or None,
-        form=request.GET.get("form") or None,
-        start=request.GET.get("start") or None,
-        end=request.GET.get("end") or None,
+    from pitweb.runs.api import _filters
+
+    response = HttpResponse(
+        leaderboard_csv(selectors.leaderboard_export(**_filters(request))),
+        content_type="text/csv; charset=utf-8",
     )
-    response = HttpResponse(leaderboard_csv(board), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="leaderboard.csv"'
     return response
 

@@ -166,3 +166,26 @@ def test_openapi_schema_lists_every_endpoint(db: None) -> None:
         and "cdn" not in docs.lower()
         and "/static/drf_spectacular_sidecar/" in docs
     )
+
+
+def test_the_board_pages_with_ranks_that_continue(
+    registered: Any, submitter: User, stub_run: Artifacts
+) -> None:
+    from pitweb.runs.selectors import PER_PAGE
+
+    template = submit(submitter, stub_run)
+    clone_runs(template, PER_PAGE + 4)
+    Run.objects.exclude(pk=template.pk).update(status="verified")
+    first = Client().get("/api/leaderboard/").json()
+    second = Client().get("/api/leaderboard/?page=2").json()
+    assert first["pagination"] == {
+        "page": 1,
+        "pages": 2,
+        "per_page": PER_PAGE,
+        "ranked_total": PER_PAGE + 5,
+    }
+    assert [r["rank"] for r in second["ranked"]] == list(range(PER_PAGE + 1, PER_PAGE + 6))
+    everything = Client().get("/api/leaderboard/?all=1").json()
+    assert len(everything["ranked"]) == PER_PAGE + 5
+    assert Client().get("/api/leaderboard/?page=zero").status_code == 400
+    assert "page 2 of 2" in Client().get("/?page=2").content.decode()

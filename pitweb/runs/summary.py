@@ -1,0 +1,31 @@
+"""What the leaderboard shows of a receipt body, taken once at submission.
+
+Derived data (recomputable from the body at any time), stored beside the run so a
+board of ten thousand runs never parses ten thousand receipt bodies.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+CLOCKS = ("leaky", "dump", "pit")
+
+
+def body_summary(body: dict[str, Any]) -> dict[str, Any]:
+    main = {c["clock"]: c["total_return"] for c in body.get("cells", []) if c["arm"] == "main"}
+    contamination = body.get("contamination", {})
+    probe = body.get("probe", {})
+    return {
+        **{f"main_{clock}": main.get(clock) for clock in CLOCKS},
+        **{
+            f"delta_shifted_{clock}": (contamination.get(clock) or {}).get("main_minus_shifted")
+            for clock in CLOCKS
+        },
+        **{
+            f"delta_redacted_{clock}": (contamination.get(clock) or {}).get("main_minus_redacted")
+            for clock in CLOCKS
+        },
+        "mask_verdict": probe.get("verdict", "not_run"),
+        "probe_recovered": f"{probe.get('recovered', 0)}/{probe.get('total', 0)}",
+        "protocol_gaps": ",".join(body.get("protocol_gaps", [])),
+    }
