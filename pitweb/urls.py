@@ -1,13 +1,13 @@
 from django.contrib import admin
+from django.shortcuts import redirect
 from django.templatetags.static import static
 from django.urls import path
-from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from pitweb.runs import api, views
 
 urlpatterns = [
-    path("favicon.ico", RedirectView.as_view(url=static("pitweb/favicon.svg"), permanent=True)),
+    path("favicon.ico", lambda request: redirect(static("pitweb/favicon.svg"), permanent=True)),
     path("", views.leaderboard_page, name="leaderboard"),
     path("leaderboard.csv", views.leaderboard_csv_page, name="leaderboard-csv"),
     path("runs/<str:sha>/", views.run_page, name="run"),
