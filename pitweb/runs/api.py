@@ -207,13 +207,16 @@ LEADERBOARD_COLUMNS = [
 ]
 
 
+SECTIONS = ("ranked", "unscored", "unverified", "invalid")
+
+
 def leaderboard_csv(board: dict[str, Any]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(
         buffer, fieldnames=["section", *LEADERBOARD_COLUMNS], extrasaction="ignore"
     )
     writer.writeheader()
-    for section in ("ranked", "unverified", "invalid"):
+    for section in SECTIONS:
         for row in board[section]:
             writer.writerow({"section": section, **row})
     return buffer.getvalue()
@@ -226,6 +229,7 @@ class LeaderboardApi(APIView):
             "Leaderboard",
             {
                 "ranked": serializers.JSONField(),
+                "unscored": serializers.JSONField(),
                 "unverified": serializers.JSONField(),
                 "invalid": serializers.JSONField(),
             },

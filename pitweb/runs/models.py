@@ -60,7 +60,23 @@ class Run(models.Model):
     class Meta:
         ordering = ["-submitted_at"]
         indexes = [
-            models.Index(fields=["status", "valid", "pit_main_return"], name="run_board_idx")
+            # the public board's ranked page: a partial index in ranking order
+            models.Index(
+                models.F("pit_main_return").desc(),
+                models.F("run_id"),
+                condition=models.Q(
+                    status="verified",
+                    valid=True,
+                    hidden=False,
+                    visibility="public",
+                    pit_main_return__isnull=False,
+                ),
+                name="run_ranked_idx",
+            ),
+            models.Index(
+                fields=["visibility", "hidden", "valid", "status", "-submitted_at"],
+                name="run_board_idx",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -70,10 +70,22 @@ def _board_runs(
 
 
 def ranked_runs(runs: QuerySet[Run]) -> QuerySet[Run]:
-    """Verified, valid runs by the pit clock's main-arm return (n/a last)."""
-    return runs.filter(valid=True, status=JobState.VERIFIED).order_by(
-        F("pit_main_return").desc(nulls_last=True), "run_id"
-    )
+    """Verified, valid, scored runs by the pit clock's main-arm return."""
+    return runs.filter(
+        valid=True, status=JobState.VERIFIED, pit_main_return__isnull=False
+    ).order_by(F("pit_main_return").desc(), "run_id")
+
+
+def _apart(runs: QuerySet[Run]) -> dict[str, QuerySet[Run]]:
+    """Runs never ranked among verified ones, each for its own reason."""
+    newest = runs.order_by("-submitted_at")
+    return {
+        "unscored": newest.filter(
+            valid=True, status=JobState.VERIFIED, pit_main_return__isnull=True
+        ),
+        "unverified": newest.filter(valid=True).exclude(status=JobState.VERIFIED),
+        "invalid": newest.filter(valid=False),
+    }
 
 
 def leaderboard(
@@ -86,8 +98,9 @@ def leaderboard(
     page: int = 1,
     per_page: int = PER_PAGE,
 ) -> dict[str, Any]:
-    """A page of ranked runs and, apart, unverified and invalid (network egress or
-    aborted) runs: never ranked among verified ones. Four queries, however many runs."""
+    """A page of ranked runs and, apart: verified runs without a score (no prices),
+    unverified runs, and invalid ones (network egress or aborted). Five queries,
+    however many runs."""
     runs = _board_runs(user, release, form, start, end)
     ranked = ranked_runs(runs)
     total = ranked.count()
@@ -97,12 +110,12 @@ def leaderboard(
     rows = [leaderboard_row(r) for r in ranked[offset : offset + per_page]]
     for n, row in enumerate(rows, start=offset + 1):
         row["rank"] = n
-    unverified = runs.filter(valid=True).exclude(status=JobState.VERIFIED).order_by("-submitted_at")
-    invalid = runs.filter(valid=False).order_by("-submitted_at")
     return {
         "ranked": rows,
-        "unverified": [leaderboard_row(r) for r in unverified[:APART_LIMIT]],
-        "invalid": [leaderboard_row(r) for r in invalid[:APART_LIMIT]],
+        **{
+            name: [leaderboard_row(r) for r in qs[:APART_LIMIT]]
+            for name, qs in _apart(runs).items()
+        },
         "pagination": {"page": page, "pages": pages, "per_page": per_page, "ranked_total": total},
     }
 
@@ -122,10 +135,7 @@ def leaderboard_export(
         row["rank"] = n
     return {
         "ranked": ranked,
-        "unverified": [
-            leaderboard_row(r) for r in runs.filter(valid=True).exclude(status=JobState.VERIFIED)
-        ],
-        "invalid": [leaderboard_row(r) for r in runs.filter(valid=False)],
+        **{name: [leaderboard_row(r) for r in qs] for name, qs in _apart(runs).items()},
     }
 
 
