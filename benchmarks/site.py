@@ -51,9 +51,7 @@ def env() -> dict[str, str]:
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "pitweb.settings",
         "PITWEB_VAR_DIR": str(OUT / "var"),
-        "DATABASE_URL": os.environ.get(
-            "BENCH_DATABASE_URL", f"sqlite:///{OUT / 'var' / 'bench.sqlite3'}"
-        ),
+        "DATABASE_URL": DATABASE_URL,
         "DJANGO_DEBUG": "false",
         "DJANGO_SECRET_KEY": "bench-only-" + "x" * 50,
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
@@ -275,9 +273,10 @@ def rows() -> list[tuple[str, str, str]]:
     def met(ok: bool) -> str:
         return "  met" if ok else "  MISSED"
 
+    engine = "Postgres" if DATABASE_URL.startswith("postgres") else "SQLite"
     out = [
         (
-            f"d. static file (8 connections, {RUNS:,} runs in the db)",
+            f"d. static file (8 connections, {RUNS:,} runs in {engine})",
             f"p50 {static[0]:.1f} / p95 {static[1]:.1f} ms",
             f"{static[2]:.0f} req/s",
         )

@@ -174,3 +174,10 @@ class AuditEvent(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+
+
+class BoardVersion(models.Model):
+    """One row, bumped by every service that changes what a board shows; cached
+    boards are keyed by it, so a change is visible on the next request."""
+
+    version = models.BigIntegerField(default=0)

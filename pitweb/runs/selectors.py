@@ -6,9 +6,10 @@ import re
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
+from django.core.cache import cache
 from django.db.models import F, Q, QuerySet
 
-from pitweb.runs.models import AuditEvent, JobState, Run, VerificationJob
+from pitweb.runs.models import AuditEvent, BoardVersion, JobState, Run, VerificationJob
 
 CLOCKS = ("leaky", "dump", "pit")
 ARMS = ("main", "redacted", "shifted")
@@ -57,7 +58,7 @@ def _board_runs(
     start: str | None,
     end: str | None,
 ) -> QuerySet[Run]:
-    runs = visible_runs(user).defer("body", "config")
+    runs = visible_runs(user).defer("body", "config", "release__manifest")
     if release:
         runs = runs.filter(Q(release__name=release) | Q(release_digest=release))
     if form:
@@ -88,6 +89,10 @@ def _apart(runs: QuerySet[Run]) -> dict[str, QuerySet[Run]]:
     }
 
 
+def board_version() -> int:
+    return BoardVersion.objects.filter(pk=1).values_list("version", flat=True).first() or 0
+
+
 def leaderboard(
     *,
     user: User | AnonymousUser,
@@ -100,7 +105,26 @@ def leaderboard(
 ) -> dict[str, Any]:
     """A page of ranked runs and, apart: verified runs without a score (no prices),
     unverified runs, and invalid ones (network egress or aborted). Five queries,
-    however many runs."""
+    however many runs; the public board is cached until the next change (one query)."""
+    if not user.is_authenticated:
+        key = f"board:{board_version()}:{release}:{form}:{start}:{end}:{page}:{per_page}"
+        cached = cache.get(key)
+        if cached is None:
+            cached = _leaderboard(user, release, form, start, end, page, per_page)
+            cache.set(key, cached, timeout=300)
+        return cached  # type: ignore[no-any-return]
+    return _leaderboard(user, release, form, start, end, page, per_page)
+
+
+def _leaderboard(
+    user: User | AnonymousUser,
+    release: str | None,
+    form: str | None,
+    start: str | None,
+    end: str | None,
+    page: int,
+    per_page: int,
+) -> dict[str, Any]:
     runs = _board_runs(user, release, form, start, end)
     ranked = ranked_runs(runs)
     total = ranked.count()

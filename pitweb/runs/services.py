@@ -35,6 +35,7 @@ from pitweb.runs.errors import SubmissionError
 from pitweb.runs.models import (
     FINAL_STATES,
     AuditEvent,
+    BoardVersion,
     Cell,
     JobState,
     ProbeItem,
@@ -46,6 +47,13 @@ from pitweb.runs.receipt_schema import RECEIPT_BODY
 from pitweb.runs.summary import body_summary
 
 CHUNK = 1024 * 1024
+
+
+def board_changed() -> None:
+    """Invalidate cached boards (call inside the transaction that changed a run)."""
+    updated = BoardVersion.objects.filter(pk=1).update(version=F("version") + 1)
+    if not updated:
+        BoardVersion.objects.get_or_create(pk=1)
 
 
 @dataclass
@@ -349,6 +357,7 @@ def verification_request(
             run=run, kind=kind, requested_by=requested_by, reason=reason, previous=previous
         )
         Run.objects.filter(pk=run.pk).update(status=JobState.RECEIVED)
+        board_changed()
         transaction.on_commit(lambda: verify_run_task.delay(job.pk))
     return job
 
@@ -370,6 +379,7 @@ def verification_claim(*, job_id: int, worker: str) -> bool:
         )
         if claimed:
             Run.objects.filter(jobs__pk=job_id).update(status=JobState.VERIFYING)
+            board_changed()
     return claimed == 1
 
 
@@ -411,17 +421,20 @@ def verification_finish(
             if state in (JobState.VERIFIED, JobState.MISMATCH):
                 fields["verification_level"] = level  # a harness error says nothing about the run
             Run.objects.filter(jobs__pk=job_id).update(**fields)
+            board_changed()
     return done == 1
 
 
 def verification_release(*, job_id: int, worker: str, message: str) -> bool:
     """verifying -> received: our own failure, to be tried again."""
-    return (
-        VerificationJob.objects.filter(pk=job_id, state=JobState.VERIFYING, worker=worker).update(
-            state=JobState.RECEIVED, worker="", message=message
-        )
-        == 1
-    )
+    with transaction.atomic():
+        moved = VerificationJob.objects.filter(
+            pk=job_id, state=JobState.VERIFYING, worker=worker
+        ).update(state=JobState.RECEIVED, worker="", message=message)
+        if moved:
+            Run.objects.filter(jobs__pk=job_id).update(status=JobState.RECEIVED)
+            board_changed()
+    return moved == 1
 
 
 def verification_requeue_stale(*, older_than: timedelta | None = None) -> list[int]:
@@ -435,13 +448,18 @@ def verification_requeue_stale(*, older_than: timedelta | None = None) -> list[i
     )
     requeued = []
     for pk in stale:
-        moved = VerificationJob.objects.filter(
-            pk=pk, state=JobState.VERIFYING, heartbeat_at__lt=cutoff
-        ).update(
-            state=JobState.RECEIVED, worker="", message="requeued: its worker stopped heart-beating"
-        )
-        if moved:
-            requeued.append(pk)
+        with transaction.atomic():
+            moved = VerificationJob.objects.filter(
+                pk=pk, state=JobState.VERIFYING, heartbeat_at__lt=cutoff
+            ).update(
+                state=JobState.RECEIVED,
+                worker="",
+                message="requeued: its worker stopped heart-beating",
+            )
+            if moved:
+                Run.objects.filter(jobs__pk=pk).update(status=JobState.RECEIVED)
+                board_changed()
+                requeued.append(pk)
     if requeued:
         from pitweb.runs.tasks import verify_run_task
 
@@ -482,6 +500,7 @@ def run_set_hidden(*, run: Run, staff: AbstractBaseUser, hidden: bool, reason: s
     reason = _require_reason(reason)
     with transaction.atomic():
         Run.objects.filter(pk=run.pk).update(hidden=hidden, hidden_reason=reason if hidden else "")
+        board_changed()
         AuditEvent.objects.create(
             actor=staff,
             action="hide" if hidden else "unhide",
@@ -497,6 +516,7 @@ def run_set_flag(*, run: Run, staff: AbstractBaseUser, flag: str, reason: str) -
     reason = _require_reason(reason)
     with transaction.atomic():
         Run.objects.filter(pk=run.pk).update(flag=flag[:200])
+        board_changed()
         AuditEvent.objects.create(
             actor=staff,
             action="flag" if flag else "unflag",

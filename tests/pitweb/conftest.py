@@ -138,6 +138,14 @@ def private_storage(settings: Any, artifact_dir: Path) -> None:
 
 
 @pytest.fixture(autouse=True)
+def fresh_cache() -> None:
+    """Cached boards are keyed by a version that restarts with each test database."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def eager_celery() -> Any:
     celery_app.conf.task_always_eager = True
     celery_app.conf.task_eager_propagates = True
