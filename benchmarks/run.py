@@ -199,6 +199,10 @@ def main() -> int:
         rows.append(("   (trajectory under 1 GB: verify measured on it anyway)", "", ""))
     if trajectory.exists():
         rows += verify_big(trajectory)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import site_bench
+
+    rows += site_bench.rows()
     width = max(len(r[0]) for r in rows)
     print(f"{'benchmark':<{width}}  {'measured':>12}  target")
     for name, value, target in rows:

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
+from django.core.cache import cache
 from django.db.models import Count, Min
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -28,6 +29,14 @@ def _figure(figure: Any) -> Any:
 def leaderboard_page(request: HttpRequest) -> HttpResponse:
     from pitweb.runs.api import _filters, _page_number
 
+    # The public page is rendered once per board version and query; any change a
+    # service makes bumps the version, so nobody is served a stale board.
+    key = None
+    if not request.user.is_authenticated:
+        key = f"board-page:{selectors.board_version()}:{request.GET.urlencode()}"
+        html = cache.get(key)
+        if html is not None:
+            return HttpResponse(html)
     try:
         page = _page_number(request)
     except SubmissionError:
@@ -35,7 +44,7 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
     board = selectors.leaderboard(**_filters(request), page=page)
     params = request.GET.copy()
     params.pop("page", None)
-    return render(
+    response = render(
         request,
         "leaderboard.html",
         {
@@ -46,6 +55,9 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
             "filters": {k: request.GET.get(k, "") for k in ("release", "form", "start", "end")},
         },
     )
+    if key is not None:
+        cache.set(key, response.content.decode(), timeout=300)
+    return response
 
 
 def leaderboard_csv_page(request: HttpRequest) -> HttpResponse:
