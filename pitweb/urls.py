@@ -12,6 +12,7 @@ urlpatterns = [
     path("leaderboard.csv", views.leaderboard_csv_page, name="leaderboard-csv"),
     path("runs/<str:sha>/", views.run_page, name="run"),
     path("runs/<str:sha>/cells.json", views.run_cells_json, name="run-cells-json"),
+    path("runs/<str:sha>/tables/<str:name>", views.run_table, name="run-table"),
     path("runs/<str:sha>/status.json", views.run_status_json, name="run-status-json"),
     path("runs/<str:sha>/download/<str:what>", views.run_download, name="run-download"),
     path("runs/<str:sha>/staff/<str:action>", views.staff_action, name="run-staff"),

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 
 from pitweb import charts
 from pitweb.releases.models import Release
-from pitweb.runs import selectors, services
+from pitweb.runs import selectors, services, tables
 from pitweb.runs.api import LEADERBOARD_COLUMNS, leaderboard_csv
 from pitweb.runs.errors import SubmissionError
 from pitweb.runs.models import JobState, Run, VerificationJob
@@ -105,6 +105,26 @@ def run_page(request: HttpRequest, sha: str) -> HttpResponse:
     )
 
 
+def run_table(request: HttpRequest, sha: str, name: str) -> HttpResponse:
+    """One of the run page's tables as CSV or JSON: cells, probe or jobs."""
+    run = _run_or_404(request, sha)
+    fmt = request.GET.get("format", "json")
+    if name == "cells":
+        response = tables.table_response(fmt, "cells", tables.CELL_COLUMNS, run.body["cells"])
+    elif name == "probe":
+        response = tables.table_response(
+            fmt, "probe", tables.PROBE_COLUMNS, tables.probe_rows(run.body.get("probe", {}))
+        )
+    elif name == "jobs":
+        rows = tables.job_rows(selectors.job_diffs(selectors.run_jobs(run)))
+        response = tables.table_response(fmt, "jobs", tables.JOB_COLUMNS, rows)
+    else:
+        raise Http404("no such table")
+    if response is None:
+        raise Http404("format must be csv or json")
+    return response
+
+
 def run_cells_json(request: HttpRequest, sha: str) -> JsonResponse:
     run = _run_or_404(request, sha)
     return JsonResponse(
@@ -178,6 +198,12 @@ def release_page(request: HttpRequest, digest: str) -> HttpResponse:
     manifest = release.manifest
     if request.GET.get("format") == "json":
         return JsonResponse(manifest)
+    forms = [{"form": f, "rows": n} for f, n in manifest["row_counts"]["by_form"].items()]
+    exported = tables.table_response(
+        request.GET.get("format", ""), "forms", ("form", "rows"), forms
+    )
+    if exported is not None:
+        return exported
     return render(
         request,
         "release.html",
@@ -192,22 +218,20 @@ def release_page(request: HttpRequest, digest: str) -> HttpResponse:
 
 def changelog_page(request: HttpRequest) -> HttpResponse:
     events = selectors.changelog()
-    if request.GET.get("format") == "json":
-        return JsonResponse(
-            {
-                "events": [
-                    {
-                        "when": e.created_at.isoformat(),
-                        "action": e.action,
-                        "run": e.run.run_id if e.run else None,
-                        "actor": e.actor.username if e.actor else None,
-                        "reason": e.reason,
-                    }
-                    for e in events
-                ]
-            }
-        )
-    return render(request, "changelog.html", {"events": events})
+    rows = [
+        {
+            "when": e.created_at.isoformat(),
+            "action": e.action,
+            "run": e.run.run_id if e.run else None,
+            "actor": e.actor.username if e.actor else None,
+            "reason": e.reason,
+        }
+        for e in events
+    ]
+    exported = tables.table_response(
+        request.GET.get("format", ""), "events", tables.EVENT_COLUMNS, rows
+    )
+    return exported or render(request, "changelog.html", {"events": events})
 
 
 def status_data() -> dict[str, Any]:
@@ -253,8 +277,18 @@ def status_data() -> dict[str, Any]:
 
 def status_page(request: HttpRequest) -> HttpResponse:
     data = status_data()
-    if request.GET.get("format") == "json":
+    if request.GET.get("format") == "json" and "table" not in request.GET:
         return JsonResponse(data)
+    table = request.GET.get("table")
+    if table in ("workers", "recent_latencies"):
+        columns = (
+            ("worker", "last_heartbeat") if table == "workers" else ("job", "state", "seconds")
+        )
+        exported = tables.table_response(
+            request.GET.get("format", "csv"), table, columns, data[table]
+        )
+        if exported is not None:
+            return exported
     return render(request, "status.html", {"data": data})
 
 

@@ -192,3 +192,31 @@ def test_the_board_pages_with_ranks_that_continue(
     assert len(everything["ranked"]) == PER_PAGE + 5
     assert Client().get("/api/leaderboard/?page=zero").status_code == 400
     assert "page 2 of 2" in Client().get("/?page=2").content.decode()
+
+
+def test_every_table_has_csv_and_json(
+    registered: Any, submitter: User, stub_run: Artifacts, staff: User
+) -> None:
+    run = submit(submitter, stub_run)
+    services.run_set_flag(run=run, staff=staff, flag="look", reason="testing exports")
+    sha = run.body_sha256[7:]
+    client = Client()
+    for name, count in (("cells", 9), ("probe", 10), ("jobs", 1)):
+        as_json = client.get(f"/runs/{sha}/tables/{name}?format=json").json()[name]
+        rows = list(
+            csv.DictReader(
+                io.StringIO(client.get(f"/runs/{sha}/tables/{name}?format=csv").content.decode())
+            )
+        )
+        assert len(as_json) == len(rows) == count, name
+    assert (
+        list(csv.DictReader(io.StringIO(client.get("/changelog/?format=csv").content.decode())))[0][
+            "reason"
+        ]
+        == "testing exports"
+    )
+    assert client.get(f"/releases/{registered.digest_hex}/?format=csv").status_code == 200
+    assert client.get("/status/?table=recent_latencies&format=csv").status_code == 200
+    assert client.get(f"/runs/{sha}/tables/nope?format=csv").status_code == 404
+    html = client.get(f"/runs/{sha}/").content.decode()
+    assert html.count("?format=csv") >= 3 and html.count("?format=json") >= 3

@@ -1,0 +1,124 @@
+"""Every table on a page can also be had as CSV or JSON (``?format=csv|json``)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from django.http import HttpResponse, JsonResponse
+
+
+def _cell(value: Any) -> Any:
+    return json.dumps(value) if isinstance(value, (dict, list)) else value
+
+
+def table_response(
+    fmt: str, name: str, columns: Sequence[str], rows: list[dict[str, Any]]
+) -> HttpResponse | None:
+    """The rows as CSV or JSON when ``fmt`` asks for it, else None (render the page)."""
+    if fmt == "json":
+        return JsonResponse({name: [{c: row.get(c) for c in columns} for row in rows]})
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow([_cell(row.get(c)) for c in columns])
+        response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
+        return response
+    return None
+
+
+CELL_COLUMNS = (
+    "arm",
+    "clock",
+    "reachable",
+    "status",
+    "sessions",
+    "trades",
+    "priced_trades",
+    "total_return",
+    "rejected_picks",
+    "agent_errors",
+    "tool_calls",
+    "rows_served",
+    "pit_fallbacks_served",
+    "trades_sha256",
+)
+PROBE_COLUMNS = (
+    "item",
+    "row_key",
+    "answer",
+    "date_recovered",
+    "year_recovered",
+    "issuer_recovered",
+    "matched",
+    "answer_dates",
+    "answer_issuer",
+    "answer_ticker",
+)
+JOB_COLUMNS = (
+    "job",
+    "kind",
+    "state",
+    "requested_by",
+    "reason",
+    "worker",
+    "attempts",
+    "created_at",
+    "started_at",
+    "finished_at",
+    "mismatch_check",
+    "message",
+    "changed",
+)
+EVENT_COLUMNS = ("when", "action", "run", "actor", "reason")
+
+
+def probe_rows(probe: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for item in probe.get("items") or []:
+        score, key = item.get("score") or {}, item.get("answer_key") or {}
+        rows.append(
+            {
+                "item": item.get("item"),
+                "row_key": item.get("row_key"),
+                "answer": item.get("answer"),
+                "date_recovered": score.get("date_recovered"),
+                "year_recovered": score.get("year_recovered"),
+                "issuer_recovered": score.get("issuer_recovered"),
+                "matched": ";".join(score.get("matched") or []),
+                "answer_dates": ";".join(key.get("dates") or []),
+                "answer_issuer": key.get("issuer"),
+                "answer_ticker": key.get("ticker"),
+            }
+        )
+    return rows
+
+
+def job_rows(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for entry in history:
+        job = entry["job"]
+        out.append(
+            {
+                "job": job.pk,
+                "kind": job.kind,
+                "state": job.state,
+                "requested_by": job.requested_by.username if job.requested_by else None,
+                "reason": job.reason,
+                "worker": job.worker,
+                "attempts": job.attempts,
+                "created_at": job.created_at.isoformat(),
+                "started_at": job.started_at.isoformat() if job.started_at else None,
+                "finished_at": job.finished_at.isoformat() if job.finished_at else None,
+                "mismatch_check": job.mismatch_check,
+                "message": job.message,
+                "changed": "; ".join(entry["changed"]),
+            }
+        )
+    return out
