@@ -496,33 +496,33 @@ def run_reverify(*, run: Run, staff: AbstractBaseUser, reason: str) -> Verificat
     return job
 
 
-def run_set_hidden(*, run: Run, staff: AbstractBaseUser, hidden: bool, reason: str) -> Run:
+def _staff_change(
+    *, run: Run, staff: AbstractBaseUser, action: str, reason: str, **fields: Any
+) -> Run:
+    """Change a run's staff-controlled fields and publish who did it and why."""
     reason = _require_reason(reason)
     with transaction.atomic():
-        Run.objects.filter(pk=run.pk).update(hidden=hidden, hidden_reason=reason if hidden else "")
+        Run.objects.filter(pk=run.pk).update(**fields)
         board_changed()
         AuditEvent.objects.create(
-            actor=staff,
-            action="hide" if hidden else "unhide",
-            run=run,
-            reason=reason,
-            public=run.visibility == "public",
+            actor=staff, action=action, run=run, reason=reason, public=run.visibility == "public"
         )
     run.refresh_from_db()
     return run
+
+
+def run_set_hidden(*, run: Run, staff: AbstractBaseUser, hidden: bool, reason: str) -> Run:
+    return _staff_change(
+        run=run,
+        staff=staff,
+        action="hide" if hidden else "unhide",
+        reason=reason,
+        hidden=hidden,
+        hidden_reason=reason.strip() if hidden else "",
+    )
 
 
 def run_set_flag(*, run: Run, staff: AbstractBaseUser, flag: str, reason: str) -> Run:
-    reason = _require_reason(reason)
-    with transaction.atomic():
-        Run.objects.filter(pk=run.pk).update(flag=flag[:200])
-        board_changed()
-        AuditEvent.objects.create(
-            actor=staff,
-            action="flag" if flag else "unflag",
-            run=run,
-            reason=reason,
-            public=run.visibility == "public",
-        )
-    run.refresh_from_db()
-    return run
+    return _staff_change(
+        run=run, staff=staff, action="flag" if flag else "unflag", reason=reason, flag=flag[:200]
+    )
