@@ -209,12 +209,10 @@ def test_every_table_has_csv_and_json(
             )
         )
         assert len(as_json) == len(rows) == count, name
-    assert (
-        list(csv.DictReader(io.StringIO(client.get("/changelog/?format=csv").content.decode())))[0][
-            "reason"
-        ]
-        == "testing exports"
+    changelog = list(
+        csv.DictReader(io.StringIO(client.get("/changelog/?format=csv").content.decode()))
     )
+    assert changelog[0]["reason"] == "testing exports"
     assert client.get(f"/releases/{registered.digest_hex}/?format=csv").status_code == 200
     assert client.get("/status/?table=recent_latencies&format=csv").status_code == 200
     assert client.get(f"/runs/{sha}/tables/nope?format=csv").status_code == 404
