@@ -26,9 +26,12 @@ from tests.pitweb.conftest import (  # noqa: F401 - fixtures shared with the sit
 CHROMIUM = os.environ.get("PITWEB_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
-# Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
-# between page actions are still plain synchronous calls.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+@pytest.fixture(autouse=True)
+def sync_orm_beside_playwright(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Playwright's sync API runs an event loop in this thread; the ORM calls the tests
+    make between page actions are still plain synchronous calls (browser tests only)."""
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
 @pytest.fixture(scope="session")
