@@ -27,15 +27,18 @@ CHROMIUM = os.environ.get("PITWEB_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 
-@pytest.fixture(autouse=True)
-def sync_orm_beside_playwright(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(scope="session", autouse=True)
+def sync_orm_beside_playwright() -> Iterator[None]:
     """Playwright's sync API runs an event loop in this thread; the ORM calls the tests
-    make between page actions are still plain synchronous calls (browser tests only)."""
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    make between page actions are still plain synchronous calls. Set before the browser
+    starts, removed when the session ends (subprocess checks strip it too)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        yield
 
 
 @pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
+def browser(sync_orm_beside_playwright: None) -> Iterator[Any]:
     if not shutil.which(CHROMIUM) and not Path(CHROMIUM).exists():
         pytest.fail(
             f"Chromium not found at {CHROMIUM}: apt-get install chromium (the CI script does)"
