@@ -471,6 +471,21 @@ def verification_requeue_stale(*, older_than: timedelta | None = None) -> list[i
 # -- staff ---------------------------------------------------------------------
 
 
+def jobs_requeue(*, staff: AbstractBaseUser, run: Run | None, reason: str) -> list[int]:
+    """Staff: requeue now every job whose worker stopped heart-beating (the sweep's
+    rule, not sooner: a live worker's job is never taken from it). Audited."""
+    reason = _require_reason(reason)
+    moved = verification_requeue_stale()
+    AuditEvent.objects.create(
+        actor=staff,
+        action="requeue",
+        run=run,
+        reason=f"{reason} (jobs {moved or 'none'})",
+        public=run is None or run.visibility == "public",
+    )
+    return moved
+
+
 def _require_reason(reason: str) -> str:
     reason = (reason or "").strip()
     if not reason:

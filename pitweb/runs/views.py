@@ -315,8 +315,10 @@ def staff_action(request: HttpRequest, sha: str, action: str) -> HttpResponse:
             )  # type: ignore[arg-type]
             messages.success(request, "flag set")
         elif action == "requeue":
-            moved = services.verification_requeue_stale(older_than=timezone.timedelta(seconds=0))
-            messages.success(request, f"requeued {len(moved)} stale job(s)")
+            moved = services.jobs_requeue(staff=request.user, run=run, reason=reason)  # type: ignore[arg-type]
+            messages.success(
+                request, f"requeued {len(moved)} job(s) whose worker stopped heart-beating"
+            )
         else:
             raise Http404("no such action")
     except SubmissionError as exc:

@@ -191,3 +191,20 @@ def test_the_receipt_score_is_rederived_not_trusted(
     )
     job = run.jobs.get()
     assert job.state == JobState.MISMATCH and job.mismatch_check.endswith("total_return")
+
+
+def test_staff_requeue_takes_only_silent_jobs_and_is_audited(
+    registered: Any, submitter: User, stub_run: Artifacts, staff: User
+) -> None:
+    from pitweb.runs.models import AuditEvent
+
+    run = submit(submitter, stub_run)
+    job = run.jobs.get()
+    VerificationJob.objects.filter(pk=job.pk).update(
+        state=JobState.VERIFYING, heartbeat_at=timezone.now(), worker="alive:1"
+    )
+    assert services.jobs_requeue(staff=staff, run=run, reason="queue looks stuck") == []
+    job.refresh_from_db()
+    assert job.state == JobState.VERIFYING and job.worker == "alive:1"
+    event = AuditEvent.objects.get(action="requeue")
+    assert event.actor == staff and "queue looks stuck" in event.reason
