@@ -173,6 +173,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
         "processed_folder": str(BROKER_DIR / "processed"),
+        "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
     }
 )
@@ -190,7 +191,13 @@ CELERY_BEAT_SCHEDULE = {
 PITWEB_HEARTBEAT_SECONDS = env_int("PITWEB_HEARTBEAT_SECONDS", 5)
 PITWEB_STALE_AFTER_SECONDS = env_int("PITWEB_STALE_AFTER_SECONDS", 60)
 
-for folder in (VAR_DIR, STATIC_ROOT, BROKER_DIR / "queue", BROKER_DIR / "processed"):
+for folder in (
+    VAR_DIR,
+    STATIC_ROOT,
+    BROKER_DIR / "queue",
+    BROKER_DIR / "processed",
+    BROKER_DIR / "control",
+):
     folder.mkdir(parents=True, exist_ok=True)
 
 if not DEBUG:
