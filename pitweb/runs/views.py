@@ -157,7 +157,9 @@ def run_download(request: HttpRequest, sha: str, what: str) -> HttpResponse:
 
 
 def compare_page(request: HttpRequest) -> HttpResponse:
-    wanted = [s for s in request.GET.get("runs", "").split(",") if s][:4]
+    # ?runs=a,b (a permalink) or ?run=a&run=b (the leaderboard's checkboxes)
+    given = [*request.GET.get("runs", "").split(","), *request.GET.getlist("run")]
+    wanted = list(dict.fromkeys(s for s in given if s))[:4]
     runs = list(
         selectors.visible_runs(request.user).filter(body_sha256__in=[f"sha256:{s}" for s in wanted])
     )

@@ -81,3 +81,23 @@ def test_staff_reverifies_from_the_run_page(
     assert VerificationJob.objects.filter(run=run).count() == 2
     page.screenshot(path=str(screenshots / "reverified.png"), full_page=True)
     assert page.console_errors == []
+
+
+def test_runs_are_compared_from_the_leaderboard(
+    live_server: Any,
+    page: Any,
+    registered: Any,
+    submitter: User,
+    stub_run: Artifacts,
+    picky_run: Artifacts,
+) -> None:
+    a, b = submit(submitter, stub_run), submit(submitter, picky_run)
+    page.goto(live_server.url + "/")
+    for run in (a, b):
+        page.check(f"input[name=run][value='{run.body_sha256[7:]}']")
+    page.click("text=Compare checked runs")
+    page.wait_for_url("**/compare/?run=*")
+    assert charts_drawn(page) == 1
+    traces = page.locator("[data-figure='fig-compare'] .trace.bars").count()
+    assert traces == 2
+    assert page.console_errors == []
