@@ -121,8 +121,18 @@ def score_answer(answer: str, key: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+MAX_ANSWER = 2000  # characters of an answer kept, and scored: what is scored is what is stored
+
+
 def verdict(items: list[dict[str, Any]]) -> str:
-    return "mask_leaks" if any(i["score"]["date_recovered"] for i in items) else "mask_holds"
+    """Over the items the agent answered: an item where the agent failed says nothing
+    about the mask, so it is left out; with none left the probe is inconclusive."""
+    answered = [i for i in items if not i.get("agent_error")]
+    if not items:
+        return "no_items"
+    if not answered:
+        return "inconclusive"
+    return "mask_leaks" if any(i["score"]["date_recovered"] for i in answered) else "mask_holds"
 
 
 def probe_prompt(row: dict[str, Any]) -> str:

@@ -264,6 +264,8 @@ def read_receipt(path: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
         data = json.loads(text)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ReceiptError(f"{file.name}: not a JSON receipt ({exc})") from None
+    except RecursionError:
+        raise ReceiptError(f"{file.name}: not a receipt (JSON nested too deep)") from None
     if not isinstance(data, dict) or set(data) != {"body", "body_sha256", "emitted_at"}:
         raise ReceiptError(f"{file.name}: a receipt holds exactly body, body_sha256 and emitted_at")
     if not isinstance(data["body"], dict):

@@ -19,8 +19,9 @@ from typing import Any
 from harness import canonical
 from harness.calendar import sessions_for
 from harness.prices import Prices
+from harness.probe import score_answer, verdict
 from harness.release.bundle import Bundle
-from harness.scoring import make_trades, total_return, trades_digest
+from harness.scoring import delta, make_trades, total_return, trades_digest
 from harness.trajectory import file_sha256
 from harness.verify import check_receipt
 
@@ -51,23 +52,40 @@ class Rederivation:
         self.checks.append(Check(name, "ok" if ok else "mismatch", "" if ok else detail))
 
 
-def _decisions(
-    trajectory: Path,
-) -> tuple[dict[str, Any], dict[tuple[str, str], list[tuple[str, list[str]]]]]:
-    picks: dict[tuple[str, str], list[tuple[str, list[str]]]] = {}
-    start: dict[str, Any] = {}
+@dataclass
+class _Trail:
+    """What re-derivation reads back from a trajectory."""
+
+    start: dict[str, Any] = field(default_factory=dict)
+    picks: dict[tuple[str, str], list[tuple[str, list[str]]]] = field(default_factory=dict)
+    probe_items: list[dict[str, Any]] = field(default_factory=list)
+    egress_attempts: int = 0
+    aborted: str | None = None
+
+
+def _read_trail(trajectory: Path) -> _Trail:
+    trail = _Trail()
     with open(trajectory, "rb") as handle:
         for number, line in enumerate(handle, start=1):
-            # cheap filter first: most lines are tool calls with many rows
             if number == 1:
-                start = json.loads(line)
-            elif line.startswith(b'{"agent_error":') or b'"event":"decision"' in line[:200]:
-                event = json.loads(line)
-                if event.get("event") == "decision" and event["picks"]:
-                    picks.setdefault((event["arm"], event["clock"]), []).append(
-                        (event["session"], list(event["picks"]))
-                    )
-    return start, picks
+                trail.start = json.loads(line)
+                continue
+            # cheap filter first: most lines are tool calls carrying many rows
+            if line.startswith(b'{"args":') or line.startswith(b'{"arm":'):
+                continue
+            event = json.loads(line)
+            kind = event.get("event")
+            if kind == "decision" and event["picks"]:
+                trail.picks.setdefault((event["arm"], event["clock"]), []).append(
+                    (event["session"], list(event["picks"]))
+                )
+            elif kind == "probe_item":
+                trail.probe_items.append(event)
+            elif kind == "network_attempt":
+                trail.egress_attempts += 1
+            elif kind == "run_end":
+                trail.aborted = event.get("aborted")
+    return trail
 
 
 def rederive(
@@ -76,6 +94,7 @@ def rederive(
     trajectory: str | os.PathLike[str],
     release: str | os.PathLike[str],
     prices: Prices | None = None,
+    check_release: bool = True,
 ) -> Rederivation:
     """Recompute hashes, then every cell's trades and score from the trajectory."""
     result = Rederivation()
@@ -89,8 +108,17 @@ def rederive(
         got == binding.get("trajectory_sha256"),
         f"trajectory hashes to {got}, the receipt binds {binding.get('trajectory_sha256')}",
     )
-    start, picks = _decisions(Path(trajectory))
-    config = start.get("config") or {}
+    if not result.ok:
+        return result  # nothing read from artifacts that do not match means anything
+    try:
+        trail = _read_trail(Path(trajectory))
+    except (ValueError, KeyError, TypeError) as exc:
+        result.add(
+            "trajectory_format", False, f"the trajectory is not a pit-harness trajectory ({exc})"
+        )
+        return result
+    picks = trail.picks
+    config = trail.start.get("config") or {}
     config_sha = canonical.digest(config)
     result.add(
         "config_sha256",
@@ -98,11 +126,33 @@ def rederive(
         f"the trajectory's config hashes to {config_sha}, the receipt binds {binding.get('config_sha256')}",
     )
 
+    body_config_sha = canonical.digest(body.get("config"))
+    result.add(
+        "receipt_config",
+        body_config_sha == binding.get("config_sha256"),
+        f"the receipt's config hashes to {body_config_sha}, its binding says {binding.get('config_sha256')}",
+    )
+    honest_valid = trail.egress_attempts == 0 and trail.aborted is None
+    result.add(
+        "valid",
+        body.get("valid") is honest_valid,
+        f"the trajectory records {trail.egress_attempts} egress attempt(s) and aborted={trail.aborted!r}; "
+        f"the receipt says valid={body.get('valid')}",
+    )
+    expected_cells = {(a, c) for a in config.get("arms", []) for c in config.get("clocks", [])}
+    stated_cells = [(c["arm"], c["clock"]) for c in body.get("cells") or []]
+    result.add(
+        "cells",
+        set(stated_cells) == expected_cells and len(stated_cells) == len(expected_cells),
+        f"the receipt's cells {sorted(stated_cells)} are not the config's arms x clocks",
+    )
+    _check_probe(result, body.get("probe") or {}, trail.probe_items)
     bundle = Bundle.load(
         release, forms=config.get("forms") or None, start=config.get("start"), end=config.get("end")
     )
-    problems = bundle.check()
-    result.add("release_files", not problems, "; ".join(problems))
+    if check_release:
+        problems = bundle.check()
+        result.add("release_files", not problems, "; ".join(problems))
     result.add(
         "bundle_content_digest",
         bundle.content_digest == binding.get("bundle_content_digest"),
@@ -134,6 +184,7 @@ def rederive(
     table = sessions_for(date.fromisoformat(bundle.start), date.fromisoformat(bundle.end))
     index_of = {d.isoformat(): i for i, d in enumerate(table.sessions)}
     hold = int(config.get("hold_sessions", 5))
+    scores: dict[tuple[str, str], float | None] = {}
     for cell in body.get("cells") or []:
         key = (cell["arm"], cell["clock"])
         try:
@@ -167,6 +218,7 @@ def rederive(
             f"re-derived {digest}, the receipt says {cell['trades_sha256']}",
         )
         score = total_return(trades)
+        scores[key] = score
         stated_score = cell["total_return"]
         same = (score is None and stated_score is None) or (
             score is not None
@@ -176,4 +228,66 @@ def rederive(
         result.add(
             f"{label} total_return", same, f"re-derived {score}, the receipt says {stated_score}"
         )
+    if priced and scores:
+        _check_contamination(result, body.get("contamination") or {}, scores)
     return result
+
+
+def _same(a: float | None, b: float | None) -> bool:
+    return (a is None and b is None) or (
+        a is not None and b is not None and canonical.dumps(a) == canonical.dumps(b)
+    )
+
+
+def _check_contamination(
+    result: Rederivation, stated: dict[str, Any], scores: dict[tuple[str, str], float | None]
+) -> None:
+    clocks = sorted({clock for _, clock in scores})
+    for clock in clocks:
+        main = scores.get(("main", clock))
+        for control in ("shifted", "redacted"):
+            if ("main", clock) not in scores or (control, clock) not in scores:
+                continue
+            derived = delta(main, scores.get((control, clock)))
+            given = (stated.get(clock) or {}).get(f"main_minus_{control}")
+            result.add(
+                f"contamination {clock} main_minus_{control}",
+                _same(derived, given),
+                f"re-derived {derived}, the receipt says {given}",
+            )
+
+
+def _check_probe(
+    result: Rederivation, probe: dict[str, Any], recorded: list[dict[str, Any]]
+) -> None:
+    """Every probe item re-scored from the trajectory's record of it, and the verdict."""
+    items = probe.get("items") or []
+    if len(items) != len(recorded):
+        result.add(
+            "probe items",
+            False,
+            f"the receipt has {len(items)} probe items, the trajectory {len(recorded)}",
+        )
+        return
+    for item, event in zip(items, recorded, strict=True):
+        rescored = score_answer(event["answer"], event["answer_key"])
+        same = (
+            item.get("answer") == event["answer"]
+            and item.get("answer_key") == event["answer_key"]
+            and item.get("score") == rescored
+            and item.get("agent_error") == event.get("agent_error")
+        )
+        result.add(
+            f"probe item {item.get('item')}",
+            same,
+            "its answer or score differs from the trajectory's, re-scored",
+        )
+    if items or probe.get("verdict") not in (None, "not_run"):
+        derived = verdict(
+            [{**e, "score": score_answer(e["answer"], e["answer_key"])} for e in recorded]
+        )
+        result.add(
+            "probe verdict",
+            probe.get("verdict") == derived,
+            f"re-derived {derived}, the receipt says {probe.get('verdict')}",
+        )

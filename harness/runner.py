@@ -19,7 +19,7 @@ from harness.clocks import REACHABLE, iso_utc
 from harness.config import ConfigError, RunConfig
 from harness.guard import GUARD_NAME, GUARD_SCOPE, NetworkAbort, NetworkGuard
 from harness.prices import Prices, load_prices
-from harness.probe import answer_key, pick_items, probe_prompt, score_answer, verdict
+from harness.probe import MAX_ANSWER, answer_key, pick_items, probe_prompt, score_answer, verdict
 from harness.receipt import build_body, write_receipt
 from harness.release.bundle import Bundle
 from harness.scoring import Trade, make_trades, total_return, trades_digest
@@ -421,12 +421,12 @@ def _run_probe(
         except Exception as exc:
             decision, error = Decision(), _error_text(exc)
         seen_attempts = _record_attempts(writer, guard, seen_attempts)
-        answer = decision.text or " ".join(str(p) for p in decision.picks)
+        answer = (decision.text or " ".join(str(p) for p in decision.picks))[:MAX_ANSWER]
         key = answer_key(facts[position])
         item = {
             "item": n,
             "row_key": shown["row_key"],
-            "answer": answer[:2000],
+            "answer": answer,
             "answer_key": key,
             "score": score_answer(answer, key),
             "agent_error": error,
@@ -444,7 +444,8 @@ def _run_probe(
         "recovered": recovered,
         "year_only": sum(1 for i in items if i["score"]["year_recovered"]),
         "issuer_recovered": sum(1 for i in items if i["score"]["issuer_recovered"]),
-        "verdict": verdict(items) if items else "no_items",
+        "agent_errors": sum(1 for i in items if i["agent_error"]),
+        "verdict": verdict(items),
     }
 
 

@@ -62,6 +62,17 @@ def check_receipt(path: str | os.PathLike[str]) -> tuple[Report, dict[str, Any]]
         )
     else:
         report.check(True, "body_sha256", claimed, "")
+        config = body.get("config")
+        bound = (body.get("binding") or {}).get("config_sha256")
+        try:
+            config_ok = config is not None and canonical.digest(config) == bound
+        except canonical.CanonicalError:
+            config_ok = False
+        if not config_ok:  # the config a reader sees must be the one that is bound
+            report.lines[-1] = (
+                f"body_sha256 MISMATCH  {name}: its config does not hash to config_sha256 {bound}"
+            )
+            report.failures.append(report.lines[-1])
     report.body = body
     return report, body
 
@@ -77,7 +88,9 @@ def verify(
         f"run_valid {body.get('valid')}  protocol_complete {body.get('protocol_complete')}"
     )
     binding = body.get("binding") or {}
-    if trajectory is not None:
+    if trajectory is None:
+        report.lines.append("trajectory SKIPPED  (not given: pass --trajectory to check it)")
+    else:
         name = Path(trajectory).name
         want = binding.get("trajectory_sha256")
         try:
@@ -106,7 +119,9 @@ def verify(
                 )
             else:
                 report.check(True, "trajectory", got, "")
-    if bundle is not None:
+    if bundle is None:
+        report.lines.append("bundle content_digest SKIPPED  (not given: pass --bundle to check it)")
+    else:
         want = binding.get("bundle_content_digest")
         try:
             loaded = Bundle.load(bundle)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+from datetime import date
 from typing import Any
 
 from django.http import HttpResponse
@@ -245,9 +246,18 @@ def _filters(request: Any) -> dict[str, Any]:
         "user": request.user,
         "release": params.get("release") or None,
         "form": params.get("form") or None,
-        "start": params.get("start") or None,
-        "end": params.get("end") or None,
+        "start": _day(params.get("start")),
+        "end": _day(params.get("end")),
     }
+
+
+def _day(value: str | None) -> str | None:
+    if not value:
+        return None
+    try:
+        return date.fromisoformat(value).isoformat()
+    except ValueError:
+        raise SubmissionError("invalid_date", f"{value!r} is not a date (YYYY-MM-DD)") from None
 
 
 def _page_number(request: Any) -> int:

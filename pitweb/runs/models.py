@@ -65,7 +65,7 @@ class Run(models.Model):
                 models.F("pit_main_return").desc(),
                 models.F("run_id"),
                 condition=models.Q(
-                    status="verified",
+                    verification_level="hashes_verified",
                     valid=True,
                     hidden=False,
                     visibility="public",

@@ -26,6 +26,32 @@ CELL = {
     },
 }
 
+PROBE_ITEM = {
+    "type": "object",
+    "required": ["item", "row_key", "answer", "score"],
+    "properties": {
+        "item": {"type": "integer", "minimum": 0},
+        "row_key": {"type": "string", "maxLength": 40},
+        "answer": {"type": "string"},
+        "score": {
+            "type": "object",
+            "required": ["date_recovered", "year_recovered", "issuer_recovered"],
+            "properties": {
+                "date_recovered": {"type": "boolean"},
+                "year_recovered": {"type": "boolean"},
+                "issuer_recovered": {"type": "boolean"},
+                "matched": {"type": "array", "items": {"type": "string"}},
+            },
+        },
+        "answer_key": {"type": "object"},
+    },
+}
+
+DELTAS = {
+    "type": "object",
+    "properties": {"main_minus_shifted": NUMBER_OR_NULL, "main_minus_redacted": NUMBER_OR_NULL},
+}
+
 RECEIPT_BODY = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
@@ -66,10 +92,21 @@ RECEIPT_BODY = {
             },
         },
         "cells": {"type": "array", "items": CELL, "minItems": 1, "maxItems": 9},
-        "probe": {"type": "object", "properties": {"items": {"type": "array"}}},
+        "probe": {
+            "type": "object",
+            "properties": {
+                "items": {"type": "array", "items": PROBE_ITEM, "maxItems": 1000},
+                "verdict": {"type": "string"},
+                "recovered": {"type": "integer"},
+                "total": {"type": "integer"},
+            },
+        },
+        "contamination": {"type": "object", "additionalProperties": DELTAS},
         "protocol_complete": {"type": "boolean"},
         "protocol_gaps": {"type": "array", "items": {"type": "string"}},
         "network": {"type": "object"},
         "release": {"type": "object"},
+        "invalidated_by": {"type": "array", "items": {"type": "string"}},
+        "protocol": {"type": "object"},
     },
 }

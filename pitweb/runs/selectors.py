@@ -9,7 +9,9 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.core.cache import cache
 from django.db.models import F, Q, QuerySet
 
-from pitweb.runs.models import AuditEvent, BoardVersion, JobState, Run, VerificationJob
+from pitweb.runs.models import AuditEvent, BoardVersion, Run, VerificationJob, VerificationLevel
+
+VERIFIED_LEVEL = VerificationLevel.HASHES_VERIFIED
 
 CLOCKS = ("leaky", "dump", "pit")
 ARMS = ("main", "redacted", "shifted")
@@ -71,9 +73,11 @@ def _board_runs(
 
 
 def ranked_runs(runs: QuerySet[Run]) -> QuerySet[Run]:
-    """Verified, valid, scored runs by the pit clock's main-arm return."""
+    """Valid, scored runs whose last conclusive verification passed, by the pit clock's
+    main-arm return. A re-verification in progress, or one the verifier itself failed
+    (harness_error), does not take a run off the board; a mismatch does."""
     return runs.filter(
-        valid=True, status=JobState.VERIFIED, pit_main_return__isnull=False
+        valid=True, verification_level=VERIFIED_LEVEL, pit_main_return__isnull=False
     ).order_by(F("pit_main_return").desc(), "run_id")
 
 
@@ -82,9 +86,9 @@ def _apart(runs: QuerySet[Run]) -> dict[str, QuerySet[Run]]:
     newest = runs.order_by("-submitted_at")
     return {
         "unscored": newest.filter(
-            valid=True, status=JobState.VERIFIED, pit_main_return__isnull=True
+            valid=True, verification_level=VERIFIED_LEVEL, pit_main_return__isnull=True
         ),
-        "unverified": newest.filter(valid=True).exclude(status=JobState.VERIFIED),
+        "unverified": newest.filter(valid=True).exclude(verification_level=VERIFIED_LEVEL),
         "invalid": newest.filter(valid=False),
     }
 

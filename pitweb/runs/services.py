@@ -23,7 +23,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.files import File
 from django.core.files.storage import default_storage
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -165,15 +165,18 @@ def run_submit(
             raise SubmissionError("invalid_receipt", str(exc)) from None
         if not report.ok:
             raise SubmissionError("receipt_hash_mismatch", "; ".join(report.failures))
-        try:
-            jsonschema.validate(body, RECEIPT_BODY)
-        except jsonschema.ValidationError as exc:
-            where = "/".join(str(p) for p in exc.absolute_path) or "body"
-            raise SubmissionError("invalid_receipt", f"receipt {where}: {exc.message}") from None
+        _check_body(body)
         body_sha = "sha256:" + canonical.sha256_hex(canonical.dumps_bytes(body))
 
         existing = Run.objects.filter(body_sha256=body_sha).first()
         if existing is not None:
+            if existing.submitter_id != user.pk and not (
+                existing.visibility == "public" and not existing.hidden
+            ):
+                # someone else's private run: say no more than that it exists
+                raise SubmissionError(
+                    "already_submitted", "this receipt was already submitted by another user", 409
+                )
             return Submission(existing, existing.jobs.first(), False)
         clash = Run.objects.filter(run_id=body["run_id"]).exclude(body_sha256=body_sha).first()
         if clash is not None:
@@ -206,10 +209,13 @@ def run_submit(
                 )
             with open(trajectory_path, "rb") as handle:
                 first = _read_json(handle.readline(), "trajectory's first line")
-            if (
-                not isinstance(first, dict)
-                or canonical.digest(first.get("config")) != body["binding"]["config_sha256"]
-            ):
+            try:
+                first_config = (
+                    canonical.digest(first.get("config")) if isinstance(first, dict) else None
+                )
+            except canonical.CanonicalError:
+                first_config = None
+            if first_config != body["binding"]["config_sha256"]:
                 raise SubmissionError(
                     "config_mismatch",
                     "the trajectory's run_start config does not hash to the receipt's config_sha256",
@@ -221,6 +227,11 @@ def run_submit(
             stated = ((body.get("protocol") or {}).get("P4_costs_and_frictions") or {}).get(
                 "prices"
             )
+            if stated and prices is None:
+                raise SubmissionError(
+                    "prices_required",
+                    "the run was priced: send its price file (field 'prices') so the scores can be re-derived",
+                )
             if prices is not None:
                 prices_path, prices_sha, _ = _spool(
                     prices, settings.PITWEB_MAX_TRAJECTORY_BYTES, "prices"
@@ -239,11 +250,13 @@ def run_submit(
 
             hex_of = body_sha.removeprefix("sha256:")
             trajectory_name = _store(
-                trajectory_path, f"trajectories/{trajectory_sha.removeprefix('sha256:')}.jsonl"
+                trajectory_path,
+                f"trajectories/{trajectory_sha.removeprefix('sha256:')}.jsonl",
+                trajectory_sha,
             )
             receipt_name = _store(receipt_path, f"receipts/{hex_of}.json")
             prices_name = (
-                _store(prices_path, f"prices/{prices_sha.removeprefix('sha256:')}.csv")
+                _store(prices_path, f"prices/{prices_sha.removeprefix('sha256:')}.csv", prices_sha)
                 if prices_path and prices_sha
                 else ""
             )
@@ -263,9 +276,24 @@ def run_submit(
                 path.unlink(missing_ok=True)
 
 
-def _pit_main(body: dict[str, Any]) -> float | None:
-    cell = next((c for c in body["cells"] if (c["arm"], c["clock"]) == ("main", "pit")), None)
-    return None if cell is None else cell["total_return"]
+_VALIDATOR = jsonschema.Draft202012Validator(
+    RECEIPT_BODY, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+)
+
+
+def _check_body(body: dict[str, Any]) -> None:
+    """What the site reads of a receipt body, checked before anything is stored."""
+    error = jsonschema.exceptions.best_match(_VALIDATOR.iter_errors(body))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "body"
+        raise SubmissionError("invalid_receipt", f"receipt {where}: {error.message}")
+    cells = [(c["arm"], c["clock"]) for c in body["cells"]]
+    if len(set(cells)) != len(cells):
+        raise SubmissionError("invalid_receipt", "receipt cells: an (arm, clock) appears twice")
+    if canonical.digest(body["config"]) != body["binding"]["config_sha256"]:
+        raise SubmissionError(
+            "config_mismatch", "the receipt's config does not hash to its own config_sha256"
+        )
 
 
 def _create_run(
@@ -281,6 +309,37 @@ def _create_run(
     is_baseline: bool,
 ) -> Submission:
     cfg = body["config"]
+    try:
+        return _insert_run(
+            user=user,
+            body=body,
+            body_sha=body_sha,
+            release=release,
+            config=config,
+            cfg=cfg,
+            trajectory_name=trajectory_name,
+            receipt_name=receipt_name,
+            prices_name=prices_name,
+            is_baseline=is_baseline,
+        )
+    except IntegrityError:  # the same body arrived twice at once: one row won
+        existing = Run.objects.get(body_sha256=body_sha)
+        return Submission(existing, existing.jobs.first(), False)
+
+
+def _insert_run(
+    *,
+    user: AbstractBaseUser,
+    body: dict[str, Any],
+    body_sha: str,
+    release: Release,
+    config: Any,
+    cfg: dict[str, Any],
+    trajectory_name: str,
+    receipt_name: str,
+    prices_name: str,
+    is_baseline: bool,
+) -> Submission:
     with transaction.atomic():
         run = Run.objects.create(
             run_id=body["run_id"],
@@ -298,7 +357,7 @@ def _create_run(
             forms=",".join(cfg.get("forms") or []),
             window_start=cfg["start"],
             window_end=cfg["end"],
-            pit_main_return=_pit_main(body),
+            pit_main_return=body_summary(body)["main_pit"],
             summary=body_summary(body),
             trajectory_sha256=body["binding"]["trajectory_sha256"],
             trajectory_name=trajectory_name,
@@ -348,7 +407,8 @@ def verification_request(
     from pitweb.runs.tasks import verify_run_task
 
     with transaction.atomic():
-        previous = run.jobs.select_for_update().first()
+        Run.objects.select_for_update().filter(pk=run.pk).first()  # one request per run at a time
+        previous = run.jobs.first()
         if previous is not None and previous.state not in FINAL_STATES:
             raise SubmissionError(
                 "job_in_progress", f"job {previous.pk} of this run is still {previous.state}", 409
@@ -358,7 +418,9 @@ def verification_request(
         )
         Run.objects.filter(pk=run.pk).update(status=JobState.RECEIVED)
         board_changed()
-        transaction.on_commit(lambda: verify_run_task.delay(job.pk))
+        # robust: a broker hiccup must not turn a stored upload into a 500; the sweep
+        # re-dispatches jobs left waiting in received
+        transaction.on_commit(lambda: verify_run_task.delay(job.pk), robust=True)
     return job
 
 
@@ -438,20 +500,33 @@ def verification_release(*, job_id: int, worker: str, message: str) -> bool:
 
 
 def verification_requeue_stale(*, older_than: timedelta | None = None) -> list[int]:
-    """Jobs whose worker stopped heart-beating go back to received, to be picked up again."""
+    """The sweep. Jobs whose worker stopped heart-beating go back to received and are
+    dispatched again; a job that has used its attempts (it keeps killing workers) ends
+    as harness_error; a job left waiting in received (its message was lost) is
+    dispatched again."""
+    from pitweb.runs.tasks import MAX_ATTEMPTS, verify_run_task
+
     limit = older_than or timedelta(seconds=settings.PITWEB_STALE_AFTER_SECONDS)
     cutoff = timezone.now() - limit
-    stale = list(
-        VerificationJob.objects.filter(state=JobState.VERIFYING)
-        .filter(Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True))
-        .values_list("pk", flat=True)
+    stale = VerificationJob.objects.filter(state=JobState.VERIFYING).filter(
+        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True)
     )
     requeued = []
-    for pk in stale:
+    for pk, attempts in stale.values_list("pk", "attempts"):
         with transaction.atomic():
-            moved = VerificationJob.objects.filter(
-                pk=pk, state=JobState.VERIFYING, heartbeat_at__lt=cutoff
-            ).update(
+            fresh = Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True)
+            job = VerificationJob.objects.filter(fresh, pk=pk, state=JobState.VERIFYING)
+            if attempts >= MAX_ATTEMPTS:
+                moved = job.update(
+                    state=JobState.HARNESS_ERROR,
+                    finished_at=timezone.now(),
+                    message=f"gave up: its worker stopped heart-beating on each of {attempts} attempts",
+                )
+                if moved:
+                    Run.objects.filter(jobs__pk=pk).update(status=JobState.HARNESS_ERROR)
+                    board_changed()
+                continue
+            moved = job.update(
                 state=JobState.RECEIVED,
                 worker="",
                 message="requeued: its worker stopped heart-beating",
@@ -460,11 +535,11 @@ def verification_requeue_stale(*, older_than: timedelta | None = None) -> list[i
                 Run.objects.filter(jobs__pk=pk).update(status=JobState.RECEIVED)
                 board_changed()
                 requeued.append(pk)
-    if requeued:
-        from pitweb.runs.tasks import verify_run_task
-
-        for pk in requeued:
-            transaction.on_commit(lambda pk=pk: verify_run_task.delay(pk))
+    waiting = VerificationJob.objects.filter(
+        state=JobState.RECEIVED, created_at__lt=cutoff
+    ).values_list("pk", flat=True)
+    for pk in [*requeued, *(pk for pk in waiting if pk not in requeued)]:
+        transaction.on_commit(lambda pk=pk: verify_run_task.delay(pk), robust=True)
     return requeued
 
 

@@ -17,6 +17,16 @@ from pitweb.runs.models import JobState, VerificationJob
 
 log = logging.getLogger(__name__)
 MAX_ATTEMPTS = 3
+SERVER_SIDE_CHECKS = frozenset(
+    {
+        "body_sha256",
+        "trajectory_sha256",
+        "config_sha256",
+        "release_files",
+        "bundle_content_digest",
+        "prices_file",
+    }
+)
 
 
 class _Heartbeat:
@@ -71,6 +81,7 @@ def verify_run_task(job_id: int) -> str:
                 trajectory=default_storage.path(run.trajectory_name),
                 release=release_dir,
                 prices=prices,
+                check_release=False,  # checked whole at registration; every segment read is checked
             )
     except Exception as exc:  # our failure, never the submitter's
         log.exception("verification job %s failed in the verifier", job_id)
@@ -89,6 +100,18 @@ def verify_run_task(job_id: int) -> str:
         )
         return JobState.HARNESS_ERROR
     mismatch = result.first_mismatch
+    if mismatch is not None and mismatch.name in SERVER_SIDE_CHECKS:
+        # these passed at upload or at registration: failing now means our stored copy
+        # is damaged, which is our problem, never the submitter's
+        services.verification_finish(
+            job_id=job_id,
+            worker=worker,
+            state=JobState.HARNESS_ERROR,
+            checks=[c.to_json() for c in result.checks],
+            mismatch_check=mismatch.name,
+            message=f"the server's stored copy failed {mismatch.name}: {mismatch.detail}",
+        )
+        return JobState.HARNESS_ERROR
     services.verification_finish(
         job_id=job_id,
         worker=worker,

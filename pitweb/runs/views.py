@@ -38,10 +38,12 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
         if html is not None:
             return HttpResponse(html)
     try:
-        page = _page_number(request)
-    except SubmissionError:
-        page = 1
-    board = selectors.leaderboard(**_filters(request), page=page)
+        filters, page = _filters(request), _page_number(request)
+    except SubmissionError as exc:
+        return HttpResponse(
+            f"Bad filter: {exc.message}", status=400, content_type="text/plain; charset=utf-8"
+        )
+    board = selectors.leaderboard(**filters, page=page)
     params = request.GET.copy()
     params.pop("page", None)
     response = render(
@@ -63,8 +65,14 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
 def leaderboard_csv_page(request: HttpRequest) -> HttpResponse:
     from pitweb.runs.api import _filters
 
+    try:
+        filters = _filters(request)
+    except SubmissionError as exc:
+        return HttpResponse(
+            f"Bad filter: {exc.message}", status=400, content_type="text/plain; charset=utf-8"
+        )
     response = HttpResponse(
-        leaderboard_csv(selectors.leaderboard_export(**_filters(request))),
+        leaderboard_csv(selectors.leaderboard_export(**filters)),
         content_type="text/csv; charset=utf-8",
     )
     response["Content-Disposition"] = 'attachment; filename="leaderboard.csv"'

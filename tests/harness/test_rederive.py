@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
+from typing import Any
 
 from harness import RunConfig, load_prices, run
 from harness.agents import stub
@@ -90,3 +92,68 @@ def test_a_tampered_trajectory_stops_before_scores(
     result = rederive(out / "receipt.json", trajectory=path, release=march_release)
     assert result.first_mismatch is not None and result.first_mismatch.name == "trajectory_sha256"
     assert not any(c.name.startswith("cell") for c in result.checks)
+
+
+def _forge(out: Path, change: Any) -> None:
+    receipt = json.loads((out / "receipt.json").read_text())
+    change(receipt["body"])
+    (out / "receipt.json").write_text(receipt_text(receipt["body"], receipt["emitted_at"]))
+
+
+def _first_mismatch(out: Path, release: Path, prices_csv: Path | None) -> str | None:
+    prices = load_prices(prices_csv, source="SYNTHETIC", pulled_at="x") if prices_csv else None
+    result = rederive(
+        out / "receipt.json", trajectory=out / "trajectory.jsonl", release=release, prices=prices
+    )
+    return result.first_mismatch.name if result.first_mismatch else None
+
+
+def test_forged_contamination_probe_and_config_are_caught(
+    march_release: Path, march_prices: Path, tmp_path: Path
+) -> None:
+    cases = {
+        "contamination pit main_minus_shifted": lambda b: b["contamination"]["pit"].update(
+            main_minus_shifted=0.25
+        ),
+        "probe verdict": lambda b: b["probe"].update(verdict="mask_leaks"),
+        "probe item 3": lambda b: b["probe"]["items"][3]["score"].update(date_recovered=True),
+        "body_sha256": lambda b: b["config"].update(model_version="gpt-99"),  # config unbound
+        "cells": lambda b: b["cells"].pop(),
+    }
+    for name, change in cases.items():
+        out = priced_run(march_release, march_prices, tmp_path / name.replace(" ", "_"))
+        _forge(out, change)
+        assert _first_mismatch(out, march_release, march_prices) == name
+
+
+def test_a_receipt_claiming_valid_over_recorded_egress_is_caught(
+    march_release: Path, tmp_path: Path
+) -> None:
+    import socket
+
+    from harness.adapters.plain import from_callable
+
+    def reaching(prompt: str, tools: Any) -> list[str]:
+        with contextlib.suppress(OSError):
+            socket.getaddrinfo("example.com", 443)
+        return []
+
+    run(
+        from_callable(reaching),
+        RunConfig(
+            bundle_path=str(march_release),
+            forms=("8-K",),
+            start="2023-03-01",
+            end="2023-03-03",
+            trajectory_path=str(tmp_path / "trajectory.jsonl"),
+            receipt_path=str(tmp_path / "receipt.json"),
+        ),
+    )
+    assert _first_mismatch(tmp_path, march_release, None) is None  # honest: invalid, and says so
+
+    def launder(body: dict[str, Any]) -> None:
+        body["valid"] = True
+        body["invalidated_by"] = []
+
+    _forge(tmp_path, launder)
+    assert _first_mismatch(tmp_path, march_release, None) == "valid"

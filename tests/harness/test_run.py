@@ -302,3 +302,19 @@ def test_large_window_path_writes_the_same_receipt(
     assert (tmp_path / "lazy" / "trajectory.jsonl").read_bytes() == (
         tmp_path / "parsed" / "trajectory.jsonl"
     ).read_bytes()
+
+
+class _ProbeCrasher:
+    def decide(self, task: Any, tools: Any) -> Decision:
+        if task.kind == "probe":
+            raise RuntimeError("model unavailable")
+        tools.pit_list()
+        return Decision()
+
+
+def test_a_probe_the_agent_could_not_answer_is_inconclusive_not_a_pass(
+    march_release: Path, tmp_path: Path
+) -> None:
+    probe = run(AgentSpec("crasher", _ProbeCrasher), config(march_release, tmp_path)).body["probe"]
+    assert probe["total"] == probe["agent_errors"] == 10
+    assert probe["verdict"] == "inconclusive"

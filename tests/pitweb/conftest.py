@@ -24,12 +24,14 @@ class Artifacts:
     trajectory: Path
     prices: Path | None
 
-    def files(self, **replace: bytes) -> dict[str, Any]:
+    def files(self, **replace: bytes | None) -> dict[str, Any]:
         data = {"receipt": self.receipt.read_bytes(), "trajectory": self.trajectory.read_bytes()}
         if self.prices is not None:
             data["prices"] = self.prices.read_bytes()
         data.update(replace)
-        return {name: _named(name, content) for name, content in data.items()}
+        return {
+            name: _named(name, content) for name, content in data.items() if content is not None
+        }
 
 
 def _named(name: str, content: bytes) -> io.BytesIO:

@@ -33,6 +33,7 @@ def submit(user: User, artifacts: Artifacts) -> Run:
 def clone_runs(template: Run, count: int, first: int = 0) -> None:
     """Many runs for query counting, copied from a real one (no verification needed)."""
     services.board_changed()  # written behind the services' back: say the board changed
+    template.refresh_from_db()  # services update rows in the database, not this object
     for n in range(first, count):
         Run.objects.create(
             **{
@@ -70,7 +71,9 @@ def test_unverified_and_invalid_runs_are_shown_apart(
 ) -> None:
     run = submit(submitter, stub_run)
     clone_runs(run, 2)
-    Run.objects.filter(run_id=f"{0:016x}").update(status="received")
+    Run.objects.filter(run_id=f"{0:016x}").update(
+        status="mismatch", verification_level="self_reported"
+    )
     Run.objects.filter(run_id=f"{1:016x}").update(valid=False)
     services.board_changed()
     board = Client().get("/api/leaderboard/").json()
@@ -218,3 +221,15 @@ def test_every_table_has_csv_and_json(
     assert client.get(f"/runs/{sha}/tables/nope?format=csv").status_code == 404
     html = client.get(f"/runs/{sha}/").content.decode()
     assert html.count("?format=csv") >= 3 and html.count("?format=json") >= 3
+
+
+def test_a_bad_date_filter_is_a_clear_400_everywhere(db: None) -> None:
+    for path in (
+        "/?start=foo",
+        "/leaderboard.csv?end=2023-13-01",
+        "/api/leaderboard/?start=foo",
+        "/api/leaderboard.csv?end=x",
+    ):
+        response = Client().get(path)
+        assert response.status_code == 400, path
+        assert b"is not a date" in response.content, path

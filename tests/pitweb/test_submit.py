@@ -80,6 +80,13 @@ def _tampered_trajectory(a: Artifacts) -> bytes:
     return bytes(raw)
 
 
+def _set_start(body: dict[str, Any], day: str) -> None:
+    from harness import canonical
+
+    body["config"]["start"] = day
+    body["binding"]["config_sha256"] = canonical.digest(body["config"])  # bound, but not a date
+
+
 def _receipt_with(a: Artifacts, change: Any) -> bytes:
     data = json.loads(a.receipt.read_text())
     change(data["body"])
@@ -129,6 +136,25 @@ BAD = {
         "prices_mismatch",
     ),
     "not a receipt at all": (lambda a: {"receipt": b'{"hello": "world"}'}, "invalid_receipt"),
+    "an impossible date": (
+        lambda a: {"receipt": _receipt_with(a, lambda b: _set_start(b, "2023-02-30"))},
+        "invalid_receipt",
+    ),
+    "a cell twice": (
+        lambda a: {"receipt": _receipt_with(a, lambda b: b["cells"].append(dict(b["cells"][0])))},
+        "invalid_receipt",
+    ),
+    "a probe item of the wrong type": (
+        lambda a: {"receipt": _receipt_with(a, lambda b: b["probe"]["items"][0].update(item="x"))},
+        "invalid_receipt",
+    ),
+    "a config that is not the bound one": (
+        lambda a: {
+            "receipt": _receipt_with(a, lambda b: b["config"].update(model_version="gpt-99"))
+        },
+        "receipt_hash_mismatch",
+    ),
+    "a priced run without its price file": (lambda a: {"prices": None}, "prices_required"),
 }
 
 
@@ -173,3 +199,18 @@ def test_anonymous_upload_is_refused(registered: Any, stub_run: Artifacts) -> No
     response = APIClient().post("/api/runs/", stub_run.files(), format="multipart")
     assert response.status_code == 401 and response.json()["error"]["code"] == "not_authenticated"
     assert Run.objects.count() == 0
+
+
+def test_someone_elses_private_receipt_reveals_nothing(
+    registered: Any, submitter: User, other: User, stub_run: Artifacts
+) -> None:
+    first = upload(submitter, stub_run.files())
+    Run.objects.filter(run_id=first.json()["run_id"]).update(visibility="private")
+    again = upload(other, stub_run.files())
+    assert again.status_code == 409
+    assert again.json() == {
+        "error": {
+            "code": "already_submitted",
+            "message": "this receipt was already submitted by another user",
+        }
+    }

@@ -55,7 +55,7 @@ def test_running_a_job_twice_is_a_no_op(
     assert (job.state, job.attempts, job.finished_at) == (JobState.VERIFIED, 1, finished)
 
 
-def test_a_stored_artifact_changed_on_the_server_is_a_mismatch_naming_the_check(
+def test_damage_to_the_servers_stored_copy_is_our_error_not_a_mismatch(
     registered: Any, submitter: User, stub_run: Artifacts, staff: User
 ) -> None:
     run = submit(submitter, stub_run)
@@ -67,10 +67,11 @@ def test_a_stored_artifact_changed_on_the_server_is_a_mismatch_naming_the_check(
     )
     job = services.run_reverify(run=run, staff=staff, reason="storage audit")
     job.refresh_from_db()
-    assert job.state == JobState.MISMATCH and job.mismatch_check == "trajectory_sha256"
+    assert job.state == JobState.HARNESS_ERROR and job.mismatch_check == "trajectory_sha256"
+    assert "stored copy" in job.message
     assert job.previous is not None and job.previous.state == JobState.VERIFIED
     run.refresh_from_db()
-    assert run.status == JobState.MISMATCH and run.verification_level == "self_reported"
+    assert run.status == JobState.HARNESS_ERROR and run.verification_level == "hashes_verified"
 
 
 def test_verifier_failure_retries_then_is_a_harness_error_not_a_mismatch(
@@ -167,16 +168,39 @@ def test_a_finished_job_cannot_be_finished_again(
         services.verification_finish(job_id=job.pk, worker=job.worker, state=JobState.VERIFYING)
 
 
-def test_priced_run_without_its_price_file_verifies_hashes_and_skips_scores(
+def test_a_priced_run_without_its_price_file_is_refused(
     registered: Any, submitter: User, stub_run: Artifacts
 ) -> None:
     files = stub_run.files()
-    run = services.run_submit(
-        user=submitter, receipt=files["receipt"], trajectory=files["trajectory"]
-    ).run
-    job = run.jobs.get()
-    assert job.state == JobState.VERIFIED
-    assert any(c["status"] == "skipped" and c["name"] == "cell_scores" for c in job.checks)
+    with pytest.raises(SubmissionError) as refused:
+        services.run_submit(
+            user=submitter, receipt=files["receipt"], trajectory=files["trajectory"]
+        )
+    assert refused.value.code == "prices_required"
+    assert Run.objects.count() == 0
+
+
+def test_rerverifying_keeps_a_verified_run_ranked_and_a_verifier_failure_does_not_unrank_it(
+    registered: Any,
+    submitter: User,
+    stub_run: Artifacts,
+    staff: User,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from django.contrib.auth.models import AnonymousUser
+
+    import pitweb.runs.tasks as tasks
+    from pitweb.runs.selectors import leaderboard
+
+    run = submit(submitter, stub_run)
+    assert [r["run_id"] for r in leaderboard(user=AnonymousUser())["ranked"]] == [run.run_id]
+    monkeypatch.setattr(
+        tasks, "rederive", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("verifier down"))
+    )
+    job = services.run_reverify(run=run, staff=staff, reason="new verifier")
+    job.refresh_from_db()
+    assert job.state == JobState.HARNESS_ERROR
+    assert [r["run_id"] for r in leaderboard(user=AnonymousUser())["ranked"]] == [run.run_id]
 
 
 def test_the_receipt_score_is_rederived_not_trusted(
