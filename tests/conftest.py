@@ -18,29 +18,36 @@ def shared_path(*parts: str) -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
-def march_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """March 2023, 12,000 rows, 5% stamped: small enough to run nine cells in a blink."""
+def build_release(out: Path, *, end: date, seed: int, rows: int) -> Path:
+    """A small synthetic release from 2023-03-01, 5% of rows acceptance-stamped."""
     from harness.release.synth import synth_release
 
-    out = tmp_path_factory.mktemp("release") / "march"
     synth_release(
-        out,
-        start=date(2023, 3, 1),
-        end=date(2023, 3, 31),
-        seed=11,
-        rows=12_000,
-        acceptance_fraction=0.05,
+        out, start=date(2023, 3, 1), end=end, seed=seed, rows=rows, acceptance_fraction=0.05
     )
     return out
 
 
-@pytest.fixture(scope="session")
-def march_prices(tmp_path_factory: pytest.TempPathFactory, march_release: Path) -> Path:
+def build_prices(out: Path, release: Path, *, seed: int) -> Path:
+    """SYNTHETIC prices for every ticker of ``release``, with room for holds either side."""
     from harness.prices import synth_prices
     from harness.release.bundle import Bundle
 
-    tickers = sorted({r["ticker"] for r in Bundle.load(march_release).rows("main") if r["ticker"]})
-    out = tmp_path_factory.mktemp("prices") / "prices-SYNTHETIC.csv"
-    synth_prices(out, symbols=tickers, start=date(2023, 2, 1), end=date(2023, 5, 31), seed=5)
+    tickers = sorted({r["ticker"] for r in Bundle.load(release).rows("main") if r["ticker"]})
+    synth_prices(out, symbols=tickers, start=date(2023, 2, 1), end=date(2023, 5, 31), seed=seed)
     return out
+
+
+@pytest.fixture(scope="session")
+def march_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """March 2023, 12,000 rows: small enough to run nine cells in a blink."""
+    return build_release(
+        tmp_path_factory.mktemp("release") / "march", end=date(2023, 3, 31), seed=11, rows=12_000
+    )
+
+
+@pytest.fixture(scope="session")
+def march_prices(tmp_path_factory: pytest.TempPathFactory, march_release: Path) -> Path:
+    return build_prices(
+        tmp_path_factory.mktemp("prices") / "prices-SYNTHETIC.csv", march_release, seed=5
+    )

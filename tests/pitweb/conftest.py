@@ -16,6 +16,7 @@ from harness import RunConfig, run
 from harness.adapters.plain import from_callable
 from harness.agents import stub
 from pitweb import celery_app
+from tests.conftest import build_prices, build_release
 
 
 @dataclass(frozen=True)
@@ -42,29 +43,16 @@ def _named(name: str, content: bytes) -> io.BytesIO:
 
 @pytest.fixture(scope="session")
 def site_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from harness.release.synth import synth_release
-
-    out = tmp_path_factory.mktemp("site") / "release"
-    synth_release(
-        out,
-        start=date(2023, 3, 1),
-        end=date(2023, 3, 20),
-        seed=21,
-        rows=3000,
-        acceptance_fraction=0.05,
+    return build_release(
+        tmp_path_factory.mktemp("site") / "release", end=date(2023, 3, 20), seed=21, rows=3000
     )
-    return out
 
 
 @pytest.fixture(scope="session")
 def site_prices(tmp_path_factory: pytest.TempPathFactory, site_release: Path) -> Path:
-    from harness.prices import synth_prices
-    from harness.release.bundle import Bundle
-
-    tickers = sorted({r["ticker"] for r in Bundle.load(site_release).rows("main") if r["ticker"]})
-    out = tmp_path_factory.mktemp("site-prices") / "prices-SYNTHETIC.csv"
-    synth_prices(out, symbols=tickers, start=date(2023, 2, 1), end=date(2023, 5, 31), seed=3)
-    return out
+    return build_prices(
+        tmp_path_factory.mktemp("site-prices") / "prices-SYNTHETIC.csv", site_release, seed=3
+    )
 
 
 def make_run(
