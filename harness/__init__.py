@@ -4,12 +4,35 @@ The public API mirrors the integration example::
 
     from harness import Bundle, RunConfig, load_prices, run
     from harness.adapters.plain import from_callable
+
+Names are imported on first use, so the agent's sandbox can import the small modules it
+needs without loading the calendar and pandas.
 """
 
-from harness.config import RunConfig
-from harness.prices import load_prices
-from harness.release.bundle import Bundle
-from harness.runner import RunResult, run
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from harness.version import HARNESS_VERSION as __version__
 
+if TYPE_CHECKING:
+    from harness.config import RunConfig
+    from harness.prices import load_prices
+    from harness.release.bundle import Bundle
+    from harness.runner import RunResult, run
+
+_LAZY = {
+    "Bundle": "harness.release.bundle",
+    "RunConfig": "harness.config",
+    "RunResult": "harness.runner",
+    "load_prices": "harness.prices",
+    "run": "harness.runner",
+}
 __all__ = ["Bundle", "RunConfig", "RunResult", "__version__", "load_prices", "run"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'harness' has no attribute {name!r}")

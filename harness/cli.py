@@ -8,9 +8,14 @@ from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
+from harness.outcomes import (
+    EXIT_AGENT_FAILED,
+    EXIT_INTERNAL,
+    EXIT_MISMATCH,
+    EXIT_OK,
+    EXIT_USAGE,
+)
 from harness.version import HARNESS_VERSION
-
-EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 class UsageError(Exception):
@@ -105,6 +110,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         changes["receipt_path"] = args.receipt
     if args.agent:
         changes["agent"] = args.agent
+    if args.agent_process:
+        changes["agent_process"] = args.agent_process
     if changes:
         config = replace_config(config, **changes)
     if not config.bundle_path:
@@ -116,6 +123,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = run(spec, config)
     body = result.body
     print(f"run {body['run_id']}  valid={body['valid']}  receipt {result.receipt['body_sha256']}")
+    print(f"  {body['capability_line']}")
     print(
         f"trajectory {body['binding']['trajectory_sha256']}  events {body['trajectory']['events']}"
     )
@@ -124,6 +132,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"  {cell['arm']:<9} {cell['clock']:<6} total_return {_fmt_return(cell['total_return']):>8}"
             f"  trades {cell['trades']:>4}  reachable={cell['reachable']}"
             + ("" if cell["status"] == "complete" else f"  {cell['status']}")
+            + (f" ({cell['agent_fault']['kind']})" if cell.get("agent_fault") else "")
         )
     probe = body["probe"]
     if probe.get("status") == "complete":
@@ -135,6 +144,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     if body["invalidated_by"]:
         print("  invalidated_by: " + "; ".join(body["invalidated_by"]))
     print("  protocol gaps: " + (", ".join(body["protocol_gaps"]) or "none"))
+    for entry in result.receipt["attempts"]:
+        print(f"  retried {entry['cell']} (attempt {entry['attempt']}): {entry['failure']}")
+    if result.harness_failed:
+        print(
+            "pit-harness: "
+            + "; ".join(body["not_rankable_because"])
+            + ". The receipt is written and says the run is not rankable.",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+    if result.agent_failed:
+        print(
+            "pit-harness: the agent failed in at least one cell (see agent_fault and "
+            "agent_errors in the receipt); the receipt is written",
+            file=sys.stderr,
+        )
+        return EXIT_AGENT_FAILED
     return EXIT_OK
 
 
@@ -225,12 +251,25 @@ def build_parser() -> argparse.ArgumentParser:
     psynth.set_defaults(func=cmd_prices_synth)
 
     run = sub.add_parser(
-        "run", help="run an agent over arms x clocks and write trajectory and receipt"
+        "run",
+        help="run an agent over arms x clocks and write trajectory and receipt",
+        description="Run an agent over arms x clocks and write trajectory and receipt. Exit "
+        "codes: 0 the run completed; 2 a usage or input error; 3 a harness problem (a cell "
+        "the harness could not run after three attempts: the receipt is written and says the "
+        "run is not rankable); 4 the agent failed in at least one cell (receipt written).",
     )
     run.add_argument("--config", required=True, help="run.json (keys follow RunConfig)")
     run.add_argument("--trajectory", help="trajectory path (overrides trajectory_path)")
     run.add_argument("--receipt", help="receipt path (overrides receipt_path)")
     run.add_argument("--agent", help="'stub' or 'package.module:attribute' (overrides agent)")
+    run.add_argument(
+        "--agent-process",
+        choices=["auto", "isolated", "in_process"],
+        help="where the agent runs: its own sandboxed process (isolated; needs bubblewrap), "
+        "this process behind the socket guard (in_process), or isolated where possible and "
+        "in_process otherwise, said so in the receipt (auto, the default; overrides "
+        "agent_process)",
+    )
     run.set_defaults(func=cmd_run)
 
     ver = sub.add_parser(

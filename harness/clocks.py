@@ -52,3 +52,21 @@ def known_at(row: dict[str, Any], clock: str) -> tuple[float, str]:
 @lru_cache(maxsize=65536)
 def iso_utc(instant: float) -> str:
     return datetime.fromtimestamp(instant, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def acceptance_instant(row: dict[str, Any]) -> float | None:
+    """When EDGAR accepted the filing (POSIX seconds), where the row says."""
+    stamp = row.get("acceptance_at")
+    return datetime.fromisoformat(stamp).timestamp() if stamp else None
+
+
+def knowable_before_acceptance(rows: list[dict[str, Any]], clock: str) -> int:
+    """Rows this clock makes knowable before EDGAR accepted them (leaky: most stamped
+    rows; dump: late Forms 3, 4, 5 and 144, dated the day before their acceptance in UTC;
+    pit: none by construction)."""
+    count = 0
+    for row in rows:
+        accepted = acceptance_instant(row)
+        if accepted is not None and known_at(row, clock)[0] < accepted:
+            count += 1
+    return count

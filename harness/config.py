@@ -14,6 +14,11 @@ from harness.guard import POLICIES
 from harness.release.arms import ARMS
 
 
+# ``auto`` isolates the agent where bubblewrap works and falls back (saying so) elsewhere;
+# ``isolated`` refuses to run without the sandbox; ``in_process`` never uses it.
+AGENT_PROCESSES = ("auto", "isolated", "in_process")
+
+
 class ConfigError(ValueError):
     """A run configuration that cannot be run, with the key at fault."""
 
@@ -39,6 +44,7 @@ class RunConfig:
     training_cutoff: str = ""
     prices: PriceSpec | None = None
     network_policy: str = "fail_closed"
+    agent_process: str = "auto"
     probe: int = 10
     trajectory_path: str = "trajectory.jsonl"
     receipt_path: str = "receipt.json"
@@ -57,8 +63,11 @@ class RunConfig:
             object.__setattr__(self, "prices", _price_spec(self.prices))
         validate(self)
 
-    def scoring_body(self, *, start: str, end: str, forms: tuple[str, ...]) -> dict[str, Any]:
-        """The settings that can change a result, with the window as resolved.
+    def scoring_body(
+        self, *, start: str, end: str, forms: tuple[str, ...], agent_process: str
+    ) -> dict[str, Any]:
+        """The settings that can change a result, with the window and the agent's
+        process (``isolated`` or ``in_process``) as resolved.
 
         Output paths and the release's location are left out: the release is bound
         by its content digest, and writing into another folder is the same run.
@@ -81,6 +90,7 @@ class RunConfig:
                 "pulled_at": self.prices.pulled_at,
             },
             "network_policy": self.network_policy,
+            "agent_process": agent_process,
             "probe_items": self.probe,
         }
 
@@ -195,6 +205,10 @@ def validate(config: RunConfig) -> None:
     if config.network_policy not in POLICIES:
         raise ConfigError(
             f"network_policy: {config.network_policy!r} is not one of {list(POLICIES)}"
+        )
+    if config.agent_process not in AGENT_PROCESSES:
+        raise ConfigError(
+            f"agent_process: {config.agent_process!r} is not one of {list(AGENT_PROCESSES)}"
         )
     for key in ("agent", "model_version", "training_cutoff", "trajectory_path", "receipt_path"):
         if not isinstance(getattr(config, key), str):

@@ -1,9 +1,11 @@
 """The receipt: a canonical body, its sha256, and a wall-clock stamp outside it.
 
-The file is one canonical line ``{"body": ..., "body_sha256": ..., "emitted_at": ...}``
-so that any byte changed inside the body either changes its hash or breaks the
-canonical layout; ``emitted_at`` is the only field allowed to differ between two runs
-of the same configuration over the same release.
+The file is one canonical line
+``{"attempts": [...], "body": ..., "body_sha256": ..., "emitted_at": ...}`` so that any
+byte changed inside the body either changes its hash or breaks the canonical layout.
+``emitted_at`` and ``attempts`` (the ledger of cells restarted after a failure on our
+side) are the only fields allowed to differ between two runs of the same configuration
+over the same release: a retried run's body equals an undisturbed one's.
 """
 
 from __future__ import annotations
@@ -30,9 +32,11 @@ class ReceiptError(ValueError):
     """A receipt file that is not a receipt."""
 
 
-LIMITS = [
+IN_PROCESS_NETWORK_LIMIT = (
     "network: the guard patches this process's socket, DNS and TLS entry points; a subprocess "
-    "the agent spawns, or a model provider's own weights, are out of its scope",
+    "the agent spawns, or a model provider's own weights, are out of its scope"
+)
+LIMITS = [
     "memory: no guard reaches what a model learned in training; the shifted and redacted arms "
     "measure it as the contamination delta, which can also carry lost information and distraction",
     "probe: scores answer text only; a model that infers the period and keeps it to itself passes",
@@ -144,6 +148,7 @@ def build_body(
     cells: list[dict[str, Any]],
     probe: dict[str, Any],
     network: dict[str, Any],
+    capabilities: dict[str, Any],
     aborted: str | None,
     prices: Prices | None,
     rows: list[dict[str, Any]],
@@ -180,7 +185,18 @@ def build_body(
         f"network_egress: {a['call']} {a['target']} at {a['site']}".replace("  ", " ")
         for a in network["attempts"]
     ]
-    limits = list(LIMITS)
+    from harness.drivers import not_enforced
+
+    limits = not_enforced(capabilities)
+    if capabilities.get("agent_process") != "isolated":
+        limits.insert(
+            0,
+            "agent_process: the agent ran in the harness's own process ("
+            + str(capabilities.get("isolation_unavailable"))
+            + "); only the in-process socket guard applied",
+        )
+        limits.append(IN_PROCESS_NETWORK_LIMIT)
+    limits += LIMITS
     if "pit" in config.clocks:
         missing = protocol["P3_retrieval_timestamps"]["pit_fallback_rows"]
         limits.append(
@@ -188,6 +204,9 @@ def build_body(
             "fall back to published_at (the dump clock's instant)"
         )
     forms_count = Counter(r["form"] for r in rows)
+    failed = [f"cell {c['arm']}/{c['clock']}" for c in cells if c["status"] == "harness_error"]
+    if probe.get("status") == "harness_error":
+        failed.append("probe")
     return {
         "receipt_version": RECEIPT_VERSION,
         "run_id": run_id,
@@ -196,6 +215,14 @@ def build_body(
         "invalidated_by": invalidated
         + ([f"aborted: {aborted}"] if aborted and not invalidated else []),
         "aborted": aborted,
+        "rankable": not failed,
+        "not_rankable_because": [
+            f"{what}: the harness failed to run it after its retries (a harness problem, "
+            "not the agent's result)"
+            for what in failed
+        ],
+        "capabilities": capabilities,
+        "capability_line": capabilities["line"],
         "binding": {
             "bundle_content_digest": bundle.content_digest,
             "config_sha256": config_sha,
@@ -226,11 +253,15 @@ def build_body(
     }
 
 
-def receipt_text(body: dict[str, Any], emitted_at: str) -> str:
+def receipt_text(
+    body: dict[str, Any], emitted_at: str, attempts: list[dict[str, Any]] | None = None
+) -> str:
     body_text = canonical.dumps(body)
     sha = "sha256:" + canonical.sha256_hex(body_text.encode())
     return (
-        '{"body":'
+        '{"attempts":'
+        + canonical.dumps(attempts or [])
+        + ',"body":'
         + body_text
         + ',"body_sha256":'
         + json.dumps(sha)
@@ -240,9 +271,13 @@ def receipt_text(body: dict[str, Any], emitted_at: str) -> str:
     )
 
 
-def write_receipt(path: str | os.PathLike[str], body: dict[str, Any]) -> dict[str, Any]:
+def write_receipt(
+    path: str | os.PathLike[str],
+    body: dict[str, Any],
+    attempts: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     emitted_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    text = receipt_text(body, emitted_at)
+    text = receipt_text(body, emitted_at, attempts)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".tmp")
@@ -266,8 +301,12 @@ def read_receipt(path: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
         raise ReceiptError(f"{file.name}: not a JSON receipt ({exc})") from None
     except RecursionError:
         raise ReceiptError(f"{file.name}: not a receipt (JSON nested too deep)") from None
-    if not isinstance(data, dict) or set(data) != {"body", "body_sha256", "emitted_at"}:
-        raise ReceiptError(f"{file.name}: a receipt holds exactly body, body_sha256 and emitted_at")
+    if not isinstance(data, dict) or set(data) != {"attempts", "body", "body_sha256", "emitted_at"}:
+        raise ReceiptError(
+            f"{file.name}: a receipt holds exactly attempts, body, body_sha256 and emitted_at"
+        )
+    if not isinstance(data["attempts"], list):
+        raise ReceiptError(f"{file.name}: attempts is not a list")
     if not isinstance(data["body"], dict):
         raise ReceiptError(f"{file.name}: body is not an object")
     return data, text

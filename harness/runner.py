@@ -12,18 +12,26 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from harness import canonical
+from harness import canonical, outcomes
 from harness.agents.base import AgentSpec, Decision, Task
 from harness.calendar import SessionTable, sessions_for
-from harness.clocks import REACHABLE, iso_utc
+from harness.clocks import REACHABLE, iso_utc, knowable_before_acceptance
 from harness.config import ConfigError, RunConfig
-from harness.guard import GUARD_NAME, GUARD_SCOPE, NetworkAbort, NetworkGuard
+from harness.drivers import CellAgent, Drivers, open_drivers
+from harness.guard import EgressAttempt, NetworkAbort
 from harness.prices import Prices, load_prices
 from harness.probe import MAX_ANSWER, answer_key, pick_items, probe_prompt, score_answer, verdict
 from harness.receipt import build_body, write_receipt
 from harness.release.bundle import Bundle
-from harness.scoring import Trade, make_trades, total_return, trades_digest
-from harness.tools import ArmRows, ClockIndex, Toolbox
+from harness.sandbox.outside import SandboxSettings
+from harness.scoring import (
+    Trade,
+    entered_before_acceptance,
+    make_trades,
+    total_return,
+    trades_digest,
+)
+from harness.tools import ArmRows, ClockIndex, Toolbox, knowable_test
 from harness.trajectory import TrajectoryWriter
 from harness.version import HARNESS_NAME, HARNESS_VERSION
 
@@ -53,7 +61,7 @@ def trade_prompt(
 class CellOutcome:
     arm: str
     clock: str
-    status: str = "complete"
+    status: str = outcomes.COMPLETE
     sessions: int = 0
     picks: list[tuple[int, list[str]]] = field(default_factory=list)
     rejected: int = 0
@@ -62,6 +70,7 @@ class CellOutcome:
     rows_served: int = 0
     fallbacks_served: int = 0
     unreached_rows: int = 0
+    fault: outcomes.Fault | None = None
 
 
 @dataclass
@@ -83,6 +92,19 @@ class RunResult:
     def valid(self) -> bool:
         return bool(self.body["valid"])
 
+    @property
+    def agent_failed(self) -> bool:
+        """The agent failed somewhere (a cell, a session or the probe): exit code 4."""
+        probe = self.body["probe"]
+        return any(
+            c["status"] == outcomes.AGENT_ERROR or c["agent_errors"] for c in self.body["cells"]
+        ) or bool(probe.get("agent_errors") or probe.get("status") == outcomes.AGENT_ERROR)
+
+    @property
+    def harness_failed(self) -> bool:
+        """A cell or the probe ran out of attempts on our side: exit code 3."""
+        return not self.body["rankable"]
+
     def total_return(self, arm: str, clock: str) -> float | None:
         return total_return(self.trades(arm, clock))
 
@@ -94,11 +116,12 @@ class _Aborted(Exception):
     pass
 
 
-def _check_picks(decision: Decision, tools: Toolbox) -> tuple[list[str], list[dict[str, str]]]:
+def _check_picks(
+    decision: Decision, knowable: Callable[[str], bool]
+) -> tuple[list[str], list[dict[str, str]]]:
     accepted: list[str] = []
     rejected: list[dict[str, str]] = []
     seen: set[str] = set()
-    knowable = tools.knowable_test()
     for pick in decision.picks:
         if not isinstance(pick, str):
             rejected.append({"row_key": repr(pick)[:80], "reason": "not_a_row_key"})
@@ -112,8 +135,49 @@ def _check_picks(decision: Decision, tools: Toolbox) -> tuple[list[str], list[di
     return accepted, rejected
 
 
-def _error_text(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"[:500]
+@dataclass
+class _Context:
+    """What every cell of one run shares."""
+
+    config: RunConfig
+    writer: TrajectoryWriter
+    drivers: Drivers
+    table: SessionTable
+    window: range
+    positions: dict[str, int]
+    egress: list[EgressAttempt] = field(default_factory=list)
+    ledger: list[dict[str, Any]] = field(default_factory=list)
+
+    def record_attempts(self, agent: CellAgent) -> None:
+        for attempt in agent.take_attempts():
+            self.writer.write("network_attempt", **attempt.to_json())
+            self.egress.append(attempt)
+
+
+def _retrying(
+    ctx: _Context, label: str, attempt_fn: Callable[[], Any], on_retry: Callable[[], None]
+) -> tuple[bool, Any]:
+    """Run ``attempt_fn`` until it does not fail on our side, at most RUNTIME_ATTEMPTS
+    times; every failed attempt leaves the trajectory as it was and goes to the ledger
+    (outside the receipt body, so a retried run's body equals an undisturbed one's)."""
+    for attempt in range(1, outcomes.RUNTIME_ATTEMPTS + 1):
+        mark, seen = ctx.writer.checkpoint(), len(ctx.egress)
+        try:
+            return True, attempt_fn()
+        except outcomes.RuntimeFailure as exc:
+            ctx.writer.rollback(mark)
+            discarded = ctx.egress[seen:]
+            del ctx.egress[seen:]
+            on_retry()
+            ctx.ledger.append(
+                {
+                    "cell": label,
+                    "attempt": attempt,
+                    "failure": str(exc)[:500],
+                    "egress_attempts_discarded": [a.to_json() for a in discarded],
+                }
+            )
+    return False, None
 
 
 def run(
@@ -121,6 +185,8 @@ def run(
     config: RunConfig,
     bundle: Bundle | None = None,
     prices: Prices | None = None,
+    *,
+    sandbox: SandboxSettings | None = None,
 ) -> RunResult:
     """Run ``agent`` over the config's arms x clocks and write trajectory and receipt."""
     if bundle is None:
@@ -139,16 +205,6 @@ def run(
             config.prices.path, source=config.prices.source, pulled_at=config.prices.pulled_at
         )
 
-    config_body = config.scoring_body(start=start, end=end, forms=forms)
-    config_sha = canonical.digest(config_body)
-    run_id = canonical.digest(
-        {
-            "config_sha256": config_sha,
-            "bundle_content_digest": bundle.content_digest,
-            "harness": HARNESS_VERSION,
-        }
-    )[7:23]
-
     table = sessions_for(date.fromisoformat(start), date.fromisoformat(end))
     window = table.window(date.fromisoformat(start), date.fromisoformat(end))
     # A small window keeps every arm parsed; a large one keeps only the facts that
@@ -164,27 +220,46 @@ def run(
     main_by_key = {f["row_key"]: f for f in facts}
 
     writer = TrajectoryWriter(config.trajectory_path)
+    hidden = [str(bundle.root), str(writer.partial_path), str(Path(config.receipt_path).parent)]
+    if config.prices is not None:
+        hidden.append(config.prices.path)
     try:
-        writer.write(
-            "run_start",
-            run_id=run_id,
-            harness={"name": HARNESS_NAME, "version": HARNESS_VERSION},
-            config=config_body,
-            config_sha256=config_sha,
-            bundle={"name": bundle.name, "content_digest": bundle.content_digest},
-            sessions=[table.sessions[s].isoformat() for s in window],
-            rows_in_window=len(facts),
-        )
-        cells: dict[tuple[str, str], CellOutcome] = {
-            (arm, clock): CellOutcome(arm, clock, status="not_run")
-            for arm in config.arms
-            for clock in config.clocks
-        }
-        probe: dict[str, Any] = {"arm": "shifted", "status": "not_run", "items": []}
-        guard = NetworkGuard(config.network_policy)
-        aborted: str | None = None
-        try:
-            with guard:
+        with open_drivers(
+            agent,
+            config,
+            hidden=hidden,
+            settings=sandbox or SandboxSettings(),
+        ) as drivers:
+            config_body = config.scoring_body(
+                start=start, end=end, forms=forms, agent_process=drivers.mode
+            )
+            config_sha = canonical.digest(config_body)
+            run_id = canonical.digest(
+                {
+                    "config_sha256": config_sha,
+                    "bundle_content_digest": bundle.content_digest,
+                    "harness": HARNESS_VERSION,
+                }
+            )[7:23]
+            writer.write(
+                "run_start",
+                run_id=run_id,
+                harness={"name": HARNESS_NAME, "version": HARNESS_VERSION},
+                config=config_body,
+                config_sha256=config_sha,
+                bundle={"name": bundle.name, "content_digest": bundle.content_digest},
+                sessions=[table.sessions[s].isoformat() for s in window],
+                rows_in_window=len(facts),
+            )
+            ctx = _Context(config, writer, drivers, table, window, positions)
+            cells: dict[tuple[str, str], CellOutcome] = {
+                (arm, clock): CellOutcome(arm, clock, status=outcomes.NOT_RUN)
+                for arm in config.arms
+                for clock in config.clocks
+            }
+            probe: dict[str, Any] = {"arm": "shifted", "status": "not_run", "items": []}
+            aborted: str | None = None
+            try:
                 for arm in config.arms:
                     texts = bundle.texts(arm)
                     # Control arms are parsed up front only when small; a whole-release run
@@ -192,39 +267,25 @@ def run(
                     parsed = bundle.rows(arm) if keep_parsed else None
                     rows = ArmRows(texts, parsed, forms_by_position)
                     served: dict[int, None] = {}
-                    last_tools: Toolbox | None = None
+                    last: tuple[CellOutcome, Toolbox] | None = None
                     for clock in config.clocks:
-                        outcome = cells[(arm, clock)]
-                        outcome.status = "running"
-                        last_tools = _run_cell(
-                            outcome,
-                            agent,
-                            config,
-                            writer,
-                            guard,
-                            table,
-                            window,
-                            indexes[clock],
-                            rows,
-                            positions,
-                            served if arm == "shifted" else None,
+                        outcome, tools = _cell_with_retries(
+                            ctx, arm, clock, indexes[clock], rows, served
                         )
-                        outcome.status = "complete"
-                    if arm == "shifted" and config.probe and last_tools is not None:
-                        probe = _run_probe(
-                            agent, config, writer, guard, last_tools, rows, facts, served
-                        )
+                        cells[(arm, clock)] = outcome
+                        if tools is not None:
+                            last = (outcome, tools)
+                    if arm == "shifted" and config.probe and last is not None:
+                        probe = _probe_with_retries(ctx, last, rows, facts, served)
                     bundle.release_rows(arm)
-        except _Aborted as exc:
-            aborted = str(exc)
-            for outcome in cells.values():
-                if outcome.status == "running":
-                    outcome.status = "aborted"
-        writer.write(
-            "run_end",
-            aborted=aborted,
-            egress_attempts=len(guard.attempts),
-        )
+            except _Aborted as exc:
+                aborted = str(exc)
+                for outcome in cells.values():
+                    if outcome.status == "running":
+                        outcome.status = outcomes.ABORTED
+            writer.write("run_end", aborted=aborted, egress_attempts=len(ctx.egress))
+            capabilities = drivers.capabilities()
+            network = drivers.network_block(ctx.egress)
     except BaseException:
         writer.discard()  # no half trajectory is left behind to be mistaken for a run
         raise
@@ -241,10 +302,12 @@ def run(
 
     cell_json = []
     by_form: dict[str, dict[str, Any]] = {}
+    knowable_early = {clock: knowable_before_acceptance(facts, clock) for clock in config.clocks}
     for (arm, clock), outcome in cells.items():
         outcome.unreached_rows = len(facts) - indexes[clock].knowable(table.opens[window[-1]])
         trades = trader(outcome)
-        cell_json.append(_cell_json(outcome, trades))
+        entered_early = entered_before_acceptance(outcome.picks, main_by_key, table)
+        cell_json.append(_cell_json(outcome, trades, entered_early, knowable_early[clock]))
         add_by_form(by_form, f"{arm}/{clock}", trades)
 
     body = build_body(
@@ -259,184 +322,287 @@ def run(
         sessions=[table.sessions[s].isoformat() for s in window],
         cells=cell_json,
         probe=probe,
-        network={
-            "guard": GUARD_NAME,
-            "policy": config.network_policy,
-            "clean": not guard.attempts,
-            "egress_attempts": len(guard.attempts),
-            "attempts": [a.to_json() for a in guard.attempts],
-            "scope": GUARD_SCOPE,
-        },
+        network=network,
+        capabilities=capabilities,
         aborted=aborted,
         prices=prices,
         rows=facts,
         indexes=indexes,
         by_form=by_form,
     )
-    receipt = write_receipt(config.receipt_path, body)
+    receipt = write_receipt(config.receipt_path, body, attempts=ctx.ledger)
     return RunResult(
         receipt, Path(config.trajectory_path), Path(config.receipt_path), cells, trader
     )
 
 
-def _record_attempts(writer: TrajectoryWriter, guard: NetworkGuard, seen: int) -> int:
-    for attempt in guard.attempts[seen:]:
-        writer.write("network_attempt", **attempt.to_json())
-    return len(guard.attempts)
+def _cell_with_retries(
+    ctx: _Context,
+    arm: str,
+    clock: str,
+    index: ClockIndex,
+    rows: ArmRows,
+    served: dict[int, None],
+) -> tuple[CellOutcome, Toolbox | None]:
+    holder: dict[str, Any] = {}
+
+    def attempt() -> Toolbox | None:
+        outcome = holder["outcome"] = CellOutcome(arm, clock, status="running")
+        cell_served: dict[int, None] | None = {} if arm == "shifted" else None
+        holder["served"] = cell_served
+        return _run_cell(ctx, outcome, index, rows, cell_served)
+
+    ok, tools = _retrying(ctx, f"{arm}/{clock}", attempt, lambda: None)
+    if not ok:
+        ctx.writer.write(
+            "cell_failed", arm=arm, clock=clock, attempts=outcomes.RUNTIME_ATTEMPTS
+        )
+        return CellOutcome(arm, clock, status=outcomes.HARNESS_ERROR), None
+    for position in holder["served"] or ():
+        served.setdefault(position)
+    return holder["outcome"], tools
+
+
+def _open_agent(ctx: _Context, outcome: CellOutcome) -> CellAgent | None:
+    """A fresh agent for a cell; None (and the cell ends as agent_error) if it failed."""
+    try:
+        agent = ctx.drivers.open()
+    except NetworkAbort as exc:
+        ctx.record_attempts(ctx.drivers.orphan_attempts())
+        raise _Aborted(f"network egress at {exc.attempt.site}") from None
+    except outcomes.AgentFault as fault:
+        ctx.record_attempts(ctx.drivers.orphan_attempts())
+        _fatal(ctx, outcome, fault, session=None)
+        return None
+    ctx.record_attempts(agent)
+    return agent
+
+
+def _fatal(
+    ctx: _Context, outcome: CellOutcome, fault: outcomes.AgentFault, session: str | None
+) -> None:
+    outcome.status = outcomes.AGENT_ERROR
+    outcome.fault = fault.fault
+    ctx.writer.write(
+        "agent_error",
+        arm=outcome.arm,
+        clock=outcome.clock,
+        session=session,
+        **fault.fault.to_json(),
+    )
 
 
 def _run_cell(
+    ctx: _Context,
     outcome: CellOutcome,
-    spec: AgentSpec,
-    config: RunConfig,
-    writer: TrajectoryWriter,
-    guard: NetworkGuard,
-    table: SessionTable,
-    window: range,
     index: ClockIndex,
     rows: ArmRows,
-    positions: dict[str, int],
     served: dict[int, None] | None,
 ) -> Toolbox | None:
     arm, clock = outcome.arm, outcome.clock
-    writer.write("cell_start", arm=arm, clock=clock, reachable=REACHABLE[clock], agent=spec.name)
-    seen_attempts = len(guard.attempts)
+    writer, table, window = ctx.writer, ctx.table, ctx.window
+    writer.write(
+        "cell_start", arm=arm, clock=clock, reachable=REACHABLE[clock], agent=ctx.drivers.name
+    )
     tools: Toolbox | None = None
+    agent = _open_agent(ctx, outcome)
+    if agent is None:
+        writer.write("cell_end", arm=arm, clock=clock)
+        return None
     try:
-        agent = spec.new()
-    except NetworkAbort as exc:
-        _record_attempts(writer, guard, seen_attempts)
-        raise _Aborted(f"network egress at {exc.attempt.site}") from None
-    for s in window:
-        session_date = table.sessions[s].isoformat()
+        for s in window:
+            session_date = table.sessions[s].isoformat()
 
-        def record(
-            tool: str,
-            args: dict[str, Any],
-            result: dict[str, Any],
-            row_texts: list[str] | None,
-            _d: str = session_date,
-        ) -> None:
-            outcome.tool_calls += 1
-            served_rows = result.get("rows") or ([result["row"]] if "row" in result else [])
-            outcome.rows_served += len(served_rows)
-            outcome.fallbacks_served += sum(
-                1
-                for r in served_rows
-                if clock == "pit" and r.get("known_at_source") == "published_at"
-            )
-            writer.write_tool_call(
-                result, row_texts, arm=arm, clock=clock, session=_d, tool=tool, args=args
-            )
+            def record(
+                tool: str,
+                args: dict[str, Any],
+                result: dict[str, Any],
+                row_texts: list[str] | None,
+                _d: str = session_date,
+            ) -> None:
+                outcome.tool_calls += 1
+                served_rows = result.get("rows") or ([result["row"]] if "row" in result else [])
+                outcome.rows_served += len(served_rows)
+                outcome.fallbacks_served += sum(
+                    1
+                    for r in served_rows
+                    if clock == "pit" and r.get("known_at_source") == "published_at"
+                )
+                writer.write_tool_call(
+                    result, row_texts, arm=arm, clock=clock, session=_d, tool=tool, args=args
+                )
 
-        tools = Toolbox(
-            arm=arm,
-            index=index,
-            rows=rows,
-            positions=positions,
-            bell=table.opens[s],
-            previous_bell=table.opens[s - 1] if s > window.start else None,
-            session_date=session_date,
-            record=record,
-            served=(lambda p: served.setdefault(p)) if served is not None else None,
-        )
-        task = Task(
-            "trade",
-            trade_prompt(
+            tools = Toolbox(
+                arm=arm,
+                index=index,
+                rows=rows,
+                positions=ctx.positions,
+                bell=table.opens[s],
+                previous_bell=table.opens[s - 1] if s > window.start else None,
+                session_date=session_date,
+                record=record,
+                served=served.setdefault if served is not None else None,
+            )
+            task = Task(
+                "trade",
+                trade_prompt(
+                    arm=arm,
+                    clock=clock,
+                    session_date=tools.session_date,
+                    known_at=tools.known_at,
+                    new=tools.newly_knowable(),
+                    hold=ctx.config.hold_sessions,
+                ),
+                arm,
+                clock,
+                tools.session_date,
+                tools.known_at,
+            )
+            writer.write(
+                "session",
                 arm=arm,
                 clock=clock,
-                session_date=tools.session_date,
-                known_at=tools.known_at,
-                new=tools.newly_knowable(),
-                hold=config.hold_sessions,
-            ),
-            arm,
-            clock,
-            tools.session_date,
-            tools.known_at,
-        )
-        writer.write(
-            "session",
-            arm=arm,
-            clock=clock,
-            session=session_date,
-            bell=iso_utc(table.opens[s]),
-            shown_session_date=tools.session_date,
-            newly_knowable=tools.newly_knowable(),
-        )
-        outcome.sessions += 1
-        error = None
-        try:
-            decision = Decision.coerce(agent.decide(task, tools))
-        except NetworkAbort as exc:
-            _record_attempts(writer, guard, seen_attempts)
-            raise _Aborted(f"network egress at {exc.attempt.site}") from None
-        except Exception as exc:  # the agent's fault: recorded, the session scores nothing
-            decision, error = Decision(), _error_text(exc)
-            outcome.agent_errors += 1
-        seen_attempts = _record_attempts(writer, guard, seen_attempts)
-        accepted, rejected = _check_picks(decision, tools)
-        outcome.rejected += len(rejected)
-        if accepted:
-            outcome.picks.append((s, accepted))
-        writer.write(
-            "decision",
-            arm=arm,
-            clock=clock,
-            session=session_date,
-            picks=accepted,
-            rejected=rejected,
-            text=decision.text[:4000],
-            agent_error=error,
-        )
+                session=session_date,
+                bell=iso_utc(table.opens[s]),
+                shown_session_date=tools.session_date,
+                newly_knowable=tools.newly_knowable(),
+            )
+            outcome.sessions += 1
+            error = None
+            try:
+                decision = agent.decide(task, tools)
+            except NetworkAbort as exc:
+                ctx.record_attempts(agent)
+                raise _Aborted(f"network egress at {exc.attempt.site}") from None
+            except outcomes.AgentFault as fault:
+                ctx.record_attempts(agent)
+                if fault.fatal:
+                    _fatal(ctx, outcome, fault, session=session_date)
+                    break
+                decision, error = Decision(), fault.fault.message
+                outcome.agent_errors += 1
+            else:
+                ctx.record_attempts(agent)
+            # Checked against the runner's own clock state, never the agent's toolbox.
+            accepted, rejected = _check_picks(
+                decision, knowable_test(index, ctx.positions, table.opens[s])
+            )
+            outcome.rejected += len(rejected)
+            if accepted:
+                outcome.picks.append((s, accepted))
+            writer.write(
+                "decision",
+                arm=arm,
+                clock=clock,
+                session=session_date,
+                picks=accepted,
+                rejected=rejected,
+                text=decision.text[:4000],
+                agent_error=error,
+            )
+    finally:
+        agent.close()
+    if outcome.status == "running":
+        outcome.status = outcomes.COMPLETE
     writer.write("cell_end", arm=arm, clock=clock)
     return tools
 
 
+def _probe_with_retries(
+    ctx: _Context,
+    last: tuple[CellOutcome, Toolbox],
+    rows: ArmRows,
+    facts: list[dict[str, Any]],
+    served: dict[int, None],
+) -> dict[str, Any]:
+    outcome, tools = last
+    # the probe's tool calls are counted in the last shifted cell, as they are served
+    # with its toolbox; a retried probe puts the counters back first
+    counters = dict(vars(outcome))
+    ok, probe = _retrying(
+        ctx,
+        "probe",
+        lambda: _run_probe(ctx, tools, rows, facts, served),
+        lambda: vars(outcome).update(counters),
+    )
+    if ok:
+        result: dict[str, Any] = probe
+        return result
+    ctx.writer.write("probe_failed", attempts=outcomes.RUNTIME_ATTEMPTS)
+    return {"arm": "shifted", "status": outcomes.HARNESS_ERROR, "items": []}
+
+
 def _run_probe(
-    spec: AgentSpec,
-    config: RunConfig,
-    writer: TrajectoryWriter,
-    guard: NetworkGuard,
+    ctx: _Context,
     tools: Toolbox,
     rows: ArmRows,
     facts: list[dict[str, Any]],
     served: dict[int, None],
 ) -> dict[str, Any]:
-    stride, chosen = pick_items(list(served), config.probe)
-    seen_attempts = len(guard.attempts)
-    agent = spec.new()
-    items = []
-    for n, position in enumerate(chosen):
-        shown = rows.copy(position)
-        task = Task(
-            "probe", probe_prompt(shown), "shifted", tools.clock, tools.session_date, tools.known_at
-        )
-        error = None
-        try:
-            decision = Decision.coerce(agent.decide(task, tools))
-        except NetworkAbort as exc:
-            _record_attempts(writer, guard, seen_attempts)
-            raise _Aborted(f"network egress at {exc.attempt.site}") from None
-        except Exception as exc:
-            decision, error = Decision(), _error_text(exc)
-        seen_attempts = _record_attempts(writer, guard, seen_attempts)
-        answer = (decision.text or " ".join(str(p) for p in decision.picks))[:MAX_ANSWER]
-        key = answer_key(facts[position])
-        item = {
-            "item": n,
-            "row_key": shown["row_key"],
-            "answer": answer,
-            "answer_key": key,
-            "score": score_answer(answer, key),
-            "agent_error": error,
+    stride, chosen = pick_items(list(served), ctx.config.probe)
+    probe_outcome = CellOutcome("shifted", "probe")
+    agent = _open_agent(ctx, probe_outcome)
+    if agent is None:
+        assert probe_outcome.fault is not None
+        return {
+            "arm": "shifted",
+            "status": outcomes.AGENT_ERROR,
+            "fault": probe_outcome.fault.to_json(),
+            "stride": stride,
+            "served_rows": len(served),
+            "items": [],
+            "total": 0,
+            "recovered": 0,
+            "year_only": 0,
+            "issuer_recovered": 0,
+            "agent_errors": 1,
+            "verdict": "inconclusive",
         }
-        writer.write("probe_item", **item)
-        items.append(item)
+    items = []
+    fault: outcomes.Fault | None = None
+    try:
+        for n, position in enumerate(chosen):
+            shown = rows.copy(position)
+            task = Task(
+                "probe",
+                probe_prompt(shown),
+                "shifted",
+                tools.clock,
+                tools.session_date,
+                tools.known_at,
+            )
+            error = None
+            try:
+                decision = agent.decide(task, tools)
+            except NetworkAbort as exc:
+                ctx.record_attempts(agent)
+                raise _Aborted(f"network egress at {exc.attempt.site}") from None
+            except outcomes.AgentFault as exc:
+                decision, error = Decision(), exc.fault.message
+                if exc.fatal:
+                    fault = exc.fault
+            ctx.record_attempts(agent)
+            answer = (decision.text or " ".join(str(p) for p in decision.picks))[:MAX_ANSWER]
+            key = answer_key(facts[position])
+            item = {
+                "item": n,
+                "row_key": shown["row_key"],
+                "answer": answer,
+                "answer_key": key,
+                "score": score_answer(answer, key),
+                "agent_error": error,
+            }
+            ctx.writer.write("probe_item", **item)
+            items.append(item)
+            if fault is not None:
+                break
+    finally:
+        agent.close()
     recovered = sum(1 for i in items if i["score"]["date_recovered"])
     return {
         "arm": "shifted",
-        "status": "complete",
+        "status": outcomes.COMPLETE if fault is None else outcomes.AGENT_ERROR,
+        "fault": None if fault is None else fault.to_json(),
         "stride": stride,
         "served_rows": len(served),
         "items": items,
@@ -462,12 +628,17 @@ def add_by_form(by_form: dict[str, dict[str, Any]], cell: str, trades: list[Trad
         }
 
 
-def _cell_json(outcome: CellOutcome, trades: list[Trade]) -> dict[str, Any]:
+def _cell_json(
+    outcome: CellOutcome, trades: list[Trade], entered_early: int, knowable_early: int
+) -> dict[str, Any]:
     return {
         "arm": outcome.arm,
         "clock": outcome.clock,
         "reachable": REACHABLE[outcome.clock],
         "status": outcome.status,
+        "agent_fault": None if outcome.fault is None else outcome.fault.to_json(),
+        "entered_before_acceptance": entered_early,
+        "knowable_before_acceptance": knowable_early,
         "sessions": outcome.sessions,
         "decisions_with_picks": len(outcome.picks),
         "rejected_picks": outcome.rejected,

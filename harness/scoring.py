@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from harness import canonical
 from harness.calendar import SessionTable
+from harness.clocks import acceptance_instant
 from harness.prices import Prices
 
 
@@ -107,3 +108,21 @@ def trades_digest(trades: list[Trade]) -> str:
 
 def delta(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else a - b
+
+
+def entered_before_acceptance(
+    picks: Iterable[tuple[int, Iterable[str]]],
+    main_by_key: dict[str, dict[str, Any]],
+    table: SessionTable,
+) -> int:
+    """Trades entered at an opening auction that began before EDGAR accepted the
+    filing: trades no one could have made (the leaky clock shows them; dump and pit
+    none by construction)."""
+    count = 0
+    for session, keys in picks:
+        bell = table.opens[session]
+        for key in keys:
+            accepted = acceptance_instant(main_by_key[key])
+            if accepted is not None and bell < accepted:
+                count += 1
+    return count

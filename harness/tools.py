@@ -59,6 +59,20 @@ class ClockIndex:
         return bisect_left(self.known, bell)
 
 
+def knowable_test(
+    index: ClockIndex, positions: dict[str, int], bell: float
+) -> Callable[[str], bool]:
+    """A fast ``row_key -> knowable at this bell`` for checking many picks, from the
+    runner's own state (never from anything the agent holds)."""
+    rank, count = index.rank, index.knowable(bell)
+
+    def test(row_key: str) -> bool:
+        position = positions.get(row_key)
+        return position is not None and rank[position] < count
+
+    return test
+
+
 class ArmRows:
     """One arm's rows of the window, by position (the same order in every arm).
 
@@ -133,6 +147,8 @@ class Toolbox:
         self._record = record
         self._served = served
         self._texts = self._rows.texts
+        # the served rows' canonical text of the last call, for a transport to reuse
+        self.last_served: list[str] | None = None
 
     # -- helpers -------------------------------------------------------------
     def _envelope(self, tool: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -184,6 +200,7 @@ class Toolbox:
     ) -> dict[str, Any]:
         result = self._envelope(tool, payload)
         self._record(tool, args, result, texts)
+        self.last_served = texts
         return result
 
     @staticmethod
@@ -297,16 +314,6 @@ class Toolbox:
     # -- for the runner ------------------------------------------------------
     def _is_knowable(self, position: int) -> bool:
         return self._index.rank[position] < self._count
-
-    def knowable_test(self) -> Callable[[str], bool]:
-        """A fast ``row_key -> knowable at this bell`` for checking many picks."""
-        positions, rank, count = self._positions, self._index.rank, self._count
-
-        def test(row_key: str) -> bool:
-            position = positions.get(row_key)
-            return position is not None and rank[position] < count
-
-        return test
 
     def is_knowable(self, row_key: str) -> bool:
         position = self._positions.get(row_key)

@@ -38,6 +38,10 @@ class TrajectoryWriter:
         self._hash = hashlib.sha256()
         self.events = 0
 
+    @property
+    def partial_path(self) -> Path:
+        return self._partial
+
     def write(self, kind: str, **fields: Any) -> None:
         self._emit(canonical.line({"event": kind, "seq": self.events, **fields}))
 
@@ -65,6 +69,18 @@ class TrajectoryWriter:
                 self._emit(text.replace(_MARK_JSON, "[" + ",".join(row_texts) + "]", 1))
                 return
         self.write("tool_call", **fields, result=result)
+
+    def checkpoint(self) -> tuple[int, Any, int]:
+        """A point to roll back to (a retried cell must leave no trace)."""
+        self._handle.flush()
+        return self._handle.tell(), self._hash.copy(), self.events
+
+    def rollback(self, mark: tuple[int, Any, int]) -> None:
+        offset, digest, events = mark
+        self._handle.flush()
+        self._handle.truncate(offset)
+        self._handle.seek(offset)
+        self._hash, self.events = digest.copy(), events
 
     def _emit(self, text: str) -> None:
         data = (text + "\n").encode()

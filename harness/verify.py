@@ -43,9 +43,12 @@ def check_receipt(path: str | os.PathLike[str]) -> tuple[Report, dict[str, Any]]
     except canonical.CanonicalError as exc:
         raise ReceiptError(f"{name}: body has no canonical form ({exc})") from None
     claimed = data["body_sha256"]
-    layout_ok = isinstance(data["emitted_at"], str) and text == receipt_text(
-        body, data["emitted_at"]
-    )
+    try:
+        layout_ok = isinstance(data["emitted_at"], str) and text == receipt_text(
+            body, data["emitted_at"], data["attempts"]
+        )
+    except canonical.CanonicalError:
+        layout_ok = False
     if recomputed != claimed:
         report.check(
             False,

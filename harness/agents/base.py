@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
+import importlib.util
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from importlib.machinery import ModuleSpec
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -55,18 +58,69 @@ class Agent(Protocol):
 
 @dataclass(frozen=True)
 class AgentSpec:
-    """A named way to make a fresh agent; the runner makes one per cell."""
+    """A named way to make a fresh agent; the runner makes one per cell.
+
+    ``ref`` is set for an agent named by reference (``stub`` or ``module:attribute``):
+    a sandboxed run imports it by that name inside the agent's own process, so its
+    import-time code runs confined too. An agent without one travels by value.
+    """
 
     name: str
     factory: Callable[[], Agent]
+    ref: str | None = None
+    _resolved: list[AgentSpec] = field(default_factory=list, repr=False, compare=False)
 
     def new(self) -> Agent:
         return self.factory()
 
+    def resolved(self) -> AgentSpec:
+        """The spec a reference names, imported (once) in this process."""
+        if self.ref is None or self.ref == "stub":
+            return self
+        if not self._resolved:
+            self._resolved.append(_import_ref(self.ref))
+        return self._resolved[0]
+
+
+class AgentLoadError(ImportError):
+    """A named agent's code could not be imported (the agent's fault, not a usage error)."""
+
+
+def _import_ref(name: str) -> AgentSpec:
+    module_name, _, attr = name.partition(":")
+    try:
+        target = getattr(importlib.import_module(module_name), attr)
+    except AttributeError as exc:
+        raise AgentLoadError(f"agent {name!r}: {exc}") from None
+    if isinstance(target, AgentSpec):
+        return AgentSpec(target.name, target.factory, ref=name)
+    if callable(target):
+        from harness.adapters.plain import from_callable
+
+        spec = from_callable(target, name=name)
+        return AgentSpec(spec.name, spec.factory, ref=name)
+    raise AgentLoadError(f"agent {name!r}: not an AgentSpec or a callable")
+
+
+def locate_module(module_name: str) -> ModuleSpec | None:
+    """Find a module without importing it or its parent packages."""
+    parts = module_name.split(".")
+    spec = importlib.machinery.PathFinder.find_spec(parts[0]) or importlib.util.find_spec(
+        parts[0]
+    )
+    for n, part in enumerate(parts[1:], start=1):
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(
+            ".".join(parts[: n + 1]), list(spec.submodule_search_locations)
+        )
+    return spec
+
 
 def load_agent(name: str) -> AgentSpec:
     """``stub``, or ``package.module:attribute`` naming an AgentSpec or a plain
-    ``fn(prompt, tools)`` callable."""
+    ``fn(prompt, tools)`` callable. The module is located here and imported only
+    when an agent is first made: in a sandboxed run, inside the agent's process."""
     if name == "stub":
         from harness.agents.stub import stub
 
@@ -74,14 +128,11 @@ def load_agent(name: str) -> AgentSpec:
     module_name, _, attr = name.partition(":")
     if not module_name or not attr:
         raise ValueError(f"agent {name!r}: use 'stub' or 'package.module:attribute'")
-    try:
-        target = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(f"agent {name!r}: cannot import ({exc})") from None
-    if isinstance(target, AgentSpec):
-        return target
-    if callable(target):
-        from harness.adapters.plain import from_callable
+    if locate_module(module_name) is None:
+        raise ValueError(f"agent {name!r}: no module named {module_name!r} on the Python path")
 
-        return from_callable(target, name=name)
-    raise ValueError(f"agent {name!r}: not an AgentSpec or a callable")
+    def factory() -> Agent:
+        return spec.resolved().new()
+
+    spec = AgentSpec(name, factory, ref=name)
+    return spec

@@ -31,4 +31,4 @@ class StubAgent:
 
 
 def stub() -> AgentSpec:
-    return AgentSpec("stub", StubAgent)
+    return AgentSpec("stub", StubAgent, ref="stub")

@@ -1,0 +1,323 @@
+"""How the runner reaches an agent: in its own sandboxed process (the default), or in
+this process behind the socket guard (the fallback, and said so).
+
+Both give the runner the same ``CellAgent`` for each cell, raising only the taxonomy of
+``harness.outcomes`` (and ``NetworkAbort`` under the ``abort`` policy), and both report
+what they enforce as receipt fields and as one line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import TYPE_CHECKING, Any, Protocol
+
+from harness import outcomes
+from harness.agents.base import Agent, AgentSpec, Decision, Task
+from harness.config import ConfigError, RunConfig
+from harness.guard import GUARD_NAME, GUARD_SCOPE, EgressAttempt, NetworkAbort, NetworkGuard
+from harness.sandbox import outside
+
+if TYPE_CHECKING:
+    from harness.tools import Toolbox
+
+ISOLATED, IN_PROCESS = "isolated", "in_process"
+ISOLATED_GUARD = "network-namespace"
+ISOLATED_SCOPE = (
+    "the agent's process tree runs in its own network namespace with only a loopback "
+    "interface, so nothing it or a subprocess does can leave the machine; the socket guard "
+    "inside the sandbox records Python-level attempts with their call site, while attempts "
+    "made around it (raw _socket, ctypes, subprocesses) fail without a record"
+)
+# The capability line's fields, in order.
+LINE_FIELDS = (
+    "agent_process",
+    "network_isolated",
+    "filesystem_confined",
+    "pid_isolated",
+    "capabilities_dropped",
+    "memory_enforced",
+    "cpu_enforced",
+    "open_files_enforced",
+    "cells_isolated",
+    "harness_state_protected",
+)
+_EXPLAIN = {
+    "network_isolated": "network: the agent's process could reach the network",
+    "filesystem_confined": "filesystem: the agent's process could read the host's files, "
+    "including the release, price files and outputs",
+    "pid_isolated": "processes: the agent could see and signal the harness's processes",
+    "capabilities_dropped": "privileges: the agent's process kept Linux capabilities",
+    "memory_enforced": "memory: no address-space limit held for the agent's process",
+    "cpu_enforced": "cpu: no CPU-time limit held for the agent's process",
+    "open_files_enforced": "files: no open-file limit held for the agent's process",
+    "cells_isolated": "cells: state (globals, files, environment) can cross from one cell "
+    "to the next, so an agent could replay main-arm picks on a control arm",
+    "harness_state_protected": "harness state: the agent shares the harness's memory; picks "
+    "are checked against the runner's own clock state and rederive re-checks every pick from "
+    "the release, but an in-process agent could reach that state",
+}
+
+
+class CellAgent(Protocol):
+    def decide(self, task: Task, tools: Toolbox) -> Decision: ...
+
+    def take_attempts(self) -> list[EgressAttempt]: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class _Pending:
+    """Egress attempts from an agent that failed to start."""
+
+    attempts: list[EgressAttempt] = field(default_factory=list)
+
+    def take_attempts(self) -> list[EgressAttempt]:
+        taken, self.attempts = self.attempts, []
+        return taken
+
+
+class Drivers(Protocol):
+    mode: str
+    name: str
+
+    def open(self) -> CellAgent: ...
+
+    def orphan_attempts(self) -> _Pending: ...
+
+    def capabilities(self) -> dict[str, Any]: ...
+
+    def network_block(self, attempts: list[EgressAttempt]) -> dict[str, Any]: ...
+
+
+def capability_line(fields: dict[str, Any]) -> str:
+    return " ".join(f"{k}={fields[k]}" for k in LINE_FIELDS if k in fields)
+
+
+def not_enforced(fields: dict[str, Any]) -> list[str]:
+    """One line for every capability that did not hold: what the run cannot promise."""
+    return [_EXPLAIN[k] for k in LINE_FIELDS[1:] if fields.get(k) is False]
+
+
+def _network_block(
+    guard: str, scope: str, policy: str, attempts: list[EgressAttempt]
+) -> dict[str, Any]:
+    return {
+        "guard": guard,
+        "policy": policy,
+        "clean": not attempts,
+        "egress_attempts": len(attempts),
+        "attempts": [a.to_json() for a in attempts],
+        "scope": scope,
+    }
+
+
+# -- in-process --------------------------------------------------------------------------
+
+
+class _Interrupts:
+    """Tells a real Ctrl-C apart from an agent that raises KeyboardInterrupt itself."""
+
+    def __init__(self) -> None:
+        self.real = False
+        self._previous: Any = None
+
+    def __enter__(self) -> _Interrupts:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.real = True
+        raise KeyboardInterrupt
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+
+class InProcessAgent:
+    def __init__(self, spec: AgentSpec, guard: NetworkGuard, interrupts: _Interrupts) -> None:
+        self._guard = guard
+        self._seen = len(guard.attempts)
+        self._interrupts = interrupts
+        try:
+            resolved = spec.resolved()
+        except NetworkAbort:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the agent's code failed to import
+            self._reraise_real(exc)
+            raise outcomes.AgentFault(outcomes.LOAD_FAILED, outcomes.error_text(exc)) from None
+        self._agent: Agent = self._call(resolved.new, outcomes.CONSTRUCTOR_RAISED)
+
+    def _reraise_real(self, exc: BaseException) -> None:
+        if isinstance(exc, KeyboardInterrupt) and self._interrupts.real:
+            raise exc
+
+    def _call(self, fn: Any, kind: str, *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except NetworkAbort:
+            raise
+        except MemoryError as exc:
+            raise outcomes.AgentFault(outcomes.RESOURCE_LIMIT, outcomes.error_text(exc)) from None
+        except (SystemExit, KeyboardInterrupt) as exc:
+            self._reraise_real(exc)
+            raise outcomes.AgentFault(outcomes.AGENT_EXIT, outcomes.error_text(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - the agent's fault, recorded
+            raise outcomes.AgentFault(kind, outcomes.error_text(exc)) from None
+
+    def decide(self, task: Task, tools: Toolbox) -> Decision:
+        value = self._call(self._agent.decide, outcomes.DECISION_RAISED, task, tools)
+        try:
+            return Decision.coerce(value)
+        except TypeError as exc:
+            raise outcomes.AgentFault(outcomes.DECISION_RAISED, outcomes.error_text(exc)) from None
+
+    def take_attempts(self) -> list[EgressAttempt]:
+        new = self._guard.attempts[self._seen :]
+        self._seen = len(self._guard.attempts)
+        return new
+
+    def close(self) -> None:
+        pass
+
+
+class InProcessDrivers:
+    mode = IN_PROCESS
+
+    def __init__(self, spec: AgentSpec, config: RunConfig, reason: str) -> None:
+        self.name = spec.name
+        self._spec = spec
+        self._policy = config.network_policy
+        self._reason = reason
+        self.guard = NetworkGuard(config.network_policy)
+        self.interrupts = _Interrupts()
+        self._pending = _Pending()
+
+    def open(self) -> CellAgent:
+        seen = len(self.guard.attempts)
+        try:
+            return InProcessAgent(self._spec, self.guard, self.interrupts)
+        except (outcomes.AgentFault, NetworkAbort):
+            self._pending.attempts += self.guard.attempts[seen:]
+            raise
+
+    def orphan_attempts(self) -> _Pending:
+        return self._pending
+
+    def capabilities(self) -> dict[str, Any]:
+        fields: dict[str, Any] = {k: False for k in LINE_FIELDS}
+        fields["agent_process"] = IN_PROCESS
+        fields["sandbox"] = None
+        fields["isolation_unavailable"] = self._reason
+        return {**fields, "line": capability_line(fields)}
+
+    def network_block(self, attempts: list[EgressAttempt]) -> dict[str, Any]:
+        return _network_block(GUARD_NAME, GUARD_SCOPE, self._policy, attempts)
+
+
+# -- isolated ----------------------------------------------------------------------------
+
+
+class IsolatedDrivers:
+    mode = ISOLATED
+
+    def __init__(
+        self, spec: AgentSpec, config: RunConfig, sandbox: outside.Sandbox, payload: Any
+    ) -> None:
+        self.name = spec.name
+        self._policy = config.network_policy
+        self.sandbox = sandbox
+        self._payload = payload
+        self._pending = _Pending()
+
+    def open(self) -> CellAgent:
+        try:
+            return self.sandbox.open_cell(self._payload, self._policy)
+        except (outcomes.AgentFault, NetworkAbort) as exc:
+            cell = getattr(exc, "cell", None)
+            if cell is not None:
+                self._pending.attempts += cell.take_attempts()
+            raise
+
+    def orphan_attempts(self) -> _Pending:
+        return self._pending
+
+    def capabilities(self) -> dict[str, Any]:
+        found = self.sandbox.capabilities
+        settings = self.sandbox.settings
+        fields: dict[str, Any] = {
+            "agent_process": ISOLATED,
+            "network_isolated": bool(found.get("network_isolated")),
+            "filesystem_confined": bool(found.get("filesystem_confined")),
+            "pid_isolated": bool(found.get("pid_isolated")),
+            "capabilities_dropped": bool(found.get("capabilities_dropped"))
+            and found.get("uid") == outside.SANDBOX_UID,
+            "memory_enforced": bool(found.get("memory_enforced")),
+            "cpu_enforced": bool(found.get("cpu_enforced")),
+            "open_files_enforced": bool(found.get("open_files_enforced")),
+            "cells_isolated": bool(found.get("tmp_private"))
+            and bool(found.get("nothing_shared_writable")),
+            "harness_state_protected": True,
+        }
+        return {
+            **fields,
+            "sandbox": "bubblewrap",
+            "uid": found.get("uid"),
+            "environment": found.get("environment"),
+            "limits": {
+                "memory_bytes": settings.memory_bytes,
+                "cpu_seconds": settings.cpu_seconds,
+                "open_files": settings.open_files,
+            },
+            "line": capability_line(fields),
+        }
+
+    def network_block(self, attempts: list[EgressAttempt]) -> dict[str, Any]:
+        return _network_block(ISOLATED_GUARD, ISOLATED_SCOPE, self._policy, attempts)
+
+
+@contextlib.contextmanager
+def open_drivers(
+    spec: AgentSpec,
+    config: RunConfig,
+    *,
+    hidden: list[str],
+    settings: outside.SandboxSettings,
+) -> Iterator[Drivers]:
+    """The run's way to its agent, for as long as the run lasts."""
+    mode = config.agent_process
+    reason = "in-process run requested (agent_process=in_process)"
+    if mode != IN_PROCESS:
+        available, why = outside.availability()
+        if available:
+            mode = ISOLATED
+        elif mode == ISOLATED:
+            raise ConfigError(f"agent_process=isolated, but {why}")
+        else:
+            mode, reason = IN_PROCESS, why
+    if mode == IN_PROCESS:
+        drivers = InProcessDrivers(spec, config, reason)
+        with drivers.interrupts, drivers.guard:
+            yield drivers
+        return
+    try:
+        payload = outside.agent_payload(spec)
+    except outside.SandboxError as exc:
+        raise ConfigError(str(exc)) from None
+    sandbox = outside.Sandbox(binds=payload.binds, hidden=hidden, settings=settings)
+    try:
+        try:
+            sandbox.start()
+            sandbox.probe()
+        except outside.SandboxError as exc:
+            raise ConfigError(str(exc)) from None
+        yield IsolatedDrivers(spec, config, sandbox, payload)
+    finally:
+        sandbox.close()

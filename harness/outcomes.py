@@ -1,0 +1,84 @@
+"""One failure taxonomy for every way an agent is driven (in-process, sandboxed, and the
+transports that follow).
+
+Seed 004's rule, applied to the harness itself: a harness problem never wears the
+agent's jersey, and an agent's problem never wears the harness's.
+
+- ``agent_error`` is final and the agent's: its constructor raised, a decision raised,
+  it broke the protocol, its output was oversized, it hit a resource limit, or it raised
+  ``SystemExit``/``KeyboardInterrupt``. It is never retried; the cell records it.
+- ``runtime`` is retryable and ours (or the transport's): the agent's process exited
+  unexpectedly, timed out, or the pipe to it broke. The cell is restarted from its
+  first step with a fresh process; once attempts run out the cell is ``harness_error``
+  and the run is not rankable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Kinds of agent_error. ``decision_raised`` ends only its session (the session scores
+# nothing, the cell goes on); every other kind ends the cell.
+CONSTRUCTOR_RAISED = "constructor_raised"
+LOAD_FAILED = "load_failed"
+DECISION_RAISED = "decision_raised"
+PROTOCOL_VIOLATION = "protocol_violation"
+OVERSIZED_OUTPUT = "oversized_output"
+RESOURCE_LIMIT = "resource_limit"
+AGENT_EXIT = "agent_exit"
+AGENT_ERROR_KINDS = (
+    CONSTRUCTOR_RAISED,
+    LOAD_FAILED,
+    DECISION_RAISED,
+    PROTOCOL_VIOLATION,
+    OVERSIZED_OUTPUT,
+    RESOURCE_LIMIT,
+    AGENT_EXIT,
+)
+
+# Cell statuses written into the receipt.
+COMPLETE = "complete"
+AGENT_ERROR = "agent_error"
+HARNESS_ERROR = "harness_error"
+ABORTED = "aborted"
+NOT_RUN = "not_run"
+
+RUNTIME_ATTEMPTS = 3
+
+# Exit codes of ``pit-harness run`` (and the other commands where they apply).
+EXIT_OK = 0
+EXIT_MISMATCH = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+EXIT_AGENT_FAILED = 4
+
+
+@dataclass(frozen=True)
+class Fault:
+    kind: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"kind": self.kind, "message": self.message[:500]}
+
+
+class AgentFault(Exception):
+    """The agent's own failure (final). ``fatal`` ends the cell; otherwise only the
+    session that raised it scores nothing."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(f"{kind}: {message}")
+        self.fault = Fault(kind, message)
+
+    @property
+    def fatal(self) -> bool:
+        return self.fault.kind != DECISION_RAISED
+
+
+class RuntimeFailure(Exception):
+    """Ours or the transport's (retryable): the agent's process died, hung or the
+    pipe broke. Never scored as the agent's result."""
+
+
+def error_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:500]

@@ -1,0 +1,316 @@
+"""What runs inside the sandbox: the zygote, and the cell process it forks for each cell.
+
+``python -m harness.sandbox.inside FD`` is started by bubblewrap with FD a Unix socket
+to the harness (the control channel). The zygote imports the shim once and then, for
+every cell, forks a process that
+
+1. enters fresh user, mount, IPC and PID namespaces, so that its ``/tmp`` and
+   ``/dev/shm`` are new empty tmpfs mounts, System V IPC is its own, and every process it
+   leaves behind dies with it (it is the init of its PID namespace);
+2. drops every capability (bounding set too) and sets its resource limits;
+3. only then loads the agent (by reference or by value) and serves the cell's tasks over
+   its own socket, whose other end the zygote handed to the harness.
+
+So no file, global, environment variable or process crosses from one cell to another,
+and the agent's import-time code runs confined like the rest of it. The zygote never
+imports or runs agent code.
+"""
+
+from __future__ import annotations
+
+import base64
+import ctypes
+import errno
+import importlib
+import mmap
+import os
+import resource
+import select
+import signal
+import socket
+import sys
+from typing import Any
+
+from harness.sandbox.channel import Channel, ChannelClosed
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 1 << 14, 1 << 18
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 1, 4, 24
+_CAP_V3 = 0x20080522
+
+# Exit codes of the cell's outer process, read by the zygote.
+CELL_CPU_LIMIT = 100
+CELL_SETUP_FAILED = 101
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _ok(result: int, what: str) -> None:
+    if result != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"{what}: {os.strerror(code)}")
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as handle:
+        handle.write(text)
+
+
+def _drop_capabilities() -> None:
+    last = int(open("/proc/sys/kernel/cap_last_cap").read())
+    for cap in range(last + 1):
+        _ok(_libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), f"drop capability {cap}")
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("eff", ctypes.c_uint32), ("perm", ctypes.c_uint32), ("inh", ctypes.c_uint32)]
+
+    _ok(_libc.capset(ctypes.byref(Header(_CAP_V3, 0)), (Data * 2)()), "capset")
+
+
+def _enter_cell_namespaces() -> None:
+    uid, gid = os.getuid(), os.getgid()
+    _ok(
+        _libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID),
+        "unshare",
+    )
+    _write("/proc/self/setgroups", "deny")
+    _write("/proc/self/uid_map", f"{uid} {uid} 1")
+    _write("/proc/self/gid_map", f"{gid} {gid} 1")
+
+
+def _fresh_mounts() -> None:
+    _ok(_libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
+    for target in (b"/tmp", b"/dev/shm"):
+        if os.path.isdir(target):
+            _ok(
+                _libc.mount(b"tmpfs", target, b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=1777"),
+                f"tmpfs on {target.decode()}",
+            )
+
+
+def _set_limits(limits: dict[str, int]) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"], limits["memory_bytes"]))
+    # soft == hard: the kernel then sends SIGKILL, which reaches a PID namespace's init
+    resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_seconds"], limits["cpu_seconds"]))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limits["open_files"], limits["open_files"]))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+# -- the zygote ---------------------------------------------------------------------
+
+
+def zygote(control: Channel) -> None:
+    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # nothing in a cell may ptrace or read us
+    _preimport()
+    control.send({"op": "hello", "pid": os.getpid()})
+    while True:
+        try:
+            message = control.recv()
+        except ChannelClosed:
+            return
+        op = message.get("op")
+        if op == "quit":
+            return
+        if op == "cell":
+            _run_cell(control, message)
+
+
+def _preimport() -> None:
+    # The shim's own modules, so that a cell starts without importing them again.
+    import harness.adapters.plain  # noqa: F401
+    import harness.agents.baselines  # noqa: F401
+    import harness.agents.stub  # noqa: F401
+    import harness.guard  # noqa: F401
+    import harness.tools  # noqa: F401
+
+    try:
+        import cloudpickle  # noqa: F401
+    except ImportError:  # pragma: no cover - a dependency; by-value agents then fail to load
+        pass
+
+
+def _run_cell(control: Channel, message: dict[str, Any]) -> None:
+    ours, theirs = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:  # the cell's outer process
+        code = CELL_SETUP_FAILED
+        try:
+            control.sock.close()
+            ours.close()
+            code = _cell_outer(theirs, message["limits"])
+        finally:
+            os._exit(code)
+    theirs.close()
+    socket.send_fds(control.sock, [b'{"op":"cell_started"}\n'], [ours.fileno()])
+    ours.close()
+    pidfd = os.pidfd_open(pid)
+    try:
+        while True:
+            ready, _, _ = select.select([control.sock, pidfd], [], [])
+            if pidfd in ready:
+                break
+            try:
+                request = control.recv()
+            except ChannelClosed:
+                os.kill(pid, signal.SIGKILL)
+                break
+            if request.get("op") == "kill":
+                os.kill(pid, signal.SIGKILL)
+    finally:
+        os.close(pidfd)
+    _, status = os.waitpid(pid, 0)
+    control.send({"op": "cell_exit", "code": os.waitstatus_to_exitcode(status)})
+
+
+def _cell_outer(sock: socket.socket, limits: dict[str, int]) -> int:
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    _enter_cell_namespaces()
+    pid = os.fork()
+    if pid == 0:  # the cell: init of its own PID namespace
+        code = CELL_SETUP_FAILED
+        try:
+            _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            _fresh_mounts()
+            _drop_capabilities()
+            _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+            _set_limits(limits)
+        except BaseException as exc:  # noqa: BLE001 - reported, then the cell ends
+            try:
+                Channel(sock).send({"op": "setup_failed", "message": f"{exc}"[:500]})
+            finally:
+                os._exit(CELL_SETUP_FAILED)
+        code = 0
+        try:
+            code = _cell(Channel(sock), limits)
+        finally:
+            os._exit(code)
+    sock.close()
+    _, status, usage = os.wait4(pid, 0)
+    if os.WIFSIGNALED(status):
+        cpu = usage.ru_utime + usage.ru_stime
+        signal_number = os.WTERMSIG(status)
+        if signal_number in (signal.SIGKILL, signal.SIGXCPU) and cpu >= limits["cpu_seconds"] - 0.5:
+            return CELL_CPU_LIMIT
+        return 128 + signal_number
+    return min(os.WEXITSTATUS(status), 99)
+
+
+# -- the cell ------------------------------------------------------------------------
+
+
+def _cell(chan: Channel, limits: dict[str, int]) -> int:
+    message = chan.recv()
+    if message.get("op") == "probe":
+        chan.send({"op": "capabilities", **probe(message, limits)})
+        return 0
+    from harness.sandbox.shim import serve
+
+    return serve(chan, message)
+
+
+def probe(message: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
+    """Test, for effect, what this cell enforces; every fact comes from trying it."""
+    return {
+        "uid": os.getuid(),
+        "capabilities_dropped": _no_capabilities(),
+        "network_isolated": _network_isolated(),
+        "filesystem_confined": _filesystem_confined(message.get("hidden") or []),
+        "pid_isolated": os.getpid() == 1,
+        "tmp_private": os.listdir("/tmp") == [] and os.access("/tmp", os.W_OK),
+        "nothing_shared_writable": not any(_writable(d) for d in ("/", "/dev", "/proc")),
+        "memory_enforced": _memory_enforced(limits["memory_bytes"]),
+        "cpu_enforced": resource.getrlimit(resource.RLIMIT_CPU)
+        == (limits["cpu_seconds"], limits["cpu_seconds"]),
+        "open_files_enforced": _open_files_enforced(limits["open_files"]),
+        "environment": sorted(os.environ),
+    }
+
+
+def _no_capabilities() -> bool:
+    with open("/proc/self/status") as handle:
+        caps = {
+            line.split(":")[0]: int(line.split(":")[1], 16)
+            for line in handle
+            if line.startswith("Cap")
+        }
+    return all(caps.get(k, 1) == 0 for k in ("CapEff", "CapPrm", "CapBnd", "CapAmb"))
+
+
+def _network_isolated() -> bool:
+    if {name for _, name in socket.if_nameindex()} - {"lo"}:
+        return False
+    import _socket
+
+    raw = _socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        raw.settimeout(2)
+        raw.connect(("192.0.2.1", 9))  # TEST-NET-1: only a route out could reach it
+    except OSError as exc:
+        return exc.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH, errno.EACCES, errno.EPERM)
+    finally:
+        raw.close()
+    return False
+
+
+def _writable(folder: str) -> bool:
+    path = os.path.join(folder, ".pit-harness-write-test")
+    try:
+        with open(path, "w"):
+            pass
+    except OSError:
+        return False
+    os.unlink(path)
+    return True
+
+
+def _filesystem_confined(hidden: list[str]) -> bool:
+    return not _writable("/") and not any(_visible(path) for path in hidden)
+
+
+def _visible(path: str) -> bool:
+    """A masked folder is an empty tmpfs and a masked file is /dev/null."""
+    if os.path.isdir(path):
+        return bool(os.listdir(path))
+    return os.path.isfile(path)
+
+
+def _memory_enforced(limit: int) -> bool:
+    if resource.getrlimit(resource.RLIMIT_AS) != (limit, limit):
+        return False
+    try:
+        block = mmap.mmap(-1, limit + (64 << 20))
+    except (OSError, MemoryError, OverflowError):
+        return True
+    block.close()
+    return False
+
+
+def _open_files_enforced(limit: int) -> bool:
+    if resource.getrlimit(resource.RLIMIT_NOFILE) != (limit, limit):
+        return False
+    opened = []
+    try:
+        for _ in range(limit + 1):
+            opened.append(os.open("/dev/null", os.O_RDONLY))
+    except OSError as exc:
+        return exc.errno == errno.EMFILE
+    finally:
+        for fd in opened:
+            os.close(fd)
+    return False
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    control = Channel(socket.socket(fileno=int(args[0])))
+    zygote(control)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,567 @@
+"""The harness's side of the sandbox: start the zygote under bubblewrap, open a fresh
+cell process per cell, and serve its tool calls from the harness's own state.
+
+The sandbox sees, read-only: the system's library folders, the interpreter (its prefix
+and the virtual environment's), the ``harness`` package and the agent's own module file
+or package folder. Nothing else of the host: the release, price files and outputs are
+never bound, and where one lies under a bound folder it is masked (an empty tmpfs over a
+folder, ``/dev/null`` over a file). The namespaces and limits are tested for effect in a
+probe cell when the sandbox starts; what the probe could not confirm is reported False.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness import outcomes
+from harness.agents.base import AgentSpec, Decision, Task, locate_module
+from harness.guard import EgressAttempt
+from harness.sandbox.channel import (
+    Channel,
+    ChannelClosed,
+    ChannelTimeout,
+    LineTooLong,
+    ProtocolError,
+)
+from harness.sandbox.inside import CELL_CPU_LIMIT, CELL_SETUP_FAILED
+from harness.sandbox.shim import attempt_from_json
+from harness.tools import TOOL_NAMES
+
+if TYPE_CHECKING:
+    from harness.tools import Toolbox
+
+SANDBOX_UID = 65534
+SYSTEM_ROOTS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin")
+ENVIRONMENT = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "HOME": "/tmp",
+    "TMPDIR": "/tmp",
+    "LANG": "C.UTF-8",
+    "PYTHONHASHSEED": "0",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
+_TOOL_ARGS = {
+    "pit_list": {"limit", "offset", "since", "form"},
+    "pit_search": {"query", "limit", "form"},
+    "pit_read": {"row_key"},
+    "pit_coverage": set(),
+}
+_ROWS_MARK = '"\\u0000rows\\u0000"'
+
+
+class SandboxError(RuntimeError):
+    """The sandbox could not be set up as asked (a usage or environment problem)."""
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    """Limits for each cell's process, and how long the harness waits for it."""
+
+    memory_bytes: int = 4 << 30
+    cpu_seconds: int = 900
+    open_files: int = 256
+    decision_timeout: float = 900.0
+    start_timeout: float = 60.0
+
+    def limits(self) -> dict[str, int]:
+        return {
+            "memory_bytes": self.memory_bytes,
+            "cpu_seconds": self.cpu_seconds,
+            "open_files": self.open_files,
+        }
+
+
+@functools.lru_cache(maxsize=1)
+def availability() -> tuple[bool, str]:
+    """(available, reason): bubblewrap is installed and can make the namespaces."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return False, "bubblewrap (bwrap) is not installed"
+    try:
+        done = subprocess.run(
+            [bwrap, *_namespace_flags(), "--ro-bind", "/", "/", "true"],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, f"bubblewrap failed to start ({exc})"
+    if done.returncode != 0:
+        reason = done.stderr.decode("utf-8", "replace").strip()[:300]
+        return False, f"bubblewrap cannot create namespaces here ({reason})"
+    return True, ""
+
+
+def _namespace_flags() -> list[str]:
+    return [
+        "--unshare-user",
+        "--uid",
+        str(SANDBOX_UID),
+        "--gid",
+        str(SANDBOX_UID),
+        "--unshare-net",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--die-with-parent",
+        "--new-session",
+    ]
+
+
+# -- what the agent's process may see ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AgentPayload:
+    """How a cell gets the agent: by reference (imported inside) or by value."""
+
+    message: dict[str, Any]
+    binds: tuple[str, ...]
+
+
+def _interpreter_roots() -> list[str]:
+    roots = {sys.base_prefix, sys.prefix, os.path.dirname(os.path.dirname(sys.executable))}
+    roots |= {os.path.realpath(r) for r in list(roots)}
+    return sorted(roots)
+
+
+def harness_root() -> str:
+    return str(Path(__file__).resolve().parents[1])
+
+
+def visible_roots() -> list[str]:
+    return [*SYSTEM_ROOTS, *_interpreter_roots(), harness_root()]
+
+
+def _under(path: str, roots: list[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def agent_payload(spec: AgentSpec) -> AgentPayload:
+    if spec.ref is not None:
+        return _by_reference(spec.ref)
+    return AgentPayload({"kind": "pickle", "data": _pickle(spec)}, ())
+
+
+def _by_reference(ref: str) -> AgentPayload:
+    if ref == "stub":
+        return AgentPayload({"kind": "ref", "ref": ref, "sys_path": []}, ())
+    module_name = ref.partition(":")[0]
+    top = module_name.split(".")[0]
+    spec = locate_module(top)
+    if spec is None or locate_module(module_name) is None:
+        raise SandboxError(f"agent {ref!r}: no module named {module_name!r} on the Python path")
+    if spec.submodule_search_locations:
+        folders = [os.path.realpath(p) for p in spec.submodule_search_locations]
+        paths, sys_path = folders, sorted({os.path.dirname(p) for p in folders})
+    elif spec.origin and os.path.isfile(spec.origin):
+        origin = os.path.realpath(spec.origin)
+        paths, sys_path = [origin], [os.path.dirname(origin)]
+    else:  # built in or frozen: nothing to bind
+        paths, sys_path = [], []
+    roots = visible_roots()
+    binds = tuple(p for p in paths if not _under(p, roots))
+    return AgentPayload(
+        {"kind": "ref", "ref": ref, "sys_path": [p for p in sys_path if binds]}, binds
+    )
+
+
+def _pickle(spec: AgentSpec) -> str:
+    """cloudpickle, with every module the sandbox cannot import taken by value."""
+    import cloudpickle
+
+    roots = visible_roots()
+    registered = []
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if not file or "." in name and name.rpartition(".")[0] in sys.modules:
+            continue  # submodules follow their top-level package
+        if not _under(os.path.realpath(file), roots):
+            try:
+                cloudpickle.register_pickle_by_value(module)
+            except ValueError:
+                continue
+            registered.append(module)
+    try:
+        data = cloudpickle.dumps(spec)
+    except Exception as exc:  # noqa: BLE001 - said plainly: the agent cannot travel
+        raise SandboxError(
+            f"agent {spec.name!r} cannot be sent to its sandbox by value ({exc}); name it "
+            "by reference ('module:attribute') or run with agent_process='in_process'"
+        ) from None
+    finally:
+        for module in registered:
+            cloudpickle.unregister_pickle_by_value(module)
+    return base64.b64encode(data).decode("ascii")
+
+
+def bwrap_command(*, fd: int, binds: tuple[str, ...], hidden: list[str]) -> list[str]:
+    command = [shutil.which("bwrap") or "bwrap", *_namespace_flags(), "--clearenv"]
+    for key, value in ENVIRONMENT.items():
+        command += ["--setenv", key, value]
+    command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    bound: list[str] = []
+    for root in SYSTEM_ROOTS:
+        if os.path.islink(root):
+            command += ["--symlink", os.readlink(root), root]
+        elif os.path.isdir(root):
+            command += ["--ro-bind", root, root]
+            bound.append(root)
+    for path in [*_interpreter_roots(), harness_root(), *binds]:
+        if os.path.exists(path):
+            command += ["--ro-bind", path, path]
+            bound.append(path)
+    for path in hidden:
+        real = os.path.realpath(path)
+        if any(real == b for b in bound):
+            raise SandboxError(
+                f"{path} is a folder the agent's sandbox must show (its code or the "
+                "interpreter); keep releases, prices and outputs elsewhere"
+            )
+        if _under(real, bound):
+            if os.path.isdir(real):
+                command += ["--tmpfs", real]
+            else:
+                command += ["--ro-bind", "/dev/null", real]
+    # nothing writable is shared between cells: each cell mounts its own /tmp and /dev/shm
+    command += ["--remount-ro", "/dev", "--remount-ro", "/"]
+    command += ["--chdir", "/tmp", "--", sys.executable, "-s", "-B", "-P"]
+    command += ["-m", "harness.sandbox.inside", str(fd)]
+    return command
+
+
+# -- the sandbox: one zygote per run -----------------------------------------------------
+
+
+class Sandbox:
+    def __init__(
+        self, *, binds: tuple[str, ...], hidden: list[str], settings: SandboxSettings
+    ) -> None:
+        self.binds = binds
+        self.hidden = hidden
+        self.settings = settings
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._control: Channel | None = None
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
+        self.starts = 0
+        self.capabilities: dict[str, Any] = {}
+
+    # the zygote ------------------------------------------------------------------------
+    def start(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        command = bwrap_command(fd=theirs.fileno(), binds=self.binds, hidden=self.hidden)
+        self._proc = subprocess.Popen(
+            command,
+            pass_fds=[theirs.fileno()],
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=self._log,
+        )
+        theirs.close()
+        self._control = Channel(ours)
+        self.starts += 1
+        try:
+            hello = self._control.recv(timeout=self.settings.start_timeout)
+        except (ChannelClosed, ChannelTimeout, ProtocolError) as exc:
+            self.stop()
+            raise RuntimeFailure(f"the sandbox did not start ({exc}): {self.log_tail()}") from None
+        if hello.get("op") != "hello":
+            self.stop()
+            raise RuntimeFailure(f"the sandbox said {hello.get('op')!r} instead of hello")
+
+    def probe(self) -> dict[str, Any]:
+        """Run the capability probe in a cell like any other and keep its findings."""
+        chan = self._open()
+        try:
+            chan.send({"op": "probe", "hidden": self.hidden})
+            found = chan.recv(timeout=self.settings.start_timeout)
+        except (ChannelClosed, ChannelTimeout, ProtocolError) as exc:
+            self._finish(kill=True)
+            raise RuntimeFailure(f"the sandbox's probe cell failed ({exc})") from None
+        finally:
+            chan.close()
+        self._finish(kill=False)
+        if found.get("op") != "capabilities":
+            raise RuntimeFailure(f"the probe cell answered {found.get('op')!r}")
+        found.pop("op")
+        self.capabilities = found
+        return found
+
+    def stop(self) -> None:
+        if self._control is not None:
+            try:
+                self._control.send({"op": "quit"})
+            except ChannelClosed:
+                pass
+            self._control.close()
+            self._control = None
+        if self._proc is not None:
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+            self._proc = None
+
+    def close(self) -> None:
+        self.stop()
+        self._log.close()
+
+    def log_tail(self, size: int = 2000) -> str:
+        self._log.flush()
+        self._log.seek(0, os.SEEK_END)
+        end = self._log.tell()
+        self._log.seek(max(0, end - size))
+        return self._log.read().decode("utf-8", "replace").strip()
+
+    @property
+    def zygote_pid(self) -> int | None:
+        return None if self._proc is None else self._proc.pid
+
+    # cells -----------------------------------------------------------------------------
+    def _open(self) -> Channel:
+        if self._control is None:
+            self.start()
+        assert self._control is not None
+        try:
+            self._control.send({"op": "cell", "limits": self.settings.limits()})
+            _, fds, _, _ = socket.recv_fds(self._control.sock, 4096, 1)
+        except (OSError, ChannelClosed) as exc:
+            self.stop()
+            raise RuntimeFailure(f"the sandbox's zygote is gone ({exc})") from None
+        if not fds:
+            self.stop()
+            raise RuntimeFailure("the sandbox's zygote did not hand over a cell")
+        return Channel(socket.socket(fileno=fds[0]))
+
+    def _finish(self, *, kill: bool) -> int | None:
+        """Wait for the cell's process to end (killing it first if asked); its exit code."""
+        if self._control is None:
+            return None
+        try:
+            if kill:
+                self._control.send({"op": "kill"})
+            while True:
+                message = self._control.recv(timeout=30)
+                if message.get("op") == "cell_exit":
+                    code = message.get("code")
+                    return code if isinstance(code, int) else None
+        except (ChannelClosed, ChannelTimeout, ProtocolError):
+            self.stop()
+            return None
+
+    def open_cell(self, payload: AgentPayload, policy: str) -> IsolatedAgent:
+        from harness.guard import NetworkAbort
+
+        chan = self._open()
+        cell = IsolatedAgent(self, chan)
+        try:
+            cell.load(payload, policy)
+        except (outcomes.AgentFault, NetworkAbort) as exc:
+            exc.cell = cell  # type: ignore[attr-defined]  # its egress attempts are recorded
+            raise
+        return cell
+
+
+class RuntimeFailure(outcomes.RuntimeFailure):
+    pass
+
+
+class IsolatedAgent:
+    """One cell's agent, in its own process: the runner's CellAgent for isolated runs."""
+
+    def __init__(self, sandbox: Sandbox, chan: Channel) -> None:
+        self._sandbox = sandbox
+        self._chan = chan
+        self._attempts: list[EgressAttempt] = []
+        self._ended = False
+
+    def take_attempts(self) -> list[EgressAttempt]:
+        taken, self._attempts = self._attempts, []
+        return taken
+
+    def load(self, payload: AgentPayload, policy: str) -> None:
+        from harness.guard import NetworkAbort
+
+        self._send({"op": "load", "agent": payload.message, "policy": policy})
+        reply = self._recv()
+        op = reply.get("op")
+        if op == "ready":
+            return
+        self._end(kill=False)
+        if op == "abort":
+            raise NetworkAbort(self._last_attempt())
+        if op == "agent_error":
+            raise self._fault(reply)
+        if op == "setup_failed":
+            raise RuntimeFailure(f"the cell's sandbox could not be set up: {reply.get('message')}")
+        raise outcomes.AgentFault(outcomes.PROTOCOL_VIOLATION, f"unexpected message {op!r}")
+
+    def decide(self, task: Task, tools: Toolbox) -> Decision:
+        from harness.guard import NetworkAbort
+
+        self._send(
+            {
+                "op": "task",
+                "task": {
+                    "kind": task.kind,
+                    "prompt": task.prompt,
+                    "arm": task.arm,
+                    "clock": task.clock,
+                    "session_date": task.session_date,
+                    "known_at": task.known_at,
+                },
+                "newly_knowable": tools.newly_knowable(),
+            }
+        )
+        while True:
+            reply = self._recv()
+            op = reply.get("op")
+            if op == "tool":
+                self._serve_tool(reply, tools)
+            elif op == "decision":
+                return self._decision(reply)
+            elif op == "decision_error":
+                raise outcomes.AgentFault(outcomes.DECISION_RAISED, str(reply.get("message")))
+            elif op == "agent_error":
+                self._end(kill=False)
+                raise self._fault(reply)
+            elif op == "abort":
+                self._end(kill=False)
+                raise NetworkAbort(self._last_attempt())
+            else:
+                self._end(kill=True)
+                raise outcomes.AgentFault(
+                    outcomes.PROTOCOL_VIOLATION, f"unexpected message {str(op)[:40]!r}"
+                )
+
+    def close(self) -> None:
+        if not self._ended:
+            try:
+                self._chan.send({"op": "end"})
+            except ChannelClosed:
+                pass
+            self._end(kill=False)
+
+    # -- plumbing ------------------------------------------------------------------------
+    def _send(self, message: dict[str, Any]) -> None:
+        try:
+            self._chan.send(message)
+        except ChannelClosed:
+            raise self._died() from None
+
+    def _recv(self) -> dict[str, Any]:
+        try:
+            reply = self._chan.recv(timeout=self._sandbox.settings.decision_timeout)
+        except ChannelTimeout:
+            self._end(kill=True)
+            raise RuntimeFailure(
+                f"the agent's process sent nothing for {self._sandbox.settings.decision_timeout:g} s"
+            ) from None
+        except ChannelClosed:
+            raise self._died() from None
+        except LineTooLong as exc:
+            self._end(kill=True)
+            raise outcomes.AgentFault(outcomes.OVERSIZED_OUTPUT, str(exc)) from None
+        except ProtocolError as exc:
+            self._end(kill=True)
+            raise outcomes.AgentFault(outcomes.PROTOCOL_VIOLATION, str(exc)) from None
+        try:
+            for value in reply.get("attempts") or []:
+                self._attempts.append(attempt_from_json(value))
+        except ValueError as exc:
+            self._end(kill=True)
+            raise outcomes.AgentFault(outcomes.PROTOCOL_VIOLATION, str(exc)) from None
+        return reply
+
+    def _died(self) -> Exception:
+        code = self._end(kill=False)
+        if code == CELL_CPU_LIMIT:
+            return outcomes.AgentFault(
+                outcomes.RESOURCE_LIMIT,
+                f"CPU time limit of {self._sandbox.settings.cpu_seconds} s reached",
+            )
+        if code == CELL_SETUP_FAILED:
+            return RuntimeFailure("the cell's sandbox could not be set up")
+        return RuntimeFailure(f"the agent's process ended unexpectedly (exit code {code})")
+
+    def _end(self, *, kill: bool) -> int | None:
+        if self._ended:
+            return None
+        self._ended = True
+        self._chan.close()
+        return self._sandbox._finish(kill=kill)
+
+    def _last_attempt(self) -> EgressAttempt:
+        if self._attempts:
+            return self._attempts[-1]
+        return EgressAttempt("unknown", "", "", ())
+
+    @staticmethod
+    def _fault(reply: dict[str, Any]) -> outcomes.AgentFault:
+        kind = reply.get("kind")
+        if kind not in outcomes.AGENT_ERROR_KINDS or kind == outcomes.DECISION_RAISED:
+            return outcomes.AgentFault(outcomes.PROTOCOL_VIOLATION, f"unknown error kind {kind!r}")
+        return outcomes.AgentFault(str(kind), str(reply.get("message"))[:500])
+
+    def _decision(self, reply: dict[str, Any]) -> Decision:
+        picks, bad, text = reply.get("picks"), reply.get("bad") or {}, reply.get("text")
+        if not isinstance(picks, list) or not isinstance(text, str) or not isinstance(bad, dict):
+            self._end(kill=True)
+            raise outcomes.AgentFault(outcomes.PROTOCOL_VIOLATION, "a malformed decision")
+        values: list[Any] = []
+        for n, pick in enumerate(picks):
+            if isinstance(pick, str):
+                values.append(pick)
+            else:
+                values.append(_Shown(str(bad.get(str(n), repr(pick)))[:80]))
+        return Decision(picks=tuple(values), text=text)
+
+    def _serve_tool(self, request: dict[str, Any], tools: Toolbox) -> None:
+        name, args = request.get("tool"), request.get("args")
+        if (
+            name not in TOOL_NAMES
+            or not isinstance(args, dict)
+            or set(args) != _TOOL_ARGS[str(name)]
+        ):
+            self._end(kill=True)
+            raise outcomes.AgentFault(
+                outcomes.PROTOCOL_VIOLATION, f"a malformed tool call {str(name)[:40]!r}"
+            )
+        result = getattr(tools, str(name))(**args)
+        texts = tools.last_served
+        if texts is not None and "rows" in result:
+            import json
+
+            text = json.dumps({"op": "result", "result": {**result, "rows": "\x00rows\x00"}})
+            if text.count(_ROWS_MARK) == 1:
+                self._send_text(text.replace(_ROWS_MARK, "[" + ",".join(texts) + "]", 1))
+                return
+        self._send({"op": "result", "result": result})
+
+    def _send_text(self, text: str) -> None:
+        try:
+            self._chan.send_text(text)
+        except ChannelClosed:
+            raise self._died() from None
+
+
+class _Shown:
+    """A pick that was not a row key, carried as its repr so the rejection reads the same
+    as in an in-process run."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+
+    def __repr__(self) -> str:
+        return self._text

@@ -1,0 +1,180 @@
+"""The agent's side of the pipe, inside a cell: load the agent, answer tasks.
+
+The agent gets a ``RemoteToolbox``: the four tools with the same signatures as the
+harness's own, each call a message to the harness, which alone holds the release, the
+clocks and the trajectory. Every failure is reported in the harness's taxonomy
+(``harness.outcomes``); the network guard runs here too, and its attempts travel with
+every reply so the harness can record their call sites.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from harness import outcomes
+from harness.agents.base import AgentSpec, Decision, Task, load_agent
+from harness.guard import EgressAttempt, NetworkAbort, NetworkGuard
+from harness.sandbox.channel import Channel
+from harness.tools import TOOL_SCHEMA
+
+
+class RemoteToolbox:
+    """The four window tools, served by the harness over the cell's channel."""
+
+    def __init__(self, chan: Channel, task: Task, newly_knowable: int) -> None:
+        self._chan = chan
+        self.arm = task.arm
+        self.clock = task.clock
+        self.session_date = task.session_date
+        self.known_at = task.known_at
+        self._new = newly_knowable
+
+    def _call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        try:
+            text = json.dumps({"op": "tool", "tool": tool, "args": args})
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{tool}: arguments must be JSON values ({exc})") from None
+        self._chan.send_text(text)
+        reply = self._chan.recv()
+        result: dict[str, Any] = reply["result"]
+        return result
+
+    def pit_list(
+        self,
+        limit: int | None = 100,
+        offset: int = 0,
+        since: str = "previous_session",
+        form: str | None = None,
+    ) -> dict[str, Any]:
+        return self._call(
+            "pit_list", {"limit": limit, "offset": offset, "since": since, "form": form}
+        )
+
+    def pit_search(self, query: str, limit: int = 20, form: str | None = None) -> dict[str, Any]:
+        return self._call("pit_search", {"query": query, "limit": limit, "form": form})
+
+    def pit_read(self, row_key: str) -> dict[str, Any]:
+        return self._call("pit_read", {"row_key": row_key})
+
+    def pit_coverage(self) -> dict[str, Any]:
+        return self._call("pit_coverage", {})
+
+    def newly_knowable(self) -> int:
+        return self._new
+
+    def schema(self) -> list[dict[str, Any]]:
+        return TOOL_SCHEMA
+
+
+class _Attempts:
+    def __init__(self, guard: NetworkGuard) -> None:
+        self._guard = guard
+        self._seen = 0
+
+    def take(self) -> list[dict[str, object]]:
+        new = self._guard.attempts[self._seen :]
+        self._seen = len(self._guard.attempts)
+        return [a.to_json() for a in new]
+
+
+def _load(agent: dict[str, Any]) -> AgentSpec:
+    if agent["kind"] == "ref":
+        import sys
+
+        sys.path[:0] = agent.get("sys_path") or []
+        return load_agent(agent["ref"]).resolved()
+    import cloudpickle
+
+    spec = cloudpickle.loads(base64.b64decode(agent["data"]))
+    if not isinstance(spec, AgentSpec):
+        raise TypeError(f"the pickled agent is a {type(spec).__name__}, not an AgentSpec")
+    return spec
+
+
+def _fault(chan: Channel, attempts: _Attempts, kind: str, message: str) -> int:
+    chan.send({"op": "agent_error", "kind": kind, "message": message, "attempts": attempts.take()})
+    return 0
+
+
+def _abort(chan: Channel, attempts: _Attempts, exc: NetworkAbort) -> int:
+    chan.send({"op": "abort", "attempts": attempts.take(), "site": exc.attempt.site})
+    return 0
+
+
+def serve(chan: Channel, message: dict[str, Any]) -> int:
+    """Serve one cell; the return value is the process's exit code."""
+    guard = NetworkGuard(message.get("policy", "fail_closed"))
+    guard.install()
+    attempts = _Attempts(guard)
+    try:
+        spec = _load(message["agent"])
+    except NetworkAbort as exc:
+        return _abort(chan, attempts, exc)
+    except BaseException as exc:  # noqa: BLE001 - the agent's code failed to load
+        return _fault(chan, attempts, outcomes.LOAD_FAILED, outcomes.error_text(exc))
+    try:
+        agent = spec.new()
+    except NetworkAbort as exc:
+        return _abort(chan, attempts, exc)
+    except MemoryError as exc:
+        return _fault(chan, attempts, outcomes.RESOURCE_LIMIT, outcomes.error_text(exc))
+    except (SystemExit, KeyboardInterrupt) as exc:
+        return _fault(chan, attempts, outcomes.AGENT_EXIT, outcomes.error_text(exc))
+    except Exception as exc:  # noqa: BLE001
+        return _fault(chan, attempts, outcomes.CONSTRUCTOR_RAISED, outcomes.error_text(exc))
+    chan.send({"op": "ready", "attempts": attempts.take()})
+    while True:
+        request = chan.recv()
+        if request.get("op") != "task":
+            return 0
+        task = Task(**request["task"])
+        tools = RemoteToolbox(chan, task, request["newly_knowable"])
+        try:
+            decision = Decision.coerce(agent.decide(task, tools))  # type: ignore[arg-type]
+        except NetworkAbort as exc:
+            return _abort(chan, attempts, exc)
+        except MemoryError as exc:
+            return _fault(chan, attempts, outcomes.RESOURCE_LIMIT, outcomes.error_text(exc))
+        except (SystemExit, KeyboardInterrupt) as exc:
+            return _fault(chan, attempts, outcomes.AGENT_EXIT, outcomes.error_text(exc))
+        except Exception as exc:  # noqa: BLE001 - the session scores nothing, the cell goes on
+            chan.send(
+                {
+                    "op": "decision_error",
+                    "message": outcomes.error_text(exc),
+                    "attempts": attempts.take(),
+                }
+            )
+            continue
+        picks: list[str | None] = []
+        bad: dict[str, str] = {}
+        for n, pick in enumerate(decision.picks):
+            if isinstance(pick, str):
+                picks.append(pick)
+            else:
+                picks.append(None)
+                bad[str(n)] = repr(pick)[:80]
+        chan.send(
+            {
+                "op": "decision",
+                "picks": picks,
+                "bad": bad,
+                "text": decision.text,
+                "attempts": attempts.take(),
+            }
+        )
+
+
+def attempt_from_json(value: Any) -> EgressAttempt:
+    """An attempt reported by a cell (the harness's side checks the shape)."""
+    if not isinstance(value, dict):
+        raise ValueError("an egress attempt must be an object")
+    stack = value.get("stack") or []
+    if not isinstance(stack, list) or not all(isinstance(s, str) for s in stack):
+        raise ValueError("an egress attempt's stack must be a list of strings")
+    fields = [value.get(k) for k in ("call", "target", "site")]
+    if not all(isinstance(f, str) for f in fields):
+        raise ValueError("an egress attempt needs call, target and site strings")
+    return EgressAttempt(fields[0][:200], fields[1][:200], fields[2][:300], tuple(stack[:8]))  # type: ignore[index]
