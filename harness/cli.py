@@ -123,7 +123,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = run(spec, config)
     body = result.body
     print(f"run {body['run_id']}  valid={body['valid']}  receipt {result.receipt['body_sha256']}")
-    print(f"  {body['capability_line']}")
     print(
         f"trajectory {body['binding']['trajectory_sha256']}  events {body['trajectory']['events']}"
     )
@@ -144,6 +143,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if body["invalidated_by"]:
         print("  invalidated_by: " + "; ".join(body["invalidated_by"]))
     print("  protocol gaps: " + (", ".join(body["protocol_gaps"]) or "none"))
+    print(f"  capabilities: {body['capability_line']}")
     for entry in result.receipt["attempts"]:
         print(f"  retried {entry['cell']} (attempt {entry['attempt']}): {entry['failure']}")
     if result.harness_failed:

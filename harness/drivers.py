@@ -166,11 +166,11 @@ class InProcessAgent:
             raise
         except MemoryError as exc:
             raise outcomes.AgentFault(outcomes.RESOURCE_LIMIT, outcomes.error_text(exc)) from None
-        except (SystemExit, KeyboardInterrupt) as exc:
-            self._reraise_real(exc)
-            raise outcomes.AgentFault(outcomes.AGENT_EXIT, outcomes.error_text(exc)) from None
         except Exception as exc:  # noqa: BLE001 - the agent's fault, recorded
             raise outcomes.AgentFault(kind, outcomes.error_text(exc)) from None
+        except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt and the like
+            self._reraise_real(exc)
+            raise outcomes.AgentFault(outcomes.AGENT_EXIT, outcomes.error_text(exc)) from None
 
     def decide(self, task: Task, tools: Toolbox) -> Decision:
         value = self._call(self._agent.decide, outcomes.DECISION_RAISED, task, tools)

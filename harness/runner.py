@@ -270,9 +270,8 @@ def run(
                     last: tuple[CellOutcome, Toolbox] | None = None
                     for clock in config.clocks:
                         outcome, tools = _cell_with_retries(
-                            ctx, arm, clock, indexes[clock], rows, served
+                            ctx, cells, arm, clock, indexes[clock], rows, served
                         )
-                        cells[(arm, clock)] = outcome
                         if tools is not None:
                             last = (outcome, tools)
                     if arm == "shifted" and config.probe and last is not None:
@@ -338,6 +337,7 @@ def run(
 
 def _cell_with_retries(
     ctx: _Context,
+    cells: dict[tuple[str, str], CellOutcome],
     arm: str,
     clock: str,
     index: ClockIndex,
@@ -347,7 +347,9 @@ def _cell_with_retries(
     holder: dict[str, Any] = {}
 
     def attempt() -> Toolbox | None:
-        outcome = holder["outcome"] = CellOutcome(arm, clock, status="running")
+        outcome = holder["outcome"] = cells[(arm, clock)] = CellOutcome(
+            arm, clock, status="running"
+        )
         cell_served: dict[int, None] | None = {} if arm == "shifted" else None
         holder["served"] = cell_served
         return _run_cell(ctx, outcome, index, rows, cell_served)
@@ -357,7 +359,8 @@ def _cell_with_retries(
         ctx.writer.write(
             "cell_failed", arm=arm, clock=clock, attempts=outcomes.RUNTIME_ATTEMPTS
         )
-        return CellOutcome(arm, clock, status=outcomes.HARNESS_ERROR), None
+        cells[(arm, clock)] = CellOutcome(arm, clock, status=outcomes.HARNESS_ERROR)
+        return cells[(arm, clock)], None
     for position in holder["served"] or ():
         served.setdefault(position)
     return holder["outcome"], tools
@@ -388,7 +391,7 @@ def _fatal(
         arm=outcome.arm,
         clock=outcome.clock,
         session=session,
-        **fault.fault.to_json(),
+        fault=fault.fault.to_json(),
     )
 
 

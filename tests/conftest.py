@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import date
 from pathlib import Path
 
@@ -51,3 +52,23 @@ def march_prices(tmp_path_factory: pytest.TempPathFactory, march_release: Path) 
     return build_prices(
         tmp_path_factory.mktemp("prices") / "prices-SYNTHETIC.csv", march_release, seed=5
     )
+
+
+def require_sandbox() -> None:
+    """Skip where bubblewrap cannot run, with the reason; in CI, fail instead."""
+    from harness.sandbox.outside import availability
+
+    available, why = availability()
+    if not available:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run the sandboxed tests, but {why}")
+        pytest.skip(f"needs bubblewrap: {why}")
+
+
+@pytest.fixture(params=["isolated", "in_process"])
+def agent_process(request: pytest.FixtureRequest) -> str:
+    """Run a test once with the agent sandboxed and once in the harness's process."""
+    if request.param == "isolated":
+        require_sandbox()
+    mode: str = request.param
+    return mode

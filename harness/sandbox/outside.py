@@ -184,8 +184,8 @@ def _pickle(spec: AgentSpec) -> str:
     registered = []
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
-        if not file or "." in name and name.rpartition(".")[0] in sys.modules:
-            continue  # submodules follow their top-level package
+        if not file:
+            continue
         if not _under(os.path.realpath(file), roots):
             try:
                 cloudpickle.register_pickle_by_value(module)

@@ -120,10 +120,10 @@ def serve(chan: Channel, message: dict[str, Any]) -> int:
         return _abort(chan, attempts, exc)
     except MemoryError as exc:
         return _fault(chan, attempts, outcomes.RESOURCE_LIMIT, outcomes.error_text(exc))
-    except (SystemExit, KeyboardInterrupt) as exc:
-        return _fault(chan, attempts, outcomes.AGENT_EXIT, outcomes.error_text(exc))
     except Exception as exc:  # noqa: BLE001
         return _fault(chan, attempts, outcomes.CONSTRUCTOR_RAISED, outcomes.error_text(exc))
+    except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt and the like
+        return _fault(chan, attempts, outcomes.AGENT_EXIT, outcomes.error_text(exc))
     chan.send({"op": "ready", "attempts": attempts.take()})
     while True:
         request = chan.recv()
@@ -137,8 +137,6 @@ def serve(chan: Channel, message: dict[str, Any]) -> int:
             return _abort(chan, attempts, exc)
         except MemoryError as exc:
             return _fault(chan, attempts, outcomes.RESOURCE_LIMIT, outcomes.error_text(exc))
-        except (SystemExit, KeyboardInterrupt) as exc:
-            return _fault(chan, attempts, outcomes.AGENT_EXIT, outcomes.error_text(exc))
         except Exception as exc:  # noqa: BLE001 - the session scores nothing, the cell goes on
             chan.send(
                 {
@@ -148,6 +146,8 @@ def serve(chan: Channel, message: dict[str, Any]) -> int:
                 }
             )
             continue
+        except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt and the like
+            return _fault(chan, attempts, outcomes.AGENT_EXIT, outcomes.error_text(exc))
         picks: list[str | None] = []
         bad: dict[str, str] = {}
         for n, pick in enumerate(decision.picks):

@@ -4,6 +4,9 @@ with its call site, and the socket module is whole again afterwards."""
 from __future__ import annotations
 
 import contextlib
+import json
+import os
+import signal
 import socket
 import ssl
 import urllib.request
@@ -78,9 +81,12 @@ def reaching_agent(call: Callable[[], None]) -> Callable[[str, Any], list[str]]:
     ],
 )
 def test_egress_invalidates_the_run_with_its_call_site(
-    march_release: Path, tmp_path: Path, call: Callable[[], None], name: str
+    march_release: Path, tmp_path: Path, call: Callable[[], None], name: str, agent_process: str
 ) -> None:
-    result = run(from_callable(reaching_agent(call)), config(march_release, tmp_path))
+    result = run(
+        from_callable(reaching_agent(call)),
+        config(march_release, tmp_path, agent_process=agent_process),
+    )
     body = result.body
     assert body["valid"] is False
     network = body["network"]
@@ -91,7 +97,10 @@ def test_egress_invalidates_the_run_with_its_call_site(
         for a in network["attempts"]
     )
     assert any(name in reason for reason in body["invalidated_by"])
-    assert network["scope"].startswith("in-process")
+    if agent_process == "in_process":
+        assert network["scope"].startswith("in-process")
+    else:  # the guard ran inside the sandbox and reported its attempts over the pipe
+        assert network["guard"] == "network-namespace" and "namespace" in network["scope"]
     # the guard is gone: every entry point is the original object again
     assert socket.socket is ORIGINALS["socket"]
     assert socket.create_connection is ORIGINALS["create_connection"]
@@ -102,17 +111,24 @@ def test_egress_invalidates_the_run_with_its_call_site(
 
 
 def test_fail_closed_carries_on_and_abort_stops_at_the_first(
-    march_release: Path, tmp_path: Path
+    march_release: Path, tmp_path: Path, agent_process: str
 ) -> None:
     agent = from_callable(reaching_agent(_getaddrinfo))
-    carried = run(agent, config(march_release, tmp_path / "fc")).body
+    carried = run(
+        agent, config(march_release, tmp_path / "fc", agent_process=agent_process)
+    ).body
     assert all(c["status"] == "complete" for c in carried["cells"])
     assert (
         carried["network"]["egress_attempts"]
         == sum(c["sessions"] for c in carried["cells"]) + carried["probe"]["total"]
     )
 
-    stopped = run(agent, config(march_release, tmp_path / "ab", network_policy="abort")).body
+    stopped = run(
+        agent,
+        config(
+            march_release, tmp_path / "ab", network_policy="abort", agent_process=agent_process
+        ),
+    ).body
     assert stopped["valid"] is False
     assert stopped["network"]["egress_attempts"] == 1
     assert stopped["cells"][0]["status"] == "aborted"
@@ -122,29 +138,32 @@ def test_fail_closed_carries_on_and_abort_stops_at_the_first(
 
 
 def test_guard_is_removed_when_the_run_raises(march_release: Path, tmp_path: Path) -> None:
-    class Boom(BaseException):
-        pass
-
     def agent(prompt: str, tools: Any) -> list[str]:
-        raise Boom  # not an Exception: the runner does not catch it
+        os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C while the agent runs
+        return []
 
-    with pytest.raises(Boom):
-        run(from_callable(agent), config(march_release, tmp_path))
+    with pytest.raises(KeyboardInterrupt):
+        run(from_callable(agent), config(march_release, tmp_path, agent_process="in_process"))
     assert socket.socket is ORIGINALS["socket"]
     assert list(tmp_path.iterdir()) == []  # no half trajectory, no receipt
     assert socket.getaddrinfo is ORIGINALS["getaddrinfo"]
 
 
-def test_unix_sockets_keep_working_during_a_run(march_release: Path, tmp_path: Path) -> None:
-    echoed: list[bytes] = []
-
-    def agent(prompt: str, tools: Any) -> list[str]:
+def test_unix_sockets_keep_working_during_a_run(
+    march_release: Path, tmp_path: Path, agent_process: str
+) -> None:
+    def agent(prompt: str, tools: Any) -> dict[str, Any]:
         a, b = socket.socketpair(socket.AF_UNIX)
         with a, b:
             a.sendall(b"ping")
-            echoed.append(b.recv(4))
-        return []
+            return {"picks": [], "text": b.recv(4).decode()}
 
-    body = run(from_callable(agent), config(march_release, tmp_path)).body
+    cfg = config(march_release, tmp_path, agent_process=agent_process)
+    body = run(from_callable(agent), cfg).body
     assert body["valid"] is True and body["network"]["clean"] is True
-    assert echoed and set(echoed) == {b"ping"}
+    texts = {e["text"] for e in events(tmp_path / "trajectory.jsonl") if e["event"] == "decision"}
+    assert texts == {"ping"}
+
+
+def events(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]

@@ -73,6 +73,7 @@ def test_run_prints_the_seed_shaped_summary(
     assert all(c.endswith("reachable=False") == (" leaky " in c) for c in cells)
     assert out[11].strip().startswith("probe shifted") and "recovered" in out[11]
     assert out[12].strip() == "protocol gaps: P1_model_version, P2_training_cutoffs"
+    assert out[13].strip().startswith("capabilities: agent_process=")
 
 
 def test_verify_passes_with_the_seed_four_lines(
@@ -217,7 +218,7 @@ def test_another_runs_trajectory_fails(session: Path, capsys: pytest.CaptureFixt
         ('{"bundle_path": "release", "start": "2023-02-30"}', "is not a date"),
         ('{"bundle_path": "release", "network_policy": "allow"}', "network_policy"),
         ('{"bundle_path": "release", "prices": {"path": "p.csv"}}', "prices.source"),
-        ('{"bundle_path": "release", "agent": "no_such_module:agent"}', "cannot import"),
+        ('{"bundle_path": "release", "agent": "no_such_module:agent"}', "no module named"),
     ],
 )
 def test_bad_config_is_one_clear_line_and_exit_2(
