@@ -13,7 +13,6 @@ from harness.clocks import CLOCKS
 from harness.guard import POLICIES
 from harness.release.arms import ARMS
 
-
 # ``auto`` isolates the agent where bubblewrap works and falls back (saying so) elsewhere;
 # ``isolated`` refuses to run without the sandbox; ``in_process`` never uses it.
 AGENT_PROCESSES = ("auto", "isolated", "in_process")

@@ -63,10 +63,12 @@ _EXPLAIN = {
 }
 
 
-class CellAgent(Protocol):
-    def decide(self, task: Task, tools: Toolbox) -> Decision: ...
-
+class HasAttempts(Protocol):
     def take_attempts(self) -> list[EgressAttempt]: ...
+
+
+class CellAgent(HasAttempts, Protocol):
+    def decide(self, task: Task, tools: Toolbox) -> Decision: ...
 
     def close(self) -> None: ...
 
@@ -150,7 +152,7 @@ class InProcessAgent:
             resolved = spec.resolved()
         except NetworkAbort:
             raise
-        except BaseException as exc:  # noqa: BLE001 - the agent's code failed to import
+        except BaseException as exc:
             self._reraise_real(exc)
             raise outcomes.AgentFault(outcomes.LOAD_FAILED, outcomes.error_text(exc)) from None
         self._agent: Agent = self._call(resolved.new, outcomes.CONSTRUCTOR_RAISED)
@@ -166,9 +168,9 @@ class InProcessAgent:
             raise
         except MemoryError as exc:
             raise outcomes.AgentFault(outcomes.RESOURCE_LIMIT, outcomes.error_text(exc)) from None
-        except Exception as exc:  # noqa: BLE001 - the agent's fault, recorded
+        except Exception as exc:
             raise outcomes.AgentFault(kind, outcomes.error_text(exc)) from None
-        except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt and the like
+        except BaseException as exc:
             self._reraise_real(exc)
             raise outcomes.AgentFault(outcomes.AGENT_EXIT, outcomes.error_text(exc)) from None
 

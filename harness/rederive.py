@@ -17,11 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from harness import canonical
-from harness.calendar import sessions_for
+from harness.calendar import SessionTable, sessions_for
+from harness.clocks import CLOCKS, knowable_before_acceptance, known_at
 from harness.prices import Prices
 from harness.probe import score_answer, verdict
 from harness.release.bundle import Bundle
-from harness.scoring import delta, make_trades, total_return, trades_digest
+from harness.scoring import (
+    delta,
+    entered_before_acceptance,
+    make_trades,
+    total_return,
+    trades_digest,
+)
 from harness.trajectory import file_sha256
 from harness.verify import check_receipt
 
@@ -61,6 +68,7 @@ class _Trail:
     probe_items: list[dict[str, Any]] = field(default_factory=list)
     egress_attempts: int = 0
     aborted: str | None = None
+    failed: list[str] = field(default_factory=list)
 
 
 def _read_trail(trajectory: Path) -> _Trail:
@@ -85,6 +93,10 @@ def _read_trail(trajectory: Path) -> _Trail:
                 trail.egress_attempts += 1
             elif kind == "run_end":
                 trail.aborted = event.get("aborted")
+            elif kind == "cell_failed":
+                trail.failed.append(f"cell {event['arm']}/{event['clock']}")
+            elif kind == "probe_failed":
+                trail.failed.append("probe")
     return trail
 
 
@@ -139,6 +151,13 @@ def rederive(
         f"the trajectory records {trail.egress_attempts} egress attempt(s) and aborted={trail.aborted!r}; "
         f"the receipt says valid={body.get('valid')}",
     )
+    rankable = not trail.failed
+    result.add(
+        "rankable",
+        body.get("rankable") is rankable,
+        f"the trajectory records harness failures in {trail.failed}; the receipt says "
+        f"rankable={body.get('rankable')}",
+    )
     expected_cells = {(a, c) for a in config.get("arms", []) for c in config.get("clocks", [])}
     stated_cells = [(c["arm"], c["clock"]) for c in body.get("cells") or []]
     result.add(
@@ -180,9 +199,14 @@ def rederive(
         return result
     else:
         priced = True
-    main_by_key = {r["row_key"]: r for r in bundle.rows("main")}
+    main_rows = bundle.rows("main")
+    main_by_key = {r["row_key"]: r for r in main_rows}
     table = sessions_for(date.fromisoformat(bundle.start), date.fromisoformat(bundle.end))
     index_of = {d.isoformat(): i for i, d in enumerate(table.sessions)}
+    _check_knowability(result, picks, main_by_key, table, index_of)
+    if not result.ok:
+        return result  # a look-ahead pick: nothing scored from this trajectory counts
+    knowable_early: dict[str, int] = {}
     hold = int(config.get("hold_sessions", 5))
     scores: dict[tuple[str, str], float | None] = {}
     for cell in body.get("cells") or []:
@@ -204,6 +228,20 @@ def rederive(
             )
             continue
         label = f"cell {key[0]}/{key[1]}"
+        entered = entered_before_acceptance(session_picks, main_by_key, table)
+        result.add(
+            f"{label} entered_before_acceptance",
+            entered == cell.get("entered_before_acceptance"),
+            f"re-derived {entered}, the receipt says {cell.get('entered_before_acceptance')}",
+        )
+        if key[1] not in knowable_early:
+            knowable_early[key[1]] = knowable_before_acceptance(main_rows, key[1])
+        result.add(
+            f"{label} knowable_before_acceptance",
+            knowable_early[key[1]] == cell.get("knowable_before_acceptance"),
+            f"re-derived {knowable_early[key[1]]}, the receipt says "
+            f"{cell.get('knowable_before_acceptance')}",
+        )
         result.add(
             f"{label} trades",
             len(trades) == cell["trades"],
@@ -231,6 +269,44 @@ def rederive(
     if priced and scores:
         _check_contamination(result, body.get("contamination") or {}, scores)
     return result
+
+
+def _check_knowability(
+    result: Rederivation,
+    picks: dict[tuple[str, str], list[tuple[str, list[str]]]],
+    main_by_key: dict[str, dict[str, Any]],
+    table: SessionTable,
+    index_of: dict[str, int],
+) -> None:
+    """Every pick the trajectory records was knowable at its session's bell on its
+    cell's clock: recomputed from the release alone, whatever the runner claimed."""
+    for (arm, clock), decisions in picks.items():
+        if clock not in CLOCKS:
+            result.add("knowability", False, f"cell {arm}/{clock}: no such clock")
+            return
+        for day, keys in decisions:
+            if day not in index_of:
+                result.add("knowability", False, f"cell {arm}/{clock}: no session {day}")
+                return
+            bell = table.opens[index_of[day]]
+            for key in keys:
+                row = main_by_key.get(key)
+                if row is None:
+                    result.add(
+                        "knowability",
+                        False,
+                        f"cell {arm}/{clock} session {day}: row {key} is not in the release",
+                    )
+                    return
+                if known_at(row, clock)[0] >= bell:
+                    result.add(
+                        "knowability",
+                        False,
+                        f"cell {arm}/{clock} session {day}: row {key} was not knowable at "
+                        f"that session's bell on the {clock} clock",
+                    )
+                    return
+    result.add("knowability", True)
 
 
 def _same(a: float | None, b: float | None) -> bool:

@@ -17,7 +17,7 @@ from harness.agents.base import AgentSpec, Decision, Task
 from harness.calendar import SessionTable, sessions_for
 from harness.clocks import REACHABLE, iso_utc, knowable_before_acceptance
 from harness.config import ConfigError, RunConfig
-from harness.drivers import CellAgent, Drivers, open_drivers
+from harness.drivers import CellAgent, Drivers, HasAttempts, open_drivers
 from harness.guard import EgressAttempt, NetworkAbort
 from harness.prices import Prices, load_prices
 from harness.probe import MAX_ANSWER, answer_key, pick_items, probe_prompt, score_answer, verdict
@@ -148,7 +148,7 @@ class _Context:
     egress: list[EgressAttempt] = field(default_factory=list)
     ledger: list[dict[str, Any]] = field(default_factory=list)
 
-    def record_attempts(self, agent: CellAgent) -> None:
+    def record_attempts(self, agent: HasAttempts) -> None:
         for attempt in agent.take_attempts():
             self.writer.write("network_attempt", **attempt.to_json())
             self.egress.append(attempt)
@@ -356,9 +356,7 @@ def _cell_with_retries(
 
     ok, tools = _retrying(ctx, f"{arm}/{clock}", attempt, lambda: None)
     if not ok:
-        ctx.writer.write(
-            "cell_failed", arm=arm, clock=clock, attempts=outcomes.RUNTIME_ATTEMPTS
-        )
+        ctx.writer.write("cell_failed", arm=arm, clock=clock, attempts=outcomes.RUNTIME_ATTEMPTS)
         cells[(arm, clock)] = CellOutcome(arm, clock, status=outcomes.HARNESS_ERROR)
         return cells[(arm, clock)], None
     for position in holder["served"] or ():

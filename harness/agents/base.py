@@ -105,10 +105,8 @@ def _import_ref(name: str) -> AgentSpec:
 def locate_module(module_name: str) -> ModuleSpec | None:
     """Find a module without importing it or its parent packages."""
     parts = module_name.split(".")
-    spec = importlib.machinery.PathFinder.find_spec(parts[0]) or importlib.util.find_spec(
-        parts[0]
-    )
-    for n, part in enumerate(parts[1:], start=1):
+    spec = importlib.machinery.PathFinder.find_spec(parts[0]) or importlib.util.find_spec(parts[0])
+    for n in range(1, len(parts)):
         if spec is None or not spec.submodule_search_locations:
             return None
         spec = importlib.machinery.PathFinder.find_spec(

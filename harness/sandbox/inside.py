@@ -18,10 +18,9 @@ imports or runs agent code.
 
 from __future__ import annotations
 
-import base64
+import contextlib
 import ctypes
 import errno
-import importlib
 import mmap
 import os
 import resource
@@ -60,7 +59,8 @@ def _write(path: str, text: str) -> None:
 
 
 def _drop_capabilities() -> None:
-    last = int(open("/proc/sys/kernel/cap_last_cap").read())
+    with open("/proc/sys/kernel/cap_last_cap") as handle:
+        last = int(handle.read())
     for cap in range(last + 1):
         _ok(_libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), f"drop capability {cap}")
 
@@ -123,16 +123,14 @@ def zygote(control: Channel) -> None:
 
 def _preimport() -> None:
     # The shim's own modules, so that a cell starts without importing them again.
-    import harness.adapters.plain  # noqa: F401
-    import harness.agents.baselines  # noqa: F401
-    import harness.agents.stub  # noqa: F401
-    import harness.guard  # noqa: F401
+    import harness.adapters.plain
+    import harness.agents.baselines
+    import harness.agents.stub
+    import harness.guard
     import harness.tools  # noqa: F401
 
-    try:
+    with contextlib.suppress(ImportError):  # a dependency; without it by-value agents fail
         import cloudpickle  # noqa: F401
-    except ImportError:  # pragma: no cover - a dependency; by-value agents then fail to load
-        pass
 
 
 def _run_cell(control: Channel, message: dict[str, Any]) -> None:
@@ -152,7 +150,7 @@ def _run_cell(control: Channel, message: dict[str, Any]) -> None:
     pidfd = os.pidfd_open(pid)
     try:
         while True:
-            ready, _, _ = select.select([control.sock, pidfd], [], [])
+            ready, _, _ = select.select([control.fileno(), pidfd], [], [])
             if pidfd in ready:
                 break
             try:
@@ -180,7 +178,7 @@ def _cell_outer(sock: socket.socket, limits: dict[str, int]) -> int:
             _drop_capabilities()
             _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
             _set_limits(limits)
-        except BaseException as exc:  # noqa: BLE001 - reported, then the cell ends
+        except BaseException as exc:
             try:
                 Channel(sock).send({"op": "setup_failed", "message": f"{exc}"[:500]})
             finally:

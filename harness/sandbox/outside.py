@@ -12,6 +12,7 @@ probe cell when the sandbox starts; what the probe could not confirm is reported
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import os
 import shutil
@@ -182,7 +183,7 @@ def _pickle(spec: AgentSpec) -> str:
 
     roots = visible_roots()
     registered = []
-    for name, module in list(sys.modules.items()):
+    for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
         if not file:
             continue
@@ -194,7 +195,7 @@ def _pickle(spec: AgentSpec) -> str:
             registered.append(module)
     try:
         data = cloudpickle.dumps(spec)
-    except Exception as exc:  # noqa: BLE001 - said plainly: the agent cannot travel
+    except Exception as exc:
         raise SandboxError(
             f"agent {spec.name!r} cannot be sent to its sandbox by value ({exc}); name it "
             "by reference ('module:attribute') or run with agent_process='in_process'"
@@ -299,10 +300,8 @@ class Sandbox:
 
     def stop(self) -> None:
         if self._control is not None:
-            try:
+            with contextlib.suppress(ChannelClosed):
                 self._control.send({"op": "quit"})
-            except ChannelClosed:
-                pass
             self._control.close()
             self._control = None
         if self._proc is not None:
@@ -368,7 +367,7 @@ class Sandbox:
         try:
             cell.load(payload, policy)
         except (outcomes.AgentFault, NetworkAbort) as exc:
-            exc.cell = cell  # type: ignore[attr-defined]  # its egress attempts are recorded
+            setattr(exc, "cell", cell)  # noqa: B010 - its egress attempts are still recorded
             raise
         return cell
 
@@ -447,10 +446,8 @@ class IsolatedAgent:
 
     def close(self) -> None:
         if not self._ended:
-            try:
+            with contextlib.suppress(ChannelClosed):
                 self._chan.send({"op": "end"})
-            except ChannelClosed:
-                pass
             self._end(kill=False)
 
     # -- plumbing ------------------------------------------------------------------------

@@ -112,7 +112,7 @@ def serve(chan: Channel, message: dict[str, Any]) -> int:
         spec = _load(message["agent"])
     except NetworkAbort as exc:
         return _abort(chan, attempts, exc)
-    except BaseException as exc:  # noqa: BLE001 - the agent's code failed to load
+    except BaseException as exc:
         return _fault(chan, attempts, outcomes.LOAD_FAILED, outcomes.error_text(exc))
     try:
         agent = spec.new()
@@ -120,9 +120,9 @@ def serve(chan: Channel, message: dict[str, Any]) -> int:
         return _abort(chan, attempts, exc)
     except MemoryError as exc:
         return _fault(chan, attempts, outcomes.RESOURCE_LIMIT, outcomes.error_text(exc))
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return _fault(chan, attempts, outcomes.CONSTRUCTOR_RAISED, outcomes.error_text(exc))
-    except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt and the like
+    except BaseException as exc:
         return _fault(chan, attempts, outcomes.AGENT_EXIT, outcomes.error_text(exc))
     chan.send({"op": "ready", "attempts": attempts.take()})
     while True:
@@ -137,7 +137,7 @@ def serve(chan: Channel, message: dict[str, Any]) -> int:
             return _abort(chan, attempts, exc)
         except MemoryError as exc:
             return _fault(chan, attempts, outcomes.RESOURCE_LIMIT, outcomes.error_text(exc))
-        except Exception as exc:  # noqa: BLE001 - the session scores nothing, the cell goes on
+        except Exception as exc:
             chan.send(
                 {
                     "op": "decision_error",
@@ -146,7 +146,7 @@ def serve(chan: Channel, message: dict[str, Any]) -> int:
                 }
             )
             continue
-        except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt and the like
+        except BaseException as exc:
             return _fault(chan, attempts, outcomes.AGENT_EXIT, outcomes.error_text(exc))
         picks: list[str | None] = []
         bad: dict[str, str] = {}

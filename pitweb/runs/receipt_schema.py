@@ -1,5 +1,7 @@
 """The parts of a receipt body the site relies on, as a JSON Schema (checked on upload)."""
 
+from harness.version import RECEIPT_VERSION
+
 NUMBER_OR_NULL = {"type": ["number", "null"]}
 
 CELL = {
@@ -69,7 +71,7 @@ RECEIPT_BODY = {
         "release",
     ],
     "properties": {
-        "receipt_version": {"const": 1},
+        "receipt_version": {"const": RECEIPT_VERSION},
         "run_id": {"type": "string", "pattern": "^[0-9a-f]{16}$"},
         "valid": {"type": "boolean"},
         "binding": {

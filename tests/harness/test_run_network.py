@@ -114,9 +114,7 @@ def test_fail_closed_carries_on_and_abort_stops_at_the_first(
     march_release: Path, tmp_path: Path, agent_process: str
 ) -> None:
     agent = from_callable(reaching_agent(_getaddrinfo))
-    carried = run(
-        agent, config(march_release, tmp_path / "fc", agent_process=agent_process)
-    ).body
+    carried = run(agent, config(march_release, tmp_path / "fc", agent_process=agent_process)).body
     assert all(c["status"] == "complete" for c in carried["cells"])
     assert (
         carried["network"]["egress_attempts"]
@@ -125,9 +123,7 @@ def test_fail_closed_carries_on_and_abort_stops_at_the_first(
 
     stopped = run(
         agent,
-        config(
-            march_release, tmp_path / "ab", network_policy="abort", agent_process=agent_process
-        ),
+        config(march_release, tmp_path / "ab", network_policy="abort", agent_process=agent_process),
     ).body
     assert stopped["valid"] is False
     assert stopped["network"]["egress_attempts"] == 1
