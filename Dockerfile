@@ -1,5 +1,8 @@
 FROM python:3.11-slim
 WORKDIR /app
+# bubblewrap: the agent's sandbox (pit-harness runs agents in their own namespaces)
+RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap \
+    && rm -rf /var/lib/apt/lists/*
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 COPY requirements.lock pyproject.toml README.md ./
 RUN pip install --no-cache-dir --require-hashes -r requirements.lock
