@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from harness.tools import Toolbox
 
 SANDBOX_UID = 65534
+AGENT_ROOT = "/pit-agent"
 SYSTEM_ROOTS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin")
 ENVIRONMENT = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -127,7 +128,7 @@ class AgentPayload:
     """How a cell gets the agent: by reference (imported inside) or by value."""
 
     message: dict[str, Any]
-    binds: tuple[str, ...]
+    binds: tuple[tuple[str, str], ...]  # (host path, path inside the sandbox)
 
 
 def _interpreter_roots() -> list[str]:
@@ -164,16 +165,19 @@ def _by_reference(ref: str) -> AgentPayload:
         raise SandboxError(f"agent {ref!r}: no module named {module_name!r} on the Python path")
     if spec.submodule_search_locations:
         folders = [os.path.realpath(p) for p in spec.submodule_search_locations]
-        paths, sys_path = folders, sorted({os.path.dirname(p) for p in folders})
+        paths = folders
     elif spec.origin and os.path.isfile(spec.origin):
-        origin = os.path.realpath(spec.origin)
-        paths, sys_path = [origin], [os.path.dirname(origin)]
+        paths = [os.path.realpath(spec.origin)]
     else:  # built in or frozen: nothing to bind
-        paths, sys_path = [], []
+        paths = []
     roots = visible_roots()
-    binds = tuple(p for p in paths if not _under(p, roots))
+    if all(_under(p, roots) for p in paths):  # installed beside the harness: visible already
+        return AgentPayload({"kind": "ref", "ref": ref, "sys_path": []}, ())
+    # The agent's code goes to a fixed place: a cell mounts a fresh /tmp, so a bind at its
+    # own path (often under /tmp) would be hidden again.
+    binds = tuple((p, f"{AGENT_ROOT}/{n}/{os.path.basename(p)}") for n, p in enumerate(paths))
     return AgentPayload(
-        {"kind": "ref", "ref": ref, "sys_path": [p for p in sys_path if binds]}, binds
+        {"kind": "ref", "ref": ref, "sys_path": [os.path.dirname(d) for _, d in binds]}, binds
     )
 
 
@@ -206,34 +210,41 @@ def _pickle(spec: AgentSpec) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def bwrap_command(*, fd: int, binds: tuple[str, ...], hidden: list[str]) -> list[str]:
+def bwrap_command(
+    *, fd: int, binds: tuple[tuple[str, str], ...], hidden: list[str]
+) -> list[str]:
     command = [shutil.which("bwrap") or "bwrap", *_namespace_flags(), "--clearenv"]
     for key, value in ENVIRONMENT.items():
         command += ["--setenv", key, value]
     command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    bound: list[str] = []
+    bound: list[tuple[str, str]] = []
     for root in SYSTEM_ROOTS:
         if os.path.islink(root):
             command += ["--symlink", os.readlink(root), root]
         elif os.path.isdir(root):
-            command += ["--ro-bind", root, root]
-            bound.append(root)
-    for path in [*_interpreter_roots(), harness_root(), *binds]:
-        if os.path.exists(path):
-            command += ["--ro-bind", path, path]
-            bound.append(path)
+            bound.append((root, root))
+    bound += [(p, p) for p in [*_interpreter_roots(), harness_root()]]
+    bound += list(binds)
+    bound = [(src, dest) for src, dest in bound if os.path.exists(src)]
+    for src, dest in bound:
+        command += ["--ro-bind", src, dest]
+    folders = [os.path.realpath(p) for p in hidden if os.path.isdir(p)]
     for path in hidden:
         real = os.path.realpath(path)
-        if any(real == b for b in bound):
-            raise SandboxError(
-                f"{path} is a folder the agent's sandbox must show (its code or the "
-                "interpreter); keep releases, prices and outputs elsewhere"
-            )
-        if _under(real, bound):
-            if os.path.isdir(real):
-                command += ["--tmpfs", real]
-            else:
-                command += ["--ro-bind", "/dev/null", real]
+        if any(real != f and _under(real, [f]) for f in folders):
+            continue  # inside a folder that is masked whole
+        for src, dest in bound:
+            if real == src:
+                raise SandboxError(
+                    f"{path} is a folder the agent's sandbox must show (its code or the "
+                    "interpreter); keep releases, prices and outputs elsewhere"
+                )
+            if _under(real, [src]):
+                inside = dest + real[len(src) :]
+                if os.path.isdir(real):
+                    command += ["--tmpfs", inside]
+                else:
+                    command += ["--ro-bind", "/dev/null", inside]
     # nothing writable is shared between cells: each cell mounts its own /tmp and /dev/shm
     command += ["--remount-ro", "/dev", "--remount-ro", "/"]
     command += ["--chdir", "/tmp", "--", sys.executable, "-s", "-B", "-P"]
@@ -246,7 +257,11 @@ def bwrap_command(*, fd: int, binds: tuple[str, ...], hidden: list[str]) -> list
 
 class Sandbox:
     def __init__(
-        self, *, binds: tuple[str, ...], hidden: list[str], settings: SandboxSettings
+        self,
+        *,
+        binds: tuple[tuple[str, str], ...],
+        hidden: list[str],
+        settings: SandboxSettings,
     ) -> None:
         self.binds = binds
         self.hidden = hidden
@@ -284,7 +299,7 @@ class Sandbox:
         """Run the capability probe in a cell like any other and keep its findings."""
         chan = self._open()
         try:
-            chan.send({"op": "probe", "hidden": self.hidden})
+            chan.send({"op": "probe", "hidden": self._hidden_inside()})
             found = chan.recv(timeout=self.settings.start_timeout)
         except (ChannelClosed, ChannelTimeout, ProtocolError) as exc:
             self._finish(kill=True)
@@ -297,6 +312,15 @@ class Sandbox:
         found.pop("op")
         self.capabilities = found
         return found
+
+    def _hidden_inside(self) -> list[str]:
+        """Where each hidden path would appear inside: its own path, and its place under
+        any bind of the agent's code."""
+        paths = list(self.hidden)
+        for path in self.hidden:
+            real = os.path.realpath(path)
+            paths += [dest + real[len(src) :] for src, dest in self.binds if _under(real, [src])]
+        return paths
 
     def stop(self) -> None:
         if self._control is not None:

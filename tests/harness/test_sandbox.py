@@ -1,0 +1,726 @@
+"""The agent's sandbox, tried as an adversary would: every route around the guard fails,
+nothing of the host is visible, look-ahead picks do not count, state does not cross
+cells, limits hold for effect, and failures land on the right side."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import RunConfig, run
+from harness.adapters.plain import from_callable
+from harness.agents import stub
+from harness.agents.base import AgentSpec
+from harness.cli import main as cli_main
+from harness.config import ConfigError
+from harness.rederive import rederive
+from harness.release.bundle import Bundle
+from harness.sandbox.outside import SandboxSettings
+from harness.tools import Toolbox
+from tests.conftest import build_release, require_sandbox
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _sandbox() -> None:
+    require_sandbox()
+
+
+def config(release: Path, out: Path, **extra: Any) -> RunConfig:
+    values: dict[str, Any] = {
+        "bundle_path": str(release),
+        "forms": ("8-K",),
+        "start": "2023-03-01",
+        "end": "2023-03-03",
+        "trajectory_path": str(out / "trajectory.jsonl"),
+        "receipt_path": str(out / "receipt.json"),
+        "agent_process": "isolated",
+    }
+    values.update(extra)
+    return RunConfig(**values)
+
+
+def events(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def decision_texts(out: Path, arm: str | None = None) -> list[str]:
+    return [
+        e["text"]
+        for e in events(out / "trajectory.jsonl")
+        if e["event"] == "decision" and (arm is None or e["arm"] == arm)
+    ]
+
+
+# -- routes around the guard -------------------------------------------------------------
+
+
+def _attempts(port: int, parent: int, release: str, prices: str) -> dict[str, Any]:
+    """Every route an in-process guard could not close; each result is what happened."""
+    import ctypes
+    import importlib
+    import struct
+
+    def attempt(fn: Any) -> str:
+        try:
+            return f"succeeded: {fn()!r}"[:200]
+        except BaseException as exc:
+            return f"failed: {type(exc).__name__}: {exc}"[:200]
+
+    def raw_socket() -> Any:
+        import _socket
+
+        s = _socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.settimeout(2)
+        return s.connect(("127.0.0.1", port)) or s.getpeername()
+
+    def socket_type() -> Any:
+        s = socket.SocketType(socket.AF_INET, socket.SOCK_STREAM)
+        s.settimeout(2)
+        return s.connect(("127.0.0.1", port)) or s.getpeername()
+
+    def reloaded() -> Any:
+        fresh = importlib.reload(socket)
+        return fresh.create_connection(("127.0.0.1", port), timeout=2).getpeername()
+
+    def raw_dns() -> Any:
+        import _socket
+
+        return _socket.getaddrinfo("example.com", 80)
+
+    def ctypes_connect() -> Any:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fd = libc.socket(socket.AF_INET, socket.SOCK_STREAM, 0)
+        address = struct.pack("!HH4s8x", socket.AF_INET, port, socket.inet_aton("127.0.0.1"))
+        address = struct.pack("=H", socket.AF_INET) + address[2:]
+        if libc.connect(fd, address, len(address)) != 0:
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        return "connected"
+
+    def curl() -> Any:
+        done = subprocess.run(
+            ["curl", "-sS", "--max-time", "2", f"http://127.0.0.1:{port}/"],
+            capture_output=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise OSError(done.returncode, done.stderr.decode()[:100])
+        return done.stdout
+
+    def nsenter() -> Any:
+        done = subprocess.run(
+            ["nsenter", f"--net=/proc/{parent}/ns/net", "true"], capture_output=True, check=False
+        )
+        if done.returncode != 0:
+            raise OSError(done.returncode, done.stderr.decode()[:100])
+        return "entered"
+
+    def ptrace() -> Any:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.ptrace(16, parent, 0, 0) != 0:  # PTRACE_ATTACH
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        return "attached"
+
+    def read(path: str) -> Any:
+        with open(path, "rb") as handle:
+            return len(handle.read())
+
+    return {
+        "_socket.socket": attempt(raw_socket),
+        "socket.SocketType": attempt(socket_type),
+        "importlib.reload": attempt(reloaded),
+        "_socket.getaddrinfo": attempt(raw_dns),
+        "ctypes.connect": attempt(ctypes_connect),
+        "curl": attempt(curl),
+        "nsenter": attempt(nsenter),
+        "ptrace": attempt(ptrace),
+        "proc_root": attempt(lambda: read(f"/proc/{parent}/root{release}/main.jsonl")),
+        "proc_environ": attempt(lambda: read(f"/proc/{parent}/environ")),
+        "release": attempt(lambda: read(f"{release}/main.jsonl")),
+        "prices": attempt(lambda: read(prices)),
+    }
+
+
+def test_every_route_around_the_guard_fails_inside_the_sandbox(
+    march_release: Path, march_prices: Path, tmp_path: Path
+) -> None:
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    parent, release, prices = os.getpid(), str(march_release), str(march_prices)
+    captured_connect = socket.socket.connect  # a reference taken before the run
+
+    def agent(prompt: str, tools: Any) -> dict[str, Any]:
+        report = _attempts(port, parent, release, prices)
+        s = socket.socket.__new__(socket.socket)
+        try:
+            socket.socket.__init__(s, socket.AF_INET, socket.SOCK_STREAM)
+            captured_connect(s, ("127.0.0.1", port))
+            report["captured connect"] = "succeeded"
+        except OSError as exc:
+            report["captured connect"] = f"failed: {exc}"
+        return {"picks": [], "text": json.dumps(report)}
+
+    cfg = config(
+        march_release,
+        tmp_path,
+        end="2023-03-01",
+        probe=0,
+        arms=("main",),
+        clocks=("pit",),
+        prices={"path": prices, "source": "SYNTHETIC"},
+    )
+    body = run(from_callable(agent), cfg).body
+    reports = [json.loads(text) for text in decision_texts(tmp_path)]
+    assert reports and all(len(report) == 13 for report in reports)
+    for report in reports:
+        assert all(outcome.startswith("failed") for outcome in report.values()), report
+    listener.settimeout(0)
+    with pytest.raises(BlockingIOError):
+        listener.accept()  # nothing reached the host's listener
+    listener.close()
+    # what the agent did is in the trajectory; the guard inside saw none of these routes,
+    # and the receipt says what held them: the namespace, not the guard
+    assert body["capabilities"]["network_isolated"] is True
+    assert body["network"]["guard"] == "network-namespace"
+    assert body["capabilities"]["filesystem_confined"] is True
+    assert socket.socket.connect is captured_connect  # the harness's own socket is whole
+
+
+def test_urlopen_in_the_sandbox_is_recorded_with_its_call_site(
+    march_release: Path, tmp_path: Path
+) -> None:
+    def agent(prompt: str, tools: Any) -> list[str]:
+        import urllib.request
+
+        with contextlib.suppress(OSError):
+            urllib.request.urlopen("http://example.com/", timeout=1)
+        return []
+
+    body = run(from_callable(agent), config(march_release, tmp_path, probe=0)).body
+    assert body["valid"] is False
+    attempts = body["network"]["attempts"]
+    assert attempts and all(a["call"] == "socket.create_connection" for a in attempts)
+    assert all("test_sandbox" in a["site"] for a in attempts)
+
+
+def test_release_under_the_agents_folder_is_masked(tmp_path: Path) -> None:
+    """An agent package whose folder also holds the release and the outputs sees neither."""
+    package = tmp_path / "leaky_agent"
+    package.mkdir()
+    release = build_release(package / "release", end=date(2023, 3, 3), seed=3, rows=400)
+    (package / "__init__.py").write_text(
+        "import os\n"
+        "HERE = os.path.dirname(__file__)\n"
+        "def agent(prompt, tools):\n"
+        "    seen = sorted(os.listdir(HERE))\n"
+        "    inside = sorted(os.listdir(os.path.join(HERE, 'release')))\n"
+        "    return {'picks': [], 'text': repr((seen, inside))}\n"
+    )
+    sys.path.insert(0, str(tmp_path))
+    try:
+        out = package / "out"
+        cfg = config(release, out, probe=0, agent="leaky_agent:agent", arms=("main",))
+        from harness.agents.base import load_agent
+
+        body = run(load_agent("leaky_agent:agent"), cfg).body
+    finally:
+        sys.path.remove(str(tmp_path))
+    texts = set(decision_texts(out))
+    assert texts == {repr((["__init__.py", "out", "release"], []))}  # masked: empty
+    assert body["capabilities"]["filesystem_confined"] is True
+
+
+# -- knowability ---------------------------------------------------------------------------
+
+
+def test_look_ahead_picks_get_no_trade_a_stub_would_not_get(
+    march_release: Path, tmp_path: Path, agent_process: str
+) -> None:
+    every_key = [r["row_key"] for r in Bundle.load(march_release).rows("main")]
+
+    def cheat(prompt: str, tools: Any) -> list[str]:
+        for name in ("_count", "_new_from"):
+            with contextlib.suppress(AttributeError):
+                setattr(tools, name, 10**9)
+        with contextlib.suppress(AttributeError):
+            tools._index = None
+        return every_key
+
+    cheated = run(
+        from_callable(cheat),
+        config(march_release, tmp_path / "cheat", agent_process=agent_process, probe=0),
+    )
+    honest = run(stub(), config(march_release, tmp_path / "stub", agent_process=agent_process))
+    for key in cheated.cells:
+        got = {t.row_key for t in cheated.trades(*key)}
+        assert got <= {t.row_key for t in honest.trades(*key)}, key
+        assert got  # it did trade what was knowable
+    assert all(c["rejected_picks"] > 0 for c in cheated.body["cells"])
+
+
+def test_rederive_refuses_a_trajectory_edited_to_hold_a_look_ahead_pick(
+    march_release: Path, tmp_path: Path
+) -> None:
+    from harness import canonical
+    from harness.receipt import receipt_text
+    from harness.trajectory import file_sha256
+
+    result = run(stub(), config(march_release, tmp_path, agent_process="in_process"))
+    rows = Bundle.load(march_release).rows("main")
+    late = next(r["row_key"] for r in rows if r["partition_date"] > "2023-03-10")
+    lines = (tmp_path / "trajectory.jsonl").read_text().splitlines()
+    for n, line in enumerate(lines):
+        event = json.loads(line)
+        if event["event"] == "decision" and event["picks"]:
+            event["picks"].append(late)
+            lines[n] = canonical.line(event)
+            where = (event["arm"], event["clock"], event["session"])
+            break
+    (tmp_path / "trajectory.jsonl").write_text("\n".join(lines) + "\n")
+    receipt = json.loads((tmp_path / "receipt.json").read_text())
+    body = receipt["body"]
+    body["binding"]["trajectory_sha256"] = file_sha256(tmp_path / "trajectory.jsonl")
+    body["trajectory"]["sha256"] = body["binding"]["trajectory_sha256"]
+    (tmp_path / "receipt.json").write_text(receipt_text(body, receipt["emitted_at"]))
+    check = rederive(
+        tmp_path / "receipt.json", trajectory=tmp_path / "trajectory.jsonl", release=march_release
+    )
+    bad = check.first_mismatch
+    assert bad is not None and bad.name == "knowability"
+    assert f"cell {where[0]}/{where[1]} session {where[2]}: row {late}" in bad.detail
+    assert result.body["valid"] is True  # the honest run was fine
+
+
+# -- the agent's faults, and ours ----------------------------------------------------------
+
+
+AGENTS = """
+import os, sys, socket
+
+class _Raises:
+    def __init__(self):
+        raise RuntimeError("constructor says no")
+    def decide(self, task, tools):
+        return []
+
+class _Dials:
+    def __init__(self):
+        socket.create_connection(("example.com", 80), timeout=1)
+    def decide(self, task, tools):
+        return []
+
+def exits(prompt, tools):
+    sys.exit(0)
+
+from harness.agents.base import AgentSpec
+raises = AgentSpec("raises", _Raises)
+dials = AgentSpec("dials", _Dials)
+"""
+
+
+@pytest.fixture()
+def agents_module(tmp_path: Path) -> Any:
+    folder = tmp_path / "agentsrc"
+    folder.mkdir()
+    (folder / "faulty_agents.py").write_text(AGENTS)
+    sys.path.insert(0, str(folder))
+    yield folder
+    sys.path.remove(str(folder))
+    sys.modules.pop("faulty_agents", None)
+
+
+def _cli_run(
+    capsys: pytest.CaptureFixture[str], release: Path, out: Path, agent: str, **extra: Any
+) -> tuple[int, dict[str, Any], str]:
+    run_json = out / "run.json"
+    out.mkdir(parents=True, exist_ok=True)
+    run_json.write_text(
+        json.dumps(
+            {
+                "bundle_path": str(release),
+                "forms": ["8-K"],
+                "start": "2023-03-01",
+                "end": "2023-03-03",
+                "agent": agent,
+                **extra,
+            }
+        )
+    )
+    code = cli_main(
+        [
+            "run",
+            "--config",
+            str(run_json),
+            "--trajectory",
+            str(out / "t.jsonl"),
+            "--receipt",
+            str(out / "r.json"),
+        ]
+    )
+    err = capsys.readouterr().err
+    receipt = json.loads((out / "r.json").read_text()) if (out / "r.json").exists() else {}
+    return code, receipt.get("body", {}), err
+
+
+@pytest.mark.parametrize("mode", ["isolated", "in_process"])
+def test_agent_faults_write_a_receipt_and_exit_4(
+    march_release: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    agents_module: Path,
+    mode: str,
+) -> None:
+    extra = {"agent_process": mode}
+    code, body, err = _cli_run(
+        capsys, march_release, tmp_path / "r", "faulty_agents:raises", **extra
+    )
+    assert code == 4, err
+    assert all(c["status"] == "agent_error" for c in body["cells"])
+    assert {c["agent_fault"]["kind"] for c in body["cells"]} == {"constructor_raised"}
+    assert "constructor says no" in body["cells"][0]["agent_fault"]["message"]
+
+    code, body, err = _cli_run(
+        capsys, march_release, tmp_path / "d", "faulty_agents:dials", **extra
+    )
+    assert code == 4, err
+    assert body["valid"] is False and body["network"]["egress_attempts"] >= 9
+    assert all(c["status"] == "agent_error" for c in body["cells"])
+
+    code, body, err = _cli_run(
+        capsys, march_release, tmp_path / "x", "faulty_agents:exits", **extra
+    )
+    assert code == 4, err
+    assert {c["agent_fault"]["kind"] for c in body["cells"]} == {"agent_exit"}
+    assert body["probe"]["verdict"] == "no_items"  # it was served nothing to be asked about
+
+
+def test_egress_in_the_probe_under_abort_ends_in_a_receipt(
+    march_release: Path, tmp_path: Path, agent_process: str
+) -> None:
+    class DialsOnTheProbe:
+        def decide(self, task: Any, tools: Any) -> list[str]:
+            if task.kind == "probe":
+                socket.getaddrinfo("example.com", 80)
+            return [r["row_key"] for r in tools.pit_list()["rows"]]
+
+    cfg = config(march_release, tmp_path, network_policy="abort", agent_process=agent_process)
+    body = run(AgentSpec("dials_on_probe", DialsOnTheProbe), cfg).body
+    assert body["valid"] is False and "network egress" in body["aborted"]
+    assert all(c["status"] == "complete" for c in body["cells"])
+    assert body["network"]["egress_attempts"] == 1
+    assert (tmp_path / "receipt.json").exists()
+
+
+def test_egress_in_the_probes_constructor_under_abort_ends_in_a_receipt(
+    march_release: Path, tmp_path: Path
+) -> None:
+    made: list[int] = []  # in-process only: module state is how the tenth agent knows
+
+    class DialsWhenMadeForTheProbe:
+        def __init__(self) -> None:
+            made.append(1)
+            if len(made) == 10:
+                socket.getaddrinfo("example.com", 80)
+
+        def decide(self, task: Any, tools: Any) -> list[str]:
+            return [r["row_key"] for r in tools.pit_list()["rows"]]
+
+    cfg = config(march_release, tmp_path, network_policy="abort", agent_process="in_process")
+    body = run(AgentSpec("dials", DialsWhenMadeForTheProbe), cfg).body
+    assert body["valid"] is False and "network egress" in body["aborted"]
+    assert all(c["status"] == "complete" for c in body["cells"])
+    assert body["probe"]["status"] == "not_run"
+    assert (tmp_path / "receipt.json").exists()
+
+
+def test_a_child_killed_mid_cell_is_retried_and_the_body_is_unchanged(
+    march_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def agent(prompt: str, tools: Any) -> list[str]:
+        tools.pit_coverage()
+        return [r["row_key"] for r in tools.pit_list()["rows"]]
+
+    calm = run(from_callable(agent), config(march_release, tmp_path / "calm"))
+
+    original = Toolbox.pit_coverage
+    killed: list[int] = []
+
+    def kill_the_cell_once(self: Toolbox) -> dict[str, Any]:
+        if not killed and self.arm == "redacted" and self.clock == "dump":
+            leaf = _sandbox_leaf()
+            os.kill(leaf, signal.SIGKILL)
+            killed.append(leaf)
+        return original(self)
+
+    monkeypatch.setattr(Toolbox, "pit_coverage", kill_the_cell_once)
+    disturbed = run(from_callable(agent), config(march_release, tmp_path / "disturbed"))
+    assert killed
+    assert disturbed.receipt["body"] == calm.receipt["body"]
+    assert disturbed.receipt["body_sha256"] == calm.receipt["body_sha256"]
+    [entry] = disturbed.receipt["attempts"]
+    assert entry["cell"] == "redacted/dump" and entry["attempt"] == 1
+    assert "ended unexpectedly" in entry["failure"]
+    assert calm.receipt["attempts"] == []
+
+
+def _sandbox_leaf() -> int:
+    """The deepest process of this test's sandbox: the agent's own."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(parent, []).append(int(entry))
+    deepest: tuple[int, int] = (0, os.getpid())
+    stack = [(0, os.getpid())]
+    while stack:
+        depth, pid = stack.pop()
+        if (
+            pid != os.getpid()
+            and b"harness.sandbox.inside" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        ):
+            deepest = max(deepest, (depth, pid))
+        stack.extend((depth + 1, child) for child in children.get(pid, []))
+    assert deepest[1] != os.getpid()
+    return deepest[1]
+
+
+# -- the same run in both processes -------------------------------------------------------
+
+
+def test_isolated_and_in_process_runs_match_but_for_what_was_enforced(
+    march_release: Path, march_prices: Path, tmp_path: Path
+) -> None:
+    def agent(prompt: str, tools: Any) -> dict[str, Any]:
+        cover = tools.pit_coverage()
+        rows = tools.pit_list(limit=7, since="window_start")["rows"]
+        hits = tools.pit_search("8-K", limit=3)["rows"]
+        read = tools.pit_read(rows[0]["row_key"])["status"] if rows else "none"
+        picks = [r["row_key"] for r in rows + hits] + [None, "r-0000000000000000"]
+        return {"picks": picks, "text": f"{cover['knowable_rows']} {read} {tools.session_date}"}
+
+    prices = {"path": str(march_prices), "source": "SYNTHETIC"}
+    bodies, trails = {}, {}
+    for mode in ("isolated", "in_process"):
+        out = tmp_path / mode
+        run(from_callable(agent), config(march_release, out, agent_process=mode, prices=prices))
+        receipt = json.loads((out / "receipt.json").read_text())
+        bodies[mode] = receipt["body"]
+        trails[mode] = (out / "trajectory.jsonl").read_text().splitlines()[1:]
+    a, b = bodies["isolated"], bodies["in_process"]
+    assert a["capabilities"]["agent_process"] == "isolated"
+    assert b["capabilities"]["agent_process"] == "in_process"
+    assert a["run_id"] != b["run_id"]
+    assert a["cells"] == b["cells"] and a["probe"] == b["probe"]
+    assert a["contamination"] == b["contamination"]
+    assert trails["isolated"] == trails["in_process"]
+    differ = {k for k in a if a[k] != b[k]}
+    assert differ == {
+        "trajectory",  # its hash: run_start carries the config
+        "run_id",
+        "capabilities",
+        "capability_line",
+        "network",
+        "limits",
+        "binding",
+        "config",
+    }
+    assert {k for k in a["config"] if a["config"][k] != b["config"][k]} == {"agent_process"}
+
+
+# -- no state crosses cells -----------------------------------------------------------------
+
+MEMORY: dict[str, Any] = {}
+
+
+def test_nothing_the_agent_keeps_reaches_the_next_cell(march_release: Path, tmp_path: Path) -> None:
+    def agent(prompt: str, tools: Any) -> dict[str, Any]:
+        found = {
+            "file": os.path.exists("/tmp/main-picks"),
+            "shm": os.path.exists("/dev/shm/main-picks"),
+            "global": "picks" in MEMORY,
+            "environment": "MAIN_PICKS" in os.environ,
+        }
+        picks = [r["row_key"] for r in tools.pit_list()["rows"]]
+        if tools.arm == "main":
+            Path("/tmp/main-picks").write_text(json.dumps(picks))
+            if os.path.isdir("/dev/shm"):
+                Path("/dev/shm/main-picks").write_text("x")
+            MEMORY["picks"] = picks
+            os.environ["MAIN_PICKS"] = "1"
+        return {"picks": picks, "text": json.dumps(found)}
+
+    body = run(from_callable(agent), config(march_release, tmp_path, probe=0)).body
+    first_of_each_cell = {}
+    for e in events(tmp_path / "trajectory.jsonl"):
+        if e["event"] == "decision":
+            first_of_each_cell.setdefault((e["arm"], e["clock"]), json.loads(e["text"]))
+    assert len(first_of_each_cell) == 9
+    assert all(not any(found.values()) for found in first_of_each_cell.values())
+    # ...while within a cell the agent does keep its own state
+    later = [json.loads(t) for t in decision_texts(tmp_path, "main")]
+    assert any(found["file"] and found["global"] for found in later)
+    assert body["capabilities"]["cells_isolated"] is True
+
+
+# -- limits, tested for effect ----------------------------------------------------------------
+
+
+def test_memory_limit_ends_the_cell_as_the_agents_resource_limit(
+    march_release: Path, tmp_path: Path
+) -> None:
+    def agent(prompt: str, tools: Any) -> list[str]:
+        hog = bytearray(1 << 30)  # twice the limit below
+        return [str(len(hog))]
+
+    settings = SandboxSettings(memory_bytes=512 << 20)
+    body = run(
+        from_callable(agent),
+        config(march_release, tmp_path, probe=0, arms=("main",)),
+        sandbox=settings,
+    ).body
+    assert {c["agent_fault"]["kind"] for c in body["cells"]} == {"resource_limit"}
+    assert body["capabilities"]["memory_enforced"] is True
+    assert body["capabilities"]["limits"]["memory_bytes"] == 512 << 20
+
+
+def test_cpu_limit_ends_the_cell_as_the_agents_resource_limit(
+    march_release: Path, tmp_path: Path
+) -> None:
+    def agent(prompt: str, tools: Any) -> list[str]:
+        while True:
+            pass
+
+    body = run(
+        from_callable(agent),
+        config(march_release, tmp_path, probe=0, arms=("main",), clocks=("pit",)),
+        sandbox=SandboxSettings(cpu_seconds=1),
+    ).body
+    [cell] = body["cells"]
+    assert cell["status"] == "agent_error"
+    assert cell["agent_fault"]["kind"] == "resource_limit"
+    assert "CPU time" in cell["agent_fault"]["message"]
+
+
+def test_open_files_limit_holds(march_release: Path, tmp_path: Path) -> None:
+    def agent(prompt: str, tools: Any) -> dict[str, Any]:
+        handles = []
+        try:
+            while len(handles) < 10_000:
+                handles.append(open("/dev/null"))  # noqa: SIM115
+        except OSError as exc:
+            return {"picks": [], "text": f"{len(handles)} {exc.errno}"}
+        return {"picks": [], "text": f"{len(handles)} none"}
+
+    run(
+        from_callable(agent),
+        config(march_release, tmp_path, probe=0, arms=("main",), clocks=("pit",)),
+        sandbox=SandboxSettings(open_files=64),
+    )
+    counts = {t.split()[1] for t in decision_texts(tmp_path)}
+    assert counts == {"24"}  # EMFILE
+    assert all(int(t.split()[0]) < 64 for t in decision_texts(tmp_path))
+
+
+def test_capabilities_are_fields_and_one_line(march_release: Path, tmp_path: Path) -> None:
+    body = run(stub(), config(march_release, tmp_path / "iso")).body
+    caps = body["capabilities"]
+    for key in (
+        "network_isolated",
+        "filesystem_confined",
+        "pid_isolated",
+        "capabilities_dropped",
+        "memory_enforced",
+        "cpu_enforced",
+        "open_files_enforced",
+        "cells_isolated",
+    ):
+        assert caps[key] is True, key
+    assert body["capability_line"].startswith("agent_process=isolated network_isolated=True")
+    assert body["config"]["agent_process"] == "isolated"
+    assert caps["uid"] == 65534
+    assert not any(line.startswith("network: the guard patches") for line in body["limits"])
+
+    fallback = run(stub(), config(march_release, tmp_path / "in", agent_process="in_process"))
+    caps = fallback.body["capabilities"]
+    assert caps["agent_process"] == "in_process" and caps["network_isolated"] is False
+    assert any("harness's own process" in line for line in fallback.body["limits"])
+
+
+def test_without_bubblewrap_auto_falls_back_and_isolated_refuses(
+    march_release: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "run.json").write_text(
+        json.dumps(
+            {
+                "bundle_path": str(march_release),
+                "forms": ["8-K"],
+                "start": "2023-03-01",
+                "end": "2023-03-02",
+                "probe": 0,
+            }
+        )
+    )
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent)}  # no bwrap on it
+    pit = [sys.executable, "-m", "harness.cli", "run", "--config", str(tmp_path / "run.json")]
+    done = subprocess.run(pit, capture_output=True, text=True, env=env, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stderr
+    receipt = json.loads((tmp_path / "receipt.json").read_text())
+    assert receipt["body"]["capabilities"]["agent_process"] == "in_process"
+    assert "not installed" in receipt["body"]["capabilities"]["isolation_unavailable"]
+
+    refused = subprocess.run(
+        [*pit, "--agent-process", "isolated"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        check=False,
+    )
+    assert refused.returncode == 2 and "bubblewrap" in refused.stderr
+
+
+def test_the_seeds_script_example_runs_isolated(march_release: Path, tmp_path: Path) -> None:
+    script = tmp_path / "example.py"
+    script.write_text(
+        "from harness import Bundle, RunConfig, run\n"
+        "from harness.adapters.plain import from_callable\n"
+        f"bundle = Bundle.load({str(march_release)!r}, forms=['8-K'], start='2023-03-01', end='2023-03-03')\n"
+        "def my_agent(prompt, tools):\n"
+        "    return [r['row_key'] for r in tools.pit_list(limit=20)['rows']]\n"
+        "result = run(from_callable(my_agent), RunConfig(bundle_path=bundle.root, forms=('8-K',),\n"
+        "    start='2023-03-01', end='2023-03-03', trajectory_path='t.jsonl', receipt_path='r.json'),\n"
+        "    bundle)\n"
+        "print(result.body['capability_line'], result.valid)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("agent_process=isolated network_isolated=True")
+    assert done.stdout.strip().endswith("True")
+
+
+def test_isolated_without_a_sandbox_is_a_config_error(
+    march_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.sandbox import outside
+
+    monkeypatch.setattr(outside, "availability", lambda: (False, "bubblewrap is not installed"))
+    with pytest.raises(ConfigError, match="bubblewrap"):
+        run(stub(), config(march_release, tmp_path))
+    assert not (tmp_path / "trajectory.jsonl").exists()
