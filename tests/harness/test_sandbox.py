@@ -724,3 +724,55 @@ def test_isolated_without_a_sandbox_is_a_config_error(
     with pytest.raises(ConfigError, match="bubblewrap"):
         run(stub(), config(march_release, tmp_path))
     assert not (tmp_path / "trajectory.jsonl").exists()
+
+
+# -- trades no one could have made ------------------------------------------------------------
+
+
+def test_acceptance_counts_match_a_hand_count(march_release: Path, tmp_path: Path) -> None:
+    """Counted here from the rows with datetime alone, not with the harness's clocks."""
+    from datetime import datetime, time
+    from zoneinfo import ZoneInfo
+
+    result = run(stub(), config(march_release, tmp_path, end="2023-03-17", probe=0))
+    rows = {r["row_key"]: r for r in Bundle.load(march_release).rows("main")}
+    stamped = [r for r in rows.values() if r.get("acceptance_at")]
+    assert stamped
+
+    def accepted(row: dict[str, Any]) -> datetime:
+        return datetime.fromisoformat(row["acceptance_at"])
+
+    def known(row: dict[str, Any], clock: str) -> datetime:
+        utc = ZoneInfo("UTC")
+        if clock == "leaky":
+            return datetime.combine(date.fromisoformat(row["partition_date"]), time(0), utc)
+        if clock == "dump":
+            day = date.fromisoformat(row["published_at"][:10])
+            return datetime.combine(day, time(23, 59, 59), utc)
+        return accepted(row)
+
+    window = [
+        r
+        for r in stamped
+        if "2023-03-01" <= r["partition_date"] <= "2023-03-17" and r["form"] == "8-K"
+    ]
+    new_york = ZoneInfo("America/New_York")
+    for cell in result.body["cells"]:
+        clock = cell["clock"]
+        by_hand = sum(1 for r in window if known(r, clock) < accepted(r))
+        assert cell["knowable_before_acceptance"] == by_hand, cell
+        entered = 0
+        for trade in result.trades(cell["arm"], clock):
+            row = rows[trade.row_key]
+            if row.get("acceptance_at"):
+                bell = datetime.combine(
+                    date.fromisoformat(trade.entry_session), time(9, 30), new_york
+                )
+                entered += bell < accepted(row)
+        assert cell["entered_before_acceptance"] == entered, cell
+        if clock == "leaky":
+            assert entered > 0 and by_hand > 0  # the leaky clock shows them
+        else:
+            assert entered == 0  # by construction
+        if clock == "pit":
+            assert by_hand == 0
