@@ -33,8 +33,9 @@ class ProtocolError(Exception):
 
 
 class Channel:
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, max_line: int = MAX_LINE) -> None:
         self.sock = sock
+        self.max_line = max_line
         self._buffer = bytearray()
         self._scanned = 0
 
@@ -70,8 +71,8 @@ class Channel:
                 self._scanned = 0
                 return line
             self._scanned = len(self._buffer)
-            if len(self._buffer) > MAX_LINE:
-                raise LineTooLong(f"a message longer than {MAX_LINE} bytes")
+            if len(self._buffer) > self.max_line:
+                raise LineTooLong(f"a message longer than {self.max_line} bytes")
             if timeout is not None:
                 ready, _, _ = select.select([self.sock], [], [], timeout)
                 if not ready:
