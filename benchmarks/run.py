@@ -121,7 +121,9 @@ def seed_run() -> list[tuple[str, str, str]]:
             ("   ratio isolated / in process", f"{isolated / warm:.2f}x", ""),
         ]
     else:
-        rows.append(("   seed run, isolated", "n/a", "bubblewrap unavailable: " + availability()[1]))
+        rows.append(
+            ("   seed run, isolated", "n/a", "bubblewrap unavailable: " + availability()[1])
+        )
     rows.append(
         (
             "   whole CLI process, cold, isolated (imports, calendar, sandbox, run)",

@@ -271,7 +271,6 @@ def _filesystem_confined(hidden: list[str]) -> bool:
     return not _writable("/") and not any(_visible(path) for path in hidden)
 
 
-
 def _visible(path: str) -> bool:
     """A masked folder is an empty tmpfs and a masked file is /dev/null."""
     if os.path.isdir(path):

@@ -210,9 +210,7 @@ def _pickle(spec: AgentSpec) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def bwrap_command(
-    *, fd: int, binds: tuple[tuple[str, str], ...], hidden: list[str]
-) -> list[str]:
+def bwrap_command(*, fd: int, binds: tuple[tuple[str, str], ...], hidden: list[str]) -> list[str]:
     command = [shutil.which("bwrap") or "bwrap", *_namespace_flags(), "--clearenv"]
     for key, value in ENVIRONMENT.items():
         command += ["--setenv", key, value]
