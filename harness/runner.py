@@ -469,21 +469,14 @@ def _run_cell(
                 newly_knowable=tools.newly_knowable(),
             )
             outcome.sessions += 1
+            decision, fault = _decide(ctx, agent, task, tools)
             error = None
-            try:
-                decision = agent.decide(task, tools)
-            except NetworkAbort as exc:
-                ctx.record_attempts(agent)
-                raise _Aborted(f"network egress at {exc.attempt.site}") from None
-            except outcomes.AgentFault as fault:
-                ctx.record_attempts(agent)
+            if fault is not None:
                 if fault.fatal:
                     _fatal(ctx, outcome, fault, session=session_date)
                     break
-                decision, error = Decision(), fault.fault.message
+                error = fault.fault.message
                 outcome.agent_errors += 1
-            else:
-                ctx.record_attempts(agent)
             # Checked against the runner's own clock state, never the agent's toolbox.
             accepted, rejected = _check_picks(
                 decision, knowable_test(index, ctx.positions, table.opens[s])
@@ -507,6 +500,22 @@ def _run_cell(
         outcome.status = outcomes.COMPLETE
     writer.write("cell_end", arm=arm, clock=clock)
     return tools
+
+
+def _decide(
+    ctx: _Context, agent: CellAgent, task: Task, tools: Toolbox
+) -> tuple[Decision, outcomes.AgentFault | None]:
+    """The agent's decision, or an empty one and its fault; its egress attempts recorded
+    either way. Under the abort policy an attempt ends the run."""
+    try:
+        decision, fault = agent.decide(task, tools), None
+    except NetworkAbort as exc:
+        ctx.record_attempts(agent)
+        raise _Aborted(f"network egress at {exc.attempt.site}") from None
+    except outcomes.AgentFault as exc:
+        decision, fault = Decision(), exc
+    ctx.record_attempts(agent)
+    return decision, fault
 
 
 def _probe_with_retries(
@@ -544,21 +553,8 @@ def _run_probe(
     probe_outcome = CellOutcome("shifted", "probe")
     agent = _open_agent(ctx, probe_outcome)
     if agent is None:
-        assert probe_outcome.fault is not None
-        return {
-            "arm": "shifted",
-            "status": outcomes.AGENT_ERROR,
-            "fault": probe_outcome.fault.to_json(),
-            "stride": stride,
-            "served_rows": len(served),
-            "items": [],
-            "total": 0,
-            "recovered": 0,
-            "year_only": 0,
-            "issuer_recovered": 0,
-            "agent_errors": 1,
-            "verdict": "inconclusive",
-        }
+        summary = _probe_summary([], probe_outcome.fault, stride, len(served))
+        return {**summary, "agent_errors": 1, "verdict": "inconclusive"}
     items = []
     fault: outcomes.Fault | None = None
     try:
@@ -572,17 +568,10 @@ def _run_probe(
                 tools.session_date,
                 tools.known_at,
             )
-            error = None
-            try:
-                decision = agent.decide(task, tools)
-            except NetworkAbort as exc:
-                ctx.record_attempts(agent)
-                raise _Aborted(f"network egress at {exc.attempt.site}") from None
-            except outcomes.AgentFault as exc:
-                decision, error = Decision(), exc.fault.message
-                if exc.fatal:
-                    fault = exc.fault
-            ctx.record_attempts(agent)
+            decision, failed = _decide(ctx, agent, task, tools)
+            error = None if failed is None else failed.fault.message
+            if failed is not None and failed.fatal:
+                fault = failed.fault
             answer = (decision.text or " ".join(str(p) for p in decision.picks))[:MAX_ANSWER]
             key = answer_key(facts[position])
             item = {
@@ -599,16 +588,21 @@ def _run_probe(
                 break
     finally:
         agent.close()
-    recovered = sum(1 for i in items if i["score"]["date_recovered"])
+    return _probe_summary(items, fault, stride, len(served))
+
+
+def _probe_summary(
+    items: list[dict[str, Any]], fault: outcomes.Fault | None, stride: int, served: int
+) -> dict[str, Any]:
     return {
         "arm": "shifted",
         "status": outcomes.COMPLETE if fault is None else outcomes.AGENT_ERROR,
         "fault": None if fault is None else fault.to_json(),
         "stride": stride,
-        "served_rows": len(served),
+        "served_rows": served,
         "items": items,
         "total": len(items),
-        "recovered": recovered,
+        "recovered": sum(1 for i in items if i["score"]["date_recovered"]),
         "year_only": sum(1 for i in items if i["score"]["year_recovered"]),
         "issuer_recovered": sum(1 for i in items if i["score"]["issuer_recovered"]),
         "agent_errors": sum(1 for i in items if i["agent_error"]),

@@ -267,7 +267,6 @@ class Sandbox:
         self._proc: subprocess.Popen[bytes] | None = None
         self._control: Channel | None = None
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
-        self.starts = 0
         self.capabilities: dict[str, Any] = {}
 
     # the zygote ------------------------------------------------------------------------
@@ -283,7 +282,6 @@ class Sandbox:
         )
         theirs.close()
         self._control = Channel(ours)
-        self.starts += 1
         try:
             hello = self._control.recv(timeout=self.settings.start_timeout)
         except (ChannelClosed, ChannelTimeout, ProtocolError) as exc:
@@ -344,10 +342,6 @@ class Sandbox:
         end = self._log.tell()
         self._log.seek(max(0, end - size))
         return self._log.read().decode("utf-8", "replace").strip()
-
-    @property
-    def zygote_pid(self) -> int | None:
-        return None if self._proc is None else self._proc.pid
 
     # cells -----------------------------------------------------------------------------
     def _open(self) -> Channel:

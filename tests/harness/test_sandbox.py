@@ -23,6 +23,7 @@ from harness.agents import stub
 from harness.agents.base import AgentSpec
 from harness.cli import main as cli_main
 from harness.config import ConfigError
+from harness.drivers import LINE_FIELDS
 from harness.rederive import rederive
 from harness.release.bundle import Bundle
 from harness.sandbox.outside import SandboxSettings
@@ -639,16 +640,7 @@ def test_open_files_limit_holds(march_release: Path, tmp_path: Path) -> None:
 def test_capabilities_are_fields_and_one_line(march_release: Path, tmp_path: Path) -> None:
     body = run(stub(), config(march_release, tmp_path / "iso")).body
     caps = body["capabilities"]
-    for key in (
-        "network_isolated",
-        "filesystem_confined",
-        "pid_isolated",
-        "capabilities_dropped",
-        "memory_enforced",
-        "cpu_enforced",
-        "open_files_enforced",
-        "cells_isolated",
-    ):
+    for key in LINE_FIELDS[1:]:
         assert caps[key] is True, key
     assert body["capability_line"].startswith("agent_process=isolated network_isolated=True")
     assert body["config"]["agent_process"] == "isolated"
