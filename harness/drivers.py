@@ -88,6 +88,8 @@ class Drivers(Protocol):
     mode: str
     name: str
 
+    def ready(self) -> None: ...
+
     def open(self) -> CellAgent: ...
 
     def orphan_attempts(self) -> _Pending: ...
@@ -202,6 +204,9 @@ class InProcessDrivers:
         self.interrupts = _Interrupts()
         self._pending = _Pending()
 
+    def ready(self) -> None:
+        """Nothing to wait for in process."""
+
     def open(self) -> CellAgent:
         seen = len(self.guard.attempts)
         try:
@@ -239,6 +244,15 @@ class IsolatedDrivers:
         self._payload = payload
         self._pending = _Pending()
 
+    def ready(self) -> None:
+        """Wait for the sandbox launched by ``open_drivers`` and run its probe cell; the
+        runner calls this once its own set-up is done, so the two overlap."""
+        try:
+            self.sandbox.start()
+            self.sandbox.probe()
+        except outside.SandboxError as exc:
+            raise ConfigError(str(exc)) from None
+
     def open(self) -> CellAgent:
         try:
             return self.sandbox.open_cell(self._payload, self._policy)
@@ -265,7 +279,8 @@ class IsolatedDrivers:
             "cpu_enforced": bool(found.get("cpu_enforced")),
             "open_files_enforced": bool(found.get("open_files_enforced")),
             "cells_isolated": bool(found.get("tmp_private"))
-            and bool(found.get("nothing_shared_writable")),
+            and bool(found.get("nothing_shared_writable"))
+            and bool(found.get("processes_hidden")),
             "harness_state_protected": True,
         }
         return {
@@ -313,13 +328,14 @@ def open_drivers(
         payload = outside.agent_payload(spec)
     except outside.SandboxError as exc:
         raise ConfigError(str(exc)) from None
-    sandbox = outside.Sandbox(binds=payload.binds, hidden=hidden, settings=settings)
+    sandbox = outside.Sandbox(
+        binds=payload.binds,
+        hidden=hidden,
+        settings=settings,
+        by_value=payload.message["kind"] != "ref",
+    )
     try:
-        try:
-            sandbox.start()
-            sandbox.probe()
-        except outside.SandboxError as exc:
-            raise ConfigError(str(exc)) from None
+        sandbox.launch()
         yield IsolatedDrivers(spec, config, sandbox, payload)
     finally:
         sandbox.close()

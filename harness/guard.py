@@ -1,7 +1,11 @@
 """In-process network guard for agent evaluation runs.
 
 While a `NetworkGuard` is installed, the Python entry points that open sockets, resolve
-names or start TLS refuse, and every refusal is recorded as an `EgressAttempt`. There is
+names or start TLS refuse, and so do the interpreter's audit events below them (a raw
+`_socket`, a captured method, a reloaded module, a C function looked up with ctypes); every
+refusal is recorded as an `EgressAttempt`. A subprocess, or a system call made without
+the interpreter's knowledge, is out of its reach: the sandbox's empty network namespace is
+what holds those. There is
 no allowlist: a point-in-time evaluation is only sound if the agent cannot fetch data
 from after its cut-off, and loopback can proxy anywhere.
 """
@@ -27,7 +31,7 @@ _STACK_DEPTH = 8
 _TARGET_MAX = 200
 # Frames of these modules are plumbing between the agent's code and the socket call, so
 # the call site is the nearest frame outside them.
-_TRANSPORT_MODULES = frozenset({"socket", "ssl", "http", "urllib", "asyncio"})
+_TRANSPORT_MODULES = frozenset({"socket", "ssl", "http", "urllib", "asyncio", "ctypes"})
 _INET = (socket.AF_INET, socket.AF_INET6)
 _MISSING = object()
 
@@ -193,6 +197,44 @@ _PATCHES: tuple[tuple[object, str, str, _Target], ...] = (
 )
 
 
+def _inet(sock: object) -> bool:
+    return getattr(sock, "family", None) in _INET
+
+
+# Below the patched entry points: the interpreter's own audit events (PEP 578), raised by
+# the C socket module and by ctypes whatever Python reference reached them (a raw
+# `_socket`, `socket.SocketType`, a method captured before the guard, a reloaded module,
+# a C function looked up by name). Event -> the target, or None when it is not egress.
+_NETWORK_SYMBOLS = frozenset(
+    {
+        "connect", "sendto", "sendmsg", "sendmmsg", "getaddrinfo", "getaddrinfo_a",
+        "gethostbyname", "gethostbyname2", "gethostbyname_r", "gethostbyname2_r",
+        "gethostbyaddr", "gethostbyaddr_r", "res_query", "res_search", "res_nquery",
+    }
+)  # fmt: skip
+_AUDITED: dict[str, Callable[[tuple[Any, ...]], str | None]] = {
+    "socket.connect": lambda a: _addr(a[1]) if _inet(a[0]) else None,
+    "socket.sendto": lambda a: _addr(a[1]) if _inet(a[0]) else None,
+    "socket.sendmsg": lambda a: _addr(a[1]) if _inet(a[0]) and a[1] is not None else None,
+    "socket.getaddrinfo": lambda a: _addr((a[0], a[1])),
+    "socket.gethostbyname": lambda a: _addr(a[0]),
+    "socket.gethostbyaddr": lambda a: _addr(a[0]),
+    "socket.getnameinfo": lambda a: _addr(a[0]),
+    "ctypes.dlsym": lambda a: a[1] if a[1] in _NETWORK_SYMBOLS else None,
+}
+_audit_hooked = False
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    describe = _AUDITED.get(event)
+    guard = _current
+    if describe is None or guard is None:
+        return
+    target = describe(args)
+    if target is not None:
+        guard._refuse(event, str(target))
+
+
 class NetworkGuard:
     def __init__(self, policy: str = "fail_closed") -> None:
         if policy not in POLICIES:
@@ -212,6 +254,12 @@ class NetworkGuard:
             if _current is not None:
                 raise RuntimeError("a network guard is already installed in this process")
             _current = self
+            global _audit_hooked
+            if not _audit_hooked:
+                # An audit hook stays for the life of the process; it acts only while a
+                # guard is installed and costs a dictionary look-up per event otherwise.
+                sys.addaudithook(_audit)
+                _audit_hooked = True
             try:
                 for owner, name, call, target in _PATCHES:
                     if hasattr(owner, name):  # ssl.wrap_socket is gone from 3.12 on

@@ -205,31 +205,32 @@ def run(
             config.prices.path, source=config.prices.source, pulled_at=config.prices.pulled_at
         )
 
-    table = sessions_for(date.fromisoformat(start), date.fromisoformat(end))
-    window = table.window(date.fromisoformat(start), date.fromisoformat(end))
-    # A small window keeps every arm parsed; a large one keeps only the facts that
-    # clocks, scoring and the probe need of each main row (parsed one line at a time).
-    keep_parsed = bundle.row_count <= PARSE_UP_FRONT
-    if keep_parsed:
-        facts = bundle.rows("main")
-    else:
-        facts = [_facts(json.loads(text)) for text in bundle.texts("main")]
-    indexes = {clock: ClockIndex.build(facts, clock) for clock in config.clocks}
-    positions = {f["row_key"]: i for i, f in enumerate(facts)}
-    forms_by_position = [f["form"] for f in facts]
-    main_by_key = {f["row_key"]: f for f in facts}
-
     writer = TrajectoryWriter(config.trajectory_path)
     hidden = [str(bundle.root), str(writer.partial_path), str(Path(config.receipt_path).parent)]
     if config.prices is not None:
         hidden.append(config.prices.path)
     try:
+        # an isolated run's sandbox starts here and comes up while the indexes are built
         with open_drivers(
             agent,
             config,
             hidden=hidden,
             settings=sandbox or SandboxSettings(),
         ) as drivers:
+            table = sessions_for(date.fromisoformat(start), date.fromisoformat(end))
+            window = table.window(date.fromisoformat(start), date.fromisoformat(end))
+            # A small window keeps every arm parsed; a large one keeps only the facts that
+            # clocks, scoring and the probe need of each main row (parsed one line at a time).
+            keep_parsed = bundle.row_count <= PARSE_UP_FRONT
+            if keep_parsed:
+                facts = bundle.rows("main")
+            else:
+                facts = [_facts(json.loads(text)) for text in bundle.texts("main")]
+            indexes = {clock: ClockIndex.build(facts, clock) for clock in config.clocks}
+            positions = {f["row_key"]: i for i, f in enumerate(facts)}
+            forms_by_position = [f["form"] for f in facts]
+            main_by_key = {f["row_key"]: f for f in facts}
+            drivers.ready()
             config_body = config.scoring_body(
                 start=start, end=end, forms=forms, agent_process=drivers.mode
             )

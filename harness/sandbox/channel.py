@@ -2,7 +2,8 @@
 
 Each message is one JSON object on one line. A line longer than ``MAX_LINE`` is refused
 (the sender is the agent's side, so an oversized line is the agent's fault). Used on
-both sides of the sandbox, so it imports nothing but the standard library.
+both sides of the sandbox, so it imports nothing but the standard library and msgspec,
+whose decoder reads the served rows about twice as fast as ``json``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import json
 import select
 import socket
 from typing import Any
+
+import msgspec
 
 MAX_LINE = 64 * 1024 * 1024
 _CHUNK = 1 << 20
@@ -30,6 +33,18 @@ class LineTooLong(Exception):
 
 class ProtocolError(Exception):
     """A line that is not a JSON object."""
+
+
+def _decode(line: bytes) -> Any:
+    try:
+        return _decoder.decode(line)
+    except msgspec.DecodeError:
+        # what msgspec refuses, json decides, so that both read the same language
+        # (json also takes lone surrogates and NaN) and the error reads as json's
+        return json.loads(line)
+
+
+_decoder = msgspec.json.Decoder()
 
 
 class Channel:
@@ -55,7 +70,7 @@ class Channel:
     def recv(self, timeout: float | None = None) -> dict[str, Any]:
         line = self.recv_line(timeout)
         try:
-            value = json.loads(line)
+            value = _decode(line)
         except (ValueError, RecursionError) as exc:
             raise ProtocolError(f"not JSON: {str(exc)[:200]}") from None
         if not isinstance(value, dict):

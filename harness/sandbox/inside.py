@@ -5,8 +5,10 @@ to the harness (the control channel). The zygote imports the shim once and then,
 every cell, forks a process that
 
 1. enters fresh user, mount, IPC and PID namespaces, so that its ``/tmp`` and
-   ``/dev/shm`` are new empty tmpfs mounts, System V IPC is its own, and every process it
-   leaves behind dies with it (it is the init of its PID namespace);
+   ``/dev/shm`` are new empty tmpfs mounts, its ``/proc`` lists its own processes only
+   (no other cell, no zygote: nothing of theirs to read or write), System V IPC and the
+   session keyring are its own, and every process it leaves behind dies with it (it is
+   the init of its PID namespace);
 2. drops every capability (bounding set too) and sets its resource limits;
 3. only then loads the agent (by reference or by value) and serves the cell's tasks over
    its own socket, whose other end the zygote handed to the harness.
@@ -36,7 +38,22 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
-MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 1 << 14, 1 << 18
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND = 1, 2, 4, 8, 32, 4096
+MS_REC, MS_PRIVATE = 1 << 14, 1 << 18
+MNT_DETACH = 2
+# Machine-wide files of /proc that a cell's own /proc keeps (see _private_proc).
+PROC_FILES = (
+    "cpuinfo",
+    "meminfo",
+    "stat",
+    "loadavg",
+    "uptime",
+    "version",
+    "filesystems",
+    "cmdline",
+    "swaps",
+    "diskstats",
+)
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 1, 4, 24
 _CAP_V3 = 0x20080522
 
@@ -58,19 +75,20 @@ def _write(path: str, text: str) -> None:
         handle.write(text)
 
 
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("eff", ctypes.c_uint32), ("perm", ctypes.c_uint32), ("inh", ctypes.c_uint32)]
+
+
 def _drop_capabilities() -> None:
     with open("/proc/sys/kernel/cap_last_cap") as handle:
         last = int(handle.read())
     for cap in range(last + 1):
         _ok(_libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), f"drop capability {cap}")
-
-    class Header(ctypes.Structure):
-        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
-
-    class Data(ctypes.Structure):
-        _fields_ = [("eff", ctypes.c_uint32), ("perm", ctypes.c_uint32), ("inh", ctypes.c_uint32)]
-
-    _ok(_libc.capset(ctypes.byref(Header(_CAP_V3, 0)), (Data * 2)()), "capset")
+    _ok(_libc.capset(ctypes.byref(_CapHeader(_CAP_V3, 0)), (_CapData * 2)()), "capset")
 
 
 def _enter_cell_namespaces() -> None:
@@ -92,6 +110,55 @@ def _fresh_mounts() -> None:
                 _libc.mount(b"tmpfs", target, b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=1777"),
                 f"tmpfs on {target.decode()}",
             )
+    _private_proc()
+
+
+def _mount(source: str | None, target: str, kind: str | None, flags: int, data: str = "") -> None:
+    _ok(
+        _libc.mount(
+            source and source.encode(),
+            target.encode(),
+            kind and kind.encode(),
+            flags,
+            data.encode() or None,
+        ),
+        f"mount {target}",
+    )
+
+
+def _private_proc() -> None:
+    """Put a /proc in front of the sandbox's that holds this cell's own process (as
+    ``self`` and as ``1``, its number in its PID namespace), the machine-wide files
+    programs read, and ``sys`` read-only. No other process is listed: not the zygote, not
+    the next cell's process waiting to start, so nothing of theirs (``oom_score_adj``,
+    ``coredump_filter``, memory) can carry state from one cell to another.
+
+    (A fresh procfs is not possible here: bubblewrap's /proc has covers a nested user
+    namespace may not mount past. A cell's subprocesses see its first process as self.)
+    """
+    me = os.readlink("/proc/self")
+    stage = "/tmp/.proc"
+    os.mkdir(stage, 0o700)
+    _mount("/proc", stage, None, MS_BIND | MS_REC)
+    _mount("tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755")
+    binds: list[tuple[str, str]] = [(me, "self"), (me, "1"), ("sys", "sys")]
+    binds += [(name, name) for name in PROC_FILES]
+    for source, name in binds:
+        origin = f"{stage}/{source}"
+        if not os.path.exists(origin):
+            continue
+        if os.path.isdir(origin):
+            os.mkdir(f"/proc/{name}")
+        else:
+            open(f"/proc/{name}", "x").close()
+        _mount(origin, f"/proc/{name}", None, MS_BIND | MS_REC)
+    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+    _mount(None, "/proc/sys", None, MS_BIND | MS_REMOUNT | MS_RDONLY | flags)
+    for name in ("mounts", "net"):
+        os.symlink(f"self/{name}", f"/proc/{name}")
+    _mount(None, "/proc", None, MS_REMOUNT | MS_RDONLY | flags)
+    _ok(_libc.umount2(stage.encode(), MNT_DETACH), "unmount the staging of /proc")
+    os.rmdir(stage)
 
 
 def _set_limits(limits: dict[str, int]) -> None:
@@ -105,49 +172,92 @@ def _set_limits(limits: dict[str, int]) -> None:
 # -- the zygote ---------------------------------------------------------------------
 
 
-def zygote(control: Channel) -> None:
+class _Spare:
+    """A cell process forked ahead of need: its namespaces, mounts, capabilities and
+    limits are set up while the previous cell runs, and it waits for its first message.
+    It runs no agent code before the harness sends that message, which happens only
+    after the previous cell has ended, so two cells never run agent code at once."""
+
+    def __init__(self, limits: dict[str, int]) -> None:
+        self.limits = limits
+        self.ours, theirs = socket.socketpair()
+        self.pid = os.fork()
+        if self.pid == 0:  # the cell's outer process
+            code = CELL_SETUP_FAILED
+            try:
+                for fd in _inherited:
+                    os.close(fd)
+                self.ours.close()
+                code = _cell_outer(theirs, limits)
+            finally:
+                os._exit(code)
+        theirs.close()
+        _inherited.add(self.ours.fileno())
+
+    def discard(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+        os.waitpid(self.pid, 0)
+        self._close()
+
+    def _close(self) -> None:
+        _inherited.discard(self.ours.fileno())
+        self.ours.close()
+
+
+# Descriptors of the zygote that a newly forked cell must close at once.
+_inherited: set[int] = set()
+
+
+def zygote(control: Channel, *, by_value: bool = False) -> None:
     _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # nothing in a cell may ptrace or read us
-    _preimport()
+    _preimport(by_value)
+    _inherited.add(control.fileno())
     control.send({"op": "hello", "pid": os.getpid()})
-    while True:
-        try:
-            message = control.recv()
-        except ChannelClosed:
-            return
-        op = message.get("op")
-        if op == "quit":
-            return
-        if op == "cell":
-            _run_cell(control, message)
+    spare: _Spare | None = None
+    try:
+        while True:
+            try:
+                message = control.recv()
+            except ChannelClosed:
+                return
+            op = message.get("op")
+            if op == "quit":
+                return
+            if op == "cell":
+                limits = message["limits"]
+                if spare is None or spare.limits != limits:
+                    if spare is not None:
+                        spare.discard()
+                    spare = _Spare(limits)
+                cell, spare = spare, None
+                spare = _run_cell(control, cell)
+    finally:
+        if spare is not None:
+            spare.discard()
 
 
-def _preimport() -> None:
-    # The shim's own modules, so that a cell starts without importing them again.
+def _preimport(by_value: bool) -> None:
+    # The shim's own modules, so that a cell starts without importing them again; the
+    # unpickler only for an agent that travels by value.
     import harness.adapters.plain
     import harness.agents.baselines
     import harness.agents.stub
     import harness.guard
+    import harness.sandbox.shim
     import harness.tools  # noqa: F401
 
-    with contextlib.suppress(ImportError):  # a dependency; without it by-value agents fail
-        import cloudpickle  # noqa: F401
+    if by_value:
+        with contextlib.suppress(ImportError):  # without it, the cell reports the failure
+            import cloudpickle  # noqa: F401
 
 
-def _run_cell(control: Channel, message: dict[str, Any]) -> None:
-    ours, theirs = socket.socketpair()
-    pid = os.fork()
-    if pid == 0:  # the cell's outer process
-        code = CELL_SETUP_FAILED
-        try:
-            control.sock.close()
-            ours.close()
-            code = _cell_outer(theirs, message["limits"])
-        finally:
-            os._exit(code)
-    theirs.close()
-    socket.send_fds(control.sock, [b'{"op":"cell_started"}\n'], [ours.fileno()])
-    ours.close()
-    pidfd = os.pidfd_open(pid)
+def _run_cell(control: Channel, cell: _Spare) -> _Spare:
+    """Hand ``cell`` to the harness, fork the next one, and wait for ``cell`` to end."""
+    socket.send_fds(control.sock, [b'{"op":"cell_started"}\n'], [cell.ours.fileno()])
+    cell._close()
+    spare = _Spare(cell.limits)
+    pidfd = os.pidfd_open(cell.pid)
     try:
         while True:
             ready, _, _ = select.select([control.fileno(), pidfd], [], [])
@@ -156,14 +266,15 @@ def _run_cell(control: Channel, message: dict[str, Any]) -> None:
             try:
                 request = control.recv()
             except ChannelClosed:
-                os.kill(pid, signal.SIGKILL)
+                os.kill(cell.pid, signal.SIGKILL)
                 break
             if request.get("op") == "kill":
-                os.kill(pid, signal.SIGKILL)
+                os.kill(cell.pid, signal.SIGKILL)
     finally:
         os.close(pidfd)
-    _, status = os.waitpid(pid, 0)
+    _, status = os.waitpid(cell.pid, 0)
     control.send({"op": "cell_exit", "code": os.waitstatus_to_exitcode(status)})
+    return spare
 
 
 def _cell_outer(sock: socket.socket, limits: dict[str, int]) -> int:
@@ -221,6 +332,7 @@ def probe(message: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
         "filesystem_confined": _filesystem_confined(message.get("hidden") or []),
         "pid_isolated": os.getpid() == 1,
         "tmp_private": os.listdir("/tmp") == [] and os.access("/tmp", os.W_OK),
+        "processes_hidden": [p for p in os.listdir("/proc") if p.isdigit()] == ["1"],
         "nothing_shared_writable": not any(_writable(d) for d in ("/", "/dev", "/proc")),
         "memory_enforced": _memory_enforced(limits["memory_bytes"]),
         "cpu_enforced": resource.getrlimit(resource.RLIMIT_CPU)
@@ -307,7 +419,7 @@ def _open_files_enforced(limit: int) -> bool:
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     control = Channel(socket.socket(fileno=int(args[0])))
-    zygote(control)
+    zygote(control, by_value="--by-value" in args[1:])
 
 
 if __name__ == "__main__":

@@ -210,7 +210,9 @@ def _pickle(spec: AgentSpec) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def bwrap_command(*, fd: int, binds: tuple[tuple[str, str], ...], hidden: list[str]) -> list[str]:
+def bwrap_command(
+    *, fd: int, binds: tuple[tuple[str, str], ...], hidden: list[str], by_value: bool = False
+) -> list[str]:
     command = [shutil.which("bwrap") or "bwrap", *_namespace_flags(), "--clearenv"]
     for key, value in ENVIRONMENT.items():
         command += ["--setenv", key, value]
@@ -247,6 +249,8 @@ def bwrap_command(*, fd: int, binds: tuple[tuple[str, str], ...], hidden: list[s
     command += ["--remount-ro", "/dev", "--remount-ro", "/"]
     command += ["--chdir", "/tmp", "--", sys.executable, "-s", "-B", "-P"]
     command += ["-m", "harness.sandbox.inside", str(fd)]
+    if by_value:
+        command.append("--by-value")  # the zygote then imports cloudpickle once for all
     return command
 
 
@@ -260,19 +264,27 @@ class Sandbox:
         binds: tuple[tuple[str, str], ...],
         hidden: list[str],
         settings: SandboxSettings,
+        by_value: bool = False,
     ) -> None:
         self.binds = binds
         self.hidden = hidden
+        self.by_value = by_value
         self.settings = settings
         self._proc: subprocess.Popen[bytes] | None = None
         self._control: Channel | None = None
+        self._started = False
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
         self.capabilities: dict[str, Any] = {}
 
     # the zygote ------------------------------------------------------------------------
-    def start(self) -> None:
+    def launch(self) -> None:
+        """Start bubblewrap and the zygote without waiting for them (``start`` waits)."""
+        if self._proc is not None:
+            return
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        command = bwrap_command(fd=theirs.fileno(), binds=self.binds, hidden=self.hidden)
+        command = bwrap_command(
+            fd=theirs.fileno(), binds=self.binds, hidden=self.hidden, by_value=self.by_value
+        )
         self._proc = subprocess.Popen(
             command,
             pass_fds=[theirs.fileno()],
@@ -282,6 +294,14 @@ class Sandbox:
         )
         theirs.close()
         self._control = Channel(ours)
+        self._started = False
+
+    def start(self) -> None:
+        """Launch the zygote if needed and wait for its hello."""
+        self.launch()
+        if self._started:
+            return
+        assert self._control is not None
         try:
             hello = self._control.recv(timeout=self.settings.start_timeout)
         except (ChannelClosed, ChannelTimeout, ProtocolError) as exc:
@@ -290,6 +310,7 @@ class Sandbox:
         if hello.get("op") != "hello":
             self.stop()
             raise RuntimeFailure(f"the sandbox said {hello.get('op')!r} instead of hello")
+        self._started = True
 
     def probe(self) -> dict[str, Any]:
         """Run the capability probe in a cell like any other and keep its findings."""
@@ -345,8 +366,7 @@ class Sandbox:
 
     # cells -----------------------------------------------------------------------------
     def _open(self) -> Channel:
-        if self._control is None:
-            self.start()
+        self.start()
         assert self._control is not None
         try:
             self._control.send({"op": "cell", "limits": self.settings.limits()})

@@ -289,3 +289,80 @@ def test_recording_is_thread_safe() -> None:
         attempt.site.endswith(" test_recording_is_thread_safe.<locals>.worker")
         for attempt in guard.attempts
     )
+
+
+# -- below the patched entry points: the interpreter's audit events ----------------------
+
+
+def test_a_raw_socket_connect_is_refused() -> None:
+    import _socket
+
+    raw = _socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        with NetworkGuard() as guard, pytest.raises(NetworkBlocked):
+            raw.connect(("127.0.0.1", 9))
+    finally:
+        raw.close()
+    assert_single_attempt(guard, "socket.connect", "127.0.0.1:9")
+
+
+def test_a_connect_captured_before_the_guard_is_refused() -> None:
+    captured = socket.socket.connect
+    with (
+        socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock,
+        NetworkGuard() as guard,
+        pytest.raises(NetworkBlocked),
+    ):
+        captured(sock, ("127.0.0.1", 9))
+    # the patched method refuses first; the C-level event is not recorded again
+    assert_single_attempt(guard, "socket.connect", "127.0.0.1:9")
+
+
+def test_socket_type_sendto_and_raw_dns_are_refused() -> None:
+    import _socket
+
+    sock = socket.SocketType(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        with NetworkGuard() as guard:
+            with pytest.raises(NetworkBlocked):
+                sock.sendto(b"x", ("127.0.0.1", 9))
+            with pytest.raises(NetworkBlocked):
+                _socket.getaddrinfo("example.com", 80)
+    finally:
+        sock.close()
+    assert [(a.call, a.target) for a in guard.attempts] == [
+        ("socket.sendto", "127.0.0.1:9"),
+        ("socket.getaddrinfo", "example.com:80"),
+    ]
+
+
+def test_a_network_function_looked_up_with_ctypes_is_refused() -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None)
+    with NetworkGuard() as guard, pytest.raises(NetworkBlocked):
+        libc.getaddrinfo  # noqa: B018 - the look-up itself is the attempt
+    assert_single_attempt(guard, "ctypes.dlsym", "getaddrinfo")
+    libc.strlen  # noqa: B018 - other functions are not the network's
+    assert ctypes.CDLL(None).getaddrinfo is not None  # and without a guard, nothing is refused
+
+
+def test_audit_events_pass_without_a_guard_and_for_unix_sockets() -> None:
+    import _socket
+
+    a, b = _socket.socketpair()
+    try:
+        with NetworkGuard() as guard:
+            a.sendall(b"x")
+            assert b.recv(1) == b"x"
+        assert guard.attempts == []
+    finally:
+        a.close()
+        b.close()
+    raw = _socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        with pytest.raises(OSError) as info:
+            raw.connect(("127.0.0.1", 9))  # no guard: the kernel answers
+        assert not isinstance(info.value, NetworkBlocked)
+    finally:
+        raw.close()

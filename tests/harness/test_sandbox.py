@@ -190,8 +190,19 @@ def test_every_route_around_the_guard_fails_inside_the_sandbox(
     with pytest.raises(BlockingIOError):
         listener.accept()  # nothing reached the host's listener
     listener.close()
-    # what the agent did is in the trajectory; the guard inside saw none of these routes,
-    # and the receipt says what held them: the namespace, not the guard
+    # what the agent did is in the trajectory; the routes through the interpreter are in
+    # the receipt too, each at the agent's own line (a subprocess's are not: the
+    # namespace holds those), and the receipt says what held them all
+    assert body["valid"] is False
+    attempts = body["network"]["attempts"]
+    calls = {a["call"] for a in attempts}
+    assert calls == {"socket.connect", "socket.getaddrinfo", "ctypes.dlsym"}, calls
+    assert all("test_sandbox" in a["site"] for a in attempts), attempts
+    targets = {a["target"] for a in attempts}
+    assert {f"127.0.0.1:{port}", "example.com:80", "connect"} <= targets
+    # each session's run of the agent: raw socket, SocketType, reload, raw DNS, ctypes,
+    # captured connect
+    assert len(attempts) == 6 * len(reports)
     assert body["capabilities"]["network_isolated"] is True
     assert body["network"]["guard"] == "network-namespace"
     assert body["capabilities"]["filesystem_confined"] is True
@@ -476,7 +487,9 @@ def test_a_child_killed_mid_cell_is_retried_and_the_body_is_unchanged(
 
 
 def _sandbox_leaf() -> int:
-    """The deepest process of this test's sandbox: the agent's own."""
+    """The agent's own process: the deepest of this test's sandbox. The zygote keeps the
+    next cell forked and waiting, as deep as the running one, and forked after it, so
+    of the two the running cell has the older start (and the lower pid)."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -486,7 +499,7 @@ def _sandbox_leaf() -> int:
                 continue
             parent = int(stat.rsplit(")", 1)[1].split()[1])
             children.setdefault(parent, []).append(int(entry))
-    deepest: tuple[int, int] = (0, os.getpid())
+    found: list[tuple[int, int, int]] = []
     stack = [(0, os.getpid())]
     while stack:
         depth, pid = stack.pop()
@@ -494,10 +507,11 @@ def _sandbox_leaf() -> int:
             pid != os.getpid()
             and b"harness.sandbox.inside" in Path(f"/proc/{pid}/cmdline").read_bytes()
         ):
-            deepest = max(deepest, (depth, pid))
+            started = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+            found.append((-depth, started, pid))
         stack.extend((depth + 1, child) for child in children.get(pid, []))
-    assert deepest[1] != os.getpid()
-    return deepest[1]
+    assert found, "no sandbox process"
+    return min(found)[2]
 
 
 # -- the same run in both processes -------------------------------------------------------
@@ -548,6 +562,23 @@ def test_isolated_and_in_process_runs_match_but_for_what_was_enforced(
 MEMORY: dict[str, Any] = {}
 
 
+def _keyring(op: str) -> int:
+    """The kernel's session and user keyrings (x86_64 system calls; 0 elsewhere)."""
+    import ctypes
+    import platform
+
+    if platform.machine() != "x86_64":
+        return 0
+    libc = ctypes.CDLL(None, use_errno=True)
+    found = 0
+    for ring in (-3, -4, -5):  # session, user, user-session
+        if op == "add":
+            libc.syscall(248, b"user", b"main-picks", b"x", 1, ring)  # add_key
+        else:
+            found += max(0, libc.syscall(250, 10, ring, b"user", b"main-picks", 0))
+    return found
+
+
 def test_nothing_the_agent_keeps_reaches_the_next_cell(march_release: Path, tmp_path: Path) -> None:
     def agent(prompt: str, tools: Any) -> dict[str, Any]:
         found = {
@@ -555,6 +586,7 @@ def test_nothing_the_agent_keeps_reaches_the_next_cell(march_release: Path, tmp_
             "shm": os.path.exists("/dev/shm/main-picks"),
             "global": "picks" in MEMORY,
             "environment": "MAIN_PICKS" in os.environ,
+            "keyring": _keyring("search") > 0,
         }
         picks = [r["row_key"] for r in tools.pit_list()["rows"]]
         if tools.arm == "main":
@@ -563,6 +595,7 @@ def test_nothing_the_agent_keeps_reaches_the_next_cell(march_release: Path, tmp_
                 Path("/dev/shm/main-picks").write_text("x")
             MEMORY["picks"] = picks
             os.environ["MAIN_PICKS"] = "1"
+            _keyring("add")
         return {"picks": picks, "text": json.dumps(found)}
 
     body = run(from_callable(agent), config(march_release, tmp_path, probe=0)).body
@@ -574,8 +607,41 @@ def test_nothing_the_agent_keeps_reaches_the_next_cell(march_release: Path, tmp_
     assert all(not any(found.values()) for found in first_of_each_cell.values())
     # ...while within a cell the agent does keep its own state
     later = [json.loads(t) for t in decision_texts(tmp_path, "main")]
-    assert any(found["file"] and found["global"] for found in later)
+    keyring_tested = _keyring("search") == 0 and os.uname().machine == "x86_64"
+    assert any(
+        found["file"] and found["global"] and (found["keyring"] or not keyring_tested)
+        for found in later
+    )
     assert body["capabilities"]["cells_isolated"] is True
+
+
+def test_a_cell_cannot_see_or_reach_any_other_process(march_release: Path, tmp_path: Path) -> None:
+    """The zygote keeps the next cell's process forked and waiting: no cell may list it,
+    read it or write into its memory (that would carry main-arm picks to the next cell)."""
+
+    def agent(prompt: str, tools: Any) -> dict[str, Any]:
+        import ctypes
+
+        others = sorted(int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != 1)
+        reached = []
+        for pid in others or range(2, 64):
+            for name, flags in (("mem", os.O_RDWR), ("environ", os.O_RDONLY)):
+                try:
+                    os.close(os.open(f"/proc/{pid}/{name}", flags))
+                    reached.append(f"{pid}/{name}")
+                except OSError:
+                    pass
+        libc = ctypes.CDLL(None, use_errno=True)
+        attached = [pid for pid in range(2, 64) if libc.ptrace(16, pid, 0, 0) == 0]
+        mine = [p for p in os.listdir("/proc") if p.isdigit()]
+        return {"picks": [], "text": json.dumps([others, reached, attached, mine])}
+
+    run(from_callable(agent), config(march_release, tmp_path, probe=0, end="2023-03-01"))
+    reports = [json.loads(t) for t in decision_texts(tmp_path)]
+    assert len(reports) >= 9
+    for others, reached, attached, mine in reports:
+        assert (others, reached, attached) == ([], [], []), (others, reached, attached)
+        assert mine == ["1"]  # a fresh /proc: the cell's own process alone
 
 
 # -- limits, tested for effect ----------------------------------------------------------------
