@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field, fields
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,14 @@ class RunConfig:
         for key in ("trajectory_path", "receipt_path"):
             if isinstance(getattr(self, key), os.PathLike):
                 object.__setattr__(self, key, os.fspath(getattr(self, key)))
-        object.__setattr__(self, "forms", tuple(self.forms))
+        for key in ("start", "end", "training_cutoff"):
+            value = getattr(self, key)
+            if isinstance(value, date) and not isinstance(value, datetime):
+                object.__setattr__(self, key, value.isoformat())
+        # one form given as a string is that form, not its letters
+        object.__setattr__(
+            self, "forms", (self.forms,) if isinstance(self.forms, str) else tuple(self.forms)
+        )
         object.__setattr__(self, "arms", tuple(self.arms))
         object.__setattr__(self, "clocks", tuple(self.clocks))
         if isinstance(self.prices, dict):
@@ -63,10 +71,20 @@ class RunConfig:
         validate(self)
 
     def scoring_body(
-        self, *, start: str, end: str, forms: tuple[str, ...], agent_process: str
+        self,
+        *,
+        start: str,
+        end: str,
+        forms: tuple[str, ...],
+        agent_process: str,
+        agent: str,
+        agent_source_sha256: str | None,
+        prices: dict[str, str] | None,
     ) -> dict[str, Any]:
-        """The settings that can change a result, with the window and the agent's
-        process (``isolated`` or ``in_process``) as resolved.
+        """The settings that can change a result, as the run resolved them: the window,
+        the agent that ran (its name and the sha256 of its module source), the prices
+        used (file name and sha256, source, pulled_at) and the agent's process
+        (``isolated`` or ``in_process``).
 
         Output paths and the release's location are left out: the release is bound
         by its content digest, and writing into another folder is the same run.
@@ -78,16 +96,11 @@ class RunConfig:
             "arms": list(self.arms),
             "clocks": list(self.clocks),
             "hold_sessions": self.hold_sessions,
-            "agent": self.agent,
+            "agent": agent,
+            "agent_source_sha256": agent_source_sha256,
             "model_version": self.model_version,
             "training_cutoff": self.training_cutoff,
-            "prices": None
-            if self.prices is None
-            else {
-                "file": Path(self.prices.path).name,
-                "source": self.prices.source,
-                "pulled_at": self.prices.pulled_at,
-            },
+            "prices": prices,
             "network_policy": self.network_policy,
             "agent_process": agent_process,
             "probe_items": self.probe,
@@ -168,12 +181,17 @@ def replace_config(config: RunConfig, **changes: Any) -> RunConfig:
     return RunConfig(**values)
 
 
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
 def _check_day(key: str, value: Any) -> None:
     if value is None:
         return
     if not isinstance(value, str):
         raise ConfigError(f"{key}: must be a date string YYYY-MM-DD")
     try:
+        if not _DAY.fullmatch(value):
+            raise ValueError
         date.fromisoformat(value)
     except ValueError:
         raise ConfigError(f"{key}: {value!r} is not a date (YYYY-MM-DD)") from None

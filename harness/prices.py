@@ -34,6 +34,16 @@ class Prices:
     file_name: str
     file_sha256: str
     _bars: dict[tuple[str, date], float] = field(repr=False)
+    path: str = ""  # where it was read from (kept out of the agent's sandbox)
+
+    def reference(self) -> dict[str, str]:
+        """What a run's config binds of the prices it used."""
+        return {
+            "file": self.file_name,
+            "file_sha256": "sha256:" + self.file_sha256,
+            "source": self.source,
+            "pulled_at": self.pulled_at,
+        }
 
     def price(self, symbol: str, day: date) -> float | None:
         return self._bars.get((symbol, day))
@@ -114,6 +124,7 @@ def load_prices(path: str | os.PathLike[str], *, source: str, pulled_at: str) ->
         file_name=file.name,
         file_sha256=hashlib.sha256(raw).hexdigest(),
         _bars=bars,
+        path=os.fspath(file),
     )
 
 

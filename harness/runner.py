@@ -5,6 +5,7 @@ the receipt."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -13,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from harness import canonical, outcomes
-from harness.agents.base import AgentSpec, Decision, Task
+from harness.agents.base import AgentSpec, Decision, Task, as_agent
 from harness.calendar import SessionTable, sessions_for
 from harness.clocks import REACHABLE, iso_utc, knowable_before_acceptance
-from harness.config import ConfigError, RunConfig
+from harness.config import ConfigError, PriceSpec, RunConfig
 from harness.drivers import CellAgent, Drivers, HasAttempts, open_drivers
 from harness.guard import EgressAttempt, NetworkAbort
-from harness.prices import Prices, load_prices
+from harness.prices import PriceError, Prices, load_prices
 from harness.probe import MAX_ANSWER, answer_key, pick_items, probe_prompt, score_answer, verdict
 from harness.receipt import build_body, write_receipt
 from harness.release.bundle import Bundle
@@ -112,6 +113,25 @@ class RunResult:
         return self._trader(self.cells[(arm, clock)])
 
 
+def _same_path(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _check_same_prices(prices: Prices, stated: PriceSpec) -> None:
+    """Prices passed to ``run`` and prices named in the config must be one and the same."""
+    try:
+        named = load_prices(stated.path, source=stated.source, pulled_at=stated.pulled_at)
+    except PriceError as exc:
+        raise ConfigError(f"prices: the config's price file cannot be read ({exc})") from None
+    if named.reference() != prices.reference():
+        passed, config = prices.reference(), named.reference()
+        differ = [k for k in passed if passed[k] != config[k]]
+        raise ConfigError(
+            "prices: the Prices passed and config.prices disagree on "
+            + ", ".join(f"{k} ({passed[k]!r} passed, {config[k]!r} in the config)" for k in differ)
+        )
+
+
 class _Aborted(Exception):
     pass
 
@@ -181,17 +201,32 @@ def _retrying(
 
 
 def run(
-    agent: AgentSpec,
+    agent: AgentSpec | Callable[..., Any] | str,
     config: RunConfig,
     bundle: Bundle | None = None,
     prices: Prices | None = None,
     *,
     sandbox: SandboxSettings | None = None,
 ) -> RunResult:
-    """Run ``agent`` over the config's arms x clocks and write trajectory and receipt."""
+    """Run ``agent`` over the config's arms x clocks and write trajectory and receipt.
+
+    ``agent`` is an AgentSpec, a plain ``fn(prompt, tools)`` or a name. A ``bundle`` or
+    ``prices`` passed here must be the ones the config names, if it names any: a run
+    has one source for each, and what it used is what its config binds.
+    """
+    spec = as_agent(agent)
+    if config.agent not in ("stub", spec.name, spec.ref):
+        raise ConfigError(
+            f"agent: the config names {config.agent!r}, the agent passed is {spec.name!r}"
+        )
     if bundle is None:
         bundle = Bundle.load(
             config.bundle_path, forms=config.forms or None, start=config.start, end=config.end
+        )
+    elif config.bundle_path and not _same_path(bundle.root, config.bundle_path):
+        raise ConfigError(
+            f"bundle: the Bundle passed was loaded from {bundle.root}, "
+            f"config.bundle_path is {config.bundle_path}"
         )
     forms = tuple(sorted(config.forms)) if config.forms else bundle.forms
     start, end = config.start or bundle.start, config.end or bundle.end
@@ -204,15 +239,17 @@ def run(
         prices = load_prices(
             config.prices.path, source=config.prices.source, pulled_at=config.prices.pulled_at
         )
+    elif prices is not None and config.prices is not None:
+        _check_same_prices(prices, config.prices)
 
     writer = TrajectoryWriter(config.trajectory_path)
     hidden = [str(bundle.root), str(writer.partial_path), str(Path(config.receipt_path).parent)]
-    if config.prices is not None:
-        hidden.append(config.prices.path)
+    if prices is not None and prices.path:
+        hidden.append(prices.path)
     try:
         # an isolated run's sandbox starts here and comes up while the indexes are built
         with open_drivers(
-            agent,
+            spec,
             config,
             hidden=hidden,
             settings=sandbox or SandboxSettings(),
@@ -232,7 +269,13 @@ def run(
             main_by_key = {f["row_key"]: f for f in facts}
             drivers.ready()
             config_body = config.scoring_body(
-                start=start, end=end, forms=forms, agent_process=drivers.mode
+                start=start,
+                end=end,
+                forms=forms,
+                agent_process=drivers.mode,
+                agent=spec.name,
+                agent_source_sha256=spec.source_sha256(),
+                prices=None if prices is None else prices.reference(),
             )
             config_sha = canonical.digest(config_body)
             run_id = canonical.digest(

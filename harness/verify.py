@@ -76,8 +76,34 @@ def check_receipt(path: str | os.PathLike[str]) -> tuple[Report, dict[str, Any]]
                 f"body_sha256 MISMATCH  {name}: its config does not hash to config_sha256 {bound}"
             )
             report.failures.append(report.lines[-1])
+        else:
+            disagreement = prices_disagreement(body)
+            if disagreement:
+                report.lines[-1] = f"body_sha256 MISMATCH  {name}: {disagreement}"
+                report.failures.append(report.lines[-1])
     report.body = body
     return report, body
+
+
+def prices_disagreement(body: dict[str, Any]) -> str | None:
+    """Where the prices bound in the config and the P4 statement differ, if they do: a
+    run has one price file, and both say which."""
+    bound = (body.get("config") or {}).get("prices")
+    p4 = (body.get("protocol") or {}).get("P4_costs_and_frictions") or {}
+    stated = p4.get("prices") if isinstance(p4, dict) else None
+    if bound is None and stated is None:
+        return None
+    if not isinstance(bound, dict) or not isinstance(stated, dict):
+        return (
+            f"config.prices is {'set' if bound else 'null'} but P4 states "
+            f"{'prices' if stated else 'none'}"
+        )
+    differ = [
+        k for k in ("file", "file_sha256", "source", "pulled_at") if bound.get(k) != stated.get(k)
+    ]
+    if differ:
+        return "config.prices and P4 disagree on " + ", ".join(differ)
+    return None
 
 
 def verify(

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from harness.agents.base import AgentSpec, Decision, Task
+from harness.agents.base import AgentSpec, Decision, Task, source_file
 
 if TYPE_CHECKING:
     from harness.tools import Toolbox
@@ -35,7 +35,9 @@ def from_callable(fn: Callable[[str, Toolbox], Any], name: str | None = None) ->
         def decide(self, task: Task, tools: Toolbox) -> Decision:
             return Decision.coerce(fn(task.prompt, tools))
 
-    return AgentSpec(name or str(getattr(fn, "__qualname__", "callable")), _Callable)
+    return AgentSpec(
+        name or str(getattr(fn, "__qualname__", "callable")), _Callable, source=source_file(fn)
+    )
 
 
 class ToolLoopError(RuntimeError):
@@ -106,4 +108,6 @@ def from_tool_loop(
                     )
             raise ToolLoopError(f"no final answer after {max_steps} steps")
 
-    return AgentSpec(name or str(getattr(step, "__qualname__", "tool_loop")), _Loop)
+    return AgentSpec(
+        name or str(getattr(step, "__qualname__", "tool_loop")), _Loop, source=source_file(step)
+    )

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.machinery
 import importlib.util
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.machinery import ModuleSpec
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -68,10 +71,23 @@ class AgentSpec:
     name: str
     factory: Callable[[], Agent]
     ref: str | None = None
+    # the file the agent's code comes from, where known (its sha256 is recorded)
+    source: str | None = None
     _resolved: list[AgentSpec] = field(default_factory=list, repr=False, compare=False)
 
     def new(self) -> Agent:
         return self.factory()
+
+    def source_sha256(self) -> str | None:
+        """sha256 of the agent's module source, where there is a file to read: a
+        function typed into a REPL or built by ``exec`` has none."""
+        path = self.source or source_file(self.factory)
+        if path is None:
+            return None
+        try:
+            return "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        except OSError:
+            return None
 
     def resolved(self) -> AgentSpec:
         """The spec a reference names, imported (once) in this process."""
@@ -80,6 +96,32 @@ class AgentSpec:
         if not self._resolved:
             self._resolved.append(_import_ref(self.ref))
         return self._resolved[0]
+
+
+def source_file(obj: object) -> str | None:
+    """The source file that defines ``obj`` (a function or a class), if it is a file."""
+    try:
+        path = inspect.getsourcefile(obj)  # type: ignore[arg-type]
+    except TypeError:
+        return None
+    return path if path and Path(path).is_file() else None
+
+
+def as_agent(agent: AgentSpec | Callable[..., Any] | str) -> AgentSpec:
+    """What ``run`` accepts as an agent: an AgentSpec, a plain ``fn(prompt, tools)``,
+    or a name (``stub``, ``module:attribute``)."""
+    if isinstance(agent, AgentSpec):
+        return agent
+    if isinstance(agent, str):
+        return load_agent(agent)
+    if callable(agent):
+        from harness.adapters.plain import from_callable
+
+        return from_callable(agent)
+    raise TypeError(
+        f"agent: expected an AgentSpec, a callable fn(prompt, tools) or a name, "
+        f"got {type(agent).__name__}"
+    )
 
 
 class AgentLoadError(ImportError):
@@ -93,12 +135,12 @@ def _import_ref(name: str) -> AgentSpec:
     except AttributeError as exc:
         raise AgentLoadError(f"agent {name!r}: {exc}") from None
     if isinstance(target, AgentSpec):
-        return AgentSpec(target.name, target.factory, ref=name)
+        return AgentSpec(target.name, target.factory, ref=name, source=target.source)
     if callable(target):
         from harness.adapters.plain import from_callable
 
         spec = from_callable(target, name=name)
-        return AgentSpec(spec.name, spec.factory, ref=name)
+        return AgentSpec(spec.name, spec.factory, ref=name, source=spec.source)
     raise AgentLoadError(f"agent {name!r}: not an AgentSpec or a callable")
 
 
@@ -126,11 +168,13 @@ def load_agent(name: str) -> AgentSpec:
     module_name, _, attr = name.partition(":")
     if not module_name or not attr:
         raise ValueError(f"agent {name!r}: use 'stub' or 'package.module:attribute'")
-    if locate_module(module_name) is None:
+    found = locate_module(module_name)
+    if found is None:
         raise ValueError(f"agent {name!r}: no module named {module_name!r} on the Python path")
 
     def factory() -> Agent:
         return spec.resolved().new()
 
-    spec = AgentSpec(name, factory, ref=name)
+    origin = found.origin if found.has_location else None
+    spec = AgentSpec(name, factory, ref=name, source=origin)
     return spec

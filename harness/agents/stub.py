@@ -31,4 +31,4 @@ class StubAgent:
 
 
 def stub() -> AgentSpec:
-    return AgentSpec("stub", StubAgent, ref="stub")
+    return AgentSpec("stub", StubAgent, ref="stub", source=__file__)

@@ -1,0 +1,1 @@
+"""Adapters from the shapes agents already have (see ``harness.adapters``)."""

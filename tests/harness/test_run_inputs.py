@@ -1,0 +1,190 @@
+"""Every input of a run bound once and attributed right: the agent that ran, the prices
+used, the bundle read; the seed's own integration example, verbatim."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import Bundle, RunConfig, load_prices, run
+from harness.adapters.plain import from_callable
+from harness.agents import stub
+from harness.config import ConfigError
+from harness.receipt import receipt_text
+from harness.verify import verify
+from tests.conftest import build_prices, build_release, shared_path
+
+WINDOW: dict[str, Any] = {"forms": ("8-K",), "start": "2023-03-01", "end": "2023-03-03"}
+THIS_FILE = "sha256:" + hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
+
+def config(release: Path, out: Path, **extra: Any) -> RunConfig:
+    values: dict[str, Any] = {
+        "bundle_path": str(release),
+        "trajectory_path": str(out / "trajectory.jsonl"),
+        "receipt_path": str(out / "receipt.json"),
+        "probe": 2,
+        **WINDOW,
+    }
+    values.update(extra)
+    return RunConfig(**values)
+
+
+def first_five(prompt: str, tools: Any) -> list[str]:
+    return [r["row_key"] for r in tools.pit_list(limit=5)["rows"]]
+
+
+def last_five(prompt: str, tools: Any) -> list[str]:
+    return [r["row_key"] for r in tools.pit_list(limit=None)["rows"][-5:]]
+
+
+def test_four_runs_differing_in_agent_or_prices_get_four_run_ids(
+    march_release: Path, march_prices: Path, tmp_path: Path
+) -> None:
+    bundle = Bundle.load(march_release, **WINDOW)
+    prices = load_prices(march_prices, source="SYNTHETIC", pulled_at="2026-01-01")
+    bodies = {
+        "stub": run(stub(), config(march_release, tmp_path / "a"), bundle).body,
+        "stub priced": run(stub(), config(march_release, tmp_path / "b"), bundle, prices).body,
+        "first": run(from_callable(first_five), config(march_release, tmp_path / "c"), bundle).body,
+        "last": run(last_five, config(march_release, tmp_path / "d"), bundle).body,
+    }
+    assert len({b["run_id"] for b in bodies.values()}) == 4
+    assert len({b["binding"]["config_sha256"] for b in bodies.values()}) == 4
+    # the config records what ran and what priced it, not the RunConfig's default
+    assert [b["config"]["agent"] for b in bodies.values()] == [
+        "stub", "stub", "first_five", "last_five",
+    ]  # fmt: skip
+    assert bodies["first"]["config"]["agent_source_sha256"] == THIS_FILE
+    stub_file = Path(sys.modules["harness.agents.stub"].__file__ or "")
+    assert bodies["stub"]["config"]["agent_source_sha256"] == (
+        "sha256:" + hashlib.sha256(stub_file.read_bytes()).hexdigest()
+    )
+    assert bodies["stub"]["config"]["prices"] is None
+    assert bodies["stub priced"]["config"]["prices"] == {
+        "file": march_prices.name,
+        "file_sha256": "sha256:" + hashlib.sha256(march_prices.read_bytes()).hexdigest(),
+        "source": "SYNTHETIC",
+        "pulled_at": "2026-01-01",
+    }
+    p4 = bodies["stub priced"]["protocol"]["P4_costs_and_frictions"]["prices"]
+    assert p4["file_sha256"] == bodies["stub priced"]["config"]["prices"]["file_sha256"]
+
+
+def test_a_bundle_and_a_bundle_path_that_differ_are_refused(
+    march_release: Path, tmp_path: Path
+) -> None:
+    bundle = Bundle.load(march_release, **WINDOW)
+    with pytest.raises(ConfigError) as info:
+        run(stub(), config(march_release, tmp_path, bundle_path="/nonexistent"), bundle)
+    assert "/nonexistent" in str(info.value) and str(march_release) in str(info.value)
+    assert not (tmp_path / "receipt.json").exists()
+    assert not (tmp_path / "trajectory.jsonl").exists()
+
+
+def test_prices_passed_and_prices_in_the_config_must_agree(
+    march_release: Path, march_prices: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other.csv"
+    lines = march_prices.read_text().splitlines()
+    other.write_text("\n".join([lines[0], *lines[2:]]) + "\n")  # one bar fewer
+    stated = {"path": str(march_prices), "source": "SYNTHETIC", "pulled_at": "2026-01-01"}
+    bundle = Bundle.load(march_release, **WINDOW)
+
+    same = load_prices(march_prices, source="SYNTHETIC", pulled_at="2026-01-01")
+    body = run(stub(), config(march_release, tmp_path / "same", prices=stated), bundle, same).body
+    assert body["config"]["prices"]["source"] == "SYNTHETIC"
+
+    for passed, words in (
+        (load_prices(other, source="SYNTHETIC", pulled_at="2026-01-01"), ["file", "file_sha256"]),
+        (load_prices(march_prices, source="a vendor", pulled_at="2026-01-01"), ["source"]),
+        (load_prices(march_prices, source="SYNTHETIC", pulled_at="2025-12-31"), ["pulled_at"]),
+    ):
+        out = tmp_path / words[0]
+        with pytest.raises(ConfigError) as info:
+            run(stub(), config(march_release, out, prices=stated), bundle, passed)
+        message = str(info.value)
+        assert all(f"{w} (" in message for w in words), message
+        assert not (out / "receipt.json").exists()
+
+
+def test_a_config_naming_another_agent_is_refused(march_release: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="'first_five'"):
+        run(first_five, config(march_release, tmp_path, agent="harness.agents.baselines:x"))
+
+
+def test_run_config_takes_one_form_as_a_string_and_dates_as_dates() -> None:
+    cfg = RunConfig(bundle_path="x", forms="8-K", start=date(2023, 3, 1), end=date(2023, 3, 3))  # type: ignore[arg-type]
+    assert cfg.forms == ("8-K",)
+    assert (cfg.start, cfg.end) == ("2023-03-01", "2023-03-03")
+    for bad in ("20230301", "2023-3-1", "2023-03-01T00:00", "2023-W09-3"):
+        with pytest.raises(ConfigError, match="YYYY-MM-DD"):
+            RunConfig(bundle_path="x", start=bad)
+    with pytest.raises(ConfigError, match="YYYY-MM-DD"):
+        RunConfig.from_dict({"bundle_path": "x", "training_cutoff": "20230301"})
+
+
+def test_verify_refuses_a_body_whose_config_and_p4_disagree(
+    march_release: Path, march_prices: Path, tmp_path: Path
+) -> None:
+    stated = {"path": str(march_prices), "source": "SYNTHETIC", "pulled_at": "2026-01-01"}
+    result = run(stub(), config(march_release, tmp_path, prices=stated, probe=0))
+    path = tmp_path / "receipt.json"
+    assert verify(path, trajectory=None, bundle=None).ok
+    data = json.loads(path.read_text())
+    body = data["body"]
+    body["protocol"]["P4_costs_and_frictions"]["prices"]["source"] = "a better vendor"
+    forged = receipt_text(body, data["emitted_at"], data["attempts"])  # a consistent hash
+    path.write_text(forged)
+    report = verify(path, trajectory=None, bundle=None)
+    assert not report.ok
+    assert any("P4 disagree on source" in line for line in report.failures), report.failures
+    assert result.body["config"]["prices"]["source"] == "SYNTHETIC"
+
+
+# -- the seed's integration example, verbatim ---------------------------------------------
+
+
+def _seed_example() -> str:
+    text = shared_path("seeds", "000_d582b37c34d4a187.txt").read_text()
+    start = text.index("from pit_harness import Bundle")
+    end = text.index("\n", text.index("print(result.receipt", start))
+    return text[start:end] + "\n"
+
+
+def test_the_seeds_integration_example_runs_verbatim(tmp_path: Path) -> None:
+    script = _seed_example()
+    assert "from pit_harness.adapters.plain import from_callable" in script
+    build_release(
+        tmp_path / "pit-eval-sec-2022-11_2023-03", end=date(2023, 3, 31), seed=3, rows=6000
+    )
+    build_prices(tmp_path / "prices.csv", tmp_path / "pit-eval-sec-2022-11_2023-03", seed=3)
+    (tmp_path / "example.py").write_text(script)
+    done = subprocess.run(
+        [sys.executable, "example.py"], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    digest, total = done.stdout.split()
+    assert digest.startswith("sha256:") and len(digest) == 71
+    float(total)  # priced: the example's prices give the main/pit cell a return
+    receipt = json.loads((tmp_path / "receipt.json").read_text())
+    body = receipt["body"]
+    assert receipt["body_sha256"] == digest
+    assert body["config"]["agent"] == "my_agent"
+    assert body["config"]["agent_source_sha256"] == (
+        "sha256:" + hashlib.sha256((tmp_path / "example.py").read_bytes()).hexdigest()
+    )
+    assert body["config"]["prices"]["source"] == "your vendor"
+    assert body["protocol"]["P4_costs_and_frictions"]["prices"]["source"] == "your vendor"
+    assert verify(
+        tmp_path / "receipt.json",
+        trajectory=tmp_path / "trajectory.jsonl",
+        bundle=tmp_path / "pit-eval-sec-2022-11_2023-03",
+    ).ok
