@@ -70,6 +70,7 @@ def cmd_prices_synth(args: argparse.Namespace) -> int:
 
 def cmd_build(args: argparse.Namespace) -> int:
     from harness.release.edgar import build_release
+    from harness.release.keys import secret_file
 
     tickers = None
     if args.tickers:
@@ -82,18 +83,27 @@ def cmd_build(args: argparse.Namespace) -> int:
         if not isinstance(raw, dict):
             raise UsageError("--tickers must hold a JSON object {cik: ticker}")
         tickers = {str(k): str(v) for k, v in raw.items()}
+    secret_path = args.row_key_secret or str(Path(args.out).resolve()) + ".row-key-secret"
+    existed = Path(secret_path).exists()
+    secret = secret_file(secret_path, args.out)
     manifest = build_release(
         args.out,
         index_files=args.edgar_index,
         acceptance_files=args.acceptance or [],
         name=args.name,
         tickers=tickers,
+        row_key_secret=secret,
     )
     counts = manifest["row_counts"]
     print(
         f"release {manifest['name']}  rows {counts['total']}  acceptance_stamped {counts['acceptance_stamped']}"
     )
     print(f"content_digest {manifest['content_digest']}")
+    print(
+        f"row keys: keyed with the secret in {secret_path}"
+        + ("" if existed else " (new, mode 0600)")
+        + "; keep it to rebuild the same bytes, never publish it"
+    )
     return EXIT_OK
 
 
@@ -230,6 +240,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="filing headers carrying ACCEPTANCE-DATETIME (US Eastern)",
     )
     build.add_argument("--tickers", metavar="FILE", help="JSON object {cik: ticker}")
+    build.add_argument(
+        "--row-key-secret",
+        metavar="FILE",
+        help="the secret row keys are keyed with (64 hex digits), created with mode 0600 when "
+        "absent; outside the release folder (default: <out>.row-key-secret beside it)",
+    )
     build.add_argument("--name", required=True)
     build.add_argument("--out", required=True)
     build.set_defaults(func=cmd_build)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 from zoneinfo import ZoneInfo
 
+from harness.release.keys import SCHEME, row_key
 from harness.release.store import ReleaseError, write_release
 
 NEW_YORK = ZoneInfo("America/New_York")
@@ -193,6 +194,7 @@ def build_release(
     index_files: Sequence[PathArg],
     acceptance_files: Sequence[PathArg] = (),
     name: str,
+    row_key_secret: bytes,
     tickers: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Write a release with one row per accession found in ``index_files``; return its manifest.
@@ -200,7 +202,8 @@ def build_release(
     EDGAR lists a filing once per filer role (issuer and reporting owner of a Form 4,
     subject and filer of an SC 13G), and each listing's path names its own CIK. The row
     kept prefers a listing whose CIK is the one in its path, then one with a known ticker
-    (the listed company rather than the insider), then the first seen.
+    (the listed company rather than the insider), then the first seen. Row keys are
+    keyed with ``row_key_secret`` (see ``harness.release.keys``).
     """
     if not index_files:
         raise ReleaseError("no index files given")
@@ -231,7 +234,7 @@ def build_release(
         cik, form, issuer = item["cik"], item["form"], item["issuer"]
         rows.append(
             {
-                "row_key": "r-" + hashlib.sha256(acc.encode()).hexdigest()[:16],
+                "row_key": row_key(row_key_secret, acc),
                 "accession": acc,
                 "form": form,
                 "cik": cik,
@@ -259,6 +262,7 @@ def build_release(
         ),
         source={
             "kind": "edgar-index",
+            "row_keys": SCHEME,
             "index_files": index_meta,
             "acceptance_files": acceptance_meta,
             "folded_duplicate_listings": folded,

@@ -10,7 +10,6 @@ Forms 3, 4, 5 and 144, which keep their date until 22:00).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import random
 from datetime import date, datetime, time, timedelta
@@ -20,6 +19,7 @@ from zoneinfo import ZoneInfo
 
 from pandas.tseries.holiday import USFederalHolidayCalendar
 
+from harness.release.keys import SCHEME, row_key, synthetic_secret
 from harness.release.store import write_release
 
 NEW_YORK = ZoneInfo("America/New_York")
@@ -189,6 +189,7 @@ def synth_rows(
     *, start: date, end: date, seed: int, rows: int, acceptance_fraction: float
 ) -> list[dict[str, Any]]:
     rng = random.Random(seed)
+    secret = synthetic_secret(seed)
     open_days, closed_days = _business_days(start, end)
     if not open_days:
         raise ValueError(f"no EDGAR business day between {start} and {end}")
@@ -203,7 +204,7 @@ def synth_rows(
     annual_cum = list(accumulate(4.0 if d.month in (2, 3) else 1.0 for d in open_days))
     sequence: dict[tuple[int, int], int] = {}
     out = []
-    for n in range(rows):
+    for _ in range(rows):
         form = rng.choices(forms, cum_weights=form_cum)[0]
         issuer = rng.choices(issuers, cum_weights=issuer_cum)[0]
         stamped = rng.random() < acceptance_fraction
@@ -234,8 +235,7 @@ def synth_rows(
         cik = f"{issuer['cik']:010d}"
         out.append(
             {
-                "row_key": "r-"
-                + hashlib.sha256(f"{seed}:{n}:{accession}".encode()).hexdigest()[:16],
+                "row_key": row_key(secret, accession),
                 "accession": accession,
                 "form": form,
                 "cik": cik,
@@ -283,6 +283,7 @@ def synth_release(
         source={
             "kind": "synthetic",
             "seed": seed,
+            "row_keys": SCHEME.replace("the builder's", "derived from the seed"),
             "rows": rows,
             "acceptance_fraction": round(acceptance_fraction, 9),
         },

@@ -1,4 +1,5 @@
 import gzip
+import hashlib
 import json
 import re
 import shutil
@@ -17,6 +18,7 @@ DAILY = FIXTURES / "master.20230301.idx"
 HEADERS = FIXTURES / "headers.txt"
 TICKERS = {"0000731766": "SMCO", "1045112": "HLTX", "1412087": "ORCB", "1108134": "MGBC"}
 FORM4 = "0000950170-23-006120"
+SECRET = bytes(range(32))
 SC13G = "0000932471-23-003317"
 
 HEADER = (
@@ -37,6 +39,7 @@ def _build(out: Path, **kwargs: Any) -> dict[str, Any]:
         "acceptance_files": [HEADERS],
         "name": "edgar-2023q1",
         "tickers": TICKERS,
+        "row_key_secret": SECRET,
     }
     args.update(kwargs)
     return build_release(out, **args)
@@ -93,7 +96,7 @@ def test_listing_whose_path_names_its_own_cik_wins(tmp_path: Path) -> None:
         + "1214156|Okafor Adaeze M|4|2023-03-01|edgar/data/731766/0000950170-23-006120.txt\n"
         + f"{SUMMIT}|4|2023-03-01|edgar/data/731766/0000950170-23-006120.txt\n"
     )
-    manifest = build_release(tmp_path / "rel", index_files=[path], name="t")
+    manifest = build_release(tmp_path / "rel", index_files=[path], name="t", row_key_secret=SECRET)
     [row] = Bundle.load(tmp_path / "rel").rows("main")
     assert row["cik"] == "0000731766"
     assert manifest["source"]["folded_duplicate_listings"] == 1
@@ -179,7 +182,7 @@ def test_malformed_index_names_file_and_line(
     path = tmp_path / "broken.idx"
     path.write_text(body)
     with pytest.raises(ReleaseError, match=rf"broken\.idx, line {line}: .*{says}"):
-        build_release(tmp_path / "rel", index_files=[FULL, path], name="t")
+        build_release(tmp_path / "rel", index_files=[FULL, path], name="t", row_key_secret=SECRET)
 
 
 @pytest.mark.parametrize(
@@ -203,3 +206,68 @@ def test_conflicting_acceptance_is_refused(tmp_path: Path) -> None:
     path.write_text(text)
     with pytest.raises(ReleaseError, match=r"again\.txt, line 3: accession 0000731766-23-000015"):
         _build(tmp_path / "rel", acceptance_files=[HEADERS, path])
+
+
+# -- keyed row keys ---------------------------------------------------------------------
+
+
+def _hashes(text: str) -> set[str]:
+    data = text.encode()
+    return {
+        hashlib.new(name, data).hexdigest()[:16]
+        for name in ("md5", "sha1", "sha224", "sha256", "sha384", "sha512", "blake2b", "sha3_256")
+    }
+
+
+def test_no_row_key_is_a_hash_of_its_accession_real_or_shifted(tmp_path: Path) -> None:
+    _build(tmp_path / "rel")
+    bundle = Bundle.load(tmp_path / "rel")
+    shifted = {r["row_key"]: r for r in bundle.rows("shifted")}
+    main = bundle.rows("main")
+    assert main and {r["row_key"] for r in main} == set(shifted)
+    for row in main:
+        accession = row["accession"]
+        year = accession.split("-")[1]
+        candidates = {accession, accession.replace(f"-{year}-", f"-{int(year) + 10:02d}-")}
+        candidates |= {shifted[row["row_key"]].get("accession") or "", accession.replace("-", "")}
+        key = row["row_key"].removeprefix("r-")
+        for text in candidates - {""}:
+            assert key not in _hashes(text), (row["row_key"], text)
+
+
+def test_a_rebuild_with_the_same_secret_writes_the_same_bytes_another_secret_other_keys(
+    tmp_path: Path,
+) -> None:
+    a = _build(tmp_path / "a")
+    b = _build(tmp_path / "b", row_key_secret=bytes(32))
+    keys_a = [r["row_key"] for r in Bundle.load(tmp_path / "a").rows("main")]
+    keys_b = [r["row_key"] for r in Bundle.load(tmp_path / "b").rows("main")]
+    assert a["content_digest"] != b["content_digest"]
+    assert len(keys_a) == len(keys_b) and not set(keys_a) & set(keys_b)
+    assert "HMAC-SHA256" in a["source"]["row_keys"]
+    assert SECRET.hex() not in (tmp_path / "a" / MANIFEST).read_text()
+
+
+def test_the_cli_keeps_the_secret_beside_the_release_with_mode_0600(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli import main
+
+    argv = ["release", "build", "--edgar-index", str(FULL), "--name", "t"]
+    assert main([*argv, "--out", str(tmp_path / "rel")]) == 0
+    secret = tmp_path / "rel.row-key-secret"
+    assert secret.stat().st_mode & 0o777 == 0o600
+    assert "rel.row-key-secret (new, mode 0600)" in capsys.readouterr().out
+    assert not any("secret" in p.name for p in (tmp_path / "rel").iterdir())
+    # the same secret rebuilds the same bytes
+    assert main([*argv, "--out", str(tmp_path / "again"), "--row-key-secret", str(secret)]) == 0
+    for name in ("main.jsonl", "shifted.jsonl", MANIFEST):
+        assert (tmp_path / "rel" / name).read_bytes() == (tmp_path / "again" / name).read_bytes()
+    # a secret inside the release folder, or one that is not 64 hex digits, is refused
+    inside = ["--out", str(tmp_path / "x"), "--row-key-secret", str(tmp_path / "x" / "k")]
+    assert main([*argv, *inside]) == 2
+    bad = tmp_path / "bad"
+    bad.write_text("not hex\n")
+    assert main([*argv, "--out", str(tmp_path / "y"), "--row-key-secret", str(bad)]) == 2
+    assert "64 hex digits" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -221,7 +222,9 @@ class _Unmasker:
             return Decision()
         shown = json.loads(task.prompt.splitlines()[1])
         year, rest = shown["partition_date"].split("-", 1)
-        return Decision(text=f"It was filed on {int(year) - 10}-{rest} by {shown['issuer']}")
+        # names carry years too ("Receivables Trust 2031-B"): unshift those as well
+        issuer = re.sub(r"\b(20[3-9]\d)\b", lambda m: str(int(m[1]) - 10), shown["issuer"])
+        return Decision(text=f"It was filed on {int(year) - 10}-{rest} by {issuer}")
 
 
 class _YearOnly:

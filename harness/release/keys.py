@@ -1,0 +1,70 @@
+"""Row keys: the one identifier a row has in all three arms, keyed so it reveals nothing.
+
+A key is ``r-`` and the first 16 hex digits of HMAC-SHA256 of the accession number under
+a secret of the builder's. An unkeyed hash of the accession would undo both masks: one
+hash confirms the real year behind a shifted row, and hashing candidate accessions of a
+filer names the issuer behind a redacted one.
+
+``release synth`` derives its secret from its seed (synthetic rows reveal nothing real,
+and the same arguments still write the same bytes); ``release build`` keeps its secret in
+a file beside the release, never inside it, so the builder alone can rebuild the same
+bytes. Nothing that reads a release (runs, ``verify``, the site) needs the secret.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+from pathlib import Path
+
+from harness.release.store import ReleaseError
+
+SECRET_BYTES = 32
+SCHEME = (
+    "r- + the first 16 hex digits of HMAC-SHA256(secret, accession); the secret is the builder's"
+)
+
+
+def row_key(secret: bytes, accession: str) -> str:
+    return "r-" + hmac.new(secret, accession.encode("utf-8"), hashlib.sha256).hexdigest()[:16]
+
+
+def synthetic_secret(seed: int) -> bytes:
+    """The secret of a synthetic release: derived from its seed, so builds repeat."""
+    return hashlib.sha256(f"pit-harness synthetic row keys, seed {seed}".encode()).digest()
+
+
+def secret_file(path: str | os.PathLike[str], release: str | os.PathLike[str]) -> bytes:
+    """Read the secret at ``path``, or create it there (mode 0600) when absent.
+
+    The file holds the secret as 64 hex digits. It may not lie inside the release folder,
+    which is what gets published.
+    """
+    file, folder = Path(path).resolve(), Path(release).resolve()
+    if file == folder or folder in file.parents:
+        raise ReleaseError(
+            f"the row-key secret {path} must lie outside the release folder {release}: "
+            "the folder is what gets published"
+        )
+    try:
+        text = file.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        secret = secrets.token_bytes(SECRET_BYTES)
+        file.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as handle:
+            handle.write(secret.hex() + "\n")
+        return secret
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReleaseError(f"the row-key secret {path} cannot be read: {exc}") from None
+    try:
+        secret = bytes.fromhex(text)
+    except ValueError:
+        secret = b""
+    if len(secret) != SECRET_BYTES:
+        raise ReleaseError(
+            f"the row-key secret {path} must hold {SECRET_BYTES * 2} hex digits (as written here)"
+        )
+    return secret
