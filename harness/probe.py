@@ -1,9 +1,11 @@
 """The mask probe: a positive control on the shifted arm.
 
 The agent is asked the real date and issuer of rows it was actually served there
-(items by a fixed stride, not a sample). ``date_recovered`` needs a full date
-rendering (ISO, slashed, compact or written out); a bare year is recorded apart as
-weaker evidence. The verdict turns on dates only, because dates are what the shifted
+(items by a fixed stride, not a sample). ``date_recovered`` needs a full date, found
+as people write them (``find_dates``: ISO with or without padding, compact, numeric
+day-month either way round, month names and abbreviations, ordinals, two-digit years),
+and the item records which rendering matched; a bare year is recorded apart as weaker
+evidence. The verdict turns on dates only, because dates are what the shifted
 arm masks: it still shows the issuer, so issuer recovery is reported per item but
 cannot by itself break the mask.
 
@@ -43,26 +45,131 @@ def pick_items(served: list[int], count: int) -> tuple[int, list[int]]:
     return stride, served[::stride][:count]
 
 
-def renderings(day: date) -> list[str]:
-    """Every full rendering of ``day`` that counts as naming it."""
-    month = day.strftime("%B")
-    short = day.strftime("%b")
-    d, m, y = day.day, day.month, day.year
-    return [
-        day.isoformat(),
-        f"{y}/{m:02d}/{d:02d}",
-        f"{y}{m:02d}{d:02d}",
-        f"{m:02d}/{d:02d}/{y}",
-        f"{m}/{d}/{y}",
-        f"{d:02d}.{m:02d}.{y}",
-        f"{month} {d}, {y}",
-        f"{month} {d} {y}",
-        f"{d} {month} {y}",
-        f"{short} {d}, {y}",
-        f"{short}. {d}, {y}",
-        f"{short} {d} {y}",
-        f"{d} {short} {y}",
-    ]
+_MONTHS = {
+    name: n
+    for n, names in enumerate(
+        [
+            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}  # fmt: skip
+_MONTH = r"(?P<month>(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?)"
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>\d{4}|'\d{2})"  # after a month name, '23 but not 23 ("March 1, 23 filings")
+_EDGE_L, _EDGE_R = r"(?<![\w])", r"(?![\w])"
+# An ISO date may run into its time: 2023-03-01T09:30.
+_ISO = (
+    r"(?P<year>\d{4})(?P<sep>[-/.])(?P<month>\d{1,2})(?P=sep)(?P<day>\d{1,2})(?:(?![\w])|(?=T\d))"
+)
+# (form, pattern); numeric day-month forms are read both ways (see _readings)
+_FORMS: list[tuple[str, re.Pattern[str]]] = [
+    ("year_month_day", re.compile(_EDGE_L + _ISO)),
+    ("compact", re.compile(r"(?<!\d)(?P<year>\d{4})(?P<month>\d{2})(?P<day>\d{2})(?!\d)")),
+    (
+        "numeric",
+        re.compile(
+            _EDGE_L
+            + r"(?P<a>\d{1,2})(?P<sep>[-/.])(?P<b>\d{1,2})(?P=sep)(?P<year>\d{4}|\d{2})"
+            + _EDGE_R
+        ),
+    ),
+    (
+        "month_day_year",
+        re.compile(
+            _EDGE_L + _MONTH + r"\s+(?:the\s+)?" + _DAY + r",?\s+(?:of\s+)?" + _YEAR + _EDGE_R,
+            re.I,
+        ),
+    ),
+    (
+        "day_month_year",
+        re.compile(
+            _EDGE_L
+            + r"(?:the\s+)?"
+            + _DAY
+            + r"(?:\s+of\s+|\s+)"
+            + _MONTH
+            + r",?\s+"
+            + _YEAR
+            + _EDGE_R,
+            re.I,
+        ),
+    ),
+    (
+        "day_month_year",
+        re.compile(_EDGE_L + _DAY + r"-" + _MONTH + r"-(?P<year>\d{4}|\d{2})" + _EDGE_R, re.I),
+    ),
+    (
+        "year_month_day",
+        re.compile(_EDGE_L + r"(?P<year>\d{4})[-\s]" + _MONTH + r"[-\s]" + _DAY + _EDGE_R, re.I),
+    ),
+]
+
+
+def _year(text: str) -> list[int]:
+    text = text.lstrip("'")
+    if len(text) == 4:
+        return [int(text)]
+    return [2000 + int(text), 1900 + int(text)]  # a two-digit year, in either century
+
+
+def _day(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
+def _readings(form: str, found: re.Match[str]) -> list[tuple[str, date]]:
+    """The dates a match can mean, each with the rendering that names it."""
+    parts = found.groupdict()
+    years = _year(parts["year"])
+    short_year = "_two_digit_year" if len(parts["year"].lstrip("'")) == 2 else ""
+    if form == "numeric":
+        a, b, sep = int(parts["a"]), int(parts["b"]), parts["sep"]
+        orders = [("month_first", a, b), ("day_first", b, a)]
+        return [
+            (f"numeric_{order}{short_year} ({sep})", d)
+            for order, month, day in orders
+            for y in years
+            if (d := _day(y, month, day)) is not None
+        ]
+    month = parts["month"]
+    if month.isdigit():
+        number = int(month)
+        if form == "compact":
+            rendering = "compact"
+        elif parts["sep"] == "-":
+            padded = len(month) == 2 and len(parts["day"]) == 2
+            rendering = "iso" if padded else "iso_unpadded"
+        else:
+            rendering = f"year_month_day ({parts['sep']})"
+    else:
+        number = _MONTHS[month.rstrip(".").lower()]
+        spelled = month.rstrip(".")
+        name = (
+            "name" if len(spelled) > 4 or spelled.lower() in ("may", "june", "july") else "abbrev"
+        )
+        ordinal = "_ordinal" if re.search(r"\d(?:st|nd|rd|th)", found.group(0), re.I) else ""
+        rendering = f"{form}_{name}{ordinal}{short_year}"
+    return [(rendering, d) for y in years if (d := _day(y, number, int(parts["day"]))) is not None]
+
+
+def find_dates(text: str) -> list[tuple[str, str, date]]:
+    """Every full date (day, month and year) written in ``text``, as (the text, the
+    rendering, the date). Numeric day-month forms such as ``3/1/23`` give both readings
+    and two-digit years both centuries; relative phrases ("yesterday") and dates without
+    a year are not dates here, since they would resolve against the day of reading."""
+    found = []
+    for form, pattern in _FORMS:
+        for match in pattern.finditer(text):
+            for rendering, day in _readings(form, match):
+                found.append((match.group(0), rendering, day))
+    return found
 
 
 def _words(text: str) -> list[str]:
@@ -103,18 +210,16 @@ def answer_key(main_row: dict[str, Any]) -> dict[str, Any]:
 
 
 def score_answer(answer: str, key: dict[str, Any]) -> dict[str, Any]:
-    lowered = answer.lower()
-    matched = []
-    years = set()
-    for text in key["dates"]:
-        day = date.fromisoformat(text)
-        years.add(str(day.year))
-        matched += [r for r in renderings(day) if r.lower() in lowered]
+    days = {date.fromisoformat(text) for text in key["dates"]}
+    hits = [(text, rendering) for text, rendering, day in find_dates(answer) if day in days]
+    matched = sorted({text for text, _ in hits})
+    years = {str(day.year) for day in days}
     year_only = not matched and any(re.search(rf"(?<!\d){y}(?!\d)", answer) for y in years)
     how = _issuer_named(answer, key.get("issuer"), key.get("ticker"))
     return {
         "date_recovered": bool(matched),
-        "matched": sorted(set(matched)),
+        "matched": matched,
+        "renderings": sorted({rendering for _, rendering in hits}),
         "year_recovered": year_only,
         "issuer_recovered": how is not None,
         "issuer_matched_by": how,
