@@ -19,6 +19,18 @@ from harness.release.arms import ARMS
 AGENT_PROCESSES = ("auto", "isolated", "in_process")
 
 
+# run.json is flat but for prices: anything deeper is not a config
+MAX_DEPTH = 8
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
 class ConfigError(ValueError):
     """A run configuration that cannot be run, with the key at fault."""
 
@@ -115,8 +127,12 @@ class RunConfig:
             raise ConfigError(f"{file}: no such config file") from None
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ConfigError(f"{file}: not valid JSON ({exc})") from None
+        except RecursionError:
+            raise ConfigError(f"{file}: nested too deeply") from None
         if not isinstance(data, dict):
             raise ConfigError(f"{file}: must hold a JSON object")
+        if _depth(data) > MAX_DEPTH:
+            raise ConfigError(f"{file}: nested deeper than {MAX_DEPTH} levels")
         config = cls.from_dict(data)
         # Relative paths in run.json are relative to the file, not to the shell.
         base = file.resolve().parent
@@ -232,3 +248,9 @@ def validate(config: RunConfig) -> None:
             raise ConfigError(f"{key}: must be a string")
     if not config.agent:
         raise ConfigError("agent: must name an agent ('stub' or 'module:attribute')")
+    outputs = {os.path.abspath(config.trajectory_path), os.path.abspath(config.receipt_path)}
+    if len(outputs) == 1:
+        raise ConfigError(
+            f"trajectory_path and receipt_path are the same file ({config.receipt_path}): "
+            "one would overwrite the other"
+        )

@@ -53,7 +53,7 @@ def _p2(cutoff: str, start: str, end: str) -> dict[str, Any]:
     if not cutoff:
         return {"status": "gap", "declared": None}
     day = date.fromisoformat(cutoff)
-    if date.fromisoformat(end) < day:
+    if date.fromisoformat(end) <= day:  # the cutoff day itself is in the training data
         check = "window_ends_before_cutoff"
         meaning = "the window is inside the model's training data: the main arm's score is not evidence of forecasting"
     elif date.fromisoformat(start) > day:

@@ -5,21 +5,28 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 from harness.release.arms import ARMS
 from harness.release.store import FORMAT, INDEX, MANIFEST, ReleaseError, arm_file, manifest_digest
 
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
 
 def _parse_day(value: str | date | None, what: str) -> str | None:
     if value is None:
         return None
+    if isinstance(value, datetime):
+        raise ReleaseError(f"{what} {value!r} is a datetime; give a date (YYYY-MM-DD)")
     if isinstance(value, date):
         return value.isoformat()
     try:
+        if not isinstance(value, str) or not _DAY.fullmatch(value):
+            raise ValueError
         return date.fromisoformat(value).isoformat()
     except ValueError:
         raise ReleaseError(f"{what} {value!r} is not a date (YYYY-MM-DD)") from None
@@ -97,10 +104,10 @@ class Bundle:
         if lo > hi:
             raise ReleaseError(f"start {lo} is after end {hi}")
         window = manifest["window"]
-        if hi < window["start"] or lo > window["end"]:
+        if lo < window["start"] or hi > window["end"]:
             raise ReleaseError(
-                f"window {lo}..{hi} lies outside release {manifest['name']} "
-                f"({window['start']}..{window['end']})"
+                f"window {lo}..{hi} is not inside release {manifest['name']} "
+                f"({window['start']}..{window['end']}): a run may not claim days it has no rows for"
             )
         chosen = [s for s in index["segments"] if s["form"] in wanted and lo <= s["date"] <= hi]
         return cls(root, manifest, wanted, lo, hi, chosen)

@@ -21,6 +21,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Iterable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,23 @@ def manifest_digest(manifest: dict[str, Any]) -> str:
     return canonical.digest(body)
 
 
+def _check_stamp(row: dict[str, Any]) -> None:
+    """``acceptance_at`` is an instant: ISO 8601 with its UTC offset, or null. A naive
+    stamp would be read in whatever zone the reader is in."""
+    stamp = row.get("acceptance_at")
+    if stamp is None:
+        return
+    try:
+        parsed = datetime.fromisoformat(stamp) if isinstance(stamp, str) else None
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.tzinfo is None or parsed.utcoffset() is None:
+        raise ReleaseError(
+            f"row {row.get('row_key')}: acceptance_at {stamp!r} must be ISO 8601 with a UTC "
+            "offset (a naive stamp names no instant)"
+        )
+
+
 def write_release(
     out: str | os.PathLike[str],
     *,
@@ -85,6 +103,7 @@ def write_release(
         missing = [f for f in ROW_FIELDS if f not in row]
         if missing:
             raise ReleaseError(f"row {row.get('row_key')}: missing fields {missing}")
+        _check_stamp(row)
     root = Path(out)
     root.mkdir(parents=True, exist_ok=True)
 

@@ -188,3 +188,104 @@ def test_the_seeds_integration_example_runs_verbatim(tmp_path: Path) -> None:
         trajectory=tmp_path / "trajectory.jsonl",
         bundle=tmp_path / "pit-eval-sec-2022-11_2023-03",
     ).ok
+
+
+# -- the small defects --------------------------------------------------------------------
+
+
+def _cli(*argv: str) -> int:
+    from harness.cli import main
+
+    return main(list(argv))
+
+
+def test_one_path_for_both_outputs_is_refused_and_nothing_is_written(
+    march_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_json = tmp_path / "run.json"
+    run_json.write_text(json.dumps({"bundle_path": str(march_release), **WINDOW, "forms": ["8-K"]}))
+    same = str(tmp_path / "out.json")
+    assert _cli("run", "--config", str(run_json), "--trajectory", same, "--receipt", same) == 2
+    assert "same file" in capsys.readouterr().err
+    assert not (tmp_path / "out.json").exists()
+    with pytest.raises(ConfigError, match="same file"):
+        RunConfig(bundle_path="x", trajectory_path="a/../t.json", receipt_path="t.json")
+
+
+def test_a_window_partly_outside_the_release_exits_2_naming_both(
+    march_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_json = tmp_path / "run.json"
+    run_json.write_text(
+        json.dumps({"bundle_path": str(march_release), "start": "2023-03-20", "end": "2023-04-10"})
+    )
+    assert _cli("run", "--config", str(run_json)) == 2
+    err = capsys.readouterr().err
+    assert "2023-03-20..2023-04-10 is not inside release" in err and "2023-03-31" in err
+
+
+@pytest.mark.parametrize("depth", [9, 100, 100_000])
+def test_a_deeply_nested_config_is_a_usage_error(
+    tmp_path: Path, depth: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_json = tmp_path / "run.json"
+    run_json.write_text('{"bundle_path": "x", "prices": ' + "[" * depth + "]" * depth + "}")
+    assert _cli("run", "--config", str(run_json)) == 2
+    assert "nested" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("cutoff", "check"),
+    [
+        ("2023-03-03", "window_ends_before_cutoff"),  # the window ends on the cutoff
+        ("2023-03-04", "window_ends_before_cutoff"),
+        ("2023-03-02", "window_crosses_cutoff"),
+        ("2023-03-01", "window_crosses_cutoff"),
+        ("2023-02-28", "window_starts_after_cutoff"),
+    ],
+)
+def test_p2_reads_a_cutoff_day_as_inside_the_training_data(cutoff: str, check: str) -> None:
+    from harness.receipt import _p2
+
+    assert _p2(cutoff, "2023-03-01", "2023-03-03")["check"] == check
+
+
+@pytest.mark.parametrize(
+    "stamp", ["2023-03-01T09:15:00", "2023-03-01 09:15", "March 1", "2023-03-01T09:15:00Z?"]
+)
+def test_a_release_refuses_an_acceptance_stamp_without_an_offset(
+    tmp_path: Path, stamp: str
+) -> None:
+    from harness.release.store import ReleaseError, write_release
+
+    row = {
+        "row_key": "r-0000000000000001",
+        "accession": "0000000001-23-000001",
+        "form": "8-K",
+        "cik": "0000000001",
+        "issuer": "Example Corp",
+        "ticker": None,
+        "title": "8-K - Example Corp (0000000001) (Filer)",
+        "partition_date": "2023-03-01",
+        "published_at": "2023-03-01",
+        "acceptance_at": stamp,
+        "filename": "edgar/data/1/0000000001-23-000001.txt",
+    }
+    with pytest.raises(ReleaseError, match="UTC offset"):
+        write_release(
+            tmp_path / "rel",
+            name="t",
+            rows=[row],
+            window=("2023-03-01", "2023-03-01"),
+            provenance="test",
+            source={"kind": "test"},
+        )
+    row["acceptance_at"] = "2023-03-01T09:15:00-05:00"
+    write_release(
+        tmp_path / "ok",
+        name="t",
+        rows=[row],
+        window=("2023-03-01", "2023-03-01"),
+        provenance="test",
+        source={"kind": "test"},
+    )

@@ -319,11 +319,26 @@ def test_start_after_end_is_refused(big: Path) -> None:
 
 @pytest.mark.parametrize(
     ("start", "end"),
-    [("2021-01-01", "2021-12-31"), ("2023-05-01", "2023-06-30")],
+    [
+        ("2021-01-01", "2021-12-31"),
+        ("2023-05-01", "2023-06-30"),
+        ("2022-09-15", "2022-10-15"),  # partly outside: still refused
+        ("2023-04-15", "2023-05-15"),
+    ],
 )
-def test_window_outside_the_release_is_refused(big: Path, start: str, end: str) -> None:
-    with pytest.raises(ReleaseError, match=f"window {start}..{end} lies outside release"):
+def test_a_window_not_inside_the_release_is_refused(big: Path, start: str, end: str) -> None:
+    with pytest.raises(ReleaseError) as info:
         Bundle.load(big, start=start, end=end)
+    assert f"window {start}..{end} is not inside release" in str(info.value)
+    assert "(2022-10-01..2023-04-30)" in str(info.value)
+
+
+@pytest.mark.parametrize("value", ["20230301", "2023-3-1", "2023-03-01T00:00:00"])
+def test_bundle_days_are_strictly_yyyy_mm_dd(big: Path, value: str) -> None:
+    with pytest.raises(ReleaseError, match="not a date"):
+        Bundle.load(big, start=value)
+    with pytest.raises(ReleaseError, match="datetime"):
+        Bundle.load(big, start=datetime(2023, 3, 1))
 
 
 def test_start_that_is_not_a_date_is_refused(big: Path) -> None:
