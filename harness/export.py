@@ -9,28 +9,41 @@ through the harness. On the shifted arm ids and metadata carry only shifted date
 
 from __future__ import annotations
 
+import json
 import os
+from bisect import bisect_right
 from datetime import date
 from pathlib import Path
 
 from harness import canonical
 from harness.calendar import sessions_for
-from harness.clocks import CLOCKS, iso_utc
+from harness.clocks import CLOCKS, iso_utc, known_at
 from harness.release.arms import shift_iso
 from harness.release.bundle import Bundle
 from harness.runner import trade_prompt
-from harness.tools import ClockIndex
 
 
 def export_points(
     bundle: Bundle, *, arm: str, clock: str, out: str | os.PathLike[str], hold_sessions: int = 5
 ) -> int:
+    """Write one sample per session of the bundle's window; return how many.
+
+    The rows are read a segment at a time (each checked against the index) and only
+    counted: memory is bounded by one segment, whatever the window's size.
+    """
     if clock not in CLOCKS:
         raise ValueError(f"unknown clock {clock!r} (clocks: {', '.join(CLOCKS)})")
-    rows = bundle.rows(arm)  # validates the arm name
-    index = ClockIndex.build(bundle.rows("main"), clock)
+    for _ in bundle.iter_segments(arm):  # validates the arm name and checks its bytes
+        pass
     table = sessions_for(date.fromisoformat(bundle.start), date.fromisoformat(bundle.end))
     window = table.window(date.fromisoformat(bundle.start), date.fromisoformat(bundle.end))
+    opens = [table.opens[s] for s in window]
+    # newly knowable at session n: rows known strictly before its bell and not before
+    # the previous one's (the runner's ClockIndex.knowable, counted as the rows stream by)
+    new_at = [0] * (len(opens) + 1)
+    for segment in bundle.iter_segments("main"):
+        for line in segment:
+            new_at[bisect_right(opens, known_at(json.loads(line), clock)[0])] += 1
     shift = arm == "shifted"
     target = Path(out)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -40,8 +53,7 @@ def export_points(
             day = table.sessions[s].isoformat()
             bell = iso_utc(table.opens[s])
             shown_day, shown_bell = (shift_iso(day), shift_iso(bell)) if shift else (day, bell)
-            new_from = 0 if n == 0 else index.knowable(table.opens[s - 1])
-            new = index.knowable(table.opens[s]) - new_from
+            new = new_at[n]
             prompt = trade_prompt(
                 arm=arm,
                 clock=clock,
@@ -61,7 +73,7 @@ def export_points(
                 "release": None if shift else bundle.name,
                 "bundle_content_digest": bundle.content_digest,
                 "forms": list(bundle.forms),
-                "rows_in_window": len(rows),
+                "rows_in_window": bundle.row_count,
             }
             sample = {
                 "id": f"{arm}-{clock}-{n:04d}",

@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -127,9 +128,16 @@ class Bundle:
 
     def read_lines(self, arm: str) -> list[bytes]:
         """The window's raw lines of one arm, each segment checked against the index."""
+        lines: list[bytes] = []
+        for segment in self.iter_segments(arm):
+            lines.extend(segment)
+        return lines
+
+    def iter_segments(self, arm: str) -> Iterator[list[bytes]]:
+        """The window's raw lines of one arm, a segment at a time, each checked against
+        the index before it is handed out: memory holds one segment."""
         if arm not in ARMS:
             raise ReleaseError(f"unknown arm {arm!r} (arms: {', '.join(ARMS)})")
-        lines: list[bytes] = []
         name = arm_file(arm)
         with open(self.root / name, "rb") as handle:
             for seg in self.segments:
@@ -141,8 +149,7 @@ class Bundle:
                         f"{name}: segment {seg['date']} {seg['form']} does not match its hash "
                         "in index.json (the file was altered)"
                     )
-                lines.extend(data.splitlines())
-        return lines
+                yield data.splitlines()
 
     def texts(self, arm: str) -> list[str]:
         """Each row's canonical JSON line as stored (what the trajectory splices in)."""

@@ -289,3 +289,39 @@ def test_a_release_refuses_an_acceptance_stamp_without_an_offset(
         provenance="test",
         source={"kind": "test"},
     )
+
+
+def test_export_counts_what_the_runner_counts_holding_one_segment(
+    tmp_path: Path,
+) -> None:
+    import tracemalloc
+
+    from harness.calendar import sessions_for
+    from harness.export import export_points
+
+    release = build_release(tmp_path / "rel", end=date(2023, 3, 31), seed=9, rows=30_000)
+    window = {"forms": None, "start": "2023-03-01", "end": "2023-03-31"}
+    body_run = run(
+        stub(),
+        config(release, tmp_path / "run", forms=(), start="2023-03-01", end="2023-03-31", probe=0),
+    )
+    assert body_run.body["valid"]
+    runner_counts = [
+        e["newly_knowable"]
+        for e in map(json.loads, (tmp_path / "run" / "trajectory.jsonl").read_text().splitlines())
+        if e["event"] == "session" and e["arm"] == "main" and e["clock"] == "pit"
+    ]
+    sessions_for(date(2023, 3, 1), date(2023, 3, 31))  # the calendar is built once
+    bundle = Bundle.load(release, **window)
+    tracemalloc.start()
+    count = export_points(bundle, arm="main", clock="pit", out=tmp_path / "samples.jsonl")
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    samples = [json.loads(x) for x in (tmp_path / "samples.jsonl").read_text().splitlines()]
+    assert count == len(samples) == len(runner_counts)
+    assert [s["metadata"]["newly_knowable"] for s in samples] == runner_counts
+    assert all(s["metadata"]["rows_in_window"] == 30_000 for s in samples)
+    largest = max(s["main"][1] for s in bundle.segments)
+    main_bytes = sum(s["main"][1] for s in bundle.segments)
+    # one segment's bytes (and its lines) at a time, not the window's
+    assert peak < 4 * largest + (2 << 20) < main_bytes, (peak, largest, main_bytes)
