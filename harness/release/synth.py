@@ -2,8 +2,8 @@
 
 The mix imitates EDGAR: Form 4 dominates, 8-Ks and prospectus supplements follow,
 annual reports bunch in February and March; most filings land on EDGAR business
-days, a few on weekends and federal holidays; only a fraction carry an acceptance
-stamp, spread over the pre-open, exactly 09:30:00, the session, the late afternoon
+days, a few on weekends and federal holidays; exactly the given fraction of rows carry
+an acceptance stamp (none in a month the seed's release leaves unstamped), spread over the pre-open, exactly 09:30:00, the session, the late afternoon
 and after 17:30 (which moves a filing to the next business day's date, except for
 Forms 3, 4, 5 and 144, which keep their date until 22:00).
 """
@@ -26,6 +26,9 @@ NEW_YORK = ZoneInfo("America/New_York")
 SEED_ROWS = 287_929
 SEED_STAMPED = 3_124
 DEFAULT_ACCEPTANCE_FRACTION = SEED_STAMPED / SEED_ROWS
+# The seed's release carries no acceptance stamp in November 2022 (so a window there has
+# identical pit and dump cells by construction); a synthetic release stamps none either.
+UNSTAMPED_MONTHS = frozenset({(2022, 11)})
 
 FORM_WEIGHTS = {
     "4": 36.0,
@@ -202,32 +205,41 @@ def synth_rows(
     forms = list(FORM_WEIGHTS)
     form_cum = list(accumulate(FORM_WEIGHTS.values()))
     annual_cum = list(accumulate(4.0 if d.month in (2, 3) else 1.0 for d in open_days))
-    sequence: dict[tuple[int, int], int] = {}
-    out = []
+    # First what each row is and on which day it would be filed; then which rows carry
+    # a stamp: exactly round(fraction x rows) of them, none in a month the seed's
+    # release leaves unstamped; then the stamps, and the days late ones move to.
+    drafts = []
     for _ in range(rows):
         form = rng.choices(forms, cum_weights=form_cum)[0]
         issuer = rng.choices(issuers, cum_weights=issuer_cum)[0]
-        stamped = rng.random() < acceptance_fraction
         if closed_days and rng.random() < 0.002:
-            filed = rng.choice(closed_days)  # a weekend or holiday filing
-            accepted = None
-            if stamped:  # on the same closed day, before the 17:30 cut-off that would move its date
-                secs = rng.randrange(6 * 3600, 17 * 3600 + 30 * 60)
-                at = time(secs // 3600, secs // 60 % 60, secs % 60)
-                accepted = datetime.combine(filed, at, NEW_YORK)
+            drafts.append((form, issuer, rng.choice(closed_days), True))  # weekend or holiday
+        elif form in ("10-K", "10-K/A"):
+            drafts.append((form, issuer, rng.choices(open_days, cum_weights=annual_cum)[0], False))
         else:
-            if form in ("10-K", "10-K/A"):
-                base = rng.choices(open_days, cum_weights=annual_cum)[0]
-            else:
-                base = rng.choice(open_days)
-            filed, accepted = base, None
-            if stamped:
-                accepted = datetime.combine(base, _acceptance_time(rng), NEW_YORK)
-                late = accepted.time() > time(17, 30) and form not in LATE_SAME_DAY_FORMS
-                if late:
-                    filed = _next_business_day(base, open_set)
-        if filed > end:  # a late filing on the last day falls outside the window
-            filed, accepted = base, None
+            drafts.append((form, issuer, rng.choice(open_days), False))
+    eligible = [
+        n
+        for n, draft in enumerate(drafts)
+        if (draft[2].year, draft[2].month) not in UNSTAMPED_MONTHS
+    ]
+    wanted = min(len(eligible), round(acceptance_fraction * rows))
+    stamped = set(rng.sample(eligible, wanted))
+    sequence: dict[tuple[int, int], int] = {}
+    out = []
+    for n, (form, issuer, base, closed) in enumerate(drafts):
+        filed, accepted = base, None
+        if n in stamped and closed:  # the same closed day, before the 17:30 cut-off
+            secs = rng.randrange(6 * 3600, 17 * 3600 + 30 * 60)
+            accepted = datetime.combine(
+                base, time(secs // 3600, secs // 60 % 60, secs % 60), NEW_YORK
+            )
+        elif n in stamped:
+            accepted = datetime.combine(base, _acceptance_time(rng), NEW_YORK)
+            if accepted.time() > time(17, 30) and form not in LATE_SAME_DAY_FORMS:
+                filed = _next_business_day(base, open_set)
+                if filed > end:  # the next business day is past the window: stamp it earlier
+                    filed, accepted = base, datetime.combine(base, time(17, 29, 59), NEW_YORK)
         agent = issuer["cik"] if rng.random() < 0.55 else rng.choice(_FILING_AGENTS)
         yy = filed.year % 100
         sequence[(agent, yy)] = sequence.get((agent, yy), 0) + 1

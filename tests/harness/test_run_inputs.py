@@ -325,3 +325,27 @@ def test_export_counts_what_the_runner_counts_holding_one_segment(
     main_bytes = sum(s["main"][1] for s in bundle.segments)
     # one segment's bytes (and its lines) at a time, not the window's
     assert peak < 4 * largest + (2 << 20) < main_bytes, (peak, largest, main_bytes)
+
+
+def test_a_november_2022_window_has_identical_pit_and_dump_cells(tmp_path: Path) -> None:
+    from harness.release.synth import synth_release
+
+    synth_release(
+        tmp_path / "rel", start=date(2022, 11, 1), end=date(2022, 11, 30), seed=7, rows=3000
+    )
+    body = run(
+        stub(),
+        config(
+            tmp_path / "rel",
+            tmp_path / "out",
+            forms=(),
+            start="2022-11-01",
+            end="2022-11-30",
+            probe=0,
+            arms=("main",),
+        ),
+    ).body
+    cells = {c["clock"]: c for c in body["cells"]}
+    assert cells["pit"]["trades"] == cells["dump"]["trades"] > 0
+    assert cells["pit"]["trades_sha256"] == cells["dump"]["trades_sha256"]
+    assert cells["pit"]["pit_fallbacks_served"] == cells["pit"]["rows_served"]  # no stamps

@@ -227,12 +227,13 @@ def test_filing_accepted_by_1730_keeps_its_acceptance_date(stamped: list[dict[st
 
 @pytest.fixture(scope="module")
 def holiday_eves(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
-    """Every row stamped, over the autumn federal holidays."""
+    """Every row stamped, over the autumn federal holidays (of 2023: the seed's release,
+    and so a synthetic one, has no stamps in November 2022)."""
     root = tmp_path_factory.mktemp("eves") / "release"
     synth_release(
         root,
-        start=date(2022, 10, 3),
-        end=date(2022, 11, 30),
+        start=date(2023, 10, 2),
+        end=date(2023, 11, 30),
         seed=5,
         rows=4000,
         acceptance_fraction=1.0,
@@ -243,9 +244,9 @@ def holiday_eves(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any
 @pytest.mark.parametrize(
     ("eve", "expected"),
     [
-        (date(2022, 10, 7), date(2022, 10, 11)),  # Fri; Mon is Columbus Day (NYSE open)
-        (date(2022, 11, 10), date(2022, 11, 14)),  # Thu; Fri is Veterans Day (NYSE open)
-        (date(2022, 11, 23), date(2022, 11, 25)),  # Wed; Thu is Thanksgiving
+        (date(2023, 10, 6), date(2023, 10, 10)),  # Fri; Mon is Columbus Day (NYSE open)
+        (date(2023, 11, 9), date(2023, 11, 13)),  # Thu; Fri is Veterans Day observed (NYSE open)
+        (date(2023, 11, 22), date(2023, 11, 24)),  # Wed; Thu is Thanksgiving
     ],
 )
 def test_late_filing_on_eve_of_edgar_holiday_skips_the_holiday(
@@ -419,3 +420,16 @@ def test_check_reports_altered_byte_in_a_segment_the_load_did_not_read(copy: Pat
 
 def test_check_of_an_intact_release_is_empty(pristine: Path) -> None:
     assert Bundle.load(pristine).check() == []
+
+
+def test_stamps_are_exactly_the_fraction_and_none_in_november_2022(tmp_path: Path) -> None:
+    synth_release(
+        tmp_path / "r", start=date(2022, 11, 1), end=date(2023, 1, 31), seed=7, rows=9000,
+        acceptance_fraction=0.1,
+    )  # fmt: skip
+    rows = _read(tmp_path / "r")
+    stamped = [r for r in rows if r["acceptance_at"]]
+    assert len(stamped) == 900
+    assert not [r for r in stamped if r["partition_date"] < "2022-12-01"]
+    november = [r for r in rows if r["partition_date"] < "2022-12-01"]
+    assert november  # rows there, but none stamped: pit and dump agree by construction
