@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from harness.outcomes import (
     EXIT_AGENT_FAILED,
@@ -16,6 +17,11 @@ from harness.outcomes import (
     EXIT_USAGE,
 )
 from harness.version import HARNESS_VERSION
+
+if TYPE_CHECKING:
+    from harness.agents.base import AgentSpec
+    from harness.config import RunConfig
+    from harness.runner import RunResult
 
 
 class UsageError(Exception):
@@ -107,13 +113,13 @@ def cmd_build(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+def _run_config(args: argparse.Namespace, **forced: Any) -> tuple[RunConfig, AgentSpec]:
+    """The config file with the command line's overrides, and the agent it names."""
     from harness.agents.base import load_agent
     from harness.config import RunConfig, replace_config
-    from harness.runner import run
 
     config = RunConfig.from_file(args.config)
-    changes = {}
+    changes: dict[str, Any] = dict(forced)
     if args.trajectory:
         changes["trajectory_path"] = args.trajectory
     if args.receipt:
@@ -130,6 +136,33 @@ def cmd_run(args: argparse.Namespace) -> int:
         spec = load_agent(config.agent)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    return config, spec
+
+
+def _exit_code(result: RunResult) -> int:
+    body = result.body
+    if result.harness_failed:
+        print(
+            "pit-harness: "
+            + "; ".join(body["not_rankable_because"])
+            + ". The receipt is written and says the run is not rankable.",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+    if result.agent_failed:
+        print(
+            "pit-harness: the agent failed in at least one cell (see agent_fault and "
+            "agent_errors in the receipt); the receipt is written",
+            file=sys.stderr,
+        )
+        return EXIT_AGENT_FAILED
+    return EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from harness.runner import run
+
+    config, spec = _run_config(args)
     result = run(spec, config)
     body = result.body
     print(f"run {body['run_id']}  valid={body['valid']}  receipt {result.receipt['body_sha256']}")
@@ -156,22 +189,35 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"  capabilities: {body['capability_line']}")
     for entry in result.receipt["attempts"]:
         print(f"  retried {entry['cell']} (attempt {entry['attempt']}): {entry['failure']}")
-    if result.harness_failed:
+    return _exit_code(result)
+
+
+def cmd_clocks_report(args: argparse.Namespace) -> int:
+    """The seed's clock experiment: one agent, one window, the main arm under each clock."""
+    from harness.clocks import CLOCKS
+    from harness.reports import clock_report
+    from harness.runner import run
+
+    config, spec = _run_config(args, arms=("main",), clocks=CLOCKS, probe=0)
+    result = run(spec, config)
+    report = clock_report(result)
+    body = result.body
+    print(
+        f"clocks-report {body['run_id']}  agent {body['config']['agent']}  "
+        f"{body['config']['start']}..{body['config']['end']}  forms "
+        f"{','.join(body['config']['forms'])}  main arm  valid={body['valid']}"
+    )
+    for line in report:
         print(
-            "pit-harness: "
-            + "; ".join(body["not_rankable_because"])
-            + ". The receipt is written and says the run is not rankable.",
-            file=sys.stderr,
+            f"  {line.clock:<6} total_return {_fmt_return(line.total_return):>8}"
+            f"  trades {line.trades:>5}  priced {line.priced:>5}"
+            f"  bought before EDGAR accepted {line.entered_before_acceptance:>4} of "
+            f"{line.stamped} stamped" + ("" if line.reachable else "  (unreachable)")
         )
-        return EXIT_INTERNAL
-    if result.agent_failed:
-        print(
-            "pit-harness: the agent failed in at least one cell (see agent_fault and "
-            "agent_errors in the receipt); the receipt is written",
-            file=sys.stderr,
-        )
-        return EXIT_AGENT_FAILED
-    return EXIT_OK
+    if not any(line.priced for line in report):
+        print("  no prices: returns are n/a (give the config prices to score them)")
+    print(f"  receipt {config.receipt_path} (pit-harness verify checks it)")
+    return _exit_code(result)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -287,6 +333,27 @@ def build_parser() -> argparse.ArgumentParser:
         "agent_process)",
     )
     run.set_defaults(func=cmd_run)
+
+    report = sub.add_parser(
+        "clocks-report",
+        help="the seed's clock experiment: main-arm return per clock and trades bought "
+        "before EDGAR accepted the filing",
+        description="Run one agent over one window on the main arm under each clock (leaky, "
+        "dump, pit) and print each clock's return and how many trades were bought at an "
+        "opening auction that had already begun when EDGAR accepted the filing, of the trades "
+        "whose filing carries an acceptance stamp. Writes a trajectory and receipt like run "
+        "(arms, clocks and probe are set for the experiment). Exit codes as for run.",
+    )
+    report.add_argument("--config", required=True, help="run.json (keys follow RunConfig)")
+    report.add_argument("--trajectory", help="trajectory path (overrides trajectory_path)")
+    report.add_argument("--receipt", help="receipt path (overrides receipt_path)")
+    report.add_argument("--agent", help="'stub' or 'package.module:attribute' (overrides agent)")
+    report.add_argument(
+        "--agent-process",
+        choices=["auto", "isolated", "in_process"],
+        help="as for run (overrides agent_process)",
+    )
+    report.set_defaults(func=cmd_clocks_report)
 
     ver = sub.add_parser(
         "verify", help="recompute the receipt's hashes offline; exit 1 on any mismatch"

@@ -83,6 +83,7 @@ class RunResult:
     # Trades are rebuilt from the picks when asked for, not kept: a whole-release run
     # makes millions of them.
     _trader: Callable[[CellOutcome], list[Trade]] = field(repr=False)
+    _main_rows: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
     @property
     def body(self) -> dict[str, Any]:
@@ -111,6 +112,10 @@ class RunResult:
 
     def trades(self, arm: str, clock: str) -> list[Trade]:
         return self._trader(self.cells[(arm, clock)])
+
+    def main_row(self, row_key: str) -> dict[str, Any]:
+        """The facts of a main-arm row of the window (dates, form, acceptance stamp)."""
+        return self._main_rows[row_key]
 
 
 def _same_path(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
@@ -375,7 +380,7 @@ def run(
     )
     receipt = write_receipt(config.receipt_path, body, attempts=ctx.ledger)
     return RunResult(
-        receipt, Path(config.trajectory_path), Path(config.receipt_path), cells, trader
+        receipt, Path(config.trajectory_path), Path(config.receipt_path), cells, trader, main_by_key
     )
 
 

@@ -349,3 +349,58 @@ def test_a_november_2022_window_has_identical_pit_and_dump_cells(tmp_path: Path)
     assert cells["pit"]["trades"] == cells["dump"]["trades"] > 0
     assert cells["pit"]["trades_sha256"] == cells["dump"]["trades_sha256"]
     assert cells["pit"]["pit_fallbacks_served"] == cells["pit"]["rows_served"]  # no stamps
+
+
+# -- the seed's clock experiment as a command ---------------------------------------------
+
+
+def test_clocks_report_prints_each_clocks_return_and_the_trades_bought_before_acceptance(
+    march_release: Path, march_prices: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.calendar import sessions_for
+    from harness.clocks import acceptance_instant
+
+    values = {
+        "bundle_path": str(march_release),
+        "forms": ["8-K"],
+        "start": "2023-03-01",
+        "end": "2023-03-31",
+        "prices": {"path": str(march_prices), "source": "SYNTHETIC"},
+        "trajectory_path": str(tmp_path / "report" / "trajectory.jsonl"),
+        "receipt_path": str(tmp_path / "report" / "receipt.json"),
+    }
+    (tmp_path / "c.json").write_text(json.dumps(values))
+    assert _cli("clocks-report", "--config", str(tmp_path / "c.json")) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("clocks-report ") and "main arm  valid=True" in out[0]
+    printed = {line.split()[0]: line for line in out[1:4]}
+    assert list(printed) == ["leaky", "dump", "pit"]
+
+    # the same experiment through the API, counted by hand from its trades and the release
+    cfg = RunConfig(
+        **{
+            **values,
+            "forms": ("8-K",),
+            "trajectory_path": str(tmp_path / "t.jsonl"),
+            "receipt_path": str(tmp_path / "r.json"),
+        },
+        arms=("main",),
+        probe=0,
+    )
+    result = run(stub(), cfg)
+    rows = {r["row_key"]: r for r in Bundle.load(march_release, forms=["8-K"]).rows("main")}
+    table = sessions_for(date(2023, 3, 1), date(2023, 5, 31))
+    bell = {day.isoformat(): table.opens[i] for i, day in enumerate(table.sessions)}
+    for clock, line in printed.items():
+        trades = result.trades("main", clock)
+        stamped = [t for t in trades if rows[t.row_key]["acceptance_at"]]
+        early = [t for t in stamped if bell[t.entry_session] < acceptance_instant(rows[t.row_key])]
+        ret = result.total_return("main", clock)
+        assert ret is not None
+        assert f"total_return {ret * 100:+.2f}%" in " ".join(line.split())
+        assert f"bought before EDGAR accepted {len(early)} of {len(stamped)} stamped" in " ".join(
+            line.split()
+        )
+        assert (len(early) > 0) == (clock == "leaky")  # dump and pit none by construction
+    assert stamped  # the window has stamped trades, or the test would prove nothing
+    assert "(unreachable)" in printed["leaky"] and "(unreachable)" not in printed["pit"]
