@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.clocks import CLOCKS
+from harness.egress import EgressError, parse_endpoint
 from harness.guard import POLICIES
 from harness.release.arms import ARMS
 
@@ -58,6 +59,12 @@ class RunConfig:
     network_policy: str = "fail_closed"
     agent_process: str = "auto"
     probe: int = 10
+    # the only hosts an isolated agent may reach, through the run's recording proxy
+    model_endpoints: tuple[str, ...] = ()
+    # a CA file the proxy also trusts for those endpoints (a self-hosted model's own CA)
+    model_ca_file: str = ""
+    # names of environment variables (API keys) handed to the agent's process, never recorded
+    pass_env: tuple[str, ...] = ()
     trajectory_path: str = "trajectory.jsonl"
     receipt_path: str = "receipt.json"
     _extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -77,6 +84,9 @@ class RunConfig:
             self, "forms", (self.forms,) if isinstance(self.forms, str) else tuple(self.forms)
         )
         object.__setattr__(self, "arms", tuple(self.arms))
+        for key in ("model_endpoints", "pass_env"):
+            value = getattr(self, key)
+            object.__setattr__(self, key, (value,) if isinstance(value, str) else tuple(value))
         object.__setattr__(self, "clocks", tuple(self.clocks))
         if isinstance(self.prices, dict):
             object.__setattr__(self, "prices", _price_spec(self.prices))
@@ -116,6 +126,7 @@ class RunConfig:
             "network_policy": self.network_policy,
             "agent_process": agent_process,
             "probe_items": self.probe,
+            "model_endpoints": sorted(parse_endpoint(e).label for e in self.model_endpoints),
         }
 
     @classmethod
@@ -146,6 +157,7 @@ class RunConfig:
         return replace_config(
             config,
             bundle_path=anchor(str(config.bundle_path)),
+            model_ca_file=anchor(config.model_ca_file),
             prices=prices,
             trajectory_path=anchor(config.trajectory_path),
             receipt_path=anchor(config.receipt_path),
@@ -160,7 +172,7 @@ class RunConfig:
                 f"unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
             )
         values = dict(data)
-        for key in ("forms", "arms", "clocks"):
+        for key in ("forms", "arms", "clocks", "model_endpoints", "pass_env"):
             if key in values:
                 items = values[key]
                 if isinstance(items, str):
@@ -248,6 +260,20 @@ def validate(config: RunConfig) -> None:
             raise ConfigError(f"{key}: must be a string")
     if not config.agent:
         raise ConfigError("agent: must name an agent ('stub' or 'module:attribute')")
+    for endpoint in config.model_endpoints:
+        if not isinstance(endpoint, str):
+            raise ConfigError("model_endpoints: must be a list of https:// URLs")
+        try:
+            parse_endpoint(endpoint)
+        except EgressError as exc:
+            raise ConfigError(str(exc)) from None
+    if not isinstance(config.model_ca_file, str):
+        raise ConfigError("model_ca_file: must be a path")
+    for name in config.pass_env:
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise ConfigError(f"pass_env: {name!r} is not an environment variable name")
+    if config.pass_env and not config.model_endpoints:
+        raise ConfigError("pass_env: only a run with model_endpoints passes variables on")
     outputs = {os.path.abspath(config.trajectory_path), os.path.abspath(config.receipt_path)}
     if len(outputs) == 1:
         raise ConfigError(

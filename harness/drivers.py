@@ -9,6 +9,7 @@ what they enforce as receipt fields and as one line.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -19,6 +20,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from harness import outcomes
 from harness.agents.base import Agent, AgentSpec, Decision, Task
 from harness.config import ConfigError, RunConfig
+from harness.egress import (
+    INSIDE,
+    RELAY_PORT,
+    SOCKET_NAME,
+    ModelProxy,
+    parse_endpoint,
+    relay_environment,
+)
 from harness.guard import GUARD_NAME, GUARD_SCOPE, EgressAttempt, NetworkAbort, NetworkGuard
 from harness.sandbox import outside
 
@@ -98,6 +107,8 @@ class Drivers(Protocol):
 
     def network_block(self, attempts: list[EgressAttempt]) -> dict[str, Any]: ...
 
+    def model_traffic(self) -> tuple[list[dict[str, Any]], list[EgressAttempt]]: ...
+
 
 def capability_line(fields: dict[str, Any]) -> str:
     return " ".join(f"{k}={fields[k]}" for k in LINE_FIELDS if k in fields)
@@ -109,8 +120,23 @@ def not_enforced(fields: dict[str, Any]) -> list[str]:
 
 
 def _network_block(
-    guard: str, scope: str, policy: str, attempts: list[EgressAttempt]
+    guard: str,
+    scope: str,
+    policy: str,
+    attempts: list[EgressAttempt],
+    proxy: ModelProxy | None = None,
 ) -> dict[str, Any]:
+    model: dict[str, Any]
+    if proxy is None:
+        model = {"endpoints": [], "exchanges": {}, "line": "model_egress=none"}
+    else:
+        labels = sorted(e.label for e in proxy.endpoints)
+        model = {
+            "endpoints": labels,
+            "exchanges": {},  # the runner counts what it wrote into the trajectory
+            "recorded_whole": True,
+            "line": "model_egress=" + ",".join(f"{label}(recorded)" for label in labels),
+        }
     return {
         "guard": guard,
         "policy": policy,
@@ -118,6 +144,7 @@ def _network_block(
         "egress_attempts": len(attempts),
         "attempts": [a.to_json() for a in attempts],
         "scope": scope,
+        "model_egress": model,
     }
 
 
@@ -228,6 +255,9 @@ class InProcessDrivers:
     def network_block(self, attempts: list[EgressAttempt]) -> dict[str, Any]:
         return _network_block(GUARD_NAME, GUARD_SCOPE, self._policy, attempts)
 
+    def model_traffic(self) -> tuple[list[dict[str, Any]], list[EgressAttempt]]:
+        return [], []  # an in-process run has no model proxy (endpoints need the sandbox)
+
 
 # -- isolated ----------------------------------------------------------------------------
 
@@ -236,13 +266,27 @@ class IsolatedDrivers:
     mode = ISOLATED
 
     def __init__(
-        self, spec: AgentSpec, config: RunConfig, sandbox: outside.Sandbox, payload: Any
+        self,
+        spec: AgentSpec,
+        config: RunConfig,
+        sandbox: outside.Sandbox,
+        payload: Any,
+        proxy: ModelProxy | None = None,
     ) -> None:
         self.name = spec.name
         self._policy = config.network_policy
         self.sandbox = sandbox
         self._payload = payload
         self._pending = _Pending()
+        self.proxy = proxy
+        self._relay: dict[str, Any] | None = None
+        if proxy is not None:
+            passed = {name: os.environ[name] for name in config.pass_env}
+            self._relay = {
+                "port": RELAY_PORT,
+                "socket": f"{INSIDE}/{SOCKET_NAME}",
+                "environment": {**relay_environment(), **passed},
+            }
 
     def ready(self) -> None:
         """Wait for the sandbox launched by ``open_drivers`` and run its probe cell; the
@@ -255,7 +299,7 @@ class IsolatedDrivers:
 
     def open(self) -> CellAgent:
         try:
-            return self.sandbox.open_cell(self._payload, self._policy)
+            return self.sandbox.open_cell(self._payload, self._policy, self._relay)
         except (outcomes.AgentFault, NetworkAbort) as exc:
             cell = getattr(exc, "cell", None)
             if cell is not None:
@@ -297,7 +341,10 @@ class IsolatedDrivers:
         }
 
     def network_block(self, attempts: list[EgressAttempt]) -> dict[str, Any]:
-        return _network_block(ISOLATED_GUARD, ISOLATED_SCOPE, self._policy, attempts)
+        return _network_block(ISOLATED_GUARD, ISOLATED_SCOPE, self._policy, attempts, self.proxy)
+
+    def model_traffic(self) -> tuple[list[dict[str, Any]], list[EgressAttempt]]:
+        return self.proxy.take() if self.proxy is not None else ([], [])
 
 
 @contextlib.contextmanager
@@ -319,6 +366,11 @@ def open_drivers(
             raise ConfigError(f"agent_process=isolated, but {why}")
         else:
             mode, reason = IN_PROCESS, why
+    if mode == IN_PROCESS and config.model_endpoints:
+        raise ConfigError(
+            "model_endpoints need the agent's sandbox (its only way out is the recording "
+            f"proxy), and this run would be in process: {reason}"
+        )
     if mode == IN_PROCESS:
         drivers = InProcessDrivers(spec, config, reason)
         with drivers.interrupts, drivers.guard:
@@ -328,14 +380,33 @@ def open_drivers(
         payload = outside.agent_payload(spec)
     except outside.SandboxError as exc:
         raise ConfigError(str(exc)) from None
+    missing = [name for name in config.pass_env if name not in os.environ]
+    if missing:
+        raise ConfigError(f"pass_env: {', '.join(missing)} not set in the environment")
+    proxy = None
+    binds = payload.binds
+    if config.model_endpoints:
+        proxy = ModelProxy(
+            tuple(parse_endpoint(e) for e in config.model_endpoints),
+            upstream_ca_file=config.model_ca_file,
+            secrets=tuple(os.environ[name] for name in config.pass_env),
+        )
+        try:
+            proxy.start()
+        except (OSError, ValueError) as exc:
+            proxy.stop()
+            raise ConfigError(f"the model proxy could not start: {exc}") from None
+        binds = (*binds, (str(proxy.folder), INSIDE))
     sandbox = outside.Sandbox(
-        binds=payload.binds,
+        binds=binds,
         hidden=hidden,
         settings=settings,
         by_value=payload.message["kind"] != "ref",
     )
     try:
         sandbox.launch()
-        yield IsolatedDrivers(spec, config, sandbox, payload)
+        yield IsolatedDrivers(spec, config, sandbox, payload, proxy)
     finally:
         sandbox.close()
+        if proxy is not None:
+            proxy.stop()

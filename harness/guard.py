@@ -126,7 +126,12 @@ def _where() -> tuple[str, tuple[str, ...]]:
 def _check(call: str, target: Callable[[], str]) -> None:
     guard = _current
     if guard is not None:
-        guard._refuse(call, target())
+        text = target()
+        if text in guard.relay:
+            return
+        if guard.relay and (call == "socket.socket" or call.startswith("ssl.")):
+            return  # making a socket or wrapping one in TLS is no egress; connect is checked
+        guard._refuse(call, text)
 
 
 _Target = Callable[[tuple[Any, ...], dict[str, Any]], str]
@@ -162,7 +167,12 @@ class _GuardedSocket(_SocketBase):
             _check("socket.socket", lambda: "")
         super().__init__(family, type, proto, fileno)
         # An adopted descriptor (accept, fromfd) only reveals its family after init.
-        if fileno is not None and self.family in _INET and _current is not None:
+        if (
+            fileno is not None
+            and self.family in _INET
+            and _current is not None
+            and not _current.relay
+        ):
             self.close()
             _check("socket.socket", lambda: "")
 
@@ -231,15 +241,22 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     if describe is None or guard is None:
         return
     target = describe(args)
-    if target is not None:
+    if target is not None and str(target) not in guard.relay:
         guard._refuse(event, str(target))
 
 
 class NetworkGuard:
-    def __init__(self, policy: str = "fail_closed") -> None:
+    def __init__(self, policy: str = "fail_closed", *, relay_port: int | None = None) -> None:
+        """``relay_port``: in a sandbox cell of a run that declared model endpoints, the
+        loopback port of the cell's relay to the run's recording proxy, the one address
+        the agent may connect to (the proxy decides where it goes). Not for in-process
+        runs, which have no proxy."""
         if policy not in POLICIES:
             raise ValueError(f"unknown network guard policy {policy!r}; expected one of {POLICIES}")
         self.policy = policy
+        self.relay: frozenset[str] = (
+            frozenset() if relay_port is None else frozenset({f"127.0.0.1:{relay_port}"})
+        )
         self.attempts: list[EgressAttempt] = []
         self._lock = threading.Lock()
         self._saved: list[tuple[object, str, object]] = []

@@ -172,11 +172,22 @@ class _Context:
     positions: dict[str, int]
     egress: list[EgressAttempt] = field(default_factory=list)
     ledger: list[dict[str, Any]] = field(default_factory=list)
+    model_exchanges: dict[str, int] = field(default_factory=dict)  # by endpoint, as written
 
     def record_attempts(self, agent: HasAttempts) -> None:
-        for attempt in agent.take_attempts():
+        """The agent's egress attempts, and its model traffic since the last call: each
+        exchange with a declared endpoint goes into the trajectory whole, and each request
+        the proxy refused is an egress attempt like any other."""
+        exchanges, refused = self.drivers.model_traffic()
+        for exchange in exchanges:
+            self.writer.write("model_exchange", **exchange)
+            label = exchange["endpoint"]
+            self.model_exchanges[label] = self.model_exchanges.get(label, 0) + 1
+        for attempt in [*agent.take_attempts(), *refused]:
             self.writer.write("network_attempt", **attempt.to_json())
             self.egress.append(attempt)
+        if refused and self.config.network_policy == "abort":
+            raise _Aborted(f"network egress through the model proxy to {refused[0].target}")
 
 
 def _retrying(
@@ -187,10 +198,12 @@ def _retrying(
     (outside the receipt body, so a retried run's body equals an undisturbed one's)."""
     for attempt in range(1, outcomes.RUNTIME_ATTEMPTS + 1):
         mark, seen = ctx.writer.checkpoint(), len(ctx.egress)
+        exchanged = dict(ctx.model_exchanges)
         try:
             return True, attempt_fn()
         except outcomes.RuntimeFailure as exc:
             ctx.writer.rollback(mark)
+            ctx.model_exchanges = exchanged
             discarded = ctx.egress[seen:]
             del ctx.egress[seen:]
             on_retry()
@@ -334,6 +347,8 @@ def run(
             writer.write("run_end", aborted=aborted, egress_attempts=len(ctx.egress))
             capabilities = drivers.capabilities()
             network = drivers.network_block(ctx.egress)
+            model = network["model_egress"]
+            model["exchanges"] = {e: ctx.model_exchanges.get(e, 0) for e in model["endpoints"]}
     except BaseException:
         writer.discard()  # no half trajectory is left behind to be mistaken for a run
         raise

@@ -395,13 +395,15 @@ class Sandbox:
             self.stop()
             return None
 
-    def open_cell(self, payload: AgentPayload, policy: str) -> IsolatedAgent:
+    def open_cell(
+        self, payload: AgentPayload, policy: str, relay: dict[str, Any] | None = None
+    ) -> IsolatedAgent:
         from harness.guard import NetworkAbort
 
         chan = self._open()
         cell = IsolatedAgent(self, chan)
         try:
-            cell.load(payload, policy)
+            cell.load(payload, policy, relay)
         except (outcomes.AgentFault, NetworkAbort) as exc:
             setattr(exc, "cell", cell)  # noqa: B010 - its egress attempts are still recorded
             raise
@@ -425,10 +427,12 @@ class IsolatedAgent:
         taken, self._attempts = self._attempts, []
         return taken
 
-    def load(self, payload: AgentPayload, policy: str) -> None:
+    def load(self, payload: AgentPayload, policy: str, relay: dict[str, Any] | None = None) -> None:
         from harness.guard import NetworkAbort
 
-        self._send({"op": "load", "agent": payload.message, "policy": policy})
+        # the relay's environment may hold API keys: it travels over the cell's own
+        # socket only, never on a command line or in a file
+        self._send({"op": "load", "agent": payload.message, "policy": policy, "relay": relay})
         reply = self._recv()
         op = reply.get("op")
         if op == "ready":

@@ -105,7 +105,17 @@ def _abort(chan: Channel, attempts: _Attempts, exc: NetworkAbort) -> int:
 
 def serve(chan: Channel, message: dict[str, Any]) -> int:
     """Serve one cell; the return value is the process's exit code."""
-    guard = NetworkGuard(message.get("policy", "fail_closed"))
+    relay = message.get("relay")
+    if relay:  # a run with model endpoints: one way out, to the recording proxy
+        import os
+
+        from harness.sandbox.relay import start_relay
+
+        os.environ.update(relay["environment"])
+        start_relay(int(relay["port"]), str(relay["socket"]))
+    guard = NetworkGuard(
+        message.get("policy", "fail_closed"), relay_port=int(relay["port"]) if relay else None
+    )
     guard.install()
     attempts = _Attempts(guard)
     try:

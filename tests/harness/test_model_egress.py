@@ -1,0 +1,246 @@
+"""An isolated agent that calls a model: the one way out is the run's recording proxy, to
+declared endpoints only. The model is a loopback HTTPS server speaking the
+chat-completions API with its own self-signed certificate; the agent uses the real
+``openai`` client."""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import json
+import ssl
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import RunConfig, run
+from harness.adapters.plain import from_callable
+from harness.config import ConfigError
+from harness.verify import verify
+from tests.conftest import require_sandbox
+
+SECRET = "sk-test-5b1f0c3e9a7d4c21"
+
+
+class _Model(BaseHTTPRequestHandler):
+    seen: list[dict[str, Any]]
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.seen.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
+        if self.path != "/v1/chat/completions":
+            self.send_error(404)
+            return
+        prompt = body["messages"][-1]["content"]
+        reply = {
+            "id": f"chatcmpl-{len(self.seen)}",
+            "object": "chat.completion",
+            "created": 1700000000,
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": f"read {len(prompt)} chars"},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 3, "total_tokens": 6},
+        }
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def _self_signed(folder: Path) -> tuple[Path, Path]:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "loopback model")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = folder / "model-cert.pem", folder / "model-key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+@pytest.fixture
+def model(tmp_path: Path) -> Iterator[tuple[int, Path, list[dict[str, Any]]]]:
+    """A loopback chat-completions server over HTTPS: (port, its certificate, requests)."""
+    cert, key = _self_signed(tmp_path)
+    seen: list[dict[str, Any]] = []
+    handler = type("Model", (_Model,), {"seen": seen})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1], cert, seen
+    server.shutdown()
+    server.server_close()
+
+
+def _config(release: Path, out: Path, port: int, cert: Path, **extra: Any) -> RunConfig:
+    values: dict[str, Any] = {
+        "bundle_path": str(release),
+        "forms": ("8-K",),
+        "start": "2023-03-01",
+        "end": "2023-03-02",
+        "probe": 2,
+        "agent_process": "isolated",
+        "model_endpoints": (f"https://127.0.0.1:{port}",),
+        "model_ca_file": str(cert),
+        "pass_env": ("PIT_TEST_MODEL_KEY",),
+        "trajectory_path": str(out / "trajectory.jsonl"),
+        "receipt_path": str(out / "receipt.json"),
+    }
+    values.update(extra)
+    return RunConfig(**values)
+
+
+def _openai_agent(base_url: str, elsewhere: str | None = None) -> Any:
+    def agent(prompt: str, tools: Any) -> dict[str, Any]:
+        import os
+
+        from openai import APIConnectionError, OpenAI
+
+        client = OpenAI(
+            base_url=base_url, api_key=os.environ["PIT_TEST_MODEL_KEY"], max_retries=0, timeout=30
+        )
+        rows = tools.pit_list(limit=2)["rows"]
+        reply = client.chat.completions.create(
+            model="loopback-1", messages=[{"role": "user", "content": prompt}]
+        )
+        text = reply.choices[0].message.content or ""
+        if elsewhere:
+            try:
+                OpenAI(base_url=elsewhere, api_key="x", max_retries=0, timeout=10).models.list()
+                text += " | elsewhere answered"
+            except APIConnectionError as exc:
+                text += f" | elsewhere refused: {type(exc).__name__}"
+        return {"picks": [r["row_key"] for r in rows][:1], "text": text}
+
+    return agent
+
+
+def test_an_isolated_openai_agent_reaches_its_declared_model_and_every_exchange_is_recorded(
+    march_release: Path,
+    tmp_path: Path,
+    model: tuple[int, Path, list[dict[str, Any]]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    require_sandbox()
+    port, cert, seen = model
+    monkeypatch.setenv("PIT_TEST_MODEL_KEY", SECRET)
+    agent = _openai_agent(f"https://127.0.0.1:{port}/v1")
+    result = run(from_callable(agent), _config(march_release, tmp_path, port, cert))
+    body = result.body
+    assert body["valid"] is True, body["invalidated_by"]
+    assert all(c["status"] == "complete" for c in body["cells"]) and len(body["cells"]) == 9
+    decisions = [
+        json.loads(line)
+        for line in (tmp_path / "trajectory.jsonl").read_text().splitlines()
+        if '"event":"decision"' in line or '"event":"model_exchange"' in line
+    ]
+    exchanges = [e for e in decisions if e["event"] == "model_exchange"]
+    answered = [e for e in decisions if e["event"] == "decision"]
+    # one call per session and per probe item, each seen by the server and recorded whole
+    assert len(exchanges) == len(seen) == len(answered) + 2
+    assert all(s["auth"] == f"Bearer {SECRET}" for s in seen)  # the key reached the model
+    for exchange in exchanges:
+        assert exchange["method"] == "POST" and exchange["status"] == 200
+        assert exchange["url"] == f"https://127.0.0.1:{port}/v1/chat/completions"
+        request = json.loads(exchange["request_body"]["text"])
+        assert request["model"] == "loopback-1"
+        assert json.loads(exchange["response_body"]["text"])["object"] == "chat.completion"
+        headers = dict((k.lower(), v) for k, v in exchange["request_headers"])
+        assert headers["authorization"] == "[redacted]"
+    assert all(d["text"].startswith("read ") for d in answered)
+    model_egress = body["network"]["model_egress"]
+    assert model_egress["line"] == f"model_egress=127.0.0.1:{port}(recorded)"
+    assert model_egress["exchanges"] == {f"127.0.0.1:{port}": len(exchanges)}
+    assert body["config"]["model_endpoints"] == [f"127.0.0.1:{port}"]
+    # the key is written nowhere
+    for path in (tmp_path / "trajectory.jsonl", tmp_path / "receipt.json"):
+        assert SECRET not in path.read_text()
+    assert verify(
+        tmp_path / "receipt.json", trajectory=tmp_path / "trajectory.jsonl", bundle=march_release
+    ).ok
+
+
+def test_a_call_to_another_host_is_refused_and_invalidates_the_run(
+    march_release: Path,
+    tmp_path: Path,
+    model: tuple[int, Path, list[dict[str, Any]]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    require_sandbox()
+    port, cert, seen = model
+    monkeypatch.setenv("PIT_TEST_MODEL_KEY", SECRET)
+    agent = _openai_agent(f"https://127.0.0.1:{port}/v1", elsewhere="https://example.com/v1")
+    cfg = _config(march_release, tmp_path, port, cert, probe=0, arms=("main",), clocks=("pit",))
+    body = run(from_callable(agent), cfg).body
+    assert body["valid"] is False
+    attempts = body["network"]["attempts"]
+    assert attempts and all(a["target"] == "example.com:443" for a in attempts)
+    assert all(a["call"] == "model proxy: CONNECT" for a in attempts)
+    texts = [
+        json.loads(line)["text"]
+        for line in (tmp_path / "trajectory.jsonl").read_text().splitlines()
+        if '"event":"decision"' in line
+    ]
+    assert texts and all("elsewhere refused" in t for t in texts)
+    assert len(seen) == len(texts)  # the declared model still answered every session
+
+
+def test_model_endpoints_are_refused_in_process_and_need_their_variables(
+    march_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cert = tmp_path / "none.pem"
+    cfg = _config(march_release, tmp_path, 1, cert, agent_process="in_process")
+    monkeypatch.setenv("PIT_TEST_MODEL_KEY", SECRET)
+    with pytest.raises(ConfigError, match="model_endpoints need the agent's sandbox"):
+        run(from_callable(lambda prompt, tools: []), cfg)
+    monkeypatch.delenv("PIT_TEST_MODEL_KEY")
+    require_sandbox()
+    with pytest.raises(ConfigError, match="PIT_TEST_MODEL_KEY not set"):
+        run(from_callable(lambda prompt, tools: []), _config(march_release, tmp_path, 1, cert))
+    assert not (tmp_path / "receipt.json").exists()
+    with pytest.raises(ConfigError, match="https://"):
+        RunConfig(bundle_path="x", model_endpoints=("http://127.0.0.1:9",))
+    with pytest.raises(ConfigError, match="only a run with model_endpoints"):
+        RunConfig(bundle_path="x", pass_env=("HOME",))
