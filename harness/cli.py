@@ -128,6 +128,8 @@ def _run_config(args: argparse.Namespace, **forced: Any) -> tuple[RunConfig, Age
         changes["agent"] = args.agent
     if args.agent_process:
         changes["agent_process"] = args.agent_process
+    if args.pass_env:
+        changes["pass_env"] = tuple(dict.fromkeys((*config.pass_env, *args.pass_env)))
     if changes:
         config = replace_config(config, **changes)
     if not config.bundle_path:
@@ -187,6 +189,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("  invalidated_by: " + "; ".join(body["invalidated_by"]))
     print("  protocol gaps: " + (", ".join(body["protocol_gaps"]) or "none"))
     print(f"  capabilities: {body['capability_line']}")
+    print(f"  {body['network']['model_egress']['line']}")
     for entry in result.receipt["attempts"]:
         print(f"  retried {entry['cell']} (attempt {entry['attempt']}): {entry['failure']}")
     return _exit_code(result)
@@ -332,6 +335,13 @@ def build_parser() -> argparse.ArgumentParser:
         "in_process otherwise, said so in the receipt (auto, the default; overrides "
         "agent_process)",
     )
+    run.add_argument(
+        "--pass-env",
+        action="append",
+        metavar="NAME",
+        help="an environment variable (an API key) to hand to the agent's process in a run "
+        "with model_endpoints; repeatable; its value is never written anywhere",
+    )
     run.set_defaults(func=cmd_run)
 
     report = sub.add_parser(
@@ -352,6 +362,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--agent-process",
         choices=["auto", "isolated", "in_process"],
         help="as for run (overrides agent_process)",
+    )
+    report.add_argument(
+        "--pass-env",
+        action="append",
+        metavar="NAME",
+        help="an environment variable (an API key) to hand to the agent's process in a run "
+        "with model_endpoints; repeatable; its value is never written anywhere",
     )
     report.set_defaults(func=cmd_clocks_report)
 
