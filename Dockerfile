@@ -4,8 +4,9 @@ WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap \
     && rm -rf /var/lib/apt/lists/*
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
-COPY requirements.lock pyproject.toml README.md ./
-RUN pip install --no-cache-dir --require-hashes -r requirements.lock
+# the harness and the site; no development tools
+COPY requirements/site.lock pyproject.toml README.md ./
+RUN pip install --no-cache-dir --require-hashes -r site.lock
 COPY . .
 RUN pip install --no-cache-dir --no-deps -e . \
     && DJANGO_DEBUG=false DJANGO_SECRET_KEY=build-only python manage.py collectstatic --noinput

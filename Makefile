@@ -4,16 +4,24 @@ VENV := .venv
 BIN := $(VENV)/bin
 DEMO := demo-out
 
-.PHONY: setup demo demo-harness test bench lint clean
+.PHONY: setup demo demo-harness test bench lint lock clean
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: requirements.lock pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Python 3.11 is required (found %d.%d)" % sys.version_info[:2])'
+# The site and the development tools (the harness alone needs any Python >= 3.11: `pip
+# install .`; the site is pinned to 3.11 here).
+$(VENV)/.installed: requirements/dev.lock pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Python 3.11 is required for the site (found %d.%d)" % sys.version_info[:2])'
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check --require-hashes -r requirements.lock
+	$(BIN)/pip install --quiet --disable-pip-version-check --require-hashes -r requirements/dev.lock
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
 	@touch $@
+
+# Hashed locks per set, from pyproject.toml: the harness, the site (+ harness), dev (+ site).
+lock: setup
+	$(BIN)/uv pip compile pyproject.toml --python-version 3.11 --generate-hashes -q -o requirements/harness.lock
+	$(BIN)/uv pip compile pyproject.toml --extra site --python-version 3.11 --generate-hashes -q -o requirements/site.lock
+	$(BIN)/uv pip compile pyproject.toml --extra site --extra dev --python-version 3.11 --generate-hashes -q -o requirements/dev.lock
 
 # The site with demo data: migrate, a real worker, three verified baseline runs on a
 # synthetic release with SYNTHETIC prices, served at http://127.0.0.1:8000.
@@ -38,7 +46,12 @@ bench: setup
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/ruff check --target-version py313 harness
 	$(BIN)/mypy harness
+	# the harness's pinned dependencies install on newer Pythons too (wheels only, no install)
+	for v in 3.12 3.13; do $(BIN)/pip install --quiet --disable-pip-version-check --dry-run \
+	  --target $$(mktemp -d) --ignore-installed --only-binary=:all: --python-version $$v \
+	  --require-hashes -r requirements/harness.lock || exit 1; done
 	$(BIN)/python manage.py makemigrations --check --dry-run
 
 clean:

@@ -134,7 +134,6 @@ def _network_block(
         model = {
             "endpoints": labels,
             "exchanges": {},  # the runner counts what it wrote into the trajectory
-            "recorded_whole": True,
             "line": "model_egress=" + ",".join(f"{label}(recorded)" for label in labels),
         }
     return {

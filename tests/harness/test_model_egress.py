@@ -15,11 +15,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from harness import RunConfig, run
 from harness.adapters.plain import from_callable
 from harness.config import ConfigError
+from harness.schemas import receipt_body_schema
 from harness.verify import verify
 from tests.conftest import require_sandbox
 
@@ -200,6 +202,8 @@ def test_an_isolated_openai_agent_reaches_its_declared_model_and_every_exchange_
     assert verify(
         tmp_path / "receipt.json", trajectory=tmp_path / "trajectory.jsonl", bundle=march_release
     ).ok
+    schema = receipt_body_schema()
+    assert not list(jsonschema.Draft202012Validator(schema).iter_errors(body))
 
 
 def test_a_call_to_another_host_is_refused_and_invalidates_the_run(

@@ -92,4 +92,6 @@ def test_compose_file_runs_the_stack_with_health_checks() -> None:
         assert services[name]["depends_on"]["postgres"]["condition"] == "service_healthy"
     assert "gunicorn pitweb.wsgi:application" in services["web"]["command"]
     assert "celery -A pitweb worker" in services["worker"]["command"]
-    assert (REPO / "Dockerfile").read_text().count("requirements.lock") >= 2
+    dockerfile = (REPO / "Dockerfile").read_text()
+    assert "requirements/site.lock" in dockerfile and "--require-hashes -r site.lock" in dockerfile
+    assert "dev.lock" not in dockerfile  # the image carries no development tools
