@@ -15,6 +15,9 @@ $(VENV)/.installed: requirements/dev.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check --require-hashes -r requirements/dev.lock
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
+	# the harness's own wheels, for the test that installs it alone with no network
+	$(BIN)/pip download --quiet --disable-pip-version-check --require-hashes --only-binary=:all: \
+	  -r requirements/harness.lock -d .wheels
 	@touch $@
 
 # Hashed locks per set, from pyproject.toml: the harness, the site (+ harness), dev (+ site).
@@ -55,4 +58,4 @@ lint: setup
 	$(BIN)/python manage.py makemigrations --check --dry-run
 
 clean:
-	rm -rf $(VENV) $(DEMO) bench-out
+	rm -rf $(VENV) $(DEMO) bench-out .wheels

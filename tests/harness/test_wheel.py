@@ -1,0 +1,77 @@
+"""The harness installs alone: its own wheel, into a fresh environment, from the local
+wheel cache ``make setup`` fills (no network here), without the site's dependencies; the
+seed-shaped session runs there."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = ROOT / ".wheels"
+
+
+def _run(*argv: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "PYTHON"))}
+    done = subprocess.run(
+        [str(a) for a in argv], cwd=cwd, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, f"{argv}\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+def test_the_harness_installs_from_its_own_wheel_and_runs_without_the_site(
+    tmp_path: Path,
+) -> None:
+    if not CACHE.is_dir():
+        if os.environ.get("CI") == "true":
+            pytest.fail("make setup fills .wheels; CI must run this test")
+        pytest.skip("no local wheel cache (.wheels): run make setup")
+    dist = tmp_path / "dist"
+    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+         "--quiet", "-w", dist, ROOT)  # fmt: skip
+    [wheel] = dist.glob("*.whl")
+    venv = tmp_path / "venv"
+    _run(sys.executable, "-m", "venv", venv)
+    python = venv / "bin" / "python"
+    _run(python, "-m", "pip", "install", "--quiet", "--no-index", "--find-links", CACHE,
+         "--disable-pip-version-check", wheel)  # fmt: skip
+
+    # no Django, no Celery; the schema file is there
+    probe = _run(
+        python,
+        "-c",
+        "import importlib.util as u, json; from harness.schemas import receipt_body_schema; "
+        "print(json.dumps([u.find_spec(m) is None for m in ('django', 'celery', 'rest_framework')]"
+        " + [receipt_body_schema()['title']]))",
+        cwd=tmp_path,
+    )
+    assert json.loads(probe.stdout) == [True, True, True, "pit-harness receipt body"]
+
+    # the seed-shaped session, with the installed command
+    harness = venv / "bin" / "pit-harness"
+    _run(harness, "release", "synth", "--out", "release", "--start", "2023-03-01",
+         "--end", "2023-03-31", "--seed", "7", "--rows", "4000", cwd=tmp_path)  # fmt: skip
+    (tmp_path / "run.json").write_text(
+        json.dumps(
+            {
+                "bundle_path": "release",
+                "forms": ["8-K"],
+                "start": "2023-03-01",
+                "end": "2023-03-10",
+            }
+        )
+    )
+    ran = _run(harness, "run", "--config", "run.json", cwd=tmp_path)
+    assert "valid=True" in ran.stdout and ran.stdout.count("total_return") == 9
+    checked = _run(harness, "verify", "receipt.json", "--trajectory", "trajectory.jsonl",
+                   "--bundle", "release", cwd=tmp_path)  # fmt: skip
+    assert checked.stdout.count(" ok ") == 3
+    # and the seed's import names
+    _run(python, "-c", "from pit_harness import Bundle, RunConfig, load_prices, run; "
+         "from pit_harness.adapters.plain import from_callable", cwd=tmp_path)  # fmt: skip
