@@ -20,48 +20,59 @@ class CanonicalError(ValueError):
 
 def _encode(value: Any, out: list[str]) -> None:
     # One pass that checks and writes: exact type tests first (the common case),
-    # subclasses (bool is an int) after. Keys are sorted by their Python string
-    # order, which is the order of their code points.
+    # subclasses (bool is an int) after.
     kind = type(value)
     if kind is str:
         out.append(_string(value))
     elif kind is dict:
-        out.append("{")
-        first = True
-        for key in sorted(value):
-            if type(key) is not str:
-                raise CanonicalError(f"key {key!r} is not a string")
-            if not first:
-                out.append(",")
-            first = False
-            out.append(_string(key))
-            out.append(":")
-            _encode(value[key], out)
-        out.append("}")
+        _encode_object(value, out)
     elif kind is list or kind is tuple:
-        out.append("[")
-        for i, item in enumerate(value):
-            if i:
-                out.append(",")
-            _encode(item, out)
-        out.append("]")
-    elif value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
+        _encode_array(value, out)
+    elif value is None or value is True or value is False:
+        out.append(_CONSTANTS[value])
     elif kind is int:
         out.append(str(value))
     elif kind is float:
-        if math.isnan(value) or math.isinf(value):
-            raise CanonicalError(f"{value!r} has no canonical JSON form")
-        text = f"{value:.6f}"
-        out.append("0.000000" if text == "-0.000000" else text)
+        out.append(_number(value))
     elif isinstance(value, (str, int, float, dict, list, tuple)):
         _encode(_plain(value), out)
     else:
         raise CanonicalError(f"{kind.__name__} has no canonical JSON form")
+
+
+_CONSTANTS = {None: "null", True: "true", False: "false"}
+
+
+def _encode_object(value: dict[Any, Any], out: list[str]) -> None:
+    # Keys are sorted by their Python string order, which is the order of their code points.
+    out.append("{")
+    first = True
+    for key in sorted(value):
+        if type(key) is not str:
+            raise CanonicalError(f"key {key!r} is not a string")
+        if not first:
+            out.append(",")
+        first = False
+        out.append(_string(key))
+        out.append(":")
+        _encode(value[key], out)
+    out.append("}")
+
+
+def _encode_array(value: list[Any] | tuple[Any, ...], out: list[str]) -> None:
+    out.append("[")
+    for i, item in enumerate(value):
+        if i:
+            out.append(",")
+        _encode(item, out)
+    out.append("]")
+
+
+def _number(value: float) -> str:
+    if math.isnan(value) or math.isinf(value):
+        raise CanonicalError(f"{value!r} has no canonical JSON form")
+    text = f"{value:.6f}"
+    return "0.000000" if text == "-0.000000" else text
 
 
 def _plain(value: Any) -> Any:

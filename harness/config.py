@@ -226,14 +226,32 @@ def _check_day(key: str, value: Any) -> None:
 
 
 def validate(config: RunConfig) -> None:
+    """Every key's type and range; the first problem is raised, naming its key."""
+    for check in (_check_strings, _check_window, _check_grid, _check_numbers, _check_choices,
+                  _check_egress, _check_outputs):  # fmt: skip
+        check(config)
+
+
+def _check_strings(config: RunConfig) -> None:
     if not isinstance(config.bundle_path, str):
         raise ConfigError("bundle_path: must be a string")
+    for key in ("agent", "model_version", "training_cutoff", "trajectory_path", "receipt_path"):
+        if not isinstance(getattr(config, key), str):
+            raise ConfigError(f"{key}: must be a string")
+    if not config.agent:
+        raise ConfigError("agent: must name an agent ('stub' or 'module:attribute')")
+
+
+def _check_window(config: RunConfig) -> None:
     _check_day("start", config.start)
     _check_day("end", config.end)
     if config.start and config.end and config.start > config.end:
         raise ConfigError(f"start {config.start} is after end {config.end}")
     if config.training_cutoff:
         _check_day("training_cutoff", config.training_cutoff)
+
+
+def _check_grid(config: RunConfig) -> None:
     for key, allowed in (("arms", ARMS), ("clocks", CLOCKS)):
         chosen = getattr(config, key)
         bad = [v for v in chosen if v not in allowed]
@@ -241,25 +259,26 @@ def validate(config: RunConfig) -> None:
             raise ConfigError(f"{key}: {list(chosen)} must be distinct values from {list(allowed)}")
     if "main" not in config.arms:
         raise ConfigError("arms: must include main (control arms are scored on its clocks)")
-    hold = config.hold_sessions
-    if not isinstance(hold, int) or isinstance(hold, bool) or not 1 <= hold <= 250:
-        raise ConfigError("hold_sessions: must be an integer from 1 to 250")
-    probe = config.probe
-    if not isinstance(probe, int) or isinstance(probe, bool) or not 0 <= probe <= 1000:
-        raise ConfigError("probe: number of probe items, an integer from 0 to 1000")
-    if config.network_policy not in POLICIES:
-        raise ConfigError(
-            f"network_policy: {config.network_policy!r} is not one of {list(POLICIES)}"
-        )
-    if config.agent_process not in AGENT_PROCESSES:
-        raise ConfigError(
-            f"agent_process: {config.agent_process!r} is not one of {list(AGENT_PROCESSES)}"
-        )
-    for key in ("agent", "model_version", "training_cutoff", "trajectory_path", "receipt_path"):
-        if not isinstance(getattr(config, key), str):
-            raise ConfigError(f"{key}: must be a string")
-    if not config.agent:
-        raise ConfigError("agent: must name an agent ('stub' or 'module:attribute')")
+
+
+def _check_numbers(config: RunConfig) -> None:
+    for key, low, high, what in (
+        ("hold_sessions", 1, 250, "must be an integer from 1 to 250"),
+        ("probe", 0, 1000, "number of probe items, an integer from 0 to 1000"),
+    ):
+        value = getattr(config, key)
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            raise ConfigError(f"{key}: {what}")
+
+
+def _check_choices(config: RunConfig) -> None:
+    for key, allowed in (("network_policy", POLICIES), ("agent_process", AGENT_PROCESSES)):
+        value = getattr(config, key)
+        if value not in allowed:
+            raise ConfigError(f"{key}: {value!r} is not one of {list(allowed)}")
+
+
+def _check_egress(config: RunConfig) -> None:
     for endpoint in config.model_endpoints:
         if not isinstance(endpoint, str):
             raise ConfigError("model_endpoints: must be a list of https:// URLs")
@@ -274,6 +293,9 @@ def validate(config: RunConfig) -> None:
             raise ConfigError(f"pass_env: {name!r} is not an environment variable name")
     if config.pass_env and not config.model_endpoints:
         raise ConfigError("pass_env: only a run with model_endpoints passes variables on")
+
+
+def _check_outputs(config: RunConfig) -> None:
     outputs = {os.path.abspath(config.trajectory_path), os.path.abspath(config.receipt_path)}
     if len(outputs) == 1:
         raise ConfigError(

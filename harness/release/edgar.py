@@ -148,26 +148,33 @@ def _scan_acceptance(path: Path, found: dict[str, str]) -> str:
     for number, line in enumerate(lines, 1):
         if _HDR_BLOCK.match(line):
             close()
-        elif m := _HDR_ACCESSION.match(line):
-            value = m[1].strip()
-            if not _ACCESSION.fullmatch(value):
-                _fail(path, number, f"accession number {value!r} is not ##########-YY-######")
-            if "accession" in block:  # headers simply concatenated, without block tags
+            continue
+        field = _header_field(path, number, line)
+        if field is not None:
+            if field[0] in block:  # headers simply concatenated, without block tags
                 close()
-            block["accession"] = (value, number)
-        elif m := _HDR_ACCEPTANCE.match(line):
-            value = m[1].strip()
-            try:
-                if not _STAMP.fullmatch(value):
-                    raise ValueError
-                moment = datetime.strptime(value, "%Y%m%d%H%M%S").replace(tzinfo=NEW_YORK)
-            except ValueError:
-                _fail(path, number, f"ACCEPTANCE-DATETIME {value!r} is not YYYYMMDDHHMMSS")
-            if "acceptance" in block:
-                close()
-            block["acceptance"] = (moment.isoformat(), number)
+            block[field[0]] = (field[1], number)
     close()
     return digest
+
+
+def _header_field(path: Path, number: int, line: str) -> tuple[str, str] | None:
+    """("accession", number) or ("acceptance", ISO stamp) from one header line."""
+    if m := _HDR_ACCESSION.match(line):
+        value = m[1].strip()
+        if not _ACCESSION.fullmatch(value):
+            _fail(path, number, f"accession number {value!r} is not ##########-YY-######")
+        return "accession", value
+    if m := _HDR_ACCEPTANCE.match(line):
+        value = m[1].strip()
+        try:
+            if not _STAMP.fullmatch(value):
+                raise ValueError
+            moment = datetime.strptime(value, "%Y%m%d%H%M%S").replace(tzinfo=NEW_YORK)
+        except ValueError:
+            _fail(path, number, f"ACCEPTANCE-DATETIME {value!r} is not YYYYMMDDHHMMSS")
+        return "acceptance", moment.isoformat()
+    return None
 
 
 def parse_acceptance(path: PathArg) -> dict[str, str]:

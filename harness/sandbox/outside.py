@@ -217,17 +217,39 @@ def bwrap_command(
     for key, value in ENVIRONMENT.items():
         command += ["--setenv", key, value]
     command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    links, bound = _views(binds)
+    command += links
+    for src, dest in bound:
+        command += ["--ro-bind", src, dest]
+    command += _masks(hidden, bound)
+    # nothing writable is shared between cells: each cell mounts its own /tmp and /dev/shm
+    command += ["--remount-ro", "/dev", "--remount-ro", "/"]
+    command += ["--chdir", "/tmp", "--", sys.executable, "-s", "-B", "-P"]
+    command += ["-m", "harness.sandbox.inside", str(fd)]
+    if by_value:
+        command.append("--by-value")  # the zygote then imports cloudpickle once for all
+    return command
+
+
+def _views(binds: tuple[tuple[str, str], ...]) -> tuple[list[str], list[tuple[str, str]]]:
+    """The system's symlinked roots, and every (host, inside) folder shown read-only: the
+    system libraries, the interpreter, the harness and the agent's own code."""
+    links: list[str] = []
     bound: list[tuple[str, str]] = []
     for root in SYSTEM_ROOTS:
         if os.path.islink(root):
-            command += ["--symlink", os.readlink(root), root]
+            links += ["--symlink", os.readlink(root), root]
         elif os.path.isdir(root):
             bound.append((root, root))
     bound += [(p, p) for p in [*_interpreter_roots(), harness_root()]]
     bound += list(binds)
-    bound = [(src, dest) for src, dest in bound if os.path.exists(src)]
-    for src, dest in bound:
-        command += ["--ro-bind", src, dest]
+    return links, [(src, dest) for src, dest in bound if os.path.exists(src)]
+
+
+def _masks(hidden: list[str], bound: list[tuple[str, str]]) -> list[str]:
+    """Cover every hidden path that lies under a shown folder: an empty tmpfs over a
+    folder, /dev/null over a file. A hidden path that is itself a shown folder is refused."""
+    masks: list[str] = []
     folders = [os.path.realpath(p) for p in hidden if os.path.isdir(p)]
     for path in hidden:
         real = os.path.realpath(path)
@@ -241,17 +263,12 @@ def bwrap_command(
                 )
             if _under(real, [src]):
                 inside = dest + real[len(src) :]
-                if os.path.isdir(real):
-                    command += ["--tmpfs", inside]
-                else:
-                    command += ["--ro-bind", "/dev/null", inside]
-    # nothing writable is shared between cells: each cell mounts its own /tmp and /dev/shm
-    command += ["--remount-ro", "/dev", "--remount-ro", "/"]
-    command += ["--chdir", "/tmp", "--", sys.executable, "-s", "-B", "-P"]
-    command += ["-m", "harness.sandbox.inside", str(fd)]
-    if by_value:
-        command.append("--by-value")  # the zygote then imports cloudpickle once for all
-    return command
+                masks += (
+                    ["--tmpfs", inside]
+                    if os.path.isdir(real)
+                    else ["--ro-bind", "/dev/null", inside]
+                )
+    return masks
 
 
 # -- the sandbox: one zygote per run -----------------------------------------------------

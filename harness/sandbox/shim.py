@@ -105,6 +105,21 @@ def _abort(chan: Channel, attempts: _Attempts, exc: NetworkAbort) -> int:
 
 def serve(chan: Channel, message: dict[str, Any]) -> int:
     """Serve one cell; the return value is the process's exit code."""
+    attempts = _Attempts(_install_guard(message))
+    agent, code = _make_agent(chan, attempts, message["agent"])
+    if code is not None:
+        return code
+    chan.send({"op": "ready", "attempts": attempts.take()})
+    while True:
+        request = chan.recv()
+        if request.get("op") != "task":
+            return 0
+        code = _answer(chan, attempts, agent, request)
+        if code is not None:
+            return code
+
+
+def _install_guard(message: dict[str, Any]) -> NetworkGuard:
     relay = message.get("relay")
     if relay:  # a run with model endpoints: one way out, to the recording proxy
         import os
@@ -117,64 +132,64 @@ def serve(chan: Channel, message: dict[str, Any]) -> int:
         message.get("policy", "fail_closed"), relay_port=int(relay["port"]) if relay else None
     )
     guard.install()
-    attempts = _Attempts(guard)
+    return guard
+
+
+def _make_agent(
+    chan: Channel, attempts: _Attempts, agent: dict[str, Any]
+) -> tuple[Any, int | None]:
+    """(the cell's agent, None), or (None, the exit code) once its fault is reported."""
     try:
-        spec = _load(message["agent"])
+        spec = _load(agent)
     except NetworkAbort as exc:
-        return _abort(chan, attempts, exc)
+        return None, _abort(chan, attempts, exc)
     except BaseException as exc:
-        return _fault(chan, attempts, outcomes.LOAD_FAILED, outcomes.error_text(exc))
+        return None, _fault(chan, attempts, outcomes.LOAD_FAILED, outcomes.error_text(exc))
     try:
-        agent = spec.new()
+        return spec.new(), None
+    except NetworkAbort as exc:
+        return None, _abort(chan, attempts, exc)
+    except MemoryError as exc:
+        return None, _fault(chan, attempts, outcomes.RESOURCE_LIMIT, outcomes.error_text(exc))
+    except Exception as exc:
+        kind = outcomes.CONSTRUCTOR_RAISED
+        return None, _fault(chan, attempts, kind, outcomes.error_text(exc))
+    except BaseException as exc:
+        return None, _fault(chan, attempts, outcomes.AGENT_EXIT, outcomes.error_text(exc))
+
+
+def _answer(chan: Channel, attempts: _Attempts, agent: Any, request: dict[str, Any]) -> int | None:
+    """One task: its decision sent, or None to go on; an exit code when the cell ends."""
+    task = Task(**request["task"])
+    tools = RemoteToolbox(chan, task, request["newly_knowable"])
+    try:
+        decision = Decision.coerce(agent.decide(task, tools))
     except NetworkAbort as exc:
         return _abort(chan, attempts, exc)
     except MemoryError as exc:
         return _fault(chan, attempts, outcomes.RESOURCE_LIMIT, outcomes.error_text(exc))
     except Exception as exc:
-        return _fault(chan, attempts, outcomes.CONSTRUCTOR_RAISED, outcomes.error_text(exc))
+        error = {"op": "decision_error", "message": outcomes.error_text(exc)}
+        chan.send({**error, "attempts": attempts.take()})
+        return None
     except BaseException as exc:
         return _fault(chan, attempts, outcomes.AGENT_EXIT, outcomes.error_text(exc))
-    chan.send({"op": "ready", "attempts": attempts.take()})
-    while True:
-        request = chan.recv()
-        if request.get("op") != "task":
-            return 0
-        task = Task(**request["task"])
-        tools = RemoteToolbox(chan, task, request["newly_knowable"])
-        try:
-            decision = Decision.coerce(agent.decide(task, tools))  # type: ignore[arg-type]
-        except NetworkAbort as exc:
-            return _abort(chan, attempts, exc)
-        except MemoryError as exc:
-            return _fault(chan, attempts, outcomes.RESOURCE_LIMIT, outcomes.error_text(exc))
-        except Exception as exc:
-            chan.send(
-                {
-                    "op": "decision_error",
-                    "message": outcomes.error_text(exc),
-                    "attempts": attempts.take(),
-                }
-            )
-            continue
-        except BaseException as exc:
-            return _fault(chan, attempts, outcomes.AGENT_EXIT, outcomes.error_text(exc))
-        picks: list[str | None] = []
-        bad: dict[str, str] = {}
-        for n, pick in enumerate(decision.picks):
-            if isinstance(pick, str):
-                picks.append(pick)
-            else:
-                picks.append(None)
-                bad[str(n)] = repr(pick)[:80]
-        chan.send(
-            {
-                "op": "decision",
-                "picks": picks,
-                "bad": bad,
-                "text": decision.text,
-                "attempts": attempts.take(),
-            }
-        )
+    picks: list[str | None] = []
+    bad: dict[str, str] = {}
+    for n, pick in enumerate(decision.picks):
+        picks.append(pick if isinstance(pick, str) else None)
+        if not isinstance(pick, str):
+            bad[str(n)] = repr(pick)[:80]
+    chan.send(
+        {
+            "op": "decision",
+            "picks": picks,
+            "bad": bad,
+            "text": decision.text,
+            "attempts": attempts.take(),
+        }
+    )
+    return None
 
 
 def attempt_from_json(value: Any) -> EgressAttempt:
