@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import canonical
+from harness.binding import config_binding
 from harness.calendar import SessionTable, sessions_for
 from harness.clocks import CLOCKS, knowable_before_acceptance, known_at
 from harness.prices import Prices
@@ -108,12 +109,31 @@ def rederive(
     prices: Prices | None = None,
     check_release: bool = True,
 ) -> Rederivation:
-    """Recompute hashes, then every cell's trades and score from the trajectory."""
+    """Recompute hashes, then every cell's trades and score from the trajectory.
+
+    Each step reads only what the steps before it found sound: nothing scored from
+    artifacts that do not match, or from a trajectory with a look-ahead pick, counts.
+    """
     result = Rederivation()
     report, body = check_receipt(receipt)
     result.add("body_sha256", report.ok, "; ".join(report.failures))
-    binding = body.get("binding") or {}
+    trail = _bound_trail(result, body, Path(trajectory))
+    if trail is None:
+        return result
+    _check_claims(result, body, trail)
+    bundle = _bound_release(result, body, trail, release, check_release)
+    if not result.ok:
+        return result
+    basis = _price_basis(result, body, prices)
+    if basis is None:
+        return result
+    _check_cells(result, body, trail, bundle, *basis)
+    return result
 
+
+def _bound_trail(result: Rederivation, body: dict[str, Any], trajectory: Path) -> _Trail | None:
+    """The trajectory's events, once its hash and config are the ones the receipt binds."""
+    binding = body.get("binding") or {}
     got = file_sha256(trajectory)
     result.add(
         "trajectory_sha256",
@@ -121,29 +141,23 @@ def rederive(
         f"trajectory hashes to {got}, the receipt binds {binding.get('trajectory_sha256')}",
     )
     if not result.ok:
-        return result  # nothing read from artifacts that do not match means anything
+        return None  # nothing read from artifacts that do not match means anything
     try:
-        trail = _read_trail(Path(trajectory))
+        trail = _read_trail(trajectory)
     except (ValueError, KeyError, TypeError) as exc:
         result.add(
             "trajectory_format", False, f"the trajectory is not a pit-harness trajectory ({exc})"
         )
-        return result
-    picks = trail.picks
-    config = trail.start.get("config") or {}
-    config_sha = canonical.digest(config)
-    result.add(
-        "config_sha256",
-        config_sha == binding.get("config_sha256"),
-        f"the trajectory's config hashes to {config_sha}, the receipt binds {binding.get('config_sha256')}",
-    )
+        return None
+    problems = dict(config_binding(body, trail.start.get("config")))
+    for check in ("config_sha256", "receipt_config"):
+        result.add(check, check not in problems, problems.get(check, ""))
+    return trail
 
-    body_config_sha = canonical.digest(body.get("config"))
-    result.add(
-        "receipt_config",
-        body_config_sha == binding.get("config_sha256"),
-        f"the receipt's config hashes to {body_config_sha}, its binding says {binding.get('config_sha256')}",
-    )
+
+def _check_claims(result: Rederivation, body: dict[str, Any], trail: _Trail) -> None:
+    """What the body claims about the run as a whole: valid, rankable, cells, probe."""
+    config = trail.start.get("config") or {}
     honest_valid = trail.egress_attempts == 0 and trail.aborted is None
     result.add(
         "valid",
@@ -166,6 +180,17 @@ def rederive(
         f"the receipt's cells {sorted(stated_cells)} are not the config's arms x clocks",
     )
     _check_probe(result, body.get("probe") or {}, trail.probe_items)
+
+
+def _bound_release(
+    result: Rederivation,
+    body: dict[str, Any],
+    trail: _Trail,
+    release: str | os.PathLike[str],
+    check_release: bool,
+) -> Bundle:
+    config = trail.start.get("config") or {}
+    bound = (body.get("binding") or {}).get("bundle_content_digest")
     bundle = Bundle.load(
         release, forms=config.get("forms") or None, start=config.get("start"), end=config.get("end")
     )
@@ -174,101 +199,142 @@ def rederive(
         result.add("release_files", not problems, "; ".join(problems))
     result.add(
         "bundle_content_digest",
-        bundle.content_digest == binding.get("bundle_content_digest"),
-        f"the release is {bundle.content_digest}, the receipt binds {binding.get('bundle_content_digest')}",
+        bundle.content_digest == bound,
+        f"the release is {bundle.content_digest}, the receipt binds {bound}",
     )
-    if not result.ok:
-        return result  # scores over other artifacts would mean nothing
+    return bundle
 
+
+def _price_basis(
+    result: Rederivation, body: dict[str, Any], prices: Prices | None
+) -> tuple[Prices | None, bool] | None:
+    """(the prices to score with, whether scores go unchecked); None when the price file
+    given is not the run's. An unpriced run is scored without prices (every return n/a);
+    a priced run without its file has its trades counted and its scores skipped."""
     stated = ((body.get("protocol") or {}).get("P4_costs_and_frictions") or {}).get("prices")
-    if stated and prices is None:
+    if not stated:
+        return None, False
+    if prices is None:
         result.checks.append(
             Check("cell_scores", "skipped", "the run was priced; no price file was supplied")
         )
-        priced = False
-    elif (
-        stated
-        and prices is not None
-        and "sha256:" + prices.file_sha256 != stated.get("file_sha256")
-    ):
+        return None, True
+    if "sha256:" + prices.file_sha256 != stated.get("file_sha256"):
         result.add(
             "prices_file",
             False,
             f"price file is sha256:{prices.file_sha256}, the receipt states {stated.get('file_sha256')}",
         )
-        return result
-    else:
-        priced = True
+        return None
+    return prices, False
+
+
+def _check_cells(
+    result: Rederivation,
+    body: dict[str, Any],
+    trail: _Trail,
+    bundle: Bundle,
+    prices: Prices | None,
+    unpriced: bool,
+) -> None:
+    """Every cell's trades, acceptance counts and score, re-derived from its picks."""
+    config = trail.start.get("config") or {}
     main_rows = bundle.rows("main")
     main_by_key = {r["row_key"]: r for r in main_rows}
     table = sessions_for(date.fromisoformat(bundle.start), date.fromisoformat(bundle.end))
     index_of = {d.isoformat(): i for i, d in enumerate(table.sessions)}
-    _check_knowability(result, picks, main_by_key, table, index_of)
+    _check_knowability(result, trail.picks, main_by_key, table, index_of)
     if not result.ok:
-        return result  # a look-ahead pick: nothing scored from this trajectory counts
-    knowable_early: dict[str, int] = {}
+        return  # a look-ahead pick: nothing scored from this trajectory counts
     hold = int(config.get("hold_sessions", 5))
+    scored = _Scoring(main_rows, main_by_key, table, hold, prices, unpriced)
     scores: dict[tuple[str, str], float | None] = {}
     for cell in body.get("cells") or []:
         key = (cell["arm"], cell["clock"])
         try:
-            session_picks = [(index_of[day], keys) for day, keys in picks.get(key, [])]
-            trades = make_trades(
-                session_picks,
-                main_by_key=main_by_key,
-                table=table,
-                hold_sessions=hold,
-                prices=prices if stated else None,
-            )
+            session_picks = [(index_of[day], keys) for day, keys in trail.picks.get(key, [])]
         except KeyError as exc:
-            result.add(
-                f"cell {key[0]}/{key[1]}",
-                False,
-                f"the trajectory names {exc} which the release does not hold",
-            )
+            result.add(f"cell {key[0]}/{key[1]}", False, f"the trajectory names session {exc}")
             continue
-        label = f"cell {key[0]}/{key[1]}"
-        entered = entered_before_acceptance(session_picks, main_by_key, table)
-        result.add(
-            f"{label} entered_before_acceptance",
-            entered == cell.get("entered_before_acceptance"),
-            f"re-derived {entered}, the receipt says {cell.get('entered_before_acceptance')}",
-        )
-        if key[1] not in knowable_early:
-            knowable_early[key[1]] = knowable_before_acceptance(main_rows, key[1])
-        result.add(
-            f"{label} knowable_before_acceptance",
-            knowable_early[key[1]] == cell.get("knowable_before_acceptance"),
-            f"re-derived {knowable_early[key[1]]}, the receipt says "
-            f"{cell.get('knowable_before_acceptance')}",
-        )
-        result.add(
-            f"{label} trades",
-            len(trades) == cell["trades"],
-            f"trajectory gives {len(trades)} trades, the receipt says {cell['trades']}",
-        )
-        if not priced:
-            continue
-        digest = trades_digest(trades)
-        result.add(
-            f"{label} trades_sha256",
-            digest == cell["trades_sha256"],
-            f"re-derived {digest}, the receipt says {cell['trades_sha256']}",
-        )
-        score = total_return(trades)
-        scores[key] = score
-        stated_score = cell["total_return"]
-        same = (score is None and stated_score is None) or (
-            score is not None
-            and stated_score is not None
-            and canonical.dumps(score) == canonical.dumps(stated_score)
-        )
-        result.add(
-            f"{label} total_return", same, f"re-derived {score}, the receipt says {stated_score}"
-        )
-    if priced and scores:
+        score = _check_cell(result, cell, session_picks, scored)
+        if score is not _UNSCORED:
+            scores[key] = score
+    if scores:
         _check_contamination(result, body.get("contamination") or {}, scores)
-    return result
+
+
+_UNSCORED = object()
+
+
+@dataclass
+class _Scoring:
+    main_rows: list[dict[str, Any]]
+    main_by_key: dict[str, dict[str, Any]]
+    table: SessionTable
+    hold: int
+    prices: Prices | None
+    unpriced: bool
+    knowable_early: dict[str, int] = field(default_factory=dict)
+
+
+def _check_cell(
+    result: Rederivation,
+    cell: dict[str, Any],
+    session_picks: list[tuple[int, list[str]]],
+    scoring: _Scoring,
+) -> Any:
+    """One cell's checks; its re-derived score, or _UNSCORED when it is not scored."""
+    label = f"cell {cell['arm']}/{cell['clock']}"
+    try:
+        trades = make_trades(
+            session_picks,
+            main_by_key=scoring.main_by_key,
+            table=scoring.table,
+            hold_sessions=scoring.hold,
+            prices=scoring.prices,
+        )
+    except KeyError as exc:
+        result.add(label, False, f"the trajectory names {exc} which the release does not hold")
+        return _UNSCORED
+    entered = entered_before_acceptance(session_picks, scoring.main_by_key, scoring.table)
+    result.add(
+        f"{label} entered_before_acceptance",
+        entered == cell.get("entered_before_acceptance"),
+        f"re-derived {entered}, the receipt says {cell.get('entered_before_acceptance')}",
+    )
+    clock = cell["clock"]
+    if clock not in scoring.knowable_early:
+        scoring.knowable_early[clock] = knowable_before_acceptance(scoring.main_rows, clock)
+    result.add(
+        f"{label} knowable_before_acceptance",
+        scoring.knowable_early[clock] == cell.get("knowable_before_acceptance"),
+        f"re-derived {scoring.knowable_early[clock]}, the receipt says "
+        f"{cell.get('knowable_before_acceptance')}",
+    )
+    result.add(
+        f"{label} trades",
+        len(trades) == cell["trades"],
+        f"trajectory gives {len(trades)} trades, the receipt says {cell['trades']}",
+    )
+    if scoring.unpriced:
+        return _UNSCORED
+    digest = trades_digest(trades)
+    result.add(
+        f"{label} trades_sha256",
+        digest == cell["trades_sha256"],
+        f"re-derived {digest}, the receipt says {cell['trades_sha256']}",
+    )
+    score = total_return(trades)
+    stated_score = cell["total_return"]
+    same = (score is None and stated_score is None) or (
+        score is not None
+        and stated_score is not None
+        and canonical.dumps(score) == canonical.dumps(stated_score)
+    )
+    result.add(
+        f"{label} total_return", same, f"re-derived {score}, the receipt says {stated_score}"
+    )
+    return score
 
 
 def _check_knowability(

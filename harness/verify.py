@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import canonical
+from harness.binding import config_binding
 from harness.receipt import ReceiptError, read_receipt, receipt_text
 from harness.release.bundle import Bundle
 from harness.release.store import ReleaseError
@@ -65,13 +66,8 @@ def check_receipt(path: str | os.PathLike[str]) -> tuple[Report, dict[str, Any]]
         )
     else:
         report.check(True, "body_sha256", claimed, "")
-        config = body.get("config")
         bound = (body.get("binding") or {}).get("config_sha256")
-        try:
-            config_ok = config is not None and canonical.digest(config) == bound
-        except canonical.CanonicalError:
-            config_ok = False
-        if not config_ok:  # the config a reader sees must be the one that is bound
+        if config_binding(body):  # the config a reader sees must be the one that is bound
             report.lines[-1] = (
                 f"body_sha256 MISMATCH  {name}: its config does not hash to config_sha256 {bound}"
             )
@@ -134,18 +130,12 @@ def verify(
             )
         else:
             try:
-                start = first_event(trajectory)
-                config_sha = canonical.digest(start.get("config"))
-            except (ValueError, canonical.CanonicalError):
-                config_sha = None
-            if config_sha != binding.get("config_sha256"):
-                report.check(
-                    False,
-                    "trajectory",
-                    "",
-                    f"{name}: its run_start config hashes to {config_sha}, the receipt binds "
-                    f"config_sha256 {binding.get('config_sha256')}",
-                )
+                started: Any = first_event(trajectory).get("config")
+            except ValueError:
+                started = None
+            problems = [p for c, p in config_binding(body, started) if c == "config_sha256"]
+            if problems:
+                report.check(False, "trajectory", "", f"{name}: {problems[0]}")
             else:
                 report.check(True, "trajectory", got, "")
     if bundle is None:

@@ -28,6 +28,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from harness import canonical
+from harness.binding import config_binding
 from harness.receipt import ReceiptError
 from harness.verify import check_receipt
 from pitweb.releases.models import Release
@@ -209,13 +210,8 @@ def run_submit(
                 )
             with open(trajectory_path, "rb") as handle:
                 first = _read_json(handle.readline(), "trajectory's first line")
-            try:
-                first_config = (
-                    canonical.digest(first.get("config")) if isinstance(first, dict) else None
-                )
-            except canonical.CanonicalError:
-                first_config = None
-            if first_config != body["binding"]["config_sha256"]:
+            started = first.get("config") if isinstance(first, dict) else None
+            if any(check == "config_sha256" for check, _ in config_binding(body, started)):
                 raise SubmissionError(
                     "config_mismatch",
                     "the trajectory's run_start config does not hash to the receipt's config_sha256",
@@ -290,7 +286,7 @@ def _check_body(body: dict[str, Any]) -> None:
     cells = [(c["arm"], c["clock"]) for c in body["cells"]]
     if len(set(cells)) != len(cells):
         raise SubmissionError("invalid_receipt", "receipt cells: an (arm, clock) appears twice")
-    if canonical.digest(body["config"]) != body["binding"]["config_sha256"]:
+    if config_binding(body):
         raise SubmissionError(
             "config_mismatch", "the receipt's config does not hash to its own config_sha256"
         )
