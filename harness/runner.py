@@ -232,6 +232,53 @@ def run(
     ``prices`` passed here must be the ones the config names, if it names any: a run
     has one source for each, and what it used is what its config binds.
     """
+    inputs = _resolve_inputs(agent, config, bundle, prices)
+    writer = TrajectoryWriter(config.trajectory_path)
+    hidden = [str(inputs.bundle.root), str(writer.partial_path)]
+    hidden.append(str(Path(config.receipt_path).parent))
+    if inputs.prices is not None and inputs.prices.path:
+        hidden.append(inputs.prices.path)
+    settings = sandbox or SandboxSettings()
+    try:
+        # an isolated run's sandbox starts here and comes up while the indexes are built
+        with open_drivers(inputs.spec, config, hidden=hidden, settings=settings) as drivers:
+            window = _Window.build(inputs, config)
+            drivers.ready()
+            started = _start(writer, inputs, config, drivers, window)
+            ctx = _Context(config, writer, drivers, window.table, window.sessions, window.positions)
+            grid = _run_grid(ctx, inputs.bundle, window)
+            writer.write("run_end", aborted=grid.aborted, egress_attempts=len(ctx.egress))
+            capabilities = drivers.capabilities()
+            network = drivers.network_block(ctx.egress)
+            model = network["model_egress"]
+            model["exchanges"] = {e: ctx.model_exchanges.get(e, 0) for e in model["endpoints"]}
+    except BaseException:
+        writer.discard()  # no half trajectory is left behind to be mistaken for a run
+        raise
+    trajectory_sha = writer.close()
+    return _finish(
+        inputs, config, window, started, grid, ctx, trajectory_sha, capabilities, network
+    )
+
+
+@dataclass
+class _Inputs:
+    """What a run reads, each from one source: the agent, the bundle, the prices."""
+
+    spec: AgentSpec
+    bundle: Bundle
+    prices: Prices | None
+    forms: tuple[str, ...]
+    start: str
+    end: str
+
+
+def _resolve_inputs(
+    agent: AgentSpec | Callable[..., Any] | str,
+    config: RunConfig,
+    bundle: Bundle | None,
+    prices: Prices | None,
+) -> _Inputs:
     spec = as_agent(agent)
     if config.agent not in ("stub", spec.name, spec.ref):
         raise ConfigError(
@@ -259,143 +306,198 @@ def run(
         )
     elif prices is not None and config.prices is not None:
         _check_same_prices(prices, config.prices)
+    return _Inputs(spec, bundle, prices, forms, start, end)
 
-    writer = TrajectoryWriter(config.trajectory_path)
-    hidden = [str(bundle.root), str(writer.partial_path), str(Path(config.receipt_path).parent)]
-    if prices is not None and prices.path:
-        hidden.append(prices.path)
+
+@dataclass
+class _Window:
+    """The window's sessions and the main arm's facts, indexed once per clock."""
+
+    table: SessionTable
+    sessions: range
+    facts: list[dict[str, Any]]
+    indexes: dict[str, ClockIndex]
+    positions: dict[str, int]
+    forms_by_position: list[str]
+    main_by_key: dict[str, dict[str, Any]]
+    keep_parsed: bool
+
+    @classmethod
+    def build(cls, inputs: _Inputs, config: RunConfig) -> _Window:
+        first, last = date.fromisoformat(inputs.start), date.fromisoformat(inputs.end)
+        table = sessions_for(first, last)
+        bundle = inputs.bundle
+        # A small window keeps every arm parsed; a large one keeps only the facts that
+        # clocks, scoring and the probe need of each main row (parsed one line at a time).
+        keep_parsed = bundle.row_count <= PARSE_UP_FRONT
+        if keep_parsed:
+            facts = bundle.rows("main")
+        else:
+            facts = [_facts(json.loads(text)) for text in bundle.texts("main")]
+        return cls(
+            table=table,
+            sessions=table.window(first, last),
+            facts=facts,
+            indexes={clock: ClockIndex.build(facts, clock) for clock in config.clocks},
+            positions={f["row_key"]: i for i, f in enumerate(facts)},
+            forms_by_position=[f["form"] for f in facts],
+            main_by_key={f["row_key"]: f for f in facts},
+            keep_parsed=keep_parsed,
+        )
+
+
+@dataclass
+class _Started:
+    config_body: dict[str, Any]
+    config_sha: str
+    run_id: str
+
+
+def _start(
+    writer: TrajectoryWriter,
+    inputs: _Inputs,
+    config: RunConfig,
+    drivers: Drivers,
+    window: _Window,
+) -> _Started:
+    """The run's identity (its scoring config as resolved, bound with the release and the
+    harness version), written as the trajectory's first event."""
+    config_body = config.scoring_body(
+        start=inputs.start,
+        end=inputs.end,
+        forms=inputs.forms,
+        agent_process=drivers.mode,
+        agent=inputs.spec.name,
+        agent_source_sha256=inputs.spec.source_sha256(),
+        prices=None if inputs.prices is None else inputs.prices.reference(),
+    )
+    config_sha = canonical.digest(config_body)
+    bundle = inputs.bundle
+    run_id = canonical.digest(
+        {
+            "config_sha256": config_sha,
+            "bundle_content_digest": bundle.content_digest,
+            "harness": HARNESS_VERSION,
+        }
+    )[7:23]
+    writer.write(
+        "run_start",
+        run_id=run_id,
+        harness={"name": HARNESS_NAME, "version": HARNESS_VERSION},
+        config=config_body,
+        config_sha256=config_sha,
+        bundle={"name": bundle.name, "content_digest": bundle.content_digest},
+        sessions=[window.table.sessions[s].isoformat() for s in window.sessions],
+        rows_in_window=len(window.facts),
+    )
+    return _Started(config_body, config_sha, run_id)
+
+
+@dataclass
+class _Grid:
+    cells: dict[tuple[str, str], CellOutcome]
+    probe: dict[str, Any]
+    aborted: str | None = None
+
+
+def _run_grid(ctx: _Context, bundle: Bundle, window: _Window) -> _Grid:
+    """Every cell, arm by arm (one arm's rows in memory at a time), and the probe."""
+    config = ctx.config
+    grid = _Grid(
+        cells={
+            (arm, clock): CellOutcome(arm, clock, status=outcomes.NOT_RUN)
+            for arm in config.arms
+            for clock in config.clocks
+        },
+        probe={"arm": "shifted", "status": "not_run", "items": []},
+    )
     try:
-        # an isolated run's sandbox starts here and comes up while the indexes are built
-        with open_drivers(
-            spec,
-            config,
-            hidden=hidden,
-            settings=sandbox or SandboxSettings(),
-        ) as drivers:
-            table = sessions_for(date.fromisoformat(start), date.fromisoformat(end))
-            window = table.window(date.fromisoformat(start), date.fromisoformat(end))
-            # A small window keeps every arm parsed; a large one keeps only the facts that
-            # clocks, scoring and the probe need of each main row (parsed one line at a time).
-            keep_parsed = bundle.row_count <= PARSE_UP_FRONT
-            if keep_parsed:
-                facts = bundle.rows("main")
-            else:
-                facts = [_facts(json.loads(text)) for text in bundle.texts("main")]
-            indexes = {clock: ClockIndex.build(facts, clock) for clock in config.clocks}
-            positions = {f["row_key"]: i for i, f in enumerate(facts)}
-            forms_by_position = [f["form"] for f in facts]
-            main_by_key = {f["row_key"]: f for f in facts}
-            drivers.ready()
-            config_body = config.scoring_body(
-                start=start,
-                end=end,
-                forms=forms,
-                agent_process=drivers.mode,
-                agent=spec.name,
-                agent_source_sha256=spec.source_sha256(),
-                prices=None if prices is None else prices.reference(),
-            )
-            config_sha = canonical.digest(config_body)
-            run_id = canonical.digest(
-                {
-                    "config_sha256": config_sha,
-                    "bundle_content_digest": bundle.content_digest,
-                    "harness": HARNESS_VERSION,
-                }
-            )[7:23]
-            writer.write(
-                "run_start",
-                run_id=run_id,
-                harness={"name": HARNESS_NAME, "version": HARNESS_VERSION},
-                config=config_body,
-                config_sha256=config_sha,
-                bundle={"name": bundle.name, "content_digest": bundle.content_digest},
-                sessions=[table.sessions[s].isoformat() for s in window],
-                rows_in_window=len(facts),
-            )
-            ctx = _Context(config, writer, drivers, table, window, positions)
-            cells: dict[tuple[str, str], CellOutcome] = {
-                (arm, clock): CellOutcome(arm, clock, status=outcomes.NOT_RUN)
-                for arm in config.arms
-                for clock in config.clocks
-            }
-            probe: dict[str, Any] = {"arm": "shifted", "status": "not_run", "items": []}
-            aborted: str | None = None
-            try:
-                for arm in config.arms:
-                    texts = bundle.texts(arm)
-                    # Control arms are parsed up front only when small; a whole-release run
-                    # parses each served row from its line instead (see ArmRows).
-                    parsed = bundle.rows(arm) if keep_parsed else None
-                    rows = ArmRows(texts, parsed, forms_by_position)
-                    served: dict[int, None] = {}
-                    last: tuple[CellOutcome, Toolbox] | None = None
-                    for clock in config.clocks:
-                        outcome, tools = _cell_with_retries(
-                            ctx, cells, arm, clock, indexes[clock], rows, served
-                        )
-                        if tools is not None:
-                            last = (outcome, tools)
-                    if arm == "shifted" and config.probe and last is not None:
-                        probe = _probe_with_retries(ctx, last, rows, facts, served)
-                    bundle.release_rows(arm)
-            except _Aborted as exc:
-                aborted = str(exc)
-                for outcome in cells.values():
-                    if outcome.status == "running":
-                        outcome.status = outcomes.ABORTED
-            writer.write("run_end", aborted=aborted, egress_attempts=len(ctx.egress))
-            capabilities = drivers.capabilities()
-            network = drivers.network_block(ctx.egress)
-            model = network["model_egress"]
-            model["exchanges"] = {e: ctx.model_exchanges.get(e, 0) for e in model["endpoints"]}
-    except BaseException:
-        writer.discard()  # no half trajectory is left behind to be mistaken for a run
-        raise
-    trajectory_sha = writer.close()
+        for arm in config.arms:
+            # Control arms are parsed up front only when small; a whole-release run
+            # parses each served row from its line instead (see ArmRows).
+            parsed = bundle.rows(arm) if window.keep_parsed else None
+            rows = ArmRows(bundle.texts(arm), parsed, window.forms_by_position)
+            served: dict[int, None] = {}
+            last: tuple[CellOutcome, Toolbox] | None = None
+            for clock in config.clocks:
+                outcome, tools = _cell_with_retries(
+                    ctx, grid.cells, arm, clock, window.indexes[clock], rows, served
+                )
+                if tools is not None:
+                    last = (outcome, tools)
+            if arm == "shifted" and config.probe and last is not None:
+                grid.probe = _probe_with_retries(ctx, last, rows, window.facts, served)
+            bundle.release_rows(arm)
+    except _Aborted as exc:
+        grid.aborted = str(exc)
+        for outcome in grid.cells.values():
+            if outcome.status == "running":
+                outcome.status = outcomes.ABORTED
+    return grid
+
+
+def _finish(
+    inputs: _Inputs,
+    config: RunConfig,
+    window: _Window,
+    started: _Started,
+    grid: _Grid,
+    ctx: _Context,
+    trajectory_sha: str,
+    capabilities: dict[str, Any],
+    network: dict[str, Any],
+) -> RunResult:
+    """Score every cell from its picks and write the receipt."""
+    table, facts = window.table, window.facts
 
     def trader(outcome: CellOutcome) -> list[Trade]:
         return make_trades(
             outcome.picks,
-            main_by_key=main_by_key,
+            main_by_key=window.main_by_key,
             table=table,
             hold_sessions=config.hold_sessions,
-            prices=prices,
+            prices=inputs.prices,
         )
 
     cell_json = []
     by_form: dict[str, dict[str, Any]] = {}
     knowable_early = {clock: knowable_before_acceptance(facts, clock) for clock in config.clocks}
-    for (arm, clock), outcome in cells.items():
-        outcome.unreached_rows = len(facts) - indexes[clock].knowable(table.opens[window[-1]])
+    last_bell = table.opens[window.sessions[-1]]
+    for (arm, clock), outcome in grid.cells.items():
+        outcome.unreached_rows = len(facts) - window.indexes[clock].knowable(last_bell)
         trades = trader(outcome)
-        entered_early = entered_before_acceptance(outcome.picks, main_by_key, table)
+        entered_early = entered_before_acceptance(outcome.picks, window.main_by_key, table)
         cell_json.append(_cell_json(outcome, trades, entered_early, knowable_early[clock]))
         add_by_form(by_form, f"{arm}/{clock}", trades)
 
     body = build_body(
-        run_id=run_id,
+        run_id=started.run_id,
         config=config,
-        config_body=config_body,
-        config_sha=config_sha,
-        bundle=bundle,
+        config_body=started.config_body,
+        config_sha=started.config_sha,
+        bundle=inputs.bundle,
         trajectory_sha=trajectory_sha,
         trajectory_path=config.trajectory_path,
-        events=writer.events,
-        sessions=[table.sessions[s].isoformat() for s in window],
+        events=ctx.writer.events,
+        sessions=[table.sessions[s].isoformat() for s in window.sessions],
         cells=cell_json,
-        probe=probe,
+        probe=grid.probe,
         network=network,
         capabilities=capabilities,
-        aborted=aborted,
-        prices=prices,
+        aborted=grid.aborted,
+        prices=inputs.prices,
         rows=facts,
-        indexes=indexes,
+        indexes=window.indexes,
         by_form=by_form,
     )
     receipt = write_receipt(config.receipt_path, body, attempts=ctx.ledger)
     return RunResult(
-        receipt, Path(config.trajectory_path), Path(config.receipt_path), cells, trader, main_by_key
+        receipt,
+        Path(config.trajectory_path),
+        Path(config.receipt_path),
+        grid.cells,
+        trader,
+        window.main_by_key,
     )
 
 
