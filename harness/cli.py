@@ -17,6 +17,7 @@ from harness.outcomes import (
     EXIT_USAGE,
 )
 from harness.version import HARNESS_VERSION
+from harness.vocabulary import ARMS, CLOCKS
 
 if TYPE_CHECKING:
     from harness.agents.base import AgentSpec
@@ -197,7 +198,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_clocks_report(args: argparse.Namespace) -> int:
     """The seed's clock experiment: one agent, one window, the main arm under each clock."""
-    from harness.clocks import CLOCKS
     from harness.reports import clock_report
     from harness.runner import run
 
@@ -384,8 +384,8 @@ def build_parser() -> argparse.ArgumentParser:
         "export", help="decision points as JSONL for Inspect's json_dataset() and promptfoo"
     )
     exp.add_argument("--bundle", required=True)
-    exp.add_argument("--arm", required=True, choices=["main", "redacted", "shifted"])
-    exp.add_argument("--clock", required=True, choices=["leaky", "dump", "pit"])
+    exp.add_argument("--arm", required=True, choices=ARMS)
+    exp.add_argument("--clock", required=True, choices=CLOCKS)
     exp.add_argument("--out", required=True)
     exp.add_argument("--forms", nargs="+")
     exp.add_argument("--start")

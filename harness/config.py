@@ -10,10 +10,9 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from harness.clocks import CLOCKS
 from harness.egress import EgressError, parse_endpoint
 from harness.guard import POLICIES
-from harness.release.arms import ARMS
+from harness.vocabulary import ARMS, CLOCKS
 
 # ``auto`` isolates the agent where bubblewrap works and falls back (saying so) elsewhere;
 # ``isolated`` refuses to run without the sandbox; ``in_process`` never uses it.

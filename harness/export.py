@@ -17,10 +17,11 @@ from pathlib import Path
 
 from harness import canonical
 from harness.calendar import sessions_for
-from harness.clocks import CLOCKS, iso_utc, known_at
+from harness.clocks import iso_utc, known_at
 from harness.release.arms import shift_iso
 from harness.release.bundle import Bundle
 from harness.runner import trade_prompt
+from harness.vocabulary import CLOCKS
 
 
 def export_points(

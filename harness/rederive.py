@@ -19,7 +19,7 @@ from typing import Any
 from harness import canonical
 from harness.binding import config_binding
 from harness.calendar import SessionTable, sessions_for
-from harness.clocks import CLOCKS, knowable_before_acceptance, known_at
+from harness.clocks import knowable_before_acceptance, known_at
 from harness.prices import Prices
 from harness.probe import score_answer, verdict
 from harness.release.bundle import Bundle
@@ -32,6 +32,7 @@ from harness.scoring import (
 )
 from harness.trajectory import file_sha256
 from harness.verify import check_receipt
+from harness.vocabulary import CLOCKS
 
 
 @dataclass

@@ -22,7 +22,6 @@ from harness.trajectory import served_row_text
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-TOOL_NAMES = ("pit_list", "pit_search", "pit_read", "pit_coverage")
 MAX_LIMIT = 10_000
 
 

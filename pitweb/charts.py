@@ -5,8 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-CLOCK_ORDER = ["leaky", "dump", "pit"]
-ARM_ORDER = ["main", "redacted", "shifted"]
+from harness.vocabulary import ARMS, CLOCKS
+
+CLOCK_ORDER = list(CLOCKS)
+ARM_ORDER = list(ARMS)
 _LAYOUT = {
     "margin": {"l": 50, "r": 20, "t": 40, "b": 40},
     "height": 320,

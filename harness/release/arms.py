@@ -14,7 +14,6 @@ from datetime import date
 from functools import lru_cache
 from typing import Any
 
-ARMS = ("main", "redacted", "shifted")
 SHIFT_YEARS = 10
 REDACTED = "[redacted]"
 

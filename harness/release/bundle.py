@@ -12,8 +12,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from harness.release.arms import ARMS
 from harness.release.store import FORMAT, INDEX, MANIFEST, ReleaseError, arm_file, manifest_digest
+from harness.vocabulary import ARMS
 
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from harness import canonical
-from harness.release.arms import ARMS, SHIFT_YEARS, derive
+from harness.release.arms import SHIFT_YEARS, derive
+from harness.vocabulary import ARMS
 
 FORMAT = "pit-release/1"
 MANIFEST = "manifest.json"

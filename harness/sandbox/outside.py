@@ -36,7 +36,7 @@ from harness.sandbox.channel import (
 )
 from harness.sandbox.inside import CELL_CPU_LIMIT, CELL_SETUP_FAILED
 from harness.sandbox.shim import attempt_from_json
-from harness.tools import TOOL_NAMES
+from harness.vocabulary import TOOL_NAMES
 
 if TYPE_CHECKING:
     from harness.tools import Toolbox

@@ -13,9 +13,6 @@ from pitweb.runs.models import AuditEvent, BoardVersion, Run, VerificationJob, V
 
 VERIFIED_LEVEL = VerificationLevel.HASHES_VERIFIED
 
-CLOCKS = ("leaky", "dump", "pit")
-ARMS = ("main", "redacted", "shifted")
-
 
 def visible_runs(user: User | AnonymousUser) -> QuerySet[Run]:
     """Public, unhidden runs; plus a submitter's own; staff see everything."""

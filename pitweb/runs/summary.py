@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-CLOCKS = ("leaky", "dump", "pit")
+from harness.vocabulary import CLOCKS
 
 
 def body_summary(body: dict[str, Any]) -> dict[str, Any]:

@@ -124,3 +124,25 @@ def test_every_body_validates_and_integers_fit_the_sites_columns(
     assert integers and all(i.get("maximum") == INT_MAX and i.get("minimum") == 0 for i in integers)
     too_big = {**bodies[0], "cells": [{**bodies[0]["cells"][0], "trades": INT_MAX + 1}]}
     assert list(validator.iter_errors(too_big))
+
+
+def test_the_vocabulary_is_declared_once() -> None:
+    from harness.vocabulary import ARMS, CLOCKS, TOOL_NAMES
+
+    schema = receipt_body_schema()["properties"]
+    cell = schema["cells"]["items"]["properties"]
+    assert cell["arm"]["enum"] == list(ARMS) and cell["clock"]["enum"] == list(CLOCKS)
+    config = schema["config"]["properties"]
+    assert config["arms"]["items"]["enum"] == list(ARMS)
+    assert config["clocks"]["items"]["enum"] == list(CLOCKS)
+    root = Path(__file__).resolve().parents[2]
+    spelled = [", ".join(f'"{w}"' for w in words) for words in (ARMS, CLOCKS, TOOL_NAMES)]
+    elsewhere = [
+        f"{path.relative_to(root)}: {text}"
+        for folder in ("harness", "pitweb")
+        for path in (root / folder).rglob("*.py")
+        if path.name != "vocabulary.py"
+        for text in spelled
+        if text in path.read_text()
+    ]
+    assert elsewhere == [], elsewhere

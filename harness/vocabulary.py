@@ -1,0 +1,15 @@
+"""The words a run is made of, declared once: the release's arms, the clocks, the tools.
+
+Everything else (the runner, the command line, the adapters, the receipt's schema, the
+site) takes them from here.
+"""
+
+from __future__ import annotations
+
+# The release's three arms: as served, with issuer identity removed, every date +10 years.
+ARMS = ("main", "redacted", "shifted")
+# When a row becomes knowable: the filed date at midnight (unreachable), the nightly dump,
+# the acceptance stamp.
+CLOCKS = ("leaky", "dump", "pit")
+# The four window tools an agent may call.
+TOOL_NAMES = ("pit_list", "pit_search", "pit_read", "pit_coverage")
