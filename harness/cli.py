@@ -223,6 +223,48 @@ def cmd_clocks_report(args: argparse.Namespace) -> int:
     return _exit_code(result)
 
 
+def cmd_rescore(args: argparse.Namespace) -> int:
+    """Platform figures: the run's trades re-derived and priced with reference prices."""
+    import json
+
+    from harness.platform import RescoreRefused, rescore
+    from harness.prices import load_prices
+
+    prices = load_prices(args.prices, source=args.source, pulled_at=args.pulled_at)
+    try:
+        result = rescore(
+            args.receipt, trajectory=args.trajectory, release=args.bundle, prices=prices
+        )
+    except RescoreRefused as exc:
+        for check in exc.failed:
+            print(f"{check.name} MISMATCH  {check.detail}")
+        print("pit-harness: no figures: the artifacts do not hold together", file=sys.stderr)
+        return EXIT_MISMATCH
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2, sort_keys=True))
+        return EXIT_OK
+    ref = result.prices
+    print(
+        f"prices {ref['file']} {ref['file_sha256']}  source {ref['source']!r}  basis {ref['basis']}"
+    )
+    for (arm, clock), figure in result.cells.items():
+        interval = (
+            "n/a"
+            if figure.low is None
+            else f"[{_fmt_return(figure.low)}, {_fmt_return(figure.high)}]"
+        )
+        print(
+            f"  {arm:<9} {clock:<6} total_return {_fmt_return(figure.total_return):>8}"
+            f"  95% {interval:<20}  trades {figure.trades:>5}  priced {figure.priced:>5}"
+        )
+    for clock, deltas in result.deltas().items():
+        print(
+            f"  delta {clock:<6} main-shifted {_fmt_return(deltas['main_minus_shifted']):>8}"
+            f"  main-redacted {_fmt_return(deltas['main_minus_redacted']):>8}"
+        )
+    return EXIT_OK
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from harness.verify import verify
 
@@ -371,6 +413,24 @@ def build_parser() -> argparse.ArgumentParser:
         "with model_endpoints; repeatable; its value is never written anywhere",
     )
     report.set_defaults(func=cmd_clocks_report)
+
+    resc = sub.add_parser(
+        "rescore",
+        help="platform figures: re-derive a run's trades and price them with reference prices",
+        description="Check that the trajectory, config and release are the ones the receipt "
+        "binds and that every pick was knowable, then re-derive each cell's trades and price "
+        "them with the given reference price file: each cell's return with a 95%% interval "
+        "(block bootstrap over entry sessions, fixed seed) and the contamination deltas. "
+        "Exit 1 (and no figures) when the artifacts do not hold together.",
+    )
+    resc.add_argument("receipt")
+    resc.add_argument("--trajectory", required=True)
+    resc.add_argument("--bundle", required=True, help="the release folder the receipt binds")
+    resc.add_argument("--prices", required=True, help="the reference price file (CSV)")
+    resc.add_argument("--source", required=True, help="where the reference prices came from")
+    resc.add_argument("--pulled-at", default="", help="when they were pulled")
+    resc.add_argument("--json", action="store_true", help="print the figures as JSON")
+    resc.set_defaults(func=cmd_rescore)
 
     ver = sub.add_parser(
         "verify", help="recompute the receipt's hashes offline; exit 1 on any mismatch"

@@ -73,7 +73,8 @@ class _Trail:
     failed: list[str] = field(default_factory=list)
 
 
-def _read_trail(trajectory: Path) -> _Trail:
+def read_trail(trajectory: Path) -> _Trail:
+    """The picks, probe items, egress attempts and failures a trajectory records."""
     trail = _Trail()
     with open(trajectory, "rb") as handle:
         for number, line in enumerate(handle, start=1):
@@ -144,7 +145,7 @@ def _bound_trail(result: Rederivation, body: dict[str, Any], trajectory: Path) -
     if not result.ok:
         return None  # nothing read from artifacts that do not match means anything
     try:
-        trail = _read_trail(trajectory)
+        trail = read_trail(trajectory)
     except (ValueError, KeyError, TypeError) as exc:
         result.add(
             "trajectory_format", False, f"the trajectory is not a pit-harness trajectory ({exc})"

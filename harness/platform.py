@@ -1,0 +1,193 @@
+"""Platform figures: every run priced alike, with its uncertainty, and ranks that say how
+sure they are.
+
+A receipt's own scores come from whatever prices its submitter had. ``rescore`` re-derives
+a run's trades from its trajectory (after ``rederive`` has checked that the trajectory,
+config and release are the ones the receipt binds and that every pick was knowable) and
+prices them with a reference price file, so runs over one release are compared on one
+set of prices. Each cell's figure carries a 95% interval from a seeded block bootstrap
+over entry sessions: trades entered in one session share that session's market, so a
+session's trades are resampled together. ``rank_ranges`` turns figures with intervals
+into rank ranges: a run is surely behind only the runs whose intervals lie wholly above
+its own.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from harness.calendar import sessions_for
+from harness.prices import Prices
+from harness.rederive import Check, read_trail, rederive
+from harness.release.bundle import Bundle
+from harness.scoring import Trade, make_trades, total_return
+from harness.vocabulary import CLOCKS
+
+BOOTSTRAP_REPLICATES = 2000
+BOOTSTRAP_SEED = 20230301
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One cell's platform return: the mean over its priced trades, and its interval."""
+
+    total_return: float | None
+    low: float | None
+    high: float | None
+    trades: int
+    priced: int
+    sessions: int  # entry sessions with a priced trade: the bootstrap's blocks
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "total_return": self.total_return,
+            "interval_95": None if self.low is None else [self.low, self.high],
+            "trades": self.trades,
+            "priced_trades": self.priced,
+            "priced_sessions": self.sessions,
+        }
+
+
+def block_bootstrap(
+    trades: list[Trade],
+    *,
+    replicates: int = BOOTSTRAP_REPLICATES,
+    seed: int = BOOTSTRAP_SEED,
+    confidence: float = CONFIDENCE,
+) -> Figure:
+    """The mean return of the priced trades and a percentile interval from resampling
+    whole entry sessions with replacement (a fixed seed: the same trades, the same
+    interval, on any machine)."""
+    blocks: dict[str, list[float]] = {}
+    for trade in trades:
+        if trade.ret is not None:
+            blocks.setdefault(trade.entry_session, []).append(trade.ret)
+    figure = total_return(trades)
+    priced = sum(len(v) for v in blocks.values())
+    if figure is None:
+        return Figure(None, None, None, len(trades), 0, 0)
+    sums = [(sum(v), len(v)) for _, v in sorted(blocks.items())]
+    rng = random.Random(seed)
+    means = []
+    for _ in range(replicates):
+        drawn = rng.choices(sums, k=len(sums))
+        means.append(sum(s for s, _ in drawn) / sum(n for _, n in drawn))
+    means.sort()
+    tail = (1.0 - confidence) / 2.0
+    low = means[int(tail * (replicates - 1))]
+    high = means[int((1.0 - tail) * (replicates - 1) + 0.5)]
+    return Figure(figure, low, high, len(trades), priced, len(sums))
+
+
+@dataclass(frozen=True)
+class RankRange:
+    low: int
+    high: int
+
+    @property
+    def label(self) -> str:
+        return str(self.low) if self.low == self.high else f"{self.low}-{self.high}"
+
+
+def rank_ranges(intervals: list[tuple[float, float]]) -> list[RankRange]:
+    """For each (low, high) interval: rank low = 1 + the runs whose interval lies wholly
+    above it; rank high = the runs whose interval overlaps it or lies above it (itself
+    included). Equal intervals get equal ranges: ties tie."""
+    ranges = []
+    for low, high in intervals:
+        above = sum(1 for other_low, _ in intervals if other_low > high)
+        overlapping_or_above = sum(1 for _, other_high in intervals if other_high >= low)
+        ranges.append(RankRange(1 + above, overlapping_or_above))
+    return ranges
+
+
+class RescoreRefused(ValueError):
+    """The artifacts do not hold together, so no figure is derived from them."""
+
+    def __init__(self, failed: list[Check]) -> None:
+        self.failed = failed
+        super().__init__("; ".join(f"{c.name}: {c.detail}" for c in failed))
+
+
+@dataclass
+class Rescore:
+    prices: dict[str, Any]
+    cells: dict[tuple[str, str], Figure] = field(default_factory=dict)
+
+    def deltas(self) -> dict[str, dict[str, float | None]]:
+        """Per clock, the platform contamination deltas: main minus each control arm."""
+        out: dict[str, dict[str, float | None]] = {}
+        for clock in CLOCKS:
+            main = self.cells.get(("main", clock))
+            if main is None:
+                continue
+            out[clock] = {}
+            for arm in ("shifted", "redacted"):
+                other = self.cells.get((arm, clock))
+                both = main.total_return is not None and other and other.total_return is not None
+                out[clock][f"main_minus_{arm}"] = (
+                    main.total_return - other.total_return  # type: ignore[operator,union-attr]
+                    if both
+                    else None
+                )
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "prices": self.prices,
+            "method": {
+                "figure": "mean return of the priced trades, re-derived from the trajectory "
+                "and priced with the reference prices",
+                "interval": f"{CONFIDENCE:.0%} percentile interval, block bootstrap over entry "
+                f"sessions, {BOOTSTRAP_REPLICATES} replicates, seed {BOOTSTRAP_SEED}",
+            },
+            "cells": [
+                {"arm": arm, "clock": clock, **figure.to_json()}
+                for (arm, clock), figure in self.cells.items()
+            ],
+            "contamination": self.deltas(),
+        }
+
+
+def rescore(
+    receipt: str | os.PathLike[str],
+    *,
+    trajectory: str | os.PathLike[str],
+    release: str | os.PathLike[str],
+    prices: Prices,
+    check_release: bool = True,
+) -> Rescore:
+    """Platform figures for one run: its trades re-derived from the trajectory and priced
+    with ``prices``. Refused (``RescoreRefused``) unless the trajectory, config and release
+    are the ones the receipt binds and every pick was knowable when it was made."""
+    checked = rederive(receipt, trajectory=trajectory, release=release, check_release=check_release)
+    failed = [c for c in checked.checks if c.status == "mismatch"]
+    if failed:
+        raise RescoreRefused(failed)
+    trail = read_trail(Path(trajectory))
+    config = trail.start.get("config") or {}
+    bundle = Bundle.load(
+        release, forms=config.get("forms") or None, start=config.get("start"), end=config.get("end")
+    )
+    main_by_key = {r["row_key"]: r for r in bundle.rows("main")}
+    table = sessions_for(date.fromisoformat(bundle.start), date.fromisoformat(bundle.end))
+    index_of = {d.isoformat(): i for i, d in enumerate(table.sessions)}
+    result = Rescore(prices={**prices.reference(), "basis": prices.basis})
+    for arm in config.get("arms", []):
+        for clock in config.get("clocks", []):
+            picks = [(index_of[day], keys) for day, keys in trail.picks.get((arm, clock), [])]
+            trades = make_trades(
+                picks,
+                main_by_key=main_by_key,
+                table=table,
+                hold_sessions=int(config.get("hold_sessions", 5)),
+                prices=prices,
+            )
+            result.cells[(arm, clock)] = block_bootstrap(trades)
+    return result
