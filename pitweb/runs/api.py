@@ -58,7 +58,8 @@ class RunOut(serializers.Serializer):
     forms = serializers.CharField()
     window_start = serializers.DateField()
     window_end = serializers.DateField()
-    pit_main_return = serializers.FloatField(allow_null=True)
+    pit_main_return = serializers.SerializerMethodField()
+    numbers = serializers.SerializerMethodField()
     visibility = serializers.CharField()
     hidden = serializers.BooleanField()
     flag = serializers.CharField()
@@ -68,6 +69,14 @@ class RunOut(serializers.Serializer):
 
     def get_url(self, run: Run) -> str:
         return reverse("api-run", args=[run.body_sha256.removeprefix("sha256:")])
+
+    def get_pit_main_return(self, run: Run) -> float | None:
+        """Only for a run whose numbers were proved; null otherwise (see ``numbers``)."""
+        return run.pit_main_return if selectors.proven(run) else None
+
+    def get_numbers(self, run: Run) -> str:
+        """``proven``, or why the numbers are withheld (never the stated value)."""
+        return "proven" if selectors.proven(run) else selectors.withheld_reason(run)
 
     def get_page(self, run: Run) -> str:
         return reverse("run", args=[run.body_sha256.removeprefix("sha256:")])
@@ -203,12 +212,15 @@ LEADERBOARD_COLUMNS = [
     "protocol_complete",
     "protocol_gaps",
     "flag",
+    "numbers",
+    "withheld_because",
+    "failed_check",
     "body_sha256",
     "submitted_at",
 ]
 
 
-SECTIONS = ("ranked", "unscored", "unverified", "invalid")
+SECTIONS = ("ranked", "unscored", "failed", "pending", "invalid")
 
 
 def leaderboard_csv(board: dict[str, Any]) -> str:
@@ -225,13 +237,14 @@ def leaderboard_csv(board: dict[str, Any]) -> str:
 
 class LeaderboardApi(APIView):
     @extend_schema(
-        summary="The leaderboard: a page of ranked verified runs (?page=N, or ?all=1 for every run), unverified and invalid runs apart",
+        summary="The leaderboard: a page of ranked verified runs (?page=N, or ?all=1 for every run); apart, verified runs without a score, runs that failed verification (the failed check, no numbers), runs pending verification (no numbers) and invalid runs",
         responses=inline_serializer(
             "Leaderboard",
             {
                 "ranked": serializers.JSONField(),
                 "unscored": serializers.JSONField(),
-                "unverified": serializers.JSONField(),
+                "failed": serializers.JSONField(),
+                "pending": serializers.JSONField(),
                 "invalid": serializers.JSONField(),
             },
         ),

@@ -36,6 +36,8 @@ class Run(models.Model):
     hidden = models.BooleanField(default=False)
     hidden_reason = models.TextField(blank=True)
     flag = models.CharField(max_length=200, blank=True)
+    # the check the last conclusive verification failed, by name (never the stated value)
+    failed_check = models.CharField(max_length=200, blank=True)
     is_baseline = models.BooleanField(default=False)
     verification_level = models.CharField(
         max_length=16, choices=VerificationLevel.choices, default=VerificationLevel.SELF_REPORTED

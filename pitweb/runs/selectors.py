@@ -12,6 +12,20 @@ from django.db.models import F, Q, QuerySet
 from pitweb.runs.models import AuditEvent, BoardVersion, Run, VerificationJob, VerificationLevel
 
 VERIFIED_LEVEL = VerificationLevel.HASHES_VERIFIED
+# The levels at which a run's numbers were proved (re-derived, or the agent re-run); a
+# run at any other level shows no number from its body anywhere on the board.
+PROVEN_LEVELS = (VerificationLevel.HASHES_VERIFIED, VerificationLevel.REEXECUTED)
+
+
+def proven(run: Run) -> bool:
+    return run.verification_level in PROVEN_LEVELS
+
+
+def withheld_reason(run: Run) -> str:
+    """Why a run's numbers are not shown, in words that never repeat a stated value."""
+    if run.status == "mismatch":
+        return f"failed verification: {run.failed_check or 'a check'} differs"
+    return "pending verification: no numbers until the system has re-derived them"
 
 
 def visible_runs(user: User | AnonymousUser) -> QuerySet[Run]:
@@ -26,6 +40,13 @@ def visible_runs(user: User | AnonymousUser) -> QuerySet[Run]:
 
 
 def leaderboard_row(run: Run) -> dict[str, Any]:
+    """A board row. Numbers from the body only for a run whose numbers were proved; any
+    other run says why they are withheld (the failed check by name, or pending)."""
+    numbers: dict[str, Any] = (
+        {"pit_main_return": run.pit_main_return, **run.summary, "numbers": "proven"}
+        if proven(run)
+        else {"numbers": "withheld", "withheld_because": withheld_reason(run)}
+    )
     return {
         "run_id": run.run_id,
         "body_sha256": run.body_sha256,
@@ -35,8 +56,8 @@ def leaderboard_row(run: Run) -> dict[str, Any]:
         "agent": run.agent,
         "model_version": run.model_version or None,
         "baseline": run.is_baseline,
-        "pit_main_return": run.pit_main_return,
-        **run.summary,
+        **numbers,
+        "failed_check": run.failed_check if run.status == "mismatch" else "",
         "verification": run.status,
         "verification_level": run.verification_level,
         "valid": run.valid,
@@ -74,19 +95,22 @@ def ranked_runs(runs: QuerySet[Run]) -> QuerySet[Run]:
     main-arm return. A re-verification in progress, or one the verifier itself failed
     (harness_error), does not take a run off the board; a mismatch does."""
     return runs.filter(
-        valid=True, verification_level=VERIFIED_LEVEL, pit_main_return__isnull=False
+        valid=True, verification_level__in=PROVEN_LEVELS, pit_main_return__isnull=False
     ).order_by(F("pit_main_return").desc(), "run_id")
 
 
 def _apart(runs: QuerySet[Run]) -> dict[str, QuerySet[Run]]:
-    """Runs never ranked among verified ones, each for its own reason."""
+    """Runs never ranked among verified ones, each for its own reason. Only proven runs
+    show numbers; a run whose last conclusive verification failed is listed with the
+    failed check, a run not yet verified as pending, whatever its receipt says."""
     newest = runs.order_by("-submitted_at")
+    unproven = newest.exclude(verification_level__in=PROVEN_LEVELS)
+    proven_runs = newest.filter(verification_level__in=PROVEN_LEVELS)
     return {
-        "unscored": newest.filter(
-            valid=True, verification_level=VERIFIED_LEVEL, pit_main_return__isnull=True
-        ),
-        "unverified": newest.filter(valid=True).exclude(verification_level=VERIFIED_LEVEL),
-        "invalid": newest.filter(valid=False),
+        "unscored": proven_runs.filter(valid=True, pit_main_return__isnull=True),
+        "failed": unproven.filter(status="mismatch"),
+        "pending": unproven.exclude(status="mismatch"),
+        "invalid": proven_runs.filter(valid=False),
     }
 
 
@@ -105,7 +129,7 @@ def leaderboard(
     per_page: int = PER_PAGE,
 ) -> dict[str, Any]:
     """A page of ranked runs and, apart: verified runs without a score (no prices),
-    unverified runs, and invalid ones (network egress or aborted). Five queries,
+    failed and pending runs (no numbers), and invalid ones (network egress or aborted). Six queries,
     however many runs; the public board is cached until the next change (one query)."""
     if not user.is_authenticated:
         key = f"board:{board_version()}:{release}:{form}:{start}:{end}:{page}:{per_page}"

@@ -478,6 +478,7 @@ def verification_finish(
             fields: dict[str, Any] = {"status": state}
             if state in (JobState.VERIFIED, JobState.MISMATCH):
                 fields["verification_level"] = level  # a harness error says nothing about the run
+                fields["failed_check"] = mismatch_check[:200] if state == JobState.MISMATCH else ""
             Run.objects.filter(jobs__pk=job_id).update(**fields)
             board_changed()
     return done == 1

@@ -98,6 +98,8 @@ def run_page(request: HttpRequest, sha: str) -> HttpResponse:
             "run": run,
             "body": body,
             "sha": sha,
+            "proven": selectors.proven(run),
+            "withheld_because": selectors.withheld_reason(run),
             "grid": grid,
             "clocks": charts.CLOCK_ORDER,
             "probe": body.get("probe", {}),
@@ -117,6 +119,8 @@ def run_table(request: HttpRequest, sha: str, name: str) -> HttpResponse:
     """One of the run page's tables as CSV or JSON: cells, probe or jobs."""
     run = _run_or_404(request, sha)
     fmt = request.GET.get("format", "json")
+    if name == "cells" and not selectors.proven(run):
+        return JsonResponse({"withheld": selectors.withheld_reason(run)}, status=409)
     if name == "cells":
         response = tables.table_response(fmt, "cells", tables.CELL_COLUMNS, run.body["cells"])
     elif name == "probe":
@@ -135,6 +139,8 @@ def run_table(request: HttpRequest, sha: str, name: str) -> HttpResponse:
 
 def run_cells_json(request: HttpRequest, sha: str) -> JsonResponse:
     run = _run_or_404(request, sha)
+    if not selectors.proven(run):
+        return JsonResponse({"withheld": selectors.withheld_reason(run)}, status=409)
     return JsonResponse(
         {"cells": run.body["cells"], "contamination": run.body.get("contamination")}
     )
@@ -171,11 +177,12 @@ def compare_page(request: HttpRequest) -> HttpResponse:
     runs = list(
         selectors.visible_runs(request.user).filter(body_sha256__in=[f"sha256:{s}" for s in wanted])
     )
+    charted = [r for r in runs if selectors.proven(r)]  # refuted or pending: no numbers
     figure = (
         charts.compare_runs(
-            {f"{r.agent} {r.run_id}": charts.cells_frame(r.body["cells"]) for r in runs}
+            {f"{r.agent} {r.run_id}": charts.cells_frame(r.body["cells"]) for r in charted}
         )
-        if runs
+        if charted
         else None
     )
     rows = [selectors.leaderboard_row(r) for r in runs]

@@ -101,3 +101,65 @@ def test_runs_are_compared_from_the_leaderboard(
     traces = page.locator("[data-figure='fig-compare'] .trace.bars").count()
     assert traces == 2
     assert page.console_errors == []
+
+
+def test_a_forged_runs_number_appears_nowhere_but_in_its_refuted_claim(
+    live_server: Any,
+    page: Any,
+    registered: Any,
+    submitter: User,
+    stub_run: Artifacts,
+    picky_run: Artifacts,
+    screenshots: Path,
+) -> None:
+    import json
+
+    from harness.receipt import receipt_text
+
+    data = json.loads(stub_run.receipt.read_text())
+    body = data["body"]
+    cell = next(c for c in body["cells"] if (c["arm"], c["clock"]) == ("main", "pit"))
+    cell["total_return"] = 0.4321  # one score edited, the body honestly re-hashed
+    forged = stub_run.files(receipt=receipt_text(body, data["emitted_at"]).encode())
+    run = services.run_submit(
+        user=submitter,
+        receipt=forged["receipt"],
+        trajectory=forged["trajectory"],
+        prices=forged["prices"],
+    ).run
+    other = submit(submitter, picky_run)
+    run.refresh_from_db()
+    assert run.status == "mismatch" and run.failed_check == "cell main/pit total_return"
+    shown = ("0.4321", "43.21")
+
+    page.goto(live_server.url + "/")
+    board = (
+        page.locator("main").inner_text()
+        if page.locator("main").count()
+        else page.inner_text("body")
+    )
+    assert not any(v in board for v in shown)
+    assert "failed verification: cell main/pit total_return differs" in board
+    page.screenshot(path=str(screenshots / "leaderboard-forged.png"), full_page=True)
+    for path in ("/api/leaderboard/?all=1", "/api/leaderboard.csv", "/api/runs/"):
+        text = page.request.get(live_server.url + path).text()
+        assert not any(v in text for v in shown), path
+    sha = run.body_sha256[7:]
+    assert page.request.get(live_server.url + f"/runs/{sha}/cells.json").status in (404, 409)
+    page.goto(live_server.url + f"/compare/?runs={sha},{other.body_sha256[7:]}")
+    assert not any(v in page.inner_text("body") for v in shown)
+    charted = page.evaluate(
+        "() => [...document.querySelectorAll('script[type=\"application/json\"]')]"
+        ".map(s => s.textContent).join(' ')"
+    )
+    assert not any(v in charted for v in shown)
+
+    page.goto(live_server.url + f"/runs/{sha}/")
+    claim = page.locator("#unproven-claim").inner_text()
+    assert "refuted claim" in claim and "0.432100" in claim
+    outside = page.evaluate(
+        "() => { const c = document.body.cloneNode(true);"
+        " c.querySelectorAll('.claim').forEach(e => e.remove()); return c.innerText; }"
+    )
+    assert not any(v in outside for v in shown)
+    page.screenshot(path=str(screenshots / "run-forged.png"), full_page=True)

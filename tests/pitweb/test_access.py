@@ -76,7 +76,7 @@ def test_private_runs_stay_out_of_lists_and_leaderboards(
     board = api_as(who, users).get("/api/leaderboard/").json()
     on_board = {
         r["run_id"]
-        for section in ("ranked", "unscored", "unverified", "invalid")
+        for section in ("ranked", "unscored", "failed", "pending", "invalid")
         for r in board[section]
     }
     assert (private_run.run_id in on_board) == (READ_PRIVATE[who] == 200)
@@ -157,7 +157,7 @@ def test_hidden_public_run_leaves_the_board_with_a_public_reason(
     board = APIClient().get("/api/leaderboard/").json()
     assert not any(
         r["run_id"] == run.run_id
-        for section in ("ranked", "unverified", "invalid")
+        for section in ("ranked", "failed", "pending", "invalid")
         for r in board[section]
     )
     log = Client().get("/changelog/?format=json").json()["events"]

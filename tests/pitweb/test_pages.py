@@ -66,19 +66,30 @@ def test_leaderboard_ranks_verified_runs_on_pit_main_and_exports(
     assert a.run_id in html and "plotly.min.js" in html and "cdn" not in html.lower()
 
 
-def test_unverified_and_invalid_runs_are_shown_apart(
+def test_failed_pending_and_invalid_runs_are_shown_apart(
     registered: Any, submitter: User, stub_run: Artifacts
 ) -> None:
     run = submit(submitter, stub_run)
-    clone_runs(run, 2)
+    clone_runs(run, 3)
     Run.objects.filter(run_id=f"{0:016x}").update(
-        status="mismatch", verification_level="self_reported"
+        status="mismatch",
+        verification_level="self_reported",
+        failed_check="cell main/pit total_return",
     )
     Run.objects.filter(run_id=f"{1:016x}").update(valid=False)
+    Run.objects.filter(run_id=f"{2:016x}").update(
+        status="verifying", verification_level="self_reported"
+    )
     services.board_changed()
     board = Client().get("/api/leaderboard/").json()
     assert [r["run_id"] for r in board["ranked"]] == [run.run_id]
-    assert [r["run_id"] for r in board["unverified"]] == [f"{0:016x}"]
+    [failed] = board["failed"]
+    assert failed["run_id"] == f"{0:016x}" and failed["numbers"] == "withheld"
+    assert failed["withheld_because"] == "failed verification: cell main/pit total_return differs"
+    [pending] = board["pending"]
+    assert pending["run_id"] == f"{2:016x}" and pending["withheld_because"].startswith("pending")
+    for row in (failed, pending):
+        assert "pit_main_return" not in row and "main_pit" not in row
     assert [r["run_id"] for r in board["invalid"]] == [f"{1:016x}"]
 
 
