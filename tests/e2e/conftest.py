@@ -13,6 +13,7 @@ import pytest
 from tests.pitweb.conftest import (  # noqa: F401 - fixtures shared with the site tests
     artifact_dir,
     eager_celery,
+    fresh_cache,
     picky_run,
     private_storage,
     registered,
