@@ -14,6 +14,7 @@ its own.
 
 from __future__ import annotations
 
+import bisect
 import os
 import random
 from dataclasses import dataclass, field
@@ -98,13 +99,14 @@ class RankRange:
 def rank_ranges(intervals: list[tuple[float, float]]) -> list[RankRange]:
     """For each (low, high) interval: rank low = 1 + the runs whose interval lies wholly
     above it; rank high = the runs whose interval overlaps it or lies above it (itself
-    included). Equal intervals get equal ranges: ties tie."""
-    ranges = []
-    for low, high in intervals:
-        above = sum(1 for other_low, _ in intervals if other_low > high)
-        overlapping_or_above = sum(1 for _, other_high in intervals if other_high >= low)
-        ranges.append(RankRange(1 + above, overlapping_or_above))
-    return ranges
+    included). Equal intervals get equal ranges: ties tie. O(n log n)."""
+    lows = sorted(low for low, _ in intervals)
+    highs = sorted(high for _, high in intervals)
+    n = len(intervals)
+    return [
+        RankRange(1 + n - bisect.bisect_right(lows, high), n - bisect.bisect_left(highs, low))
+        for low, high in intervals
+    ]
 
 
 class RescoreRefused(ValueError):

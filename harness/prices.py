@@ -51,6 +51,9 @@ class Prices:
     def __len__(self) -> int:
         return len(self._bars)
 
+    def symbols(self) -> set[str]:
+        return {symbol for symbol, _ in self._bars}
+
     def statement(self) -> dict[str, object]:
         """What the receipt records under P4: declared, not verified."""
         return {

@@ -1,6 +1,12 @@
-"""DataFrame -> Plotly figure, pure functions. Pages embed ``figure.to_json()``."""
+"""DataFrame -> Plotly figure, pure functions. Pages embed ``figure.to_json()``.
+
+One unit everywhere: percent (returns) and percentage points (differences). Each chart
+answers one question, and a page draws none when there is nothing to draw.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -9,42 +15,97 @@ from harness.vocabulary import ARMS, CLOCKS
 
 CLOCK_ORDER = list(CLOCKS)
 ARM_ORDER = list(ARMS)
-_LAYOUT = {
-    "margin": {"l": 50, "r": 20, "t": 40, "b": 40},
+ARM_COLOURS = {"main": "#1f5fa8", "redacted": "#8a6bbf", "shifted": "#d08a1e"}
+# a qualitative palette with enough distinct colours for the top forms, plus grey for "other"
+FORM_PALETTE = [
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+    "#17becf", "#bcbd22", "#393b79", "#637939", "#843c39",
+]  # fmt: skip
+OTHER_COLOUR = "#9a9a9a"
+_LAYOUT: dict[str, Any] = {
+    "margin": {"l": 55, "r": 20, "t": 70, "b": 40},
     "height": 320,
     "template": "plotly_white",
+    "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "right", "x": 1},
 }
 
 
-def cells_frame(cells: list[dict[str, object]]) -> pd.DataFrame:
-    """One row per cell: arm, clock, total_return (as percent; NaN for n/a)."""
-    frame = pd.DataFrame(cells, columns=["arm", "clock", "total_return"])
-    frame["percent"] = pd.to_numeric(frame["total_return"], errors="coerce") * 100
-    return frame
+def platform_frame(cells: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per cell of a platform score: arm, clock, percent, low, high, priced."""
+    rows = []
+    for cell in cells:
+        interval = cell.get("interval_95") or [None, None]
+        rows.append(
+            {
+                "arm": cell["arm"],
+                "clock": cell["clock"],
+                "total_return": cell.get("total_return"),
+                "low": interval[0],
+                "high": interval[1],
+                "priced_trades": cell.get("priced_trades", 0),
+            }
+        )
+    frame = pd.DataFrame(
+        rows, columns=["arm", "clock", "total_return", "low", "high", "priced_trades"]
+    )
+    for column in ("total_return", "low", "high"):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce") * 100
+    return frame.rename(columns={"total_return": "percent"})
 
 
-def returns_by_clock(frame: pd.DataFrame, title: str = "Return per clock, by arm") -> go.Figure:
+def has_numbers(frame: pd.DataFrame) -> bool:
+    return bool(frame["percent"].notna().any()) if "percent" in frame else False
+
+
+def returns_by_clock(frame: pd.DataFrame) -> go.Figure:
+    """Platform return per clock and arm, each bar with its 95% interval."""
     figure = go.Figure()
     for arm in ARM_ORDER:
         part = frame[frame["arm"] == arm].set_index("clock").reindex(CLOCK_ORDER)
-        figure.add_bar(name=arm, x=CLOCK_ORDER, y=part["percent"].tolist())
-    figure.update_layout(title=title, barmode="group", yaxis_title="total return, %", **_LAYOUT)
+        if part["percent"].notna().any():
+            figure.add_bar(
+                name=arm,
+                x=CLOCK_ORDER,
+                y=part["percent"].tolist(),
+                marker_color=ARM_COLOURS[arm],
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": (part["high"] - part["percent"]).tolist(),
+                    "arrayminus": (part["percent"] - part["low"]).tolist(),
+                },
+                hovertemplate="%{x} " + arm + ": %{y:.2f}%<extra></extra>",
+            )
+    figure.update_layout(
+        title="Platform return per clock, by arm (95% interval)",
+        barmode="group",
+        yaxis_title="mean return per trade, %",
+        **_LAYOUT,
+    )
     return figure
 
 
-def arm_deltas(frame: pd.DataFrame) -> go.Figure:
-    """Per clock: main minus shifted and main minus redacted (the contamination delta)."""
-    wide = frame.pivot_table(
-        index="clock", columns="arm", values="percent", aggfunc="first"
-    ).reindex(CLOCK_ORDER)
+def contamination(deltas: dict[str, dict[str, float | None]], verdict: str) -> go.Figure | None:
+    """The harness's contamination deltas per clock (main minus each control), in
+    percentage points, titled with the mask verdict that qualifies the shifted one.
+    None when no delta has a value."""
     figure = go.Figure()
+    drawn = False
     for control in ("shifted", "redacted"):
-        if "main" in wide and control in wide:
+        values = [(deltas.get(clock) or {}).get(f"main_minus_{control}") for clock in CLOCK_ORDER]
+        if any(v is not None for v in values):
+            drawn = True
             figure.add_bar(
-                name=f"main - {control}", x=CLOCK_ORDER, y=(wide["main"] - wide[control]).tolist()
+                name=f"main − {control}",
+                x=CLOCK_ORDER,
+                y=[None if v is None else v * 100 for v in values],
+                marker_color=ARM_COLOURS[control],
+                hovertemplate="%{x}: %{y:+.2f} pp<extra></extra>",
             )
+    if not drawn:
+        return None
     figure.update_layout(
-        title="Contamination delta per clock",
+        title=f"Contamination delta per clock (mask: {verdict})",
         barmode="group",
         yaxis_title="percentage points",
         **_LAYOUT,
@@ -52,23 +113,54 @@ def arm_deltas(frame: pd.DataFrame) -> go.Figure:
     return figure
 
 
-def compare_runs(frames: dict[str, pd.DataFrame]) -> go.Figure:
-    """Several runs' main-arm returns per clock, overlaid."""
+def compare_runs(runs: dict[str, pd.DataFrame]) -> go.Figure | None:
+    """Several runs' platform pit-clock returns, shifted and main arm, with intervals."""
     figure = go.Figure()
-    for label, frame in frames.items():
-        main = frame[frame["arm"] == "main"].set_index("clock").reindex(CLOCK_ORDER)
-        figure.add_bar(name=label, x=CLOCK_ORDER, y=main["percent"].tolist())
+    drawn = False
+    for arm in ("shifted", "main"):
+        labels, values, up, down = [], [], [], []
+        for label, frame in runs.items():
+            row = frame[(frame["arm"] == arm) & (frame["clock"] == "pit")]
+            if row.empty or pd.isna(row["percent"].iloc[0]):
+                continue
+            labels.append(label)
+            values.append(float(row["percent"].iloc[0]))
+            up.append(float(row["high"].iloc[0] - row["percent"].iloc[0]))
+            down.append(float(row["percent"].iloc[0] - row["low"].iloc[0]))
+        if values:
+            drawn = True
+            figure.add_bar(
+                name=f"{arm} arm",
+                x=labels,
+                y=values,
+                marker_color=ARM_COLOURS[arm],
+                error_y={"type": "data", "symmetric": False, "array": up, "arrayminus": down},
+            )
+    if not drawn:
+        return None
     figure.update_layout(
-        title="Main-arm return per clock", barmode="group", yaxis_title="total return, %", **_LAYOUT
+        title="Platform pit-clock return: shifted (ranked) and main arm, 95% interval",
+        barmode="group",
+        yaxis_title="mean return per trade, %",
+        **_LAYOUT,
     )
     return figure
 
 
-def rows_per_day(frame: pd.DataFrame) -> go.Figure:
-    """Rows per partition date, stacked by form (from a release's index)."""
+def rows_per_day(frame: pd.DataFrame, top: int = len(FORM_PALETTE) - 1) -> go.Figure:
+    """Rows per partition date, stacked by form: the ``top`` largest forms in their own
+    colours, the rest as "other" (so no two forms share a colour)."""
+    totals = frame.groupby("form")["rows"].sum().sort_values(ascending=False)
+    keep = list(totals.index[:top]) if len(totals) > top + 1 else list(totals.index)
+    folded = frame.assign(form=frame["form"].where(frame["form"].isin(keep), "other"))
+    folded = folded.groupby(["form", "date"], as_index=False)["rows"].sum()
     figure = go.Figure()
-    for form, part in frame.groupby("form"):
-        figure.add_bar(name=str(form), x=part["date"].tolist(), y=part["rows"].tolist())
+    for n, form in enumerate([*keep, *(["other"] if len(keep) < len(totals) else [])]):
+        part = folded[folded["form"] == form]
+        colour = OTHER_COLOUR if form == "other" else FORM_PALETTE[n % len(FORM_PALETTE)]
+        figure.add_bar(
+            name=str(form), x=part["date"].tolist(), y=part["rows"].tolist(), marker_color=colour
+        )
     figure.update_layout(
         title="Rows per day by form", barmode="stack", yaxis_title="rows", **_LAYOUT
     )

@@ -190,6 +190,8 @@ CELERY_BEAT_SCHEDULE = {
 }
 PITWEB_HEARTBEAT_SECONDS = env_int("PITWEB_HEARTBEAT_SECONDS", 5)
 PITWEB_STALE_AFTER_SECONDS = env_int("PITWEB_STALE_AFTER_SECONDS", 60)
+# a run is ranked only with at least this many priced trades in its ranked cell (shifted/pit)
+PITWEB_MIN_RANKED_TRADES = env_int("PITWEB_MIN_RANKED_TRADES", 30)
 
 for folder in (
     VAR_DIR,

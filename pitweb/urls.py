@@ -17,6 +17,7 @@ urlpatterns = [
     path("runs/<str:sha>/download/<str:what>", views.run_download, name="run-download"),
     path("runs/<str:sha>/staff/<str:action>", views.staff_action, name="run-staff"),
     path("compare/", views.compare_page, name="compare"),
+    path("methodology/", views.methodology_page, name="methodology"),
     path("releases/<str:digest>/", views.release_page, name="release"),
     path("changelog/", views.changelog_page, name="changelog"),
     path("status/", views.status_page, name="status"),

@@ -22,3 +22,59 @@ class Release(models.Model):
     @property
     def digest_hex(self) -> str:
         return self.content_digest.removeprefix("sha256:")
+
+
+class ReferencePricesEdited(Exception):
+    """A registered price version is never changed: register a new version instead."""
+
+
+class ReferencePrices(models.Model):
+    """A price file staff registered for a release: the one set of bars every run of the
+    release is priced with for its platform figures. Versioned, never edited."""
+
+    release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="reference_prices")
+    version = models.PositiveIntegerField()
+    source = models.CharField(max_length=500)
+    pulled_at = models.CharField(max_length=100)
+    file_sha256 = models.CharField(max_length=71)
+    file_name = models.CharField(max_length=200)
+    basis = models.CharField(max_length=16)  # open (opening auction) or close (close-only file)
+    symbols = models.PositiveIntegerField()
+    bars = models.PositiveIntegerField()
+    registered_by = models.ForeignKey(
+        "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reason = models.TextField()
+    registered_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["release", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["release", "version"], name="one_prices_version"),
+            models.UniqueConstraint(fields=["release", "file_sha256"], name="one_prices_file"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.release.name} prices v{self.version}"
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if not self._state.adding:
+            raise ReferencePricesEdited(
+                f"reference prices v{self.version} of {self.release_id} are registered; "
+                "register a new version instead of editing this one"
+            )
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+    @property
+    def label(self) -> str:
+        return f"v{self.version}"
+
+    def statement(self) -> dict[str, object]:
+        """What every row, page and export says of these prices."""
+        return {
+            "version": self.version,
+            "source": self.source,
+            "pulled_at": self.pulled_at,
+            "file_sha256": self.file_sha256,
+            "basis": self.basis,
+        }

@@ -11,7 +11,7 @@ from typing import Any
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import permissions, serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
@@ -188,6 +188,8 @@ class ReverifyApi(APIView):
 
 LEADERBOARD_COLUMNS = [
     "rank",
+    "rank_low",
+    "rank_high",
     "run_id",
     "release",
     "forms",
@@ -195,19 +197,42 @@ LEADERBOARD_COLUMNS = [
     "agent",
     "model_version",
     "baseline",
-    "main_leaky",
-    "main_dump",
-    "main_pit",
-    "delta_shifted_leaky",
-    "delta_shifted_dump",
-    "delta_shifted_pit",
-    "delta_redacted_leaky",
-    "delta_redacted_dump",
-    "delta_redacted_pit",
+    # platform figures: re-derived from the trajectory, priced with the release's
+    # reference prices (fractions: 0.01 = 1%)
+    "platform_status",
+    "platform_shifted_pit",
+    "platform_shifted_pit_low",
+    "platform_shifted_pit_high",
+    "platform_shifted_pit_priced",
+    "platform_main_pit",
+    "platform_main_pit_low",
+    "platform_main_pit_high",
+    "platform_delta_shifted_pit",
+    "platform_delta_redacted_pit",
+    "prices_version",
+    "prices_source",
+    "prices_pulled_at",
+    "prices_sha256",
+    "prices_basis",
+    # the receipt's own figures, checked, priced with the submitter's prices
+    "self_reported_main_leaky",
+    "self_reported_main_dump",
+    "self_reported_main_pit",
+    "self_reported_delta_shifted_leaky",
+    "self_reported_delta_shifted_dump",
+    "self_reported_delta_shifted_pit",
+    "self_reported_delta_redacted_leaky",
+    "self_reported_delta_redacted_dump",
+    "self_reported_delta_redacted_pit",
     "mask_verdict",
     "probe_recovered",
+    "error_cells",
+    "why_apart",
     "verification",
     "verification_level",
+    "verification_level_words",
+    "isolation",
+    "could_read_future_data",
     "valid",
     "protocol_complete",
     "protocol_gaps",
@@ -220,16 +245,13 @@ LEADERBOARD_COLUMNS = [
 ]
 
 
-SECTIONS = ("ranked", "unscored", "failed", "pending", "invalid")
-
-
 def leaderboard_csv(board: dict[str, Any]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(
         buffer, fieldnames=["section", *LEADERBOARD_COLUMNS], extrasaction="ignore"
     )
     writer.writeheader()
-    for section in SECTIONS:
+    for section in selectors.SECTIONS:
         for row in board[section]:
             writer.writerow({"section": section, **row})
     return buffer.getvalue()
@@ -237,16 +259,19 @@ def leaderboard_csv(board: dict[str, Any]) -> str:
 
 class LeaderboardApi(APIView):
     @extend_schema(
-        summary="The leaderboard: a page of ranked verified runs (?page=N, or ?all=1 for every run); apart, verified runs without a score, runs that failed verification (the failed check, no numbers), runs pending verification (no numbers) and invalid runs",
+        summary="The leaderboard: a page of ranked runs (?page=N, or ?all=1 for every run), ranked on the platform pit-clock return of the shifted arm with a 95% interval and a rank range; apart, each with why_apart: unranked runs (no platform figure yet, or too few priced trades), runs whose mask leaks (control void), runs with failed cells, runs that failed verification (the failed check, no numbers), runs pending verification (no numbers) and invalid runs. ?isolated=1 keeps runs whose agent ran isolated (declared) or was re-executed.",
+        parameters=[
+            OpenApiParameter("release", str, description="release name or content digest"),
+            OpenApiParameter("form", str),
+            OpenApiParameter("start", str, description="window start, YYYY-MM-DD"),
+            OpenApiParameter("end", str, description="window end, YYYY-MM-DD"),
+            OpenApiParameter("isolated", bool, description="isolated or re-executed runs only"),
+            OpenApiParameter("page", int),
+            OpenApiParameter("all", bool, description="every run, no pages"),
+        ],
         responses=inline_serializer(
             "Leaderboard",
-            {
-                "ranked": serializers.JSONField(),
-                "unscored": serializers.JSONField(),
-                "failed": serializers.JSONField(),
-                "pending": serializers.JSONField(),
-                "invalid": serializers.JSONField(),
-            },
+            {name: serializers.JSONField() for name in selectors.SECTIONS},
         ),
     )
     def get(self, request: Request) -> Response:
@@ -261,6 +286,7 @@ def _filters(request: Any) -> dict[str, Any]:
         "form": params.get("form") or None,
         "start": _day(params.get("start")),
         "end": _day(params.get("end")),
+        "isolated": params.get("isolated") in ("1", "true", "on"),
     }
 
 

@@ -4,7 +4,7 @@ a job is never overwritten by the next one, it is linked to it."""
 from django.conf import settings
 from django.db import models
 
-from pitweb.releases.models import Release
+from pitweb.releases.models import ReferencePrices, Release
 
 
 class VerificationLevel(models.TextChoices):
@@ -50,8 +50,19 @@ class Run(models.Model):
     forms = models.CharField(max_length=200)
     window_start = models.DateField()
     window_end = models.DateField()
-    # Read off the receipt body at submission (recomputable from it): the ranking key.
+    # Read off the receipt body at submission (recomputable from it): self-reported.
     pit_main_return = models.FloatField(null=True, blank=True)
+    mask_verdict = models.CharField(max_length=16, default="not_run")
+    # cells the run could not complete, with why ("main/pit agent_error"); empty if none
+    error_cells = models.CharField(max_length=500, blank=True)
+    # what the submitter's harness declares: the agent ran isolated with its network and
+    # filesystem confined (the site cannot check it for an upload; a re-execution can)
+    agent_isolated = models.BooleanField(default=False)
+    # the platform score for the release's current reference-price version (null: the
+    # release has no reference prices yet, or the run's numbers are not proven)
+    platform = models.ForeignKey(
+        "PlatformScore", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     summary = models.JSONField(default=dict)  # pitweb.runs.summary.body_summary(body)
     trajectory_sha256 = models.CharField(max_length=71)
     trajectory_name = models.CharField(max_length=200)
@@ -62,19 +73,6 @@ class Run(models.Model):
     class Meta:
         ordering = ["-submitted_at"]
         indexes = [
-            # the public board's ranked page: a partial index in ranking order
-            models.Index(
-                models.F("pit_main_return").desc(),
-                models.F("run_id"),
-                condition=models.Q(
-                    verification_level="hashes_verified",
-                    valid=True,
-                    hidden=False,
-                    visibility="public",
-                    pit_main_return__isnull=False,
-                ),
-                name="run_ranked_idx",
-            ),
             models.Index(
                 fields=["visibility", "hidden", "valid", "status", "-submitted_at"],
                 name="run_board_idx",
@@ -99,6 +97,53 @@ class Cell(models.Model):
         ordering = ["id"]
         constraints = [
             models.UniqueConstraint(fields=["run", "arm", "clock"], name="one_cell_per_arm_clock")
+        ]
+
+
+class PlatformScore(models.Model):
+    """A run's platform figures with one reference-price version: its trades re-derived
+    from the trajectory by ``harness.platform.rescore`` and priced with the release's
+    reference prices. One row per (run, version); a new version is a new row."""
+
+    class State(models.TextChoices):
+        PENDING = "pending"
+        SCORING = "scoring"
+        SCORED = "scored"
+        REFUSED = "refused"  # the artifacts did not hold together: no figure
+        HARNESS_ERROR = "harness_error"  # our failure: no figure, never the run's result
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="platform_scores")
+    prices = models.ForeignKey(ReferencePrices, on_delete=models.PROTECT, related_name="scores")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    figures = models.JSONField(null=True, blank=True)  # Rescore.to_json()
+    # read off ``figures`` (recomputable from it): what the board ranks and shows
+    shifted_pit = models.FloatField(null=True, blank=True)
+    shifted_pit_low = models.FloatField(null=True, blank=True)
+    shifted_pit_high = models.FloatField(null=True, blank=True)
+    shifted_pit_priced = models.PositiveIntegerField(null=True, blank=True)
+    main_pit = models.FloatField(null=True, blank=True)
+    main_pit_low = models.FloatField(null=True, blank=True)
+    main_pit_high = models.FloatField(null=True, blank=True)
+    delta_shifted_pit = models.FloatField(null=True, blank=True)
+    delta_redacted_pit = models.FloatField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    worker = models.CharField(max_length=200, blank=True)
+    message = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "prices"], name="one_score_per_version")
+        ]
+        indexes = [
+            models.Index(
+                models.F("shifted_pit").desc(),
+                name="platform_ranked_idx",
+                condition=models.Q(state="scored", shifted_pit__isnull=False),
+            )
         ]
 
 

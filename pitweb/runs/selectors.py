@@ -5,11 +5,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.cache import cache
 from django.db.models import F, Q, QuerySet
 
-from pitweb.runs.models import AuditEvent, BoardVersion, Run, VerificationJob, VerificationLevel
+from harness.platform import RankRange, rank_ranges
+from pitweb.runs.models import (
+    AuditEvent,
+    BoardVersion,
+    PlatformScore,
+    Run,
+    VerificationJob,
+    VerificationLevel,
+)
 
 VERIFIED_LEVEL = VerificationLevel.HASHES_VERIFIED
 # The levels at which a run's numbers were proved (re-derived, or the agent re-run); a
@@ -39,11 +48,101 @@ def visible_runs(user: User | AnonymousUser) -> QuerySet[Run]:
     return runs.filter(public)
 
 
+LEVEL_WORDS = {
+    VerificationLevel.SELF_REPORTED: "self-reported: stored as uploaded, not checked",
+    VerificationLevel.HASHES_VERIFIED: "hashes verified: the arithmetic was re-derived from "
+    "the trajectory; the agent was not re-run",
+    VerificationLevel.REEXECUTED: "re-executed: the agent was run again on the same frozen "
+    "data and repeated every score-bearing decision",
+}
+LEVEL_SHORT = {
+    VerificationLevel.SELF_REPORTED: "not checked",
+    VerificationLevel.HASHES_VERIFIED: "arithmetic re-derived; agent not re-run",
+    VerificationLevel.REEXECUTED: "agent re-run; decisions repeated",
+}
+DECLARED = "declared by the submitter's harness (not verifiable)"
+
+
+def level_words(run: Run) -> str:
+    return LEVEL_WORDS.get(run.verification_level, run.verification_level)  # type: ignore[call-overload,no-any-return]
+
+
+def could_read_future(run: Run) -> bool:
+    """By its own receipt, nothing kept the agent from the release and prices on disk:
+    it ran in the harness's process (or unconfined), and the site did not re-run it."""
+    return not run.agent_isolated and run.verification_level != VerificationLevel.REEXECUTED
+
+
+def platform_status(run: Run) -> str:
+    """Where the run's platform figures stand, in words (never a stated value)."""
+    score = run.platform
+    if score is None:
+        return "awaiting reference prices for this release"
+    version = f"prices v{score.prices.version}"
+    if score.state in (PlatformScore.State.PENDING, PlatformScore.State.SCORING):
+        return f"pending ({version})"
+    if score.state == PlatformScore.State.REFUSED:
+        return f"no figure ({version}): {score.message}"
+    if score.state == PlatformScore.State.HARNESS_ERROR:
+        return f"no figure ({version}): the scorer failed (ours, not the run's)"
+    if score.shifted_pit is None:
+        return f"no priced trade in shifted/pit ({version})"
+    if (score.shifted_pit_priced or 0) < settings.PITWEB_MIN_RANKED_TRADES:
+        return (
+            f"{score.shifted_pit_priced} priced trades in shifted/pit, fewer than the "
+            f"{settings.PITWEB_MIN_RANKED_TRADES} a ranked run needs ({version})"
+        )
+    return "scored"
+
+
+def _platform_numbers(run: Run) -> dict[str, Any]:
+    score = run.platform
+    out: dict[str, Any] = {"platform_status": platform_status(run)}
+    if score is None:
+        return out
+    out.update(
+        {
+            "prices_version": score.prices.version,
+            "prices_source": score.prices.source,
+            "prices_pulled_at": score.prices.pulled_at,
+            "prices_sha256": score.prices.file_sha256,
+            "prices_basis": score.prices.basis,
+        }
+    )
+    if score.state == PlatformScore.State.SCORED:
+        out.update(
+            {
+                "platform_shifted_pit": score.shifted_pit,
+                "platform_shifted_pit_low": score.shifted_pit_low,
+                "platform_shifted_pit_high": score.shifted_pit_high,
+                "platform_shifted_pit_priced": score.shifted_pit_priced,
+                "platform_main_pit": score.main_pit,
+                "platform_main_pit_low": score.main_pit_low,
+                "platform_main_pit_high": score.main_pit_high,
+                "platform_delta_shifted_pit": score.delta_shifted_pit,
+                "platform_delta_redacted_pit": score.delta_redacted_pit,
+            }
+        )
+    return out
+
+
 def leaderboard_row(run: Run) -> dict[str, Any]:
-    """A board row. Numbers from the body only for a run whose numbers were proved; any
-    other run says why they are withheld (the failed check by name, or pending)."""
+    """A board row. Numbers only for a run whose numbers were proved: the platform
+    figures (every run priced with its release's reference prices) and, labelled, the
+    receipt's self-reported ones. Any other run says why its numbers are withheld (the
+    failed check by name, or pending)."""
     numbers: dict[str, Any] = (
-        {"pit_main_return": run.pit_main_return, **run.summary, "numbers": "proven"}
+        {
+            **_platform_numbers(run),
+            **{
+                f"self_reported_{k}": v
+                for k, v in run.summary.items()
+                if k.startswith(("main_", "delta_"))
+            },
+            "mask_verdict": run.summary.get("mask_verdict"),
+            "probe_recovered": run.summary.get("probe_recovered"),
+            "numbers": "proven",
+        }
         if proven(run)
         else {"numbers": "withheld", "withheld_because": withheld_reason(run)}
     )
@@ -57,9 +156,20 @@ def leaderboard_row(run: Run) -> dict[str, Any]:
         "model_version": run.model_version or None,
         "baseline": run.is_baseline,
         **numbers,
+        "protocol_gaps": run.summary.get("protocol_gaps", ""),
+        "error_cells": run.error_cells,
         "failed_check": run.failed_check if run.status == "mismatch" else "",
         "verification": run.status,
         "verification_level": run.verification_level,
+        "verification_level_words": level_words(run),
+        "verification_level_short": LEVEL_SHORT.get(run.verification_level, ""),  # type: ignore[call-overload]
+        "agent_isolated": run.agent_isolated,
+        "isolation": (
+            "re-executed by the site"
+            if run.verification_level == VerificationLevel.REEXECUTED
+            else f"{'isolated' if run.agent_isolated else 'not isolated'}: {DECLARED}"
+        ),
+        "could_read_future_data": could_read_future(run),
         "valid": run.valid,
         "protocol_complete": run.protocol_complete,
         "flag": run.flag,
@@ -77,8 +187,13 @@ def _board_runs(
     form: str | None,
     start: str | None,
     end: str | None,
+    isolated: bool = False,
 ) -> QuerySet[Run]:
-    runs = visible_runs(user).defer("body", "config", "release__manifest")
+    runs = (
+        visible_runs(user)
+        .select_related("platform", "platform__prices")
+        .defer("body", "config", "release__manifest", "platform__figures")
+    )
     if release:
         runs = runs.filter(Q(release__name=release) | Q(release_digest=release))
     if form:
@@ -87,35 +202,72 @@ def _board_runs(
         runs = runs.filter(window_start=start)
     if end:
         runs = runs.filter(window_end=end)
+    if isolated:
+        runs = runs.filter(
+            Q(agent_isolated=True) | Q(verification_level=VerificationLevel.REEXECUTED)
+        )
     return runs
 
 
+def _clean(runs: QuerySet[Run]) -> QuerySet[Run]:
+    """Proven, valid runs whose controls hold: every cell ran and the mask held."""
+    return runs.filter(valid=True, verification_level__in=PROVEN_LEVELS, error_cells="").exclude(
+        mask_verdict="mask_leaks"
+    )
+
+
+def _rankable() -> Q:
+    return Q(
+        platform__state=PlatformScore.State.SCORED,
+        platform__shifted_pit__isnull=False,
+        platform__shifted_pit_priced__gte=settings.PITWEB_MIN_RANKED_TRADES,
+    )
+
+
 def ranked_runs(runs: QuerySet[Run]) -> QuerySet[Run]:
-    """Valid, scored runs whose last conclusive verification passed, by the pit clock's
-    main-arm return. A re-verification in progress, or one the verifier itself failed
-    (harness_error), does not take a run off the board; a mismatch does."""
-    return runs.filter(
-        valid=True, verification_level__in=PROVEN_LEVELS, pit_main_return__isnull=False
-    ).order_by(F("pit_main_return").desc(), "run_id")
+    """What survives the controls, ranked on it: the platform pit-clock return of the
+    shifted arm, for proven, valid runs whose every cell ran, whose mask held and that
+    have enough priced trades. A re-verification in progress, or one the verifier
+    itself failed (harness_error), does not take a run off the board; a mismatch does."""
+    return _clean(runs).filter(_rankable()).order_by(F("platform__shifted_pit").desc(), "run_id")
 
 
 def _apart(runs: QuerySet[Run]) -> dict[str, QuerySet[Run]]:
-    """Runs never ranked among verified ones, each for its own reason. Only proven runs
-    show numbers; a run whose last conclusive verification failed is listed with the
-    failed check, a run not yet verified as pending, whatever its receipt says."""
+    """Runs never ranked, each for its own reason. Only proven runs show numbers; a run
+    whose last conclusive verification failed is listed with the failed check, a run not
+    yet verified as pending, whatever its receipt says."""
     newest = runs.order_by("-submitted_at")
     unproven = newest.exclude(verification_level__in=PROVEN_LEVELS)
     proven_runs = newest.filter(verification_level__in=PROVEN_LEVELS)
+    valid = proven_runs.filter(valid=True)
     return {
-        "unscored": proven_runs.filter(valid=True, pit_main_return__isnull=True),
+        "unranked": _clean(newest).exclude(_rankable()),
+        "mask_leaks": valid.filter(error_cells="", mask_verdict="mask_leaks"),
+        "errors": valid.exclude(error_cells=""),
         "failed": unproven.filter(status="mismatch"),
         "pending": unproven.exclude(status="mismatch"),
         "invalid": proven_runs.filter(valid=False),
     }
 
 
+SECTIONS = ("ranked", "unranked", "mask_leaks", "errors", "failed", "pending", "invalid")
+
+
 def board_version() -> int:
     return BoardVersion.objects.filter(pk=1).values_list("version", flat=True).first() or 0
+
+
+def _ranks(ranked: QuerySet[Run]) -> list[RankRange]:
+    """Every ranked run's rank range, in ranking order (the intervals of the whole
+    filtered board, not one page's)."""
+    intervals = list(ranked.values_list("platform__shifted_pit_low", "platform__shifted_pit_high"))
+    return rank_ranges([(low, high) for low, high in intervals])
+
+
+def _number_ranked(rows: list[dict[str, Any]], ranges: list[RankRange], offset: int) -> None:
+    for n, row in enumerate(rows, start=offset):
+        found = ranges[n]
+        row.update(rank=found.label, rank_low=found.low, rank_high=found.high, position=n + 1)
 
 
 def leaderboard(
@@ -125,20 +277,23 @@ def leaderboard(
     form: str | None = None,
     start: str | None = None,
     end: str | None = None,
+    isolated: bool = False,
     page: int = 1,
     per_page: int = PER_PAGE,
 ) -> dict[str, Any]:
-    """A page of ranked runs and, apart: verified runs without a score (no prices),
-    failed and pending runs (no numbers), and invalid ones (network egress or aborted). Six queries,
-    however many runs; the public board is cached until the next change (one query)."""
+    """A page of ranked runs and, apart, each for its reason: unranked (no platform
+    figure yet, or too few trades), mask leaks (control void), cells that failed, failed
+    and pending verification (no numbers), invalid. A fixed number of queries however
+    many runs; the public board is cached until the next change (one query)."""
+    args = (release, form, start, end, isolated, page, per_page)
     if not user.is_authenticated:
-        key = f"board:{board_version()}:{release}:{form}:{start}:{end}:{page}:{per_page}"
+        key = "board:{}:{}".format(board_version(), ":".join(map(str, args)))
         cached = cache.get(key)
         if cached is None:
-            cached = _leaderboard(user, release, form, start, end, page, per_page)
+            cached = _leaderboard(user, *args)
             cache.set(key, cached, timeout=300)
         return cached  # type: ignore[no-any-return]
-    return _leaderboard(user, release, form, start, end, page, per_page)
+    return _leaderboard(user, *args)
 
 
 def _leaderboard(
@@ -147,26 +302,43 @@ def _leaderboard(
     form: str | None,
     start: str | None,
     end: str | None,
+    isolated: bool,
     page: int,
     per_page: int,
 ) -> dict[str, Any]:
-    runs = _board_runs(user, release, form, start, end)
+    runs = _board_runs(user, release, form, start, end, isolated)
     ranked = ranked_runs(runs)
-    total = ranked.count()
+    ranges = _ranks(ranked)
+    total = len(ranges)
     pages = max(1, -(-total // per_page))
     page = min(max(1, page), pages)
     offset = (page - 1) * per_page
     rows = [leaderboard_row(r) for r in ranked[offset : offset + per_page]]
-    for n, row in enumerate(rows, start=offset + 1):
-        row["rank"] = n
+    _number_ranked(rows, ranges, offset)
     return {
         "ranked": rows,
         **{
-            name: [leaderboard_row(r) for r in qs[:APART_LIMIT]]
+            name: [_apart_row(name, r) for r in qs[:APART_LIMIT]]
             for name, qs in _apart(runs).items()
         },
         "pagination": {"page": page, "pages": pages, "per_page": per_page, "ranked_total": total},
+        "min_ranked_trades": settings.PITWEB_MIN_RANKED_TRADES,
     }
+
+
+def _apart_row(section: str, run: Run) -> dict[str, Any]:
+    row = leaderboard_row(run)
+    if section == "unranked":
+        row["why_apart"] = row.get("platform_status", "")
+    elif section == "mask_leaks":
+        row["why_apart"] = "the mask probe recovered real dates: the shifted arm's control is void"
+    elif section == "errors":
+        row["why_apart"] = f"cells that did not complete: {run.error_cells}"
+    elif section == "invalid":
+        row["why_apart"] = "invalid: network egress or aborted"
+    else:
+        row["why_apart"] = row.get("withheld_because", "")
+    return row
 
 
 def leaderboard_export(
@@ -176,15 +348,17 @@ def leaderboard_export(
     form: str | None = None,
     start: str | None = None,
     end: str | None = None,
+    isolated: bool = False,
 ) -> dict[str, Any]:
     """The whole board for CSV/JSON export: every ranked run, then the rest."""
-    runs = _board_runs(user, release, form, start, end)
-    ranked = [leaderboard_row(r) for r in ranked_runs(runs).iterator(chunk_size=2000)]
-    for n, row in enumerate(ranked, start=1):
-        row["rank"] = n
+    runs = _board_runs(user, release, form, start, end, isolated)
+    ranked_qs = ranked_runs(runs)
+    ranges = _ranks(ranked_qs)
+    ranked = [leaderboard_row(r) for r in ranked_qs.iterator(chunk_size=2000)]
+    _number_ranked(ranked, ranges, 0)
     return {
         "ranked": ranked,
-        **{name: [leaderboard_row(r) for r in qs] for name, qs in _apart(runs).items()},
+        **{name: [_apart_row(name, r) for r in qs] for name, qs in _apart(runs).items()},
     }
 
 

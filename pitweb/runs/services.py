@@ -45,7 +45,7 @@ from pitweb.runs.models import (
     VerificationLevel,
 )
 from pitweb.runs.receipt_schema import RECEIPT_BODY
-from pitweb.runs.summary import body_summary
+from pitweb.runs.summary import body_summary, run_facts
 
 CHUNK = 1024 * 1024
 
@@ -355,6 +355,7 @@ def _insert_run(
             window_end=cfg["end"],
             pit_main_return=body_summary(body)["main_pit"],
             summary=body_summary(body),
+            **run_facts(body),
             trajectory_sha256=body["binding"]["trajectory_sha256"],
             trajectory_name=trajectory_name,
             receipt_name=receipt_name,
@@ -481,6 +482,10 @@ def verification_finish(
                 fields["failed_check"] = mismatch_check[:200] if state == JobState.MISMATCH else ""
             Run.objects.filter(jobs__pk=job_id).update(**fields)
             board_changed()
+            if state == JobState.VERIFIED:
+                from pitweb.runs.platform import platform_request
+
+                platform_request(run=Run.objects.get(jobs__pk=job_id))
     return done == 1
 
 

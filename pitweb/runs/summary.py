@@ -29,3 +29,25 @@ def body_summary(body: dict[str, Any]) -> dict[str, Any]:
         "probe_recovered": f"{probe.get('recovered', 0)}/{probe.get('total', 0)}",
         "protocol_gaps": ",".join(body.get("protocol_gaps", [])),
     }
+
+
+ERROR_STATUSES = ("agent_error", "harness_error")
+
+
+def run_facts(body: dict[str, Any]) -> dict[str, Any]:
+    """What the board filters and sorts runs apart by, read off the body."""
+    capabilities = body.get("capabilities") or {}
+    errors = [
+        f"{c['arm']}/{c['clock']} {c['status']}"
+        for c in body.get("cells", [])
+        if c.get("status") in ERROR_STATUSES
+    ]
+    if (body.get("probe") or {}).get("status") == "harness_error":
+        errors.append("probe harness_error")
+    return {
+        "mask_verdict": (body.get("probe") or {}).get("verdict") or "not_run",
+        "error_cells": ", ".join(errors)[:500],
+        "agent_isolated": capabilities.get("agent_process") == "isolated"
+        and bool(capabilities.get("network_isolated"))
+        and bool(capabilities.get("filesystem_confined")),
+    }

@@ -9,6 +9,7 @@ from celery import shared_task
 from django.conf import settings
 from django.core.files.storage import default_storage
 
+from harness.platform import RescoreRefused, rescore
 from harness.prices import load_prices
 from harness.rederive import rederive
 from pitweb.releases.services import release_local_path
@@ -124,6 +125,66 @@ def verify_run_task(job_id: int) -> str:
     return JobState.VERIFIED if mismatch is None else JobState.MISMATCH
 
 
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def rescore_run_task(score_id: int) -> str:
+    """Platform figures for one run with one reference-price version."""
+    from pitweb.runs import platform
+    from pitweb.runs.models import PlatformScore
+
+    worker = services.worker_name()
+    if not platform.platform_claim(score_id=score_id, worker=worker):
+        return "not claimed"
+    score = PlatformScore.objects.select_related("run", "run__release", "prices").get(pk=score_id)
+    run, reference = score.run, score.prices
+    try:
+        prices = load_prices(
+            platform.reference_prices_path(reference),
+            source=reference.source,
+            pulled_at=reference.pulled_at,
+        )
+        result = rescore(
+            default_storage.path(run.receipt_name),
+            trajectory=default_storage.path(run.trajectory_name),
+            release=release_local_path(run.release),  # type: ignore[arg-type]
+            prices=prices,
+            check_release=False,
+        )
+    except RescoreRefused as exc:
+        platform.platform_finish(
+            score_id=score_id,
+            worker=worker,
+            state=PlatformScore.State.REFUSED,
+            message="the artifacts do not hold together: "
+            + ", ".join(c.name for c in exc.failed),  # by name: no stated value repeated
+        )
+        return PlatformScore.State.REFUSED
+    except Exception as exc:  # our failure, never the run's
+        log.exception("platform score %s failed", score_id)
+        message = f"scorer error: {type(exc).__name__}: {exc}"[:2000]
+        if score.attempts < MAX_ATTEMPTS and platform.platform_release(
+            score_id=score_id, worker=worker, message=message
+        ):
+            rescore_run_task.apply_async((score_id,), countdown=2**score.attempts)
+            return "retrying"
+        platform.platform_finish(
+            score_id=score_id,
+            worker=worker,
+            state=PlatformScore.State.HARNESS_ERROR,
+            message=message,
+        )
+        return PlatformScore.State.HARNESS_ERROR
+    platform.platform_finish(
+        score_id=score_id,
+        worker=worker,
+        state=PlatformScore.State.SCORED,
+        figures=result.to_json(),
+    )
+    return PlatformScore.State.SCORED
+
+
 @shared_task
 def sweep_stale_jobs() -> list[int]:
+    from pitweb.runs.platform import platform_requeue_stale
+
+    platform_requeue_stale()
     return services.verification_requeue_stale()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.cache import cache
@@ -54,7 +55,9 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
             "query": params.urlencode(),
             "pagination": board["pagination"],
             "releases": Release.objects.order_by("name").values_list("name", flat=True),
-            "filters": {k: request.GET.get(k, "") for k in ("release", "form", "start", "end")},
+            "filters": {
+                k: request.GET.get(k, "") for k in ("release", "form", "start", "end", "isolated")
+            },
         },
     )
     if key is not None:
@@ -80,17 +83,130 @@ def leaderboard_csv_page(request: HttpRequest) -> HttpResponse:
 
 
 def _run_or_404(request: HttpRequest, sha: str) -> Run:
-    return get_object_or_404(selectors.visible_runs(request.user), body_sha256=f"sha256:{sha}")
+    runs = selectors.visible_runs(request.user).select_related("platform", "platform__prices")
+    return get_object_or_404(runs, body_sha256=f"sha256:{sha}")
+
+
+P_SLOTS = (
+    ("P1_model_version", "P1 model version"),
+    ("P2_training_cutoffs", "P2 training cutoff"),
+    ("P3_retrieval_timestamps", "P3 retrieval timestamps"),
+    ("P4_costs_and_frictions", "P4 costs and frictions"),
+    ("P5_window_provenance", "P5 window provenance"),
+    ("P6_disaggregation", "P6 disaggregation"),
+)
+
+
+def _p_summary(key: str, slot: dict[str, Any]) -> str:
+    """One line of what a reporting slot holds."""
+    if slot.get("status") == "gap":
+        return "not declared: a listed gap, never a guess"
+    if key == "P1_model_version":
+        return str(slot.get("declared"))
+    if key == "P2_training_cutoffs":
+        return f"{slot.get('declared')}: {slot.get('check')} ({slot.get('meaning')})"
+    if key == "P3_retrieval_timestamps":
+        return (
+            f"{slot.get('tool_calls')} tool calls, {slot.get('rows_served')} rows served; "
+            f"{slot.get('acceptance_stamped_rows')} of {slot.get('rows_in_window')} rows carry an "
+            f"acceptance stamp, {slot.get('pit_fallback_rows')} fall back to published_at. "
+            f"{slot.get('rule')}"
+        )
+    if key == "P4_costs_and_frictions":
+        prices = slot.get("prices") or {}
+        stated = (
+            f"prices declared as {prices.get('source')!r}, pulled {prices.get('pulled_at')} "
+            f"({prices.get('basis')} basis, not verified by the harness)"
+            if prices
+            else "no prices: the receipt's returns are n/a"
+        )
+        return (
+            f"{slot.get('entry')}, held {slot.get('hold_sessions')} sessions; costs "
+            f"{slot.get('costs')}, slippage {slot.get('slippage')}, shorts "
+            f"{'yes' if slot.get('shorts') else 'no'}; {stated}"
+        )
+    if key == "P5_window_provenance":
+        return (
+            f"release {slot.get('release')} ({slot.get('source_kind') or 'unknown source'}), "
+            f"{slot.get('sessions')} sessions {slot.get('first_session')}..{slot.get('last_session')}, "
+            f"forms {', '.join(slot.get('forms') or [])}"
+        )
+    if key == "P6_disaggregation":
+        return f"scores per form: {', '.join(sorted(slot.get('by_form') or {})) or 'none'}"
+    return ""
+
+
+def _checklist(body: dict[str, Any]) -> list[dict[str, str]]:
+    protocol = body.get("protocol") or {}
+    out = []
+    for key, label in P_SLOTS:
+        slot = protocol.get(key) or {}
+        out.append(
+            {
+                "slot": label,
+                "kind": str(slot.get("kind", "")).replace("_", " "),
+                "status": str(slot.get("status", "gap")),
+                "what": _p_summary(key, slot),
+            }
+        )
+    return out
+
+
+def _grid(cells: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {arm: {c["clock"]: c for c in cells if c["arm"] == arm} for arm in charts.ARM_ORDER}
+
+
+def _platform_context(run: Run, proven: bool) -> dict[str, Any]:
+    """The run page's platform figures and their charts, or why there are none."""
+    score = run.platform if proven else None
+    context: dict[str, Any] = {
+        "platform": score,
+        "platform_status": selectors.platform_status(run) if proven else "",
+        "platform_grid": None,
+        "figures": {},
+        "no_chart_because": "",
+    }
+    if score is None or score.state != "scored" or not score.figures:
+        context["no_chart_because"] = (
+            "No platform figures yet ("
+            + (context["platform_status"] or selectors.withheld_reason(run))
+            + "), so there is nothing to draw."
+        )
+        return context
+    figures = score.figures
+    frame = charts.platform_frame(figures["cells"])
+    context["platform_grid"] = _grid(figures["cells"])
+    context["platform_deltas"] = figures.get("contamination") or {}
+    if not charts.has_numbers(frame):
+        context["no_chart_because"] = (
+            "No trade of this run could be priced with the reference prices, so there is "
+            "nothing to draw."
+        )
+        return context
+    context["figures"]["returns"] = _figure(charts.returns_by_clock(frame))
+    values = [v for d in context["platform_deltas"].values() for v in d.values() if v is not None]
+    if values and all(v == 0 for v in values):
+        context["no_delta_chart_because"] = (
+            "Every contamination delta is +0.00 pp: the agent's priced trades were the same on "
+            "every arm, so there is no bar to draw. "
+            + (
+                "Its mask leaks, so this says nothing about memory."
+                if run.mask_verdict == "mask_leaks"
+                else "An agent that ignores what the filings say scores alike on every arm."
+            )
+        )
+        return context
+    delta = charts.contamination(context["platform_deltas"], run.mask_verdict)
+    if delta is not None:
+        context["figures"]["deltas"] = _figure(delta)
+    return context
 
 
 def run_page(request: HttpRequest, sha: str) -> HttpResponse:
     run = _run_or_404(request, sha)
     body = run.body
-    frame = charts.cells_frame(body["cells"])
     jobs = selectors.run_jobs(run)
-    grid = {
-        arm: {c["clock"]: c for c in body["cells"] if c["arm"] == arm} for arm in charts.ARM_ORDER
-    }
+    proven = selectors.proven(run)
     return render(
         request,
         "run.html",
@@ -98,19 +214,23 @@ def run_page(request: HttpRequest, sha: str) -> HttpResponse:
             "run": run,
             "body": body,
             "sha": sha,
-            "proven": selectors.proven(run),
+            "proven": proven,
             "withheld_because": selectors.withheld_reason(run),
-            "grid": grid,
+            "level_words": selectors.level_words(run),
+            "declared": selectors.DECLARED,
+            "could_read_future": selectors.could_read_future(run),
+            "grid": _grid(body["cells"]),
             "clocks": charts.CLOCK_ORDER,
             "probe": body.get("probe", {}),
+            "checklist": _checklist(body),
+            "network": body.get("network") or {},
+            "stated_prices": ((body.get("protocol") or {}).get("P4_costs_and_frictions") or {}),
             "history": selectors.job_diffs(jobs),
             "latest_job": jobs[-1] if jobs else None,
-            "figures": {
-                "returns": _figure(charts.returns_by_clock(frame)),
-                "deltas": _figure(charts.arm_deltas(frame)),
-            },
             "receipt_pretty": json.dumps(body, indent=2, sort_keys=True),
             "release_name": run.release.name if run.release else run.release_digest,
+            "min_ranked_trades": settings.PITWEB_MIN_RANKED_TRADES,
+            **_platform_context(run, proven),
         },
     )
 
@@ -175,16 +295,17 @@ def compare_page(request: HttpRequest) -> HttpResponse:
     given = [*request.GET.get("runs", "").split(","), *request.GET.getlist("run")]
     wanted = list(dict.fromkeys(s for s in given if s))[:4]
     runs = list(
-        selectors.visible_runs(request.user).filter(body_sha256__in=[f"sha256:{s}" for s in wanted])
+        selectors.visible_runs(request.user)
+        .select_related("platform", "platform__prices")
+        .filter(body_sha256__in=[f"sha256:{s}" for s in wanted])
     )
-    charted = [r for r in runs if selectors.proven(r)]  # refuted or pending: no numbers
-    figure = (
-        charts.compare_runs(
-            {f"{r.agent} {r.run_id}": charts.cells_frame(r.body["cells"]) for r in charted}
-        )
-        if charted
-        else None
-    )
+    # refuted or pending runs have no numbers; proven ones are charted on platform figures
+    charted = {
+        f"{r.agent} {r.run_id}": charts.platform_frame(r.platform.figures["cells"])
+        for r in runs
+        if selectors.proven(r) and r.platform and r.platform.state == "scored"
+    }
+    figure = charts.compare_runs(charted) if charted else None
     rows = [selectors.leaderboard_row(r) for r in runs]
     return render(
         request,
@@ -193,6 +314,10 @@ def compare_page(request: HttpRequest) -> HttpResponse:
             "runs": runs,
             "rows": rows,
             "figure": _figure(figure) if figure else None,
+            "no_chart_because": ""
+            if figure
+            else "None of these runs has platform figures (pending, refuted or not yet "
+            "priced with reference prices), so there is nothing to draw.",
             "columns": LEADERBOARD_COLUMNS,
         },
     )
@@ -228,8 +353,15 @@ def release_page(request: HttpRequest, digest: str) -> HttpResponse:
             "release": release,
             "manifest": manifest,
             "figure": figure,
+            "reference_prices": release.reference_prices.order_by("-version"),
             "manifest_pretty": json.dumps(manifest, indent=2, sort_keys=True),
         },
+    )
+
+
+def methodology_page(request: HttpRequest) -> HttpResponse:
+    return render(
+        request, "methodology.html", {"min_ranked_trades": settings.PITWEB_MIN_RANKED_TRADES}
     )
 
 

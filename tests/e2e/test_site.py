@@ -27,28 +27,44 @@ def charts_drawn(page: Any) -> int:
     return int(page.locator("[data-figure].js-plotly-plot").count())
 
 
+PHONE = {"width": 390, "height": 844}
+
+
 def test_leaderboard_and_run_page_draw_their_charts(
     live_server: Any,
     page: Any,
-    registered: Any,
+    priced_release: Any,
     submitter: User,
     stub_run: Artifacts,
     picky_run: Artifacts,
     screenshots: Path,
+    settings: Any,
 ) -> None:
+    settings.PITWEB_MIN_RANKED_TRADES = 1
     a, b = submit(submitter, stub_run), submit(submitter, picky_run)
     page.goto(live_server.url + "/")
     ranked = page.locator("table.board").first.locator("tbody tr")
     assert ranked.count() == 2
-    assert {a.run_id, b.run_id} <= set(page.locator("table.board").first.inner_text().split())
+    board = page.locator("table.board").first.inner_text()
+    assert {a.run_id, b.run_id} <= set(board.split())
+    assert "%" in board and "v1" in board  # percent, and the reference-price version
     page.screenshot(path=str(screenshots / "leaderboard.png"), full_page=True)
+    page.set_viewport_size(PHONE)
+    page.screenshot(path=str(screenshots / "leaderboard-phone.png"), full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
 
     page.click(f"text={a.run_id}")
     page.wait_for_url(f"**/runs/{a.body_sha256[7:]}/")
     assert charts_drawn(page) == 2
     bars = page.locator("[data-figure='fig-returns'] .trace.bars .point path")
     assert bars.count() > 0  # the bars themselves, not just an empty plot area
+    assert page.locator("[data-figure='fig-returns'] .errorbar").count() > 0  # intervals
+    assert page.locator("#checklist tbody tr").count() == 6
     page.screenshot(path=str(screenshots / "run.png"), full_page=True)
+    page.set_viewport_size(PHONE)
+    page.screenshot(path=str(screenshots / "run-phone.png"), full_page=True)
+    # on a phone the page does not scroll sideways: wide tables scroll in their own box
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"] + 1
 
     page.goto(live_server.url + f"/compare/?runs={a.body_sha256[7:]},{b.body_sha256[7:]}")
     assert charts_drawn(page) == 1
@@ -86,7 +102,7 @@ def test_staff_reverifies_from_the_run_page(
 def test_runs_are_compared_from_the_leaderboard(
     live_server: Any,
     page: Any,
-    registered: Any,
+    priced_release: Any,
     submitter: User,
     stub_run: Artifacts,
     picky_run: Artifacts,
@@ -98,15 +114,17 @@ def test_runs_are_compared_from_the_leaderboard(
     page.click("text=Compare checked runs")
     page.wait_for_url("**/compare/?run=*")
     assert charts_drawn(page) == 1
-    traces = page.locator("[data-figure='fig-compare'] .trace.bars").count()
-    assert traces == 2
+    # the shifted arm (ranked) and the main arm, each with both runs
+    traces = page.locator("[data-figure='fig-compare'] .trace.bars")
+    assert traces.count() == 2
+    assert page.locator("[data-figure='fig-compare'] .trace.bars .point path").count() == 4
     assert page.console_errors == []
 
 
 def test_a_forged_runs_number_appears_nowhere_but_in_its_refuted_claim(
     live_server: Any,
     page: Any,
-    registered: Any,
+    priced_release: Any,
     submitter: User,
     stub_run: Artifacts,
     picky_run: Artifacts,
@@ -156,7 +174,7 @@ def test_a_forged_runs_number_appears_nowhere_but_in_its_refuted_claim(
 
     page.goto(live_server.url + f"/runs/{sha}/")
     claim = page.locator("#unproven-claim").inner_text()
-    assert "refuted claim" in claim and "0.432100" in claim
+    assert "refuted claim" in claim and "43.21%" in claim
     outside = page.evaluate(
         "() => { const c = document.body.cloneNode(true);"
         " c.querySelectorAll('.claim').forEach(e => e.remove()); return c.innerText; }"

@@ -164,3 +164,27 @@ def token_client(user: User) -> APIClient:
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token_issue(user=user)}")
     return client
+
+
+@pytest.fixture(scope="session")
+def reference_file(tmp_path_factory: pytest.TempPathFactory, site_release: Path) -> Path:
+    """The release's reference prices: bars of their own, unlike any submitter's."""
+    return build_prices(
+        tmp_path_factory.mktemp("reference") / "reference-SYNTHETIC.csv", site_release, seed=9
+    )
+
+
+@pytest.fixture()
+def priced_release(registered: Any, reference_file: Path) -> Any:
+    """The registered release with reference prices v1."""
+    from pitweb.runs.platform import reference_prices_register
+
+    reference_prices_register(
+        release=registered,
+        path=reference_file,
+        source="SYNTHETIC reference prices",
+        pulled_at="generated",
+        staff=None,
+        reason="test reference prices",
+    )
+    return registered

@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 
 from pitweb.runs import services
 from pitweb.runs.models import AuditEvent, Run, VerificationJob
+from pitweb.runs.selectors import SECTIONS
 from tests.pitweb.conftest import Artifacts, token_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -74,11 +75,7 @@ def test_private_runs_stay_out_of_lists_and_leaderboards(
     listed = {r["run_id"] for r in api_as(who, users).get("/api/runs/").json()}
     assert (private_run.run_id in listed) == (READ_PRIVATE[who] == 200)
     board = api_as(who, users).get("/api/leaderboard/").json()
-    on_board = {
-        r["run_id"]
-        for section in ("ranked", "unscored", "failed", "pending", "invalid")
-        for r in board[section]
-    }
+    on_board = {r["run_id"] for section in SECTIONS for r in board[section]}
     assert (private_run.run_id in on_board) == (READ_PRIVATE[who] == 200)
     csv_text = api_as(who, users).get("/api/leaderboard.csv").content.decode()
     assert (private_run.run_id in csv_text) == (READ_PRIVATE[who] == 200)
@@ -155,11 +152,7 @@ def test_hidden_public_run_leaves_the_board_with_a_public_reason(
         run=run, staff=staff, hidden=True, reason="duplicate of an earlier entry"
     )
     board = APIClient().get("/api/leaderboard/").json()
-    assert not any(
-        r["run_id"] == run.run_id
-        for section in ("ranked", "failed", "pending", "invalid")
-        for r in board[section]
-    )
+    assert not any(r["run_id"] == run.run_id for section in SECTIONS for r in board[section])
     log = Client().get("/changelog/?format=json").json()["events"]
     assert log[0]["action"] == "hide" and log[0]["reason"] == "duplicate of an earlier entry"
     assert (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 
 from pitweb.runs import services
 from pitweb.runs.models import Run
-from tests.pitweb.conftest import Artifacts
+from tests.pitweb.conftest import Artifacts, make_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -46,31 +47,83 @@ def clone_runs(template: Run, count: int, first: int = 0) -> None:
         )
 
 
-def test_leaderboard_ranks_verified_runs_on_pit_main_and_exports(
-    registered: Any, submitter: User, stub_run: Artifacts, picky_run: Artifacts
+def test_leaderboard_ranks_on_the_platform_shifted_pit_return_and_exports(
+    priced_release: Any,
+    submitter: User,
+    stub_run: Artifacts,
+    picky_run: Artifacts,
+    reference_file: Path,
+    site_release: Path,
+    settings: Any,
 ) -> None:
+    from harness.platform import rescore
+    from harness.prices import load_prices
+
+    settings.PITWEB_MIN_RANKED_TRADES = 1
     a, b = submit(submitter, stub_run), submit(submitter, picky_run)
     board = Client().get("/api/leaderboard/").json()
     ranked = board["ranked"]
-    assert [r["rank"] for r in ranked] == [1, 2]
-    assert ranked[0]["main_pit"] >= ranked[1]["main_pit"]
     assert {r["run_id"] for r in ranked} == {a.run_id, b.run_id}
-    body = json.loads(stub_run.receipt.read_text())["body"]
+    assert ranked[0]["platform_shifted_pit"] >= ranked[1]["platform_shifted_pit"]
+    assert [r["position"] for r in ranked] == [1, 2]
+    reference = load_prices(reference_file, source="SYNTHETIC reference prices", pulled_at="")
+    expected = rescore(
+        stub_run.receipt, trajectory=stub_run.trajectory, release=site_release, prices=reference
+    )
+    shifted = expected.cells[("shifted", "pit")]
     row = next(r for r in ranked if r["run_id"] == a.run_id)
-    assert row["delta_shifted_pit"] == body["contamination"]["pit"]["main_minus_shifted"]
+    # the board's figures are the harness's, priced with the reference file
+    assert row["platform_shifted_pit"] == pytest.approx(shifted.total_return)
+    assert [row["platform_shifted_pit_low"], row["platform_shifted_pit_high"]] == pytest.approx(
+        [shifted.low, shifted.high]
+    )
+    assert row["platform_shifted_pit_priced"] == shifted.priced
+    assert row["platform_delta_shifted_pit"] == pytest.approx(
+        expected.deltas()["pit"]["main_minus_shifted"]
+    )
+    assert row["prices_version"] == 1
+    assert row["prices_sha256"] == expected.prices["file_sha256"]
+    body = json.loads(stub_run.receipt.read_text())["body"]
+    # the receipt's own figures, labelled, beside
+    assert (
+        row["self_reported_delta_shifted_pit"] == body["contamination"]["pit"]["main_minus_shifted"]
+    )
     assert row["mask_verdict"] == body["probe"]["verdict"]
     assert row["protocol_gaps"] == "P1_model_version,P2_training_cutoffs"
+    assert "the agent was not re-run" in row["verification_level_words"]
+    assert "declared by the submitter's harness (not verifiable)" in row["isolation"]
     rows = list(csv.DictReader(io.StringIO(Client().get("/leaderboard.csv").content.decode())))
     assert [r["run_id"] for r in rows if r["section"] == "ranked"] == [r["run_id"] for r in ranked]
+    assert {r["prices_sha256"] for r in rows} == {expected.prices["file_sha256"]}
     html = Client().get("/").content.decode()
     assert a.run_id in html and "plotly.min.js" in html and "cdn" not in html.lower()
+    assert "the agent was not re-run" in html and "(not verifiable)" in html
+
+
+def test_a_run_with_too_few_priced_trades_is_listed_apart_with_the_count(
+    priced_release: Any, submitter: User, picky_run: Artifacts, settings: Any
+) -> None:
+    run = submit(submitter, picky_run)
+    run.refresh_from_db()
+    priced = run.platform.shifted_pit_priced
+    settings.PITWEB_MIN_RANKED_TRADES = priced + 1
+    services.board_changed()
+    board = Client().get("/api/leaderboard/").json()
+    assert board["ranked"] == []
+    [row] = board["unranked"]
+    assert row["why_apart"].startswith(f"{priced} priced trades in shifted/pit, fewer than")
+    settings.PITWEB_MIN_RANKED_TRADES = priced
+    services.board_changed()
+    assert [r["run_id"] for r in Client().get("/api/leaderboard/").json()["ranked"]] == [run.run_id]
 
 
 def test_failed_pending_and_invalid_runs_are_shown_apart(
-    registered: Any, submitter: User, stub_run: Artifacts
+    priced_release: Any, submitter: User, stub_run: Artifacts
 ) -> None:
     run = submit(submitter, stub_run)
-    clone_runs(run, 3)
+    clone_runs(run, 5)
+    Run.objects.filter(run_id=f"{3:016x}").update(mask_verdict="mask_leaks")
+    Run.objects.filter(run_id=f"{4:016x}").update(error_cells="main/pit agent_error")
     Run.objects.filter(run_id=f"{0:016x}").update(
         status="mismatch",
         verification_level="self_reported",
@@ -91,10 +144,14 @@ def test_failed_pending_and_invalid_runs_are_shown_apart(
     for row in (failed, pending):
         assert "pit_main_return" not in row and "main_pit" not in row
     assert [r["run_id"] for r in board["invalid"]] == [f"{1:016x}"]
+    [leaks] = board["mask_leaks"]
+    assert leaks["run_id"] == f"{3:016x}" and "control is void" in leaks["why_apart"]
+    [errors] = board["errors"]
+    assert errors["run_id"] == f"{4:016x}" and "main/pit agent_error" in errors["why_apart"]
 
 
 def test_leaderboard_filters_live_in_the_url(
-    registered: Any, submitter: User, stub_run: Artifacts
+    priced_release: Any, submitter: User, stub_run: Artifacts
 ) -> None:
     submit(submitter, stub_run)
     assert Client().get("/api/leaderboard/?form=8-K").json()["ranked"]
@@ -106,7 +163,7 @@ def test_leaderboard_filters_live_in_the_url(
 
 @pytest.mark.parametrize("path", ["/", "/api/leaderboard/", "/leaderboard.csv", "/api/runs/"])
 def test_query_count_does_not_grow_with_runs(
-    path: str, registered: Any, submitter: User, stub_run: Artifacts
+    path: str, priced_release: Any, submitter: User, stub_run: Artifacts
 ) -> None:
     template = submit(submitter, stub_run)
     clone_runs(template, 3)
@@ -119,41 +176,116 @@ def test_query_count_does_not_grow_with_runs(
     assert len(many) == len(few), [q["sql"] for q in many.captured_queries]
 
 
-def test_run_page_shows_grid_charts_probe_commands_and_history(
-    registered: Any, submitter: User, stub_run: Artifacts
+@pytest.fixture(scope="module")
+def arm_aware_run(
+    tmp_path_factory: pytest.TempPathFactory, site_release: Path, site_prices: Path
+) -> Artifacts:
+    """An agent that trades differently per arm (as a model that remembers the period
+    would): every filing on main, the first of each session on shifted, every other one
+    on redacted. Its contamination deltas are not zero."""
+    from harness.adapters.plain import from_callable
+
+    def by_arm(prompt: str, tools: Any) -> list[str]:
+        rows = tools.pit_list(limit=None)["rows"]
+        if any(r.get("partition_date", "") >= "2030" for r in rows):
+            return [r["row_key"] for r in rows[:1]]
+        if not any(r.get("issuer") for r in rows):
+            return [r["row_key"] for r in rows[::2]]
+        return [r["row_key"] for r in rows]
+
+    return make_run(
+        site_release,
+        tmp_path_factory.mktemp("arm-aware"),
+        site_prices,
+        agent=from_callable(by_arm, name="arm-aware"),
+    )
+
+
+def test_run_page_explains_itself_and_charts_the_platform_figures(
+    priced_release: Any, submitter: User, arm_aware_run: Artifacts
 ) -> None:
-    run = submit(submitter, stub_run)
+    run = submit(submitter, arm_aware_run)
+    run.refresh_from_db()
     sha = run.body_sha256.removeprefix("sha256:")
     html = Client().get(f"/runs/{sha}/").content.decode()
     for needle in (
         'id="fig-returns"',
         'id="fig-deltas"',
+        'id="platform-grid"',
+        'id="self-grid"',
+        'id="checklist"',
+        "How to read this page",
+        "unreachable",
+        "Methodology",
+        "P1 model version",
+        "P6 disaggregation",
+        "not declared: a listed gap, never a guess",
+        run.body["network"]["model_egress"]["line"],
+        run.body["limits"][0][:40],
+        "reference prices <b>v1</b>",
         "Mask probe",
+        "The rule:",
         "pit-harness verify receipt.json",
         "Verification history",
         run.body_sha256,
     ):
         assert needle in html, needle
+    assert html.count('class="caption"') == 2
     figure = json.loads(
         html.split('id="fig-returns" type="application/json">')[1].split("</script>")[0]
     )
     assert [trace["name"] for trace in figure["data"]] == ["main", "redacted", "shifted"]
-    cells = Client().get(f"/runs/{sha}/cells.json").json()["cells"]
-    main_pit = next(c for c in cells if (c["arm"], c["clock"]) == ("main", "pit"))["total_return"]
-    assert figure["data"][0]["y"][2] == pytest.approx(main_pit * 100)
+    cells = {(c["arm"], c["clock"]): c for c in run.platform.figures["cells"]}
+    shifted_pit = cells[("shifted", "pit")]
+    assert figure["data"][2]["y"][2] == pytest.approx(shifted_pit["total_return"] * 100)
+    assert figure["data"][2]["error_y"]["array"][2] == pytest.approx(
+        (shifted_pit["interval_95"][1] - shifted_pit["total_return"]) * 100
+    )
+    deltas = json.loads(
+        html.split('id="fig-deltas" type="application/json">')[1].split("</script>")[0]
+    )
+    # the harness's delta, not one the chart recomputed
+    pit = run.platform.figures["contamination"]["pit"]["main_minus_shifted"]
+    assert deltas["data"][0]["y"][2] == pytest.approx(pit * 100)
+    assert run.mask_verdict in deltas["layout"]["title"]["text"]
     download = Client().get(f"/runs/{sha}/download/trajectory")
-    assert b"".join(download.streaming_content) == stub_run.trajectory.read_bytes()
+    assert b"".join(download.streaming_content) == arm_aware_run.trajectory.read_bytes()
+
+
+def test_a_run_page_with_nothing_to_draw_says_why_instead(
+    registered: Any, submitter: User, stub_run: Artifacts, reference_file: Path
+) -> None:
+    from pitweb.runs.platform import reference_prices_register
+
+    run = submit(submitter, stub_run)  # the release has no reference prices yet
+    html = Client().get(f"/runs/{run.body_sha256[7:]}/").content.decode()
+    assert 'id="fig-returns"' not in html and 'id="fig-deltas"' not in html
+    assert "awaiting reference prices for this release: no platform figures yet" in html
+    reference_prices_register(
+        release=registered,
+        path=reference_file,
+        source="SYNTHETIC",
+        pulled_at="",
+        staff=None,
+        reason="now priced",
+    )
+    html = Client().get(f"/runs/{run.body_sha256[7:]}/").content.decode()
+    # the stub buys every filing on every arm: its deltas are all zero, drawn as words
+    assert 'id="fig-returns"' in html and 'id="fig-deltas"' not in html
+    assert "Every contamination delta is +0.00 pp" in html
 
 
 def test_compare_release_changelog_and_status_pages(
-    registered: Any, submitter: User, stub_run: Artifacts, picky_run: Artifacts
+    priced_release: Any, submitter: User, stub_run: Artifacts, picky_run: Artifacts
 ) -> None:
     a, b = submit(submitter, stub_run), submit(submitter, picky_run)
     shas = ",".join(r.body_sha256[7:] for r in (a, b))
     html = Client().get(f"/compare/?runs={shas}").content.decode()
     assert 'id="fig-compare"' in html and a.run_id in html and b.run_id in html
+    registered = priced_release
     release = Client().get(f"/releases/{registered.digest_hex}/").content.decode()
     assert 'id="fig-rows"' in release and registered.name in release
+    assert "SYNTHETIC reference prices" in release  # its price versions are listed
     assert (
         Client().get(f"/releases/{registered.digest_hex}/?format=json").json()["content_digest"]
         == registered.content_digest
@@ -184,8 +316,8 @@ def test_openapi_schema_lists_every_endpoint(db: None) -> None:
     )
 
 
-def test_the_board_pages_with_ranks_that_continue(
-    registered: Any, submitter: User, stub_run: Artifacts
+def test_the_board_pages_with_positions_that_continue_and_equal_runs_tie(
+    priced_release: Any, submitter: User, stub_run: Artifacts
 ) -> None:
     from pitweb.runs.selectors import PER_PAGE
 
@@ -201,7 +333,9 @@ def test_the_board_pages_with_ranks_that_continue(
         "per_page": PER_PAGE,
         "ranked_total": PER_PAGE + 5,
     }
-    assert [r["rank"] for r in second["ranked"]] == list(range(PER_PAGE + 1, PER_PAGE + 6))
+    assert [r["position"] for r in second["ranked"]] == list(range(PER_PAGE + 1, PER_PAGE + 6))
+    # copies of one run have one interval: every one of them ties over the whole range
+    assert {r["rank"] for r in first["ranked"] + second["ranked"]} == {f"1-{PER_PAGE + 5}"}
     everything = Client().get("/api/leaderboard/?all=1").json()
     assert len(everything["ranked"]) == PER_PAGE + 5
     assert Client().get("/api/leaderboard/?page=zero").status_code == 400

@@ -182,7 +182,7 @@ def test_a_priced_run_without_its_price_file_is_refused(
 
 
 def test_rerverifying_keeps_a_verified_run_ranked_and_a_verifier_failure_does_not_unrank_it(
-    registered: Any,
+    priced_release: Any,
     submitter: User,
     stub_run: Artifacts,
     staff: User,

@@ -24,7 +24,8 @@ from harness.release.synth import synth_release
 from pitweb.accounts.services import token_issue
 from pitweb.releases.services import release_register
 from pitweb.runs import services
-from pitweb.runs.models import FINAL_STATES, Run, VerificationJob
+from pitweb.runs.models import FINAL_STATES, PlatformScore, Run, VerificationJob
+from pitweb.runs.platform import reference_prices_register
 
 AGENTS = ("stub", "harness.agents.baselines:earliest_five", "harness.agents.baselines:date_reader")
 STAFF = ("staff", "staff-demo-password")
@@ -32,7 +33,8 @@ STAFF = ("staff", "staff-demo-password")
 
 class Command(BaseCommand):
     help = (
-        "Seed demo data (synthetic release, SYNTHETIC prices, three baseline runs) and verify it."
+        "Seed demo data (synthetic release, SYNTHETIC prices, three baseline runs, SYNTHETIC "
+        "reference prices), verify it and compute its platform figures."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -62,6 +64,18 @@ class Command(BaseCommand):
                 prices, symbols=tickers, start=date(2023, 3, 1), end=date(2023, 5, 31), seed=7
             )
         release, _ = release_register(path=release_dir)
+        reference_file = work / "reference-prices-SYNTHETIC.csv"
+        if not reference_file.exists():  # the platform's own bars, apart from the submitter's
+            tickers = sorted(
+                {r["ticker"] for r in Bundle.load(release_dir).rows("main") if r["ticker"]}
+            )
+            synth_prices(
+                reference_file,
+                symbols=tickers,
+                start=date(2023, 3, 1),
+                end=date(2023, 5, 31),
+                seed=11,
+            )
 
         users = get_user_model()
         if not users.objects.filter(username=STAFF[0]).exists():
@@ -108,16 +122,37 @@ class Command(BaseCommand):
             self.stdout.write(f"{verb}: run {submission.run.run_id} ({spec.name})")
 
         deadline = time.monotonic() + options["timeout"]
-        while VerificationJob.objects.exclude(state__in=FINAL_STATES).exists():
-            if time.monotonic() > deadline:
-                raise CommandError(
-                    "runs were not verified in time: is a worker running? (make demo starts one)"
-                )
-            time.sleep(0.5)
-        for item in Run.objects.order_by("submitted_at"):
-            self.stdout.write(f"  {item.run_id}  {item.agent:<40} {item.status}")
+        self._wait(deadline, lambda: VerificationJob.objects.exclude(state__in=FINAL_STATES))
+        reference, created = reference_prices_register(
+            release=release,
+            path=reference_file,
+            source="SYNTHETIC reference random walks (pit-harness prices synth, seed 11); "
+            "no market data",
+            pulled_at="generated",
+            staff=users.objects.get(username=STAFF[0]),
+            reason="demo: the release's reference prices",
+        )
+        verb = "registered" if created else "already registered:"
+        self.stdout.write(f"{verb} reference prices v{reference.version} for {release.name}")
+        self._wait(
+            deadline,
+            lambda: PlatformScore.objects.filter(
+                state__in=(PlatformScore.State.PENDING, PlatformScore.State.SCORING)
+            ),
+        )
+        for item in Run.objects.select_related("platform").order_by("submitted_at"):
+            score = item.platform.state if item.platform else "no platform figure"
+            self.stdout.write(f"  {item.run_id}  {item.agent:<40} {item.status}  {score}")
         self.stdout.write(f"release {release.name} {release.content_digest}")
         self.stdout.write(
             f"staff login: {STAFF[0]} / {STAFF[1]}  (http://127.0.0.1:8000/admin/login/)"
         )
         self.stdout.write(f"submitter API token (user demo): {token_issue(user=submitter)}")
+
+    def _wait(self, deadline: float, unfinished: Any) -> None:
+        while unfinished().exists():
+            if time.monotonic() > deadline:
+                raise CommandError(
+                    "jobs did not finish in time: is a worker running? (make demo starts one)"
+                )
+            time.sleep(0.5)

@@ -1,0 +1,218 @@
+"""Writes for platform figures: registering a release's reference prices, and scoring
+each proven run with them.
+
+A reference-price version is registered once and never edited. Registering one queues a
+score for every proven run of the release and points each run at it, so until the new
+score lands the run's row says "pending" with the version: no run is ranked on one
+version beside a run priced with another. A run proven later is scored with the
+release's newest version. Scores move pending -> scoring -> scored | refused |
+harness_error; a harness error is ours and never the run's result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.files import File
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from harness.prices import PriceError, load_prices
+from pitweb.releases.models import ReferencePrices, Release
+from pitweb.runs.errors import SubmissionError
+from pitweb.runs.models import AuditEvent, PlatformScore, Run
+from pitweb.runs.selectors import PROVEN_LEVELS
+from pitweb.runs.services import _require_reason, board_changed
+
+MAX_ATTEMPTS = 3
+
+
+def current_prices(release: Release | None) -> ReferencePrices | None:
+    if release is None:
+        return None
+    return release.reference_prices.order_by("-version").first()
+
+
+def reference_prices_register(
+    *,
+    release: Release,
+    path: str | os.PathLike[str],
+    source: str,
+    pulled_at: str,
+    staff: AbstractBaseUser | None,
+    reason: str,
+) -> tuple[ReferencePrices, bool]:
+    """Register a price file as the release's next reference version and queue a
+    re-scoring of every proven run of the release. The same file again is the version
+    it already is (nothing queued). Audited and published."""
+    reason = _require_reason(reason)
+    if not source.strip():
+        raise SubmissionError("source_required", "say where the reference prices came from")
+    try:
+        prices = load_prices(path, source=source.strip(), pulled_at=pulled_at.strip())
+    except (PriceError, OSError, ValueError) as exc:
+        raise SubmissionError("invalid_prices", f"price file: {exc}") from None
+    with open(path, "rb") as handle:
+        sha = "sha256:" + hashlib.file_digest(handle, "sha256").hexdigest()
+    existing = release.reference_prices.filter(file_sha256=sha).first()
+    if existing is not None:
+        return existing, False
+    name = f"reference-prices/{sha.removeprefix('sha256:')}.csv"
+    if not default_storage.exists(name):
+        with open(path, "rb") as handle:
+            stored = default_storage.save(name, File(handle))
+        if stored != name:
+            default_storage.delete(stored)
+    with transaction.atomic():
+        Release.objects.select_for_update().filter(pk=release.pk).first()  # one version at a time
+        latest = release.reference_prices.order_by("-version").first()
+        reference = ReferencePrices.objects.create(
+            release=release,
+            version=(latest.version + 1) if latest else 1,
+            source=prices.source,
+            pulled_at=prices.pulled_at,
+            file_sha256=sha,
+            file_name=name,
+            basis=prices.basis,
+            symbols=len(prices.symbols()),
+            bars=len(prices),
+            registered_by=staff,
+            reason=reason,
+        )
+        AuditEvent.objects.create(
+            actor=staff,
+            action="reference_prices",
+            run=None,
+            reason=f"{release.name} prices v{reference.version} ({sha}, source {prices.source!r}): "
+            f"{reason}",
+            public=True,
+        )
+        runs = Run.objects.filter(release=release, verification_level__in=PROVEN_LEVELS)
+        for run in runs:
+            _queue(run, reference)
+        board_changed()
+    return reference, True
+
+
+def platform_request(*, run: Run) -> PlatformScore | None:
+    """Score a proven run with its release's newest reference prices (once per version).
+    Nothing when the release has none yet: the run is listed as awaiting them."""
+    reference = current_prices(run.release)
+    if reference is None:
+        return None
+    with transaction.atomic():
+        score = _queue(run, reference)
+        board_changed()
+    return score
+
+
+def _queue(run: Run, reference: ReferencePrices) -> PlatformScore:
+    from pitweb.runs.tasks import rescore_run_task
+
+    score, created = PlatformScore.objects.get_or_create(run=run, prices=reference)
+    if not created and score.state in (
+        PlatformScore.State.REFUSED,
+        PlatformScore.State.HARNESS_ERROR,
+    ):
+        # proven again (a re-verification passed): try again with a clean slate
+        PlatformScore.objects.filter(pk=score.pk).update(
+            state=PlatformScore.State.PENDING, attempts=0, message="", worker=""
+        )
+        created = True
+    Run.objects.filter(pk=run.pk).update(platform=score)
+    if created:
+        transaction.on_commit(lambda: rescore_run_task.delay(score.pk), robust=True)
+    return score
+
+
+def platform_claim(*, score_id: int, worker: str) -> bool:
+    now = timezone.now()
+    claimed = PlatformScore.objects.filter(pk=score_id, state=PlatformScore.State.PENDING).update(
+        state=PlatformScore.State.SCORING,
+        worker=worker,
+        started_at=now,
+        attempts=F("attempts") + 1,
+    )
+    return claimed == 1
+
+
+def _read_off(figures: dict[str, Any]) -> dict[str, Any]:
+    cells = {(c["arm"], c["clock"]): c for c in figures["cells"]}
+    out: dict[str, Any] = {}
+    for arm in ("shifted", "main"):
+        cell = cells.get((arm, "pit")) or {}
+        interval = cell.get("interval_95") or [None, None]
+        out[f"{arm}_pit"] = cell.get("total_return")
+        out[f"{arm}_pit_low"], out[f"{arm}_pit_high"] = interval
+    out["shifted_pit_priced"] = (cells.get(("shifted", "pit")) or {}).get("priced_trades")
+    pit = (figures.get("contamination") or {}).get("pit") or {}
+    out["delta_shifted_pit"] = pit.get("main_minus_shifted")
+    out["delta_redacted_pit"] = pit.get("main_minus_redacted")
+    return out
+
+
+def platform_finish(
+    *,
+    score_id: int,
+    worker: str,
+    state: str,
+    figures: dict[str, Any] | None = None,
+    message: str = "",
+) -> bool:
+    """scoring -> scored | refused | harness_error, only by the worker that holds it."""
+    fields: dict[str, Any] = {"state": state, "finished_at": timezone.now(), "message": message}
+    if figures is not None:
+        fields.update(figures=figures, **_read_off(figures))
+    with transaction.atomic():
+        done = PlatformScore.objects.filter(
+            pk=score_id, state=PlatformScore.State.SCORING, worker=worker
+        ).update(**fields)
+        if done:
+            board_changed()
+    return done == 1
+
+
+def platform_release(*, score_id: int, worker: str, message: str) -> bool:
+    """scoring -> pending: our own failure, to be tried again."""
+    moved = PlatformScore.objects.filter(
+        pk=score_id, state=PlatformScore.State.SCORING, worker=worker
+    ).update(state=PlatformScore.State.PENDING, worker="", message=message)
+    return moved == 1
+
+
+def platform_requeue_stale(*, older_than: timedelta | None = None) -> list[int]:
+    """The sweep's share: a score whose worker died mid-way goes back to pending (after
+    the job time limit), and pending scores whose message was lost are sent again."""
+    from pitweb.runs.tasks import rescore_run_task
+
+    limit = older_than or timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
+    cutoff = timezone.now() - limit
+    stuck = PlatformScore.objects.filter(state=PlatformScore.State.SCORING, started_at__lt=cutoff)
+    stuck.filter(attempts__gte=MAX_ATTEMPTS).update(
+        state=PlatformScore.State.HARNESS_ERROR,
+        finished_at=timezone.now(),
+        message=f"gave up: its worker stopped on each of {MAX_ATTEMPTS} attempts",
+    )
+    stuck.update(
+        state=PlatformScore.State.PENDING, worker="", message="requeued: its worker stopped"
+    )
+    waiting = list(
+        PlatformScore.objects.filter(
+            state=PlatformScore.State.PENDING, created_at__lt=cutoff
+        ).values_list("pk", flat=True)
+    )
+    for pk in waiting:
+        transaction.on_commit(lambda pk=pk: rescore_run_task.delay(pk), robust=True)
+    return waiting
+
+
+def reference_prices_path(reference: ReferencePrices) -> Path:
+    return Path(default_storage.path(reference.file_name))
