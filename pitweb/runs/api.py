@@ -23,6 +23,8 @@ from pitweb.runs import selectors, services
 from pitweb.runs.errors import SubmissionError
 from pitweb.runs.models import Run, VerificationJob
 
+REFUTED_DETAIL = "differs from what the system re-derived (the stated value is on the run's page)"
+
 
 class JobOut(serializers.Serializer):
     id = serializers.IntegerField(source="pk")
@@ -37,12 +39,25 @@ class JobOut(serializers.Serializer):
     finished_at = serializers.DateTimeField(allow_null=True)
     mismatch_check = serializers.CharField()
     message = serializers.CharField()
-    checks = serializers.JSONField()
+    checks = serializers.SerializerMethodField()
     previous = serializers.IntegerField(source="previous_id", allow_null=True)
     url = serializers.SerializerMethodField()
 
     def get_url(self, job: VerificationJob) -> str:
         return reverse("api-job", args=[job.pk])
+
+    def get_checks(self, job: VerificationJob) -> list[dict[str, str]]:
+        """Each check by name and status; a failed check's detail (which quotes the
+        stated value) is shown only on the run's page, in its refuted-claim box."""
+        return [
+            {
+                **check,
+                "detail": REFUTED_DETAIL
+                if check.get("status") == "mismatch"
+                else check.get("detail", ""),
+            }
+            for check in job.checks
+        ]
 
 
 class RunOut(serializers.Serializer):
@@ -60,6 +75,8 @@ class RunOut(serializers.Serializer):
     window_end = serializers.DateField()
     pit_main_return = serializers.SerializerMethodField()
     numbers = serializers.SerializerMethodField()
+    verification_level_words = serializers.SerializerMethodField()
+    platform = serializers.SerializerMethodField()
     visibility = serializers.CharField()
     hidden = serializers.BooleanField()
     flag = serializers.CharField()
@@ -78,6 +95,14 @@ class RunOut(serializers.Serializer):
         """``proven``, or why the numbers are withheld (never the stated value)."""
         return "proven" if selectors.proven(run) else selectors.withheld_reason(run)
 
+    def get_verification_level_words(self, run: Run) -> str:
+        return selectors.level_words(run)
+
+    def get_platform(self, run: Run) -> dict[str, Any] | None:
+        """Platform figures (reference prices) and their price version; null for a run
+        whose numbers are not proven."""
+        return selectors.platform_numbers(run) if selectors.proven(run) else None
+
     def get_page(self, run: Run) -> str:
         return reverse("run", args=[run.body_sha256.removeprefix("sha256:")])
 
@@ -91,7 +116,8 @@ class RunDetailOut(RunOut):
 
 
 def _visible_run(request: Request, sha_hex: str) -> Run:
-    return get_object_or_404(selectors.visible_runs(request.user), body_sha256=f"sha256:{sha_hex}")
+    runs = selectors.visible_runs(request.user).select_related("platform", "platform__prices")
+    return get_object_or_404(runs, body_sha256=f"sha256:{sha_hex}")
 
 
 class RunsApi(APIView):
@@ -108,7 +134,9 @@ class RunsApi(APIView):
 
     @extend_schema(responses=RunOut(many=True), summary="Runs you may see (public, and your own)")
     def get(self, request: Request) -> Response:
-        runs = selectors.visible_runs(request.user)[:500]
+        runs = selectors.visible_runs(request.user).select_related("platform", "platform__prices")[
+            :500
+        ]
         return Response(RunOut(runs, many=True).data)
 
     @extend_schema(

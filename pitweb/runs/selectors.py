@@ -95,7 +95,7 @@ def platform_status(run: Run) -> str:
     return "scored"
 
 
-def _platform_numbers(run: Run) -> dict[str, Any]:
+def platform_numbers(run: Run) -> dict[str, Any]:
     score = run.platform
     out: dict[str, Any] = {"platform_status": platform_status(run)}
     if score is None:
@@ -133,7 +133,7 @@ def leaderboard_row(run: Run) -> dict[str, Any]:
     failed check by name, or pending)."""
     numbers: dict[str, Any] = (
         {
-            **_platform_numbers(run),
+            **platform_numbers(run),
             **{
                 f"self_reported_{k}": v
                 for k, v in run.summary.items()

@@ -55,7 +55,9 @@ def test_leaderboard_and_run_page_draw_their_charts(
 
     page.click(f"text={a.run_id}")
     page.wait_for_url(f"**/runs/{a.body_sha256[7:]}/")
-    assert charts_drawn(page) == 2
+    # returns with intervals; the stub's deltas are all zero, said in words, not drawn
+    assert charts_drawn(page) == 1
+    assert "Every contamination delta is +0.00 pp" in page.locator("#no-delta-chart").inner_text()
     bars = page.locator("[data-figure='fig-returns'] .trace.bars .point path")
     assert bars.count() > 0  # the bars themselves, not just an empty plot area
     assert page.locator("[data-figure='fig-returns'] .errorbar").count() > 0  # intervals
@@ -159,7 +161,14 @@ def test_a_forged_runs_number_appears_nowhere_but_in_its_refuted_claim(
     assert not any(v in board for v in shown)
     assert "failed verification: cell main/pit total_return differs" in board
     page.screenshot(path=str(screenshots / "leaderboard-forged.png"), full_page=True)
-    for path in ("/api/leaderboard/?all=1", "/api/leaderboard.csv", "/api/runs/"):
+    job = run.jobs.first()
+    for path in (
+        "/api/leaderboard/?all=1",
+        "/api/leaderboard.csv",
+        "/api/runs/",
+        f"/api/jobs/{job.pk}/",
+        f"/runs/{run.body_sha256[7:]}/tables/jobs?format=csv",
+    ):
         text = page.request.get(live_server.url + path).text()
         assert not any(v in text for v in shown), path
     sha = run.body_sha256[7:]

@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
+from django.test import Client
 
+from pitweb.releases.models import ReferencePrices
 from pitweb.runs.models import JobState, Run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -33,5 +35,13 @@ def test_demo_seed_submits_and_verifies_three_baselines(settings: Any, tmp_path:
         r.body["protocol"]["P4_costs_and_frictions"]["prices"]["source"].startswith("SYNTHETIC")
         for r in runs
     )
+    # the release has reference prices, and every run has platform figures priced with them
+    [reference] = ReferencePrices.objects.all()
+    assert reference.version == 1 and reference.source.startswith("SYNTHETIC reference")
+    assert "registered reference prices v1" in text
+    assert {r.platform.state for r in Run.objects.select_related("platform")} == {"scored"}
+    board = Client().get("/api/leaderboard/").json()
+    assert {r["agent"].rsplit(":", 1)[-1] for r in board["mask_leaks"]} == {"date_reader"}
+    assert board["ranked"] and all(r["prices_version"] == 1 for r in board["ranked"])
     call_command("demo_seed", rows=3000, stdout=io.StringIO())  # twice: nothing new
-    assert Run.objects.count() == 3
+    assert Run.objects.count() == 3 and ReferencePrices.objects.count() == 1
