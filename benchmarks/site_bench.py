@@ -85,8 +85,10 @@ from harness.release.bundle import Bundle
 from harness.release.synth import synth_release
 from pitweb.releases.services import release_register
 from pitweb.runs import services
-from pitweb.runs.models import Run
+from pitweb.runs.models import PlatformScore, Run
+from pitweb.runs.platform import reference_prices_register
 from django.contrib.auth.models import User
+from django.db.models import OuterRef, Subquery
 from django.db import transaction
 out = Path({str(OUT)!r})
 rel = out / "release"
@@ -102,8 +104,18 @@ if not Run.objects.exists():
     Run.objects.filter(pk=template.pk).update(status="verified")
     template.refresh_from_db()
     fields = {{f.name: getattr(template, f.name) for f in Run._meta.concrete_fields if f.name not in ("id", "run_id", "body_sha256", "submitted_at", "pit_main_return")}}
+    fields.pop("platform", None)
+    prices = out / "prices-SYNTHETIC.csv"
+    tickers = sorted({{r["ticker"] for r in Bundle.load(rel).rows("main") if r["ticker"]}})
+    synth_prices(prices, symbols=tickers, start=date(2023, 3, 1), end=date(2023, 5, 31), seed=5)
+    reference, _ = reference_prices_register(release=release, path=prices, source="SYNTHETIC", pulled_at="", staff=None, reason="bench")
+    template.refresh_from_db()
+    figures = template.platform.figures
     with transaction.atomic():
-        Run.objects.bulk_create([Run(**fields, run_id=f"{{n:016x}}", body_sha256=f"sha256:{{n:064x}}", pit_main_return=(n % 997) / 10000.0) for n in range(1, {RUNS})], batch_size=500)
+        clones = Run.objects.bulk_create([Run(**fields, run_id=f"{{n:016x}}", body_sha256=f"sha256:{{n:064x}}", pit_main_return=(n % 997) / 10000.0) for n in range(1, {RUNS})], batch_size=500)
+        # each clone its own platform figure and interval, so ranks are ranges of all sizes
+        PlatformScore.objects.bulk_create([PlatformScore(run=r, prices=reference, state="scored", figures=figures, shifted_pit=(n % 997) / 10000.0, shifted_pit_low=(n % 997) / 10000.0 - 0.004, shifted_pit_high=(n % 997) / 10000.0 + 0.004, shifted_pit_priced=100, main_pit=0.01) for n, r in enumerate(clones, start=1)], batch_size=500)
+        Run.objects.filter(platform__isnull=True).update(platform=Subquery(PlatformScore.objects.filter(run=OuterRef("pk")).values("pk")[:1]))
 print(Run.objects.count())
 """
     subprocess.run(

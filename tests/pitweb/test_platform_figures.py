@@ -214,3 +214,70 @@ def test_unconfined_runs_are_marked_and_the_isolated_filter_drops_them(
     assert isolated.run_id in kept and loose.run_id not in kept
     html = Client().get("/").content.decode()
     assert html.count("⚠ could read future</span>") == 2  # the legend's, and the loose run's
+
+
+def test_a_scorer_failure_is_ours_and_refused_artifacts_get_no_figure(
+    registered: Any,
+    reference_file: Path,
+    submitter: User,
+    stub_run: Artifacts,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from harness.platform import RescoreRefused
+    from harness.rederive import Check
+    from pitweb.runs import tasks
+
+    run = submit(submitter, stub_run)
+    calls: list[int] = []
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(tasks, "rescore", broken)
+    reference_prices_register(
+        release=registered,
+        path=reference_file,
+        source="SYNTHETIC",
+        pulled_at="",
+        staff=None,
+        reason="first",
+    )
+    score = PlatformScore.objects.get(run=run)
+    assert score.state == "harness_error" and len(calls) == 3  # retried, then given up
+    row = row_of(run)
+    assert row["platform_status"] == "no figure (prices v1): the scorer failed (ours, not the run's)"
+    assert row["verification"] == "verified"  # never counted against the run
+    assert run.run_id in {r["run_id"] for r in board()["unranked"]}
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise RescoreRefused([Check("trajectory_sha256", "mismatch", "stated 0.4321")])
+
+    monkeypatch.setattr(tasks, "rescore", refused)
+    services.run_reverify(run=run, staff=User.objects.create_user("s", is_staff=True), reason="r")
+    score.refresh_from_db()
+    assert score.state == "refused"
+    assert score.message == "the artifacts do not hold together: trajectory_sha256"
+    assert "0.4321" not in str(board())
+
+
+def test_the_methodology_page_writes_the_rule_and_the_run_api_carries_platform_figures(
+    priced_release: Any, submitter: User, stub_run: Artifacts, settings: Any
+) -> None:
+    settings.PITWEB_MIN_RANKED_TRADES = 42
+    html = Client().get("/methodology/").content.decode()
+    for needle in (
+        "at least 42 priced trades",
+        "rank low is 1 plus the number of runs whose interval lies wholly above",
+        "block bootstrap over entry sessions",
+        "pit-harness rescore",
+        "the agent was not re-run",
+        "declared by the submitter's harness (not verifiable)",
+    ):
+        assert needle in html, needle
+    assert 'href="/methodology/"' in Client().get("/").content.decode()
+    run = submit(submitter, stub_run)
+    detail = Client().get(f"/api/runs/{run.body_sha256[7:]}/").json()
+    assert detail["platform"]["prices_version"] == 1
+    assert detail["platform"]["platform_shifted_pit"] == pytest.approx(run.platform.shifted_pit)
+    assert "the agent was not re-run" in detail["verification_level_words"]
