@@ -246,7 +246,9 @@ def test_a_scorer_failure_is_ours_and_refused_artifacts_get_no_figure(
     score = PlatformScore.objects.get(run=run)
     assert score.state == "harness_error" and len(calls) == 3  # retried, then given up
     row = row_of(run)
-    assert row["platform_status"] == "no figure (prices v1): the scorer failed (ours, not the run's)"
+    assert (
+        row["platform_status"] == "no figure (prices v1): the scorer failed (ours, not the run's)"
+    )
     assert row["verification"] == "verified"  # never counted against the run
     assert run.run_id in {r["run_id"] for r in board()["unranked"]}
 
