@@ -26,6 +26,11 @@ urlpatterns = [
     path("api/runs/<str:sha>/reverify/", api.ReverifyApi.as_view(), name="api-reverify"),
     path("api/jobs/<int:job_id>/", api.JobApi.as_view(), name="api-job"),
     path("api/leaderboard/", api.LeaderboardApi.as_view(), name="api-leaderboard"),
+    path(
+        "api/releases/<str:digest>/prices/",
+        api.ReferencePricesApi.as_view(),
+        name="api-reference-prices",
+    ),
     path("api/leaderboard.csv", api.LeaderboardCsvApi.as_view(), name="api-leaderboard-csv"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),

@@ -8,6 +8,7 @@ import io
 from datetime import date
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -19,6 +20,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
+from pitweb.releases.models import Release
 from pitweb.runs import selectors, services
 from pitweb.runs.errors import SubmissionError
 from pitweb.runs.models import Run, VerificationJob
@@ -349,3 +351,75 @@ class LeaderboardCsvApi(APIView):
         response = HttpResponse(body, content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = 'attachment; filename="leaderboard.csv"'
         return response
+
+
+class ReferencePricesOut(serializers.Serializer):
+    release = serializers.CharField(source="release.content_digest")
+    version = serializers.IntegerField()
+    source = serializers.CharField()
+    pulled_at = serializers.CharField()
+    file_sha256 = serializers.CharField()
+    basis = serializers.CharField()
+    symbols = serializers.IntegerField()
+    bars = serializers.IntegerField()
+    reason = serializers.CharField()
+    registered_at = serializers.DateTimeField()
+
+
+class ReferencePricesIn(serializers.Serializer):
+    prices = serializers.FileField()
+    source = serializers.CharField(max_length=500)
+    pulled_at = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    reason = serializers.CharField(max_length=2000)
+
+
+class ReferencePricesApi(APIView):
+    parser_classes = [MultiPartParser]
+    throttle_scope = "staff_actions"
+
+    def get_throttles(self) -> list[Any]:
+        return [ScopedRateThrottle()] if self.request.method == "POST" else []
+
+    def get_permissions(self) -> list[Any]:
+        if self.request.method == "POST":
+            return [permissions.IsAdminUser()]
+        return [permissions.AllowAny()]
+
+    @extend_schema(
+        responses=ReferencePricesOut(many=True),
+        summary="A release's reference-price versions, newest first",
+    )
+    def get(self, request: Request, digest: str) -> Response:
+        release = get_object_or_404(Release, content_digest=f"sha256:{digest}")
+        versions = release.reference_prices.select_related("release").order_by("-version")
+        return Response(ReferencePricesOut(versions, many=True).data)
+
+    @extend_schema(
+        request={"multipart/form-data": ReferencePricesIn},
+        responses={201: ReferencePricesOut, 200: ReferencePricesOut},
+        summary="Staff: register a price file as the release's next reference version "
+        "(never edited) and re-score every proven run of the release",
+    )
+    def post(self, request: Request, digest: str) -> Response:
+        from pitweb.runs.platform import reference_prices_register
+
+        release = get_object_or_404(Release, content_digest=f"sha256:{digest}")
+        given = ReferencePricesIn(data=request.data)
+        given.is_valid(raise_exception=True)
+        data = given.validated_data
+        local, _, _ = services.spool(data["prices"], settings.PITWEB_MAX_TRAJECTORY_BYTES, "prices")
+        try:
+            reference, created = reference_prices_register(
+                release=release,
+                path=local,
+                source=data["source"],
+                pulled_at=data.get("pulled_at", ""),
+                staff=request.user,
+                reason=data["reason"],
+            )
+        finally:
+            local.unlink(missing_ok=True)
+        return Response(
+            ReferencePricesOut(reference).data,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+        )

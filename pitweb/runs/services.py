@@ -100,7 +100,7 @@ def _read_json(data: bytes, what: str) -> Any:
     return value
 
 
-def _spool(upload: IO[bytes], limit: int, what: str) -> tuple[Path, str, int]:
+def spool(upload: IO[bytes], limit: int, what: str) -> tuple[Path, str, int]:
     """Copy an upload to a private temporary file, hashing it; refuse past ``limit``."""
     digest = hashlib.sha256()
     size = 0
@@ -198,7 +198,7 @@ def run_submit(
                 422,
             )
 
-        trajectory_path, trajectory_sha, _ = _spool(
+        trajectory_path, trajectory_sha, _ = spool(
             trajectory, settings.PITWEB_MAX_TRAJECTORY_BYTES, "trajectory"
         )
         extra: list[Path] = [trajectory_path]
@@ -229,7 +229,7 @@ def run_submit(
                     "the run was priced: send its price file (field 'prices') so the scores can be re-derived",
                 )
             if prices is not None:
-                prices_path, prices_sha, _ = _spool(
+                prices_path, prices_sha, _ = spool(
                     prices, settings.PITWEB_MAX_TRAJECTORY_BYTES, "prices"
                 )
                 extra.append(prices_path)

@@ -378,3 +378,23 @@ def test_a_bad_date_filter_is_a_clear_400_everywhere(db: None) -> None:
         response = Client().get(path)
         assert response.status_code == 400, path
         assert b"is not a date" in response.content, path
+
+
+def test_the_release_chart_gives_each_shown_form_its_own_colour() -> None:
+    import pandas as pd
+
+    from pitweb import charts
+
+    forms = [f"F{n:02d}" for n in range(21)]
+    frame = pd.DataFrame(
+        [{"date": "2023-03-01", "form": f, "rows": 100 - n} for n, f in enumerate(forms)]
+        + [{"date": "2023-03-02", "form": "F00", "rows": 5}]
+    )
+    figure = charts.rows_per_day(frame)
+    names = [trace.name for trace in figure.data]
+    colours = [trace.marker.color for trace in figure.data]
+    assert names == [*forms[:11], "other"]  # the largest forms, then the rest together
+    assert len(set(colours)) == len(colours)
+    other = figure.data[-1]
+    assert list(other.y) == [sum(100 - n for n in range(11, 21))]
+    assert list(figure.data[0].y) == [100, 5]

@@ -283,3 +283,44 @@ def test_the_methodology_page_writes_the_rule_and_the_run_api_carries_platform_f
     assert detail["platform"]["prices_version"] == 1
     assert detail["platform"]["platform_shifted_pit"] == pytest.approx(run.platform.shifted_pit)
     assert "the agent was not re-run" in detail["verification_level_words"]
+
+
+def test_staff_register_prices_over_the_api_and_others_cannot(
+    registered: Any, reference_file: Path, staff: User, submitter: User
+) -> None:
+    from tests.pitweb.conftest import token_client
+
+    url = f"/api/releases/{registered.digest_hex}/prices/"
+
+    def form() -> dict[str, Any]:
+        handle = io.BytesIO(reference_file.read_bytes())
+        handle.name = "reference.csv"
+        return {"prices": handle, "source": "SYNTHETIC", "pulled_at": "x", "reason": "first"}
+
+    assert token_client(submitter).post(url, form(), format="multipart").status_code == 403
+    assert Client().post(url, form()).status_code in (401, 403)
+    assert ReferencePrices.objects.count() == 0
+    created = token_client(staff).post(url, form(), format="multipart")
+    assert created.status_code == 201 and created.json()["version"] == 1
+    again = token_client(staff).post(url, form(), format="multipart")
+    assert again.status_code == 200 and again.json()["version"] == 1
+    bad = form()
+    bad["prices"] = io.BytesIO(b"date,symbol,open\nnot-a-date,AAA,1\n")
+    bad["prices"].name = "bad.csv"
+    refused = token_client(staff).post(url, bad, format="multipart")
+    assert refused.status_code == 400 and refused.json()["error"]["code"] == "invalid_prices"
+    listed = Client().get(url).json()
+    assert [v["version"] for v in listed] == [1] and listed[0]["source"] == "SYNTHETIC"
+    schema = Client().get("/api/schema/?format=json").json()
+    assert "/api/releases/{digest}/prices/" in schema["paths"]
+
+
+def test_an_unpriced_upload_gets_platform_figures_too(
+    priced_release: Any, submitter: User, tmp_path: Path, site_release: Path
+) -> None:
+    unpriced = make_run(site_release, tmp_path / "unpriced")
+    run = submit(submitter, unpriced)
+    assert run.body["protocol"]["P4_costs_and_frictions"]["prices"] is None
+    row = row_of(run)
+    assert row["self_reported_main_pit"] is None
+    assert row["platform_shifted_pit"] is not None and row["prices_version"] == 1
