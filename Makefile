@@ -3,6 +3,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 DEMO := demo-out
+# a developer's machine: the site's DEBUG is off unless asked for (production sets a key)
+export DJANGO_DEBUG ?= true
 
 .PHONY: setup demo demo-harness test bench lint lock clean
 

@@ -42,12 +42,25 @@ def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
-DEBUG = env_bool("DJANGO_DEBUG", True)
+# Off unless asked for: a deployment that forgets a variable fails closed. `make demo` and
+# `make test` turn it on for a developer's machine.
+DEBUG = env_bool("DJANGO_DEBUG", False)
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
-        raise ImproperlyConfigured("DJANGO_SECRET_KEY is required when DJANGO_DEBUG is false")
+        raise ImproperlyConfigured(
+            "DJANGO_SECRET_KEY is required when DJANGO_DEBUG is false "
+            "(set DJANGO_DEBUG=true on a developer's machine)"
+        )
     SECRET_KEY = "dev-only-not-secret"
+# who is mailed every server error ("Name <address>, ..."); nobody when empty
+ADMINS = [
+    (entry.split("<")[0].strip() or entry, entry.split("<")[-1].rstrip(">").strip())
+    for entry in env_list("DJANGO_ADMINS", "")
+]
+SERVER_EMAIL = os.environ.get("DJANGO_SERVER_EMAIL", "pitweb@localhost")
+EMAIL_HOST = os.environ.get("DJANGO_EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("DJANGO_EMAIL_PORT", 25)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", "")
 
@@ -160,10 +173,64 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# -- cache: shared by every process (throttles, cached boards) -------------------
+REDIS_URL = os.environ.get("REDIS_URL", "")
+
+
+def _cache_url(broker: str) -> str:
+    """The cache's own Redis database: the broker's index plus one, so clearing the
+    cache never touches queued jobs (or PITWEB_CACHE_URL)."""
+    given = os.environ.get("PITWEB_CACHE_URL", "")
+    if given:
+        return given
+    head, _, index = broker.rstrip("/").rpartition("/")
+    if head.startswith("redis") and index.isdigit() and head.count("/") >= 2:
+        return f"{head}/{(int(index) + 1) % 16}"
+    return broker.rstrip("/") + "/1"
+
+
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": _cache_url(REDIS_URL),
+        "KEY_PREFIX": "pitweb",
+    }
+    if REDIS_URL
+    else {
+        # no Redis: the database is the one store every process shares
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "pitweb_cache",
+    }
+}
+
+# -- logging: every server error with its traceback to stderr (and mail to ADMINS) ---
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {
+        "stderr": {"class": "logging.StreamHandler", "formatter": "plain"},
+        "mail_admins": {
+            "class": "django.utils.log.AdminEmailHandler",
+            "level": "ERROR",
+            "filters": ["require_debug_false"],
+        },
+    },
+    "filters": {"require_debug_false": {"()": "django.utils.log.RequireDebugFalse"}},
+    "loggers": {
+        "django.request": {
+            "handlers": ["stderr", "mail_admins"],
+            "level": "ERROR",
+            "propagate": False,
+        },
+        "pitweb": {"handlers": ["stderr"], "level": "INFO", "propagate": False},
+        "celery": {"handlers": ["stderr"], "level": "WARNING", "propagate": False},
+    },
+    "root": {"handlers": ["stderr"], "level": "WARNING"},
+}
 
 # -- Celery ------------------------------------------------------------------
-REDIS_URL = os.environ.get("REDIS_URL", "")
 BROKER_DIR = VAR_DIR / "broker"
 CELERY_BROKER_URL = REDIS_URL or "filesystem://"
 CELERY_BROKER_TRANSPORT_OPTIONS = (

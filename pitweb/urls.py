@@ -36,3 +36,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("admin/", admin.site.urls),
 ]
+
+handler400 = "pitweb.runs.errors.bad_request"
+handler404 = "pitweb.runs.errors.not_found"
+handler500 = "pitweb.runs.errors.server_error"

@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
+export DJANGO_DEBUG="${DJANGO_DEBUG:-true}"  # a developer's machine (production sets a key)
 $BIN/python manage.py migrate --noinput
 $BIN/celery -A pitweb worker --pool=solo --loglevel=WARNING -n demo@%h &
 WORKER=$!

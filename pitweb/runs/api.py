@@ -24,6 +24,7 @@ from pitweb.releases.models import Release
 from pitweb.runs import selectors, services
 from pitweb.runs.errors import SubmissionError
 from pitweb.runs.models import Run, VerificationJob
+from pitweb.runs.tables import csv_safe
 
 REFUTED_DETAIL = "differs from what the system re-derived (the stated value is on the run's page)"
 
@@ -283,7 +284,7 @@ def leaderboard_csv(board: dict[str, Any]) -> str:
     writer.writeheader()
     for section in selectors.SECTIONS:
         for row in board[section]:
-            writer.writerow({"section": section, **row})
+            writer.writerow({k: csv_safe(v) for k, v in {"section": section, **row}.items()})
     return buffer.getvalue()
 
 

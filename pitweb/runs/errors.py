@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
@@ -19,7 +21,9 @@ class SubmissionError(Exception):
         self.http_status = http_status
 
 
-_CODES = {
+_CODES: dict[type[Exception], str] = {
+    Http404: "not_found",
+    DjangoPermissionDenied: "permission_denied",
     exceptions.NotAuthenticated: "not_authenticated",
     exceptions.AuthenticationFailed: "authentication_failed",
     exceptions.PermissionDenied: "permission_denied",
@@ -54,3 +58,35 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         message = str(detail.get("detail", detail)) if isinstance(detail, dict) else str(detail)
     response.data = error_body(code, message)
     return response
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path.startswith("/api/")
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> Any:
+    """404: the JSON envelope under /api/, the plain page elsewhere."""
+    from django.views import defaults
+
+    if _is_api(request):
+        return JsonResponse(error_body("not_found", "no such resource"), status=404)
+    return defaults.page_not_found(request, exception)  # type: ignore[arg-type]
+
+
+def server_error(request: HttpRequest) -> Any:
+    """500: the JSON envelope under /api/ (the traceback goes to the log, never here)."""
+    from django.views import defaults
+
+    if _is_api(request):
+        return JsonResponse(
+            error_body("server_error", "the server failed; the error is logged"), status=500
+        )
+    return defaults.server_error(request)
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> Any:
+    from django.views import defaults
+
+    if _is_api(request):
+        return JsonResponse(error_body("bad_request", "the request could not be read"), status=400)
+    return defaults.bad_request(request, exception)  # type: ignore[arg-type]

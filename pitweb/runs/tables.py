@@ -10,9 +10,19 @@ from typing import Any
 
 from django.http import HttpResponse, JsonResponse
 
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(value: Any) -> Any:
+    """A submitter's string that a spreadsheet would read as a formula (``=HYPERLINK``,
+    ``+``, ``-``, ``@``, tab, carriage return) is written with a leading quote."""
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
 
 def _cell(value: Any) -> Any:
-    return json.dumps(value) if isinstance(value, (dict, list)) else value
+    return csv_safe(json.dumps(value) if isinstance(value, (dict, list)) else value)
 
 
 def table_response(

@@ -128,10 +128,18 @@ def private_storage(settings: Any, artifact_dir: Path) -> None:
 
 
 @pytest.fixture(autouse=True)
-def fresh_cache() -> None:
-    """Cached boards are keyed by a version that restarts with each test database."""
+def fresh_cache(request: pytest.FixtureRequest) -> None:
+    """Cached boards are keyed by a version that restarts with each test database, and
+    the cache (Redis, or a table) outlives a test: every test that touches the database
+    starts with an empty one."""
     from django.core.cache import cache
 
+    uses_db = request.node.get_closest_marker("django_db") is not None or bool(
+        {"db", "transactional_db", "live_server"} & set(request.fixturenames)
+    )
+    if not uses_db:
+        return
+    request.getfixturevalue("db")
     cache.clear()
 
 

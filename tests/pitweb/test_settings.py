@@ -95,3 +95,24 @@ def test_compose_file_runs_the_stack_with_health_checks() -> None:
     dockerfile = (REPO / "Dockerfile").read_text()
     assert "requirements/site.lock" in dockerfile and "--require-hashes -r site.lock" in dockerfile
     assert "dev.lock" not in dockerfile  # the image carries no development tools
+
+
+def test_debug_is_off_unless_asked_for_so_a_missing_key_refuses_to_start(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_DEBUG", "DJANGO_SECRET_KEY")}
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**env, "PITWEB_VAR_DIR": str(tmp_path)},
+        check=False,
+    )
+    assert done.returncode != 0 and "DJANGO_SECRET_KEY is required" in done.stderr
+
+
+def test_the_cache_is_shared_and_never_the_brokers_database() -> None:
+    from pitweb.settings import _cache_url
+
+    assert _cache_url("redis://127.0.0.1:6379/15") == "redis://127.0.0.1:6379/0"
+    assert _cache_url("redis://redis:6379/0") == "redis://redis:6379/1"
+    assert _cache_url("redis://redis:6379") == "redis://redis:6379/1"
