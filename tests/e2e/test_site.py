@@ -190,3 +190,22 @@ def test_a_forged_runs_number_appears_nowhere_but_in_its_refuted_claim(
     )
     assert not any(v in outside for v in shown)
     page.screenshot(path=str(screenshots / "run-forged.png"), full_page=True)
+
+
+def test_pages_keep_to_the_content_security_policy(
+    live_server: Any, page: Any, priced_release: Any, submitter: User, stub_run: Artifacts
+) -> None:
+    """Every page under the policy: no inline script, no third party; Plotly still draws
+    and the API docs still render (their set-up script comes from a URL)."""
+    run = submit(submitter, stub_run)
+    violations: list[str] = []
+    page.on("console", lambda m: "Content Security Policy" in m.text and violations.append(m.text))
+    response = page.goto(live_server.url + f"/runs/{run.body_sha256[7:]}/")
+    policy = response.headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "unsafe-eval" not in policy
+    assert charts_drawn(page) >= 1
+    for path in ("/", "/methodology/", f"/releases/{priced_release.digest_hex}/", "/admin/login/"):
+        page.goto(live_server.url + path)
+    page.goto(live_server.url + "/api/docs/")
+    page.wait_for_selector(".swagger-ui .info", timeout=15_000)
+    assert violations == [] and page.console_errors == []
