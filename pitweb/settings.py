@@ -83,6 +83,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "pitweb.middleware.RefuseUnreadableInput",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -168,7 +169,8 @@ PITWEB_MAX_RECEIPT_BYTES = env_int("PITWEB_MAX_RECEIPT_BYTES", 8 * 1024 * 1024)
 PITWEB_MAX_TRAJECTORY_BYTES = env_int("PITWEB_MAX_TRAJECTORY_BYTES", 256 * 1024 * 1024)
 PITWEB_MAX_JSON_DEPTH = env_int("PITWEB_MAX_JSON_DEPTH", 32)
 DATA_UPLOAD_MAX_MEMORY_SIZE = PITWEB_MAX_RECEIPT_BYTES
-FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024  # larger files spool to disk
+# every file streams to a temporary file and stops at its field's limit (413)
+FILE_UPLOAD_HANDLERS = ["pitweb.runs.uploads.LimitedUploadHandler"]
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

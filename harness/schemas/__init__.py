@@ -7,9 +7,13 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterator
 from functools import cache
 from importlib import resources
 from typing import Any
+
+import jsonschema
 
 
 @cache
@@ -17,3 +21,35 @@ def receipt_body_schema() -> dict[str, Any]:
     text = resources.files(__package__).joinpath("receipt-body.schema.json").read_text("utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
+
+
+def _ecma_pattern(pattern: str) -> re.Pattern[str]:
+    """A schema pattern as JSON Schema means it (ECMA-262, no multiline flag): a final
+    ``$`` matches only at the very end of the string. Python's ``$`` also matches before
+    a trailing newline, which would let ``"abc\\n"`` through ``^[a-z]+$``."""
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        pattern = pattern[:-1] + r"\Z"
+    return re.compile(pattern)
+
+
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
+    if not validator.is_type(instance, "string"):
+        return
+    compiled = _PATTERNS.get(pattern)
+    if compiled is None:
+        compiled = _PATTERNS[pattern] = _ecma_pattern(pattern)
+    if not compiled.search(instance):
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+@cache
+def receipt_body_validator() -> Any:
+    """A draft 2020-12 validator of receipt bodies, with formats checked and patterns
+    matched over the whole string."""
+    strict = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _pattern})
+    return strict(
+        receipt_body_schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )

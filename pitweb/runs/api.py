@@ -123,6 +123,32 @@ def _visible_run(request: Request, sha_hex: str) -> Run:
     return get_object_or_404(runs, body_sha256=f"sha256:{sha_hex}")
 
 
+UPLOAD_FIELDS = ("receipt", "trajectory", "config", "prices")
+
+
+def _only_fields(request: Request, *, files: tuple[str, ...], data: tuple[str, ...] = ()) -> None:
+    """Refuse a multipart field the endpoint does not take, and any field sent twice:
+    which of two copies counts is never left to the parser."""
+    unknown = sorted(
+        {*request.FILES.keys(), *request.data.keys()} - {*files, *data}  # type: ignore[union-attr]
+    )
+    if unknown:
+        raise SubmissionError(
+            "unknown_field",
+            f"unknown multipart field(s): {', '.join(unknown)[:200]}; "
+            f"this endpoint takes {', '.join((*files, *data))}",
+        )
+    counts = {name: len(request.FILES.getlist(name)) for name in files}
+    for name in (*files, *data):  # plain values (a file field sent as text counts too)
+        values = request.data.getlist(name)  # type: ignore[union-attr]
+        counts[name] = counts.get(name, 0) + sum(1 for v in values if isinstance(v, str))
+    twice = sorted(name for name, n in counts.items() if n > 1)
+    if twice:
+        raise SubmissionError(
+            "duplicate_field", f"field(s) sent more than once: {', '.join(twice)}"
+        )
+
+
 class RunsApi(APIView):
     parser_classes = [MultiPartParser]
     throttle_scope = "uploads"
@@ -158,6 +184,7 @@ class RunsApi(APIView):
         responses={201: RunDetailOut, 200: RunDetailOut},
     )
     def post(self, request: Request) -> Response:
+        _only_fields(request, files=UPLOAD_FIELDS)
         missing = [name for name in ("receipt", "trajectory") if name not in request.FILES]
         if missing:
             raise SubmissionError(
@@ -405,6 +432,7 @@ class ReferencePricesApi(APIView):
         from pitweb.runs.platform import reference_prices_register
 
         release = get_object_or_404(Release, content_digest=f"sha256:{digest}")
+        _only_fields(request, files=("prices",), data=("source", "pulled_at", "reason"))
         given = ReferencePricesIn(data=request.data)
         given.is_valid(raise_exception=True)
         data = given.validated_data

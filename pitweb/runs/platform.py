@@ -30,7 +30,7 @@ from pitweb.releases.models import ReferencePrices, Release
 from pitweb.runs.errors import SubmissionError
 from pitweb.runs.models import AuditEvent, PlatformScore, Run
 from pitweb.runs.selectors import PROVEN_LEVELS
-from pitweb.runs.services import _require_reason, board_changed
+from pitweb.runs.services import _require_reason, board_changed, readable
 
 MAX_ATTEMPTS = 3
 
@@ -54,6 +54,7 @@ def reference_prices_register(
     re-scoring of every proven run of the release. The same file again is the version
     it already is (nothing queued). Audited and published."""
     reason = _require_reason(reason)
+    source, pulled_at = readable(source, "source"), readable(pulled_at, "pulled_at")
     if not source.strip():
         raise SubmissionError("source_required", "say where the reference prices came from")
     try:

@@ -30,6 +30,7 @@ from django.utils import timezone
 from harness import canonical
 from harness.binding import config_binding
 from harness.receipt import ReceiptError
+from harness.schemas import receipt_body_validator
 from harness.verify import check_receipt
 from pitweb.releases.models import Release
 from pitweb.runs.errors import SubmissionError
@@ -44,7 +45,6 @@ from pitweb.runs.models import (
     VerificationJob,
     VerificationLevel,
 )
-from pitweb.runs.receipt_schema import RECEIPT_BODY
 from pitweb.runs.summary import body_summary, run_facts
 
 CHUNK = 1024 * 1024
@@ -218,7 +218,16 @@ def run_submit(
                 )
             config_value = None
             if config is not None:
-                config_value = _read_json(config.read(limit + 1)[: limit + 1], "config")
+                raw = config.read(limit + 1)
+                if len(raw) > limit:
+                    raise SubmissionError("too_large", f"config is larger than {limit} bytes", 413)
+                config_value = _read_json(raw, "config")
+                if config_value != body["config"]:
+                    raise SubmissionError(
+                        "config_mismatch",
+                        "the config sent is not the receipt's config (send the receipt's "
+                        "config, or none)",
+                    )
             prices_path = prices_sha = None
             stated = ((body.get("protocol") or {}).get("P4_costs_and_frictions") or {}).get(
                 "prices"
@@ -272,9 +281,9 @@ def run_submit(
                 path.unlink(missing_ok=True)
 
 
-_VALIDATOR = jsonschema.Draft202012Validator(
-    RECEIPT_BODY, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
-)
+_VALIDATOR = receipt_body_validator()
+# what the site stores of a body in bounded columns, with the column's bound
+_BOUNDED = (("agent", 200), ("model_version", 200))
 
 
 def _check_body(body: dict[str, Any]) -> None:
@@ -283,6 +292,16 @@ def _check_body(body: dict[str, Any]) -> None:
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "body"
         raise SubmissionError("invalid_receipt", f"receipt {where}: {error.message}")
+    config = body["config"]
+    for key, bound in _BOUNDED:
+        if len(str(config.get(key) or "")) > bound:
+            raise SubmissionError(
+                "invalid_receipt", f"receipt config/{key}: longer than {bound} characters"
+            )
+    if len(",".join(config.get("forms") or [])) > 200:
+        raise SubmissionError(
+            "invalid_receipt", "receipt config/forms: longer than 200 characters together"
+        )
     cells = [(c["arm"], c["clock"]) for c in body["cells"]]
     if len(set(cells)) != len(cells):
         raise SubmissionError("invalid_receipt", "receipt cells: an (arm, clock) appears twice")
@@ -563,8 +582,15 @@ def jobs_requeue(*, staff: AbstractBaseUser, run: Run | None, reason: str) -> li
     return moved
 
 
+def readable(value: str, what: str) -> str:
+    """A text field the site will store: no NUL byte (no database stores one as text)."""
+    if "\x00" in (value or ""):
+        raise SubmissionError("unreadable_input", f"{what} holds a NUL byte")
+    return value or ""
+
+
 def _require_reason(reason: str) -> str:
-    reason = (reason or "").strip()
+    reason = readable(reason, "reason").strip()
     if not reason:
         raise SubmissionError(
             "reason_required", "staff actions need a reason; it is published with the action"
@@ -615,6 +641,7 @@ def run_set_hidden(*, run: Run, staff: AbstractBaseUser, hidden: bool, reason: s
 
 
 def run_set_flag(*, run: Run, staff: AbstractBaseUser, flag: str, reason: str) -> Run:
+    flag = readable(flag, "flag")
     return _staff_change(
         run=run, staff=staff, action="flag" if flag else "unflag", reason=reason, flag=flag[:200]
     )
