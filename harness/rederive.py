@@ -80,11 +80,15 @@ def read_trail(trajectory: Path) -> _Trail:
         for number, line in enumerate(handle, start=1):
             if number == 1:
                 trail.start = json.loads(line)
+                if not isinstance(trail.start, dict):
+                    raise TypeError("line 1 is not a run_start object")
                 continue
             # cheap filter first: most lines are tool calls carrying many rows
             if line.startswith(b'{"args":') or line.startswith(b'{"arm":'):
                 continue
             event = json.loads(line)
+            if not isinstance(event, dict):
+                raise TypeError(f"line {number} is not an event object")
             kind = event.get("event")
             if kind == "decision" and event["picks"]:
                 trail.picks.setdefault((event["arm"], event["clock"]), []).append(
@@ -146,7 +150,7 @@ def _bound_trail(result: Rederivation, body: dict[str, Any], trajectory: Path) -
         return None  # nothing read from artifacts that do not match means anything
     try:
         trail = read_trail(trajectory)
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         result.add(
             "trajectory_format", False, f"the trajectory is not a pit-harness trajectory ({exc})"
         )
@@ -182,6 +186,39 @@ def _check_claims(result: Rederivation, body: dict[str, Any], trail: _Trail) -> 
         f"the receipt's cells {sorted(stated_cells)} are not the config's arms x clocks",
     )
     _check_probe(result, body.get("probe") or {}, trail.probe_items)
+    _check_protocol(result, body, config)
+
+
+def _check_protocol(result: Rederivation, body: dict[str, Any], config: dict[str, Any]) -> None:
+    """The declared slots (P1, P2) are what the bound config declares, and the gaps and
+    completeness the board shows follow from the slots."""
+    protocol = body.get("protocol") or {}
+    p1 = protocol.get("P1_model_version") or {}
+    p2 = protocol.get("P2_training_cutoffs") or {}
+    model, cutoff = config.get("model_version") or "", config.get("training_cutoff") or ""
+    result.add(
+        "protocol P1_model_version",
+        p1.get("status") == ("declared" if model else "gap")
+        and (p1.get("declared") or "") == model,
+        "P1 does not state the model version the config declares",
+    )
+    result.add(
+        "protocol P2_training_cutoffs",
+        p2.get("status") == ("declared" if cutoff else "gap")
+        and (p2.get("declared") or "") == cutoff,
+        "P2 does not state the training cutoff the config declares",
+    )
+    gaps = [
+        slot
+        for slot, value in protocol.items()
+        if isinstance(value, dict) and value.get("status") == "gap"
+    ]
+    result.add(
+        "protocol_gaps",
+        body.get("protocol_gaps") == gaps and body.get("protocol_complete") is (not gaps),
+        f"the slots leave gaps {gaps}; the receipt says gaps {body.get('protocol_gaps')} and "
+        f"protocol_complete={body.get('protocol_complete')}",
+    )
 
 
 def _bound_release(
@@ -425,6 +462,21 @@ def _check_probe(
             f"probe item {item.get('item')}",
             same,
             "its answer or score differs from the trajectory's, re-scored",
+        )
+    rescored_items = [score_answer(e["answer"], e["answer_key"]) for e in recorded]
+    totals = {
+        "total": len(recorded),
+        "recovered": sum(1 for r in rescored_items if r["date_recovered"]),
+        "year_only": sum(1 for r in rescored_items if r["year_recovered"]),
+        "issuer_recovered": sum(1 for r in rescored_items if r["issuer_recovered"]),
+        "agent_errors": sum(1 for e in recorded if e.get("agent_error")),
+    }
+    if items:
+        stated = {key: probe.get(key) for key in totals}
+        result.add(
+            "probe totals",
+            stated == totals,
+            f"re-derived {totals}, the receipt says {stated}",
         )
     if items or probe.get("verdict") not in (None, "not_run"):
         derived = verdict(

@@ -167,6 +167,7 @@ LOGIN_URL = "/admin/login/"
 # -- uploads -----------------------------------------------------------------
 PITWEB_MAX_RECEIPT_BYTES = env_int("PITWEB_MAX_RECEIPT_BYTES", 8 * 1024 * 1024)
 PITWEB_MAX_TRAJECTORY_BYTES = env_int("PITWEB_MAX_TRAJECTORY_BYTES", 256 * 1024 * 1024)
+PITWEB_MAX_CONFIG_BYTES = env_int("PITWEB_MAX_CONFIG_BYTES", 1024 * 1024)
 PITWEB_MAX_JSON_DEPTH = env_int("PITWEB_MAX_JSON_DEPTH", 32)
 DATA_UPLOAD_MAX_MEMORY_SIZE = PITWEB_MAX_RECEIPT_BYTES
 # every file streams to a temporary file and stops at its field's limit (413)

@@ -80,13 +80,23 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object with a key twice is refused: which copy counts is never left to a parser."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise ValueError(f"key {twice!r} appears twice in one object")
+    return value
+
+
 def _read_json(data: bytes, what: str) -> Any:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SubmissionError("not_utf8", f"{what} is not UTF-8 text (byte {exc.start})") from None
     try:
-        value = json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_no_repeats)
     except RecursionError:
         raise SubmissionError(
             "too_deep", f"{what} nests deeper than {settings.PITWEB_MAX_JSON_DEPTH} levels"
@@ -104,7 +114,9 @@ def spool(upload: IO[bytes], limit: int, what: str) -> tuple[Path, str, int]:
     """Copy an upload to a private temporary file, hashing it; refuse past ``limit``."""
     digest = hashlib.sha256()
     size = 0
-    handle = tempfile.NamedTemporaryFile(prefix="pitweb-", delete=False)  # noqa: SIM115
+    handle = tempfile.NamedTemporaryFile(  # noqa: SIM115
+        prefix="pitweb-", delete=False, dir=settings.FILE_UPLOAD_TEMP_DIR
+    )
     try:
         while chunk := upload.read(CHUNK):
             size += len(chunk)
@@ -157,16 +169,16 @@ def run_submit(
     if len(receipt_bytes) > limit:
         raise SubmissionError("too_large", f"receipt is larger than {limit} bytes", 413)
     _read_json(receipt_bytes, "receipt")
-    with tempfile.TemporaryDirectory(prefix="pitweb-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="pitweb-", dir=settings.FILE_UPLOAD_TEMP_DIR) as tmp:
         receipt_path = Path(tmp) / "receipt.json"
         receipt_path.write_bytes(receipt_bytes)
         try:
             report, body = check_receipt(receipt_path)
         except (ReceiptError, canonical.CanonicalError) as exc:
             raise SubmissionError("invalid_receipt", str(exc)) from None
+        _check_body(body)  # first: a malformed body is named as such, not as a hash failure
         if not report.ok:
             raise SubmissionError("receipt_hash_mismatch", "; ".join(report.failures))
-        _check_body(body)
         body_sha = "sha256:" + canonical.sha256_hex(canonical.dumps_bytes(body))
 
         existing = Run.objects.filter(body_sha256=body_sha).first()
@@ -218,9 +230,12 @@ def run_submit(
                 )
             config_value = None
             if config is not None:
-                raw = config.read(limit + 1)
-                if len(raw) > limit:
-                    raise SubmissionError("too_large", f"config is larger than {limit} bytes", 413)
+                config_limit = settings.PITWEB_MAX_CONFIG_BYTES
+                raw = config.read(config_limit + 1)
+                if len(raw) > config_limit:
+                    raise SubmissionError(
+                        "too_large", f"config is larger than {config_limit} bytes", 413
+                    )
                 config_value = _read_json(raw, "config")
                 if config_value != body["config"]:
                     raise SubmissionError(

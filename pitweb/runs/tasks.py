@@ -6,6 +6,7 @@ import logging
 import threading
 
 from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.core.files.storage import default_storage
 
@@ -84,6 +85,15 @@ def verify_run_task(job_id: int) -> str:
                 prices=prices,
                 check_release=False,  # checked whole at registration; every segment read is checked
             )
+    except SoftTimeLimitExceeded:
+        # the same bytes would take as long again: final, and ours (never retried)
+        services.verification_finish(
+            job_id=job_id,
+            worker=worker,
+            state=JobState.HARNESS_ERROR,
+            message=f"the verifier ran past its time limit ({settings.CELERY_TASK_SOFT_TIME_LIMIT} s)",
+        )
+        return JobState.HARNESS_ERROR
     except Exception as exc:  # our failure, never the submitter's
         log.exception("verification job %s failed in the verifier", job_id)
         message = f"verifier error: {type(exc).__name__}: {exc}"[:2000]

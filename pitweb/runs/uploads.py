@@ -19,7 +19,9 @@ from pitweb.runs.errors import SubmissionError
 def field_limit(field_name: str) -> int:
     if field_name in ("trajectory", "prices"):
         return int(settings.PITWEB_MAX_TRAJECTORY_BYTES)
-    return int(settings.PITWEB_MAX_RECEIPT_BYTES)  # receipt, config, anything else
+    if field_name == "config":
+        return int(settings.PITWEB_MAX_CONFIG_BYTES)
+    return int(settings.PITWEB_MAX_RECEIPT_BYTES)  # the receipt, anything else
 
 
 def request_limit() -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
@@ -12,6 +13,7 @@ from django.core.cache import cache
 from django.db.models import Count, Min
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
@@ -20,7 +22,7 @@ from pitweb.releases.models import Release
 from pitweb.runs import selectors, services, tables
 from pitweb.runs.api import LEADERBOARD_COLUMNS, leaderboard_csv
 from pitweb.runs.errors import SubmissionError
-from pitweb.runs.models import JobState, Run, VerificationJob
+from pitweb.runs.models import FINAL_STATES, JobState, Run, VerificationJob
 
 
 def _figure(figure: Any) -> Any:
@@ -227,6 +229,7 @@ def run_page(request: HttpRequest, sha: str) -> HttpResponse:
             "stated_prices": ((body.get("protocol") or {}).get("P4_costs_and_frictions") or {}),
             "history": selectors.job_diffs(jobs),
             "latest_job": jobs[-1] if jobs else None,
+            "job_in_progress": bool(jobs) and jobs[-1].state not in FINAL_STATES,
             "receipt_pretty": json.dumps(body, indent=2, sort_keys=True),
             "release_name": run.release.name if run.release else run.release_digest,
             "min_ranked_trades": settings.PITWEB_MIN_RANKED_TRADES,
@@ -446,30 +449,39 @@ def status_page(request: HttpRequest) -> HttpResponse:
 def staff_action(request: HttpRequest, sha: str, action: str) -> HttpResponse:
     run = get_object_or_404(Run, body_sha256=f"sha256:{sha}")
     reason = request.POST.get("reason", "")
+
+    def back_with_the_form() -> HttpResponse:
+        """Back to the page with what was typed kept in the form that failed."""
+        kept = urlencode({"action": action, "reason": reason, "flag": request.POST.get("flag", "")})
+        return redirect(reverse("run", args=[sha]) + f"?{kept}#staff")
+
     if request.POST.get("confirm") != "yes":
-        messages.error(request, "tick the confirmation box to act")
-        return redirect("run", sha=sha)
+        messages.error(request, "Nothing was done: tick the confirmation box to act.")
+        return back_with_the_form()
     try:
         if action == "reverify":
             job = services.run_reverify(run=run, staff=request.user, reason=reason)  # type: ignore[arg-type]
-            messages.success(request, f"verification job {job.pk} queued")
+            messages.success(request, f"Re-verification queued as job {job.pk}.")
         elif action in ("hide", "unhide"):
             services.run_set_hidden(
                 run=run, staff=request.user, hidden=action == "hide", reason=reason
             )  # type: ignore[arg-type]
-            messages.success(request, f"run {action}")
+            messages.success(
+                request, "The run is hidden." if action == "hide" else "The run is shown again."
+            )
         elif action == "flag":
-            services.run_set_flag(
+            run = services.run_set_flag(
                 run=run, staff=request.user, flag=request.POST.get("flag", ""), reason=reason
             )  # type: ignore[arg-type]
-            messages.success(request, "flag set")
+            messages.success(request, "The flag is set." if run.flag else "The flag is cleared.")
         elif action == "requeue":
             moved = services.jobs_requeue(staff=request.user, run=run, reason=reason)  # type: ignore[arg-type]
             messages.success(
-                request, f"requeued {len(moved)} job(s) whose worker stopped heart-beating"
+                request, f"Requeued {len(moved)} job(s) whose worker stopped heart-beating."
             )
         else:
             raise Http404("no such action")
     except SubmissionError as exc:
-        messages.error(request, exc.message)
+        messages.error(request, f"Nothing was done: {exc.message}.")
+        return back_with_the_form()
     return redirect("run", sha=sha)

@@ -90,10 +90,16 @@ def test_staff_reverifies_from_the_run_page(
     page.wait_for_url(f"**/runs/{run.body_sha256[7:]}/")
     assert page.locator("#jobs tbody tr").count() == 1
     form = page.locator("#reverify-form")
-    form.locator("input[name=reason]").fill("checking the new verifier")
-    form.locator("input[name=confirm]").check()
+    form.get_by_label("Reason for re-verifying").fill("checking the new verifier")
+    form.locator("button").click()  # unconfirmed: nothing done, the reason kept
+    page.wait_for_selector("text=Nothing was done: tick the confirmation box to act.")
+    form = page.locator("#reverify-form")
+    assert form.get_by_label("Reason for re-verifying").input_value() == "checking the new verifier"
+    assert page.locator("#jobs tbody tr").count() == 1
+    assert page.locator("#unhide-form").count() == 0  # only the actions that apply
+    form.get_by_label("I confirm").check()
     form.locator("button").click()
-    page.wait_for_selector("text=verification job")
+    page.wait_for_selector("text=Re-verification queued as job")
     assert page.locator("#jobs tbody tr").count() == 2
     assert "checking the new verifier" in page.locator("#jobs").inner_text()
     assert VerificationJob.objects.filter(run=run).count() == 2

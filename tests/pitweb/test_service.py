@@ -71,3 +71,72 @@ def test_csv_exports_neutralise_formulas(
     assert board[0]["flag"] == '\'=HYPERLINK("http://evil.example","x")'
     events = Client().get("/changelog/?format=csv").content.decode()
     assert "'+cmd" in events and "\n+cmd" not in events and ",+cmd" not in events
+
+
+PUBLIC = [
+    "/",
+    "/leaderboard.csv",
+    "/compare/",
+    "/methodology/",
+    "/changelog/",
+    "/status/",
+    "/api/runs/",
+    "/api/leaderboard/",
+    "/api/leaderboard.csv",
+]
+WITH_IDS = [
+    "/runs/{x}/",
+    "/runs/{x}/cells.json",
+    "/runs/{x}/tables/cells",
+    "/runs/{x}/status.json",
+    "/runs/{x}/download/receipt",
+    "/releases/{x}/",
+    "/api/runs/{x}/",
+    "/api/releases/{x}/prices/",
+]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [f"{p}?release=%00" for p in PUBLIC]
+    + [f"{p}?form=%ff%fe" for p in PUBLIC]
+    + [f"/?{key}=a%00b" for key in ("form", "start", "end", "page", "isolated")]
+    + ["/compare/?runs=%00", "/compare/?run=ab%00"]
+    + [p.format(x="%00") for p in WITH_IDS]
+    + [p.format(x="ab%00cd") for p in WITH_IDS],
+)
+def test_nul_bytes_and_undecodable_input_are_a_400_on_every_public_url(
+    url: str, priced_release: Any
+) -> None:
+    response = Client().get(url)
+    assert response.status_code == 400, (url, response.status_code)
+    if url.startswith("/api/"):
+        assert response.json()["error"]["code"] == "unreadable_input"
+
+
+def test_a_nul_byte_in_a_staff_form_is_a_400_and_changes_nothing(
+    priced_release: Any, submitter: User, staff: User, stub_run: Artifacts
+) -> None:
+    from pitweb.runs.models import AuditEvent, Run
+
+    files = stub_run.files()
+    run = services.run_submit(
+        user=submitter,
+        receipt=files["receipt"],
+        trajectory=files["trajectory"],
+        prices=files["prices"],
+    ).run
+    client = Client()
+    client.force_login(staff)
+    url = f"/runs/{run.body_sha256[7:]}/staff/flag"
+    # as a browser sends the form (urlencoded): refused before the view
+    response = client.post(
+        url,
+        "flag=x%00y&reason=r&confirm=yes",
+        content_type="application/x-www-form-urlencoded",
+    )
+    assert response.status_code == 400
+    # as multipart: the service refuses it, and the page says so
+    response = client.post(url, {"flag": "x\x00y", "reason": "r", "confirm": "yes"}, follow=True)
+    assert "flag holds a NUL byte" in response.content.decode()
+    assert Run.objects.get(pk=run.pk).flag == "" and not AuditEvent.objects.filter(run=run).exists()

@@ -152,7 +152,7 @@ BAD = {
         lambda a: {
             "receipt": _receipt_with(a, lambda b: b["config"].update(model_version="gpt-99"))
         },
-        "receipt_hash_mismatch",
+        "config_mismatch",
     ),
     "a priced run without its price file": (lambda a: {"prices": None}, "prices_required"),
 }
