@@ -249,7 +249,6 @@ LOGGING = {
             "propagate": False,
         },
         "pitweb": {"handlers": ["stderr"], "level": "INFO", "propagate": False},
-        "celery": {"handlers": ["stderr"], "level": "WARNING", "propagate": False},
     },
     "root": {"handlers": ["stderr"], "level": "WARNING"},
 }

@@ -14,6 +14,7 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import permissions, serializers, status
+from rest_framework.exceptions import NotFound
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -65,6 +66,7 @@ class JobOut(serializers.Serializer):
 
 class RunOut(serializers.Serializer):
     run_id = serializers.CharField()
+    submission = serializers.IntegerField(source="pk")
     body_sha256 = serializers.CharField()
     status = serializers.CharField()
     verification_level = serializers.CharField()
@@ -88,7 +90,8 @@ class RunOut(serializers.Serializer):
     page = serializers.SerializerMethodField()
 
     def get_url(self, run: Run) -> str:
-        return reverse("api-run", args=[run.body_sha256.removeprefix("sha256:")])
+        sha = run.body_sha256.removeprefix("sha256:")
+        return reverse("api-run", args=[sha]) + f"?submission={run.pk}"
 
     def get_pit_main_return(self, run: Run) -> float | None:
         """Only for a run whose numbers were proved; null otherwise (see ``numbers``)."""
@@ -107,7 +110,9 @@ class RunOut(serializers.Serializer):
         return selectors.platform_numbers(run) if selectors.proven(run) else None
 
     def get_page(self, run: Run) -> str:
-        return reverse("run", args=[run.body_sha256.removeprefix("sha256:")])
+        return reverse("run", args=[run.body_sha256.removeprefix("sha256:")]) + (
+            f"?submission={run.pk}"
+        )
 
 
 class RunDetailOut(RunOut):
@@ -120,7 +125,10 @@ class RunDetailOut(RunOut):
 
 def _visible_run(request: Request, sha_hex: str) -> Run:
     runs = selectors.visible_runs(request.user).select_related("platform", "platform__prices")
-    return get_object_or_404(runs, body_sha256=f"sha256:{sha_hex}")
+    found = selectors.submission(runs, sha_hex, request.query_params.get("submission"))
+    if found is None:
+        raise NotFound("no such run")
+    return found
 
 
 UPLOAD_FIELDS = ("receipt", "trajectory", "config", "prices")
@@ -237,7 +245,11 @@ class ReverifyApi(APIView):
     def post(self, request: Request, sha: str) -> Response:
         given = ReasonIn(data=request.data)
         given.is_valid(raise_exception=True)
-        run = get_object_or_404(Run, body_sha256=f"sha256:{sha}")
+        run = selectors.submission(
+            Run.objects.all(), sha, str(request.data.get("submission") or "") or None
+        )
+        if run is None:
+            raise NotFound("no such run")
         job = services.run_reverify(
             run=run, staff=request.user, reason=given.validated_data["reason"]
         )

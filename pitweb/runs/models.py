@@ -20,7 +20,9 @@ class Visibility(models.TextChoices):
 
 class Run(models.Model):
     run_id = models.CharField(max_length=16, db_index=True)
-    body_sha256 = models.CharField(max_length=71, unique=True)
+    # a submission is (submitter, body): identical bodies from two submitters are two
+    # submissions, each with its own visibility and verification
+    body_sha256 = models.CharField(max_length=71, db_index=True)
     body = models.JSONField()
     config = models.JSONField(null=True, blank=True)
     release_digest = models.CharField(max_length=71, db_index=True)
@@ -72,6 +74,11 @@ class Run(models.Model):
 
     class Meta:
         ordering = ["-submitted_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submitter", "body_sha256"], name="one_submission_per_submitter_and_body"
+            )
+        ]
         indexes = [
             models.Index(
                 fields=["visibility", "hidden", "valid", "status", "-submitted_at"],
@@ -228,3 +235,16 @@ class BoardVersion(models.Model):
     boards are keyed by it, so a change is visible on the next request."""
 
     version = models.BigIntegerField(default=0)
+
+
+class WorkerBeat(models.Model):
+    """A worker process's heartbeat, written while it is idle too, so the status page
+    tells a live worker from a dead one."""
+
+    name = models.CharField(max_length=200, unique=True)
+    started_at = models.DateTimeField()
+    last_seen = models.DateTimeField()
+    stopped_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["name"]

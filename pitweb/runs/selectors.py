@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.cache import cache
-from django.db.models import F, Q, QuerySet
+from django.db.models import Count, F, Min, Q, QuerySet
+from django.urls import reverse
+from django.utils import timezone
 
 from harness.platform import RankRange, rank_ranges
 from pitweb.runs.models import (
     AuditEvent,
     BoardVersion,
+    JobState,
     PlatformScore,
     Run,
     VerificationJob,
     VerificationLevel,
+    WorkerBeat,
 )
 
 VERIFIED_LEVEL = VerificationLevel.HASHES_VERIFIED
@@ -126,6 +131,28 @@ def platform_numbers(run: Run) -> dict[str, Any]:
     return out
 
 
+def submission(runs: QuerySet[Run], sha_hex: str, wanted: str | None) -> Run | None:
+    """The submission of a body a page or the API is about: the one asked for by id
+    (``?submission=``), else the earliest the requester may see. None when there is none
+    they may see, so nothing is revealed about the others."""
+    found = runs.filter(body_sha256=f"sha256:{sha_hex}").order_by("submitted_at", "pk")
+    if wanted:
+        if not wanted.isdigit():
+            return None
+        found = found.filter(pk=int(wanted))
+    return found.first()
+
+
+def other_submissions(user: User | AnonymousUser, run: Run) -> list[Run]:
+    """The other submissions of the same body that the requester may see."""
+    return list(
+        visible_runs(user)
+        .filter(body_sha256=run.body_sha256)
+        .exclude(pk=run.pk)
+        .order_by("submitted_at", "pk")
+    )
+
+
 def leaderboard_row(run: Run) -> dict[str, Any]:
     """A board row. Numbers only for a run whose numbers were proved: the platform
     figures (every run priced with its release's reference prices) and, labelled, the
@@ -149,6 +176,8 @@ def leaderboard_row(run: Run) -> dict[str, Any]:
     return {
         "run_id": run.run_id,
         "body_sha256": run.body_sha256,
+        "submission": run.pk,
+        "submitter": run.submitter.username,
         "release": run.release.name if run.release else run.release_digest,
         "forms": run.forms,
         "window": f"{run.window_start}..{run.window_end}",
@@ -397,3 +426,47 @@ def job_diffs(jobs: list[VerificationJob]) -> list[dict[str, Any]]:
 
 def changelog(limit: int = 200) -> QuerySet[AuditEvent]:
     return AuditEvent.objects.filter(public=True).select_related("actor", "run")[:limit]
+
+
+def status_data() -> dict[str, Any]:
+    """The queue, every worker marked live or stale by its heartbeat, and the latest jobs
+    with their runs. Five queries, however many workers and jobs."""
+    now = timezone.now()
+    waiting = VerificationJob.objects.filter(state=JobState.RECEIVED)
+    queue = waiting.aggregate(depth=Count("id"), oldest=Min("created_at"))
+    verifying = VerificationJob.objects.filter(state=JobState.VERIFYING).count()
+    stale_after = timedelta(seconds=settings.PITWEB_STALE_AFTER_SECONDS)
+    workers = [
+        {
+            "worker": w.name,
+            "last_heartbeat": w.last_seen.isoformat(),
+            "state": "stopped"
+            if w.stopped_at
+            else ("live" if now - w.last_seen <= stale_after else "stale"),
+        }
+        for w in WorkerBeat.objects.order_by("-last_seen")[:50]
+    ]
+    recent = (
+        VerificationJob.objects.exclude(finished_at=None)
+        .select_related("run")
+        .order_by("-finished_at")[:20]
+    )
+    return {
+        "queue_depth": queue["depth"],
+        "verifying": verifying,
+        "oldest_waiting_seconds": (now - queue["oldest"]).total_seconds()
+        if queue["oldest"]
+        else None,
+        "workers": workers,
+        "recent_latencies": [
+            {
+                "job": j.pk,
+                "run_id": j.run.run_id,
+                "page": reverse("run", args=[j.run.body_sha256.removeprefix("sha256:")])
+                + f"?submission={j.run.pk}",
+                "state": j.state,
+                "seconds": round((j.finished_at - j.created_at).total_seconds(), 3),  # type: ignore[operator]
+            }
+            for j in recent
+        ],
+    }

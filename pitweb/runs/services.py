@@ -181,21 +181,21 @@ def run_submit(
             raise SubmissionError("receipt_hash_mismatch", "; ".join(report.failures))
         body_sha = "sha256:" + canonical.sha256_hex(canonical.dumps_bytes(body))
 
-        existing = Run.objects.filter(body_sha256=body_sha).first()
-        if existing is not None:
-            if existing.submitter_id != user.pk and not (
-                existing.visibility == "public" and not existing.hidden
-            ):
-                # someone else's private run: say no more than that it exists
-                raise SubmissionError(
-                    "already_submitted", "this receipt was already submitted by another user", 409
-                )
+        existing = Run.objects.filter(body_sha256=body_sha, submitter=user).first()
+        if existing is not None:  # the same submitter, the same body: that submission
             return Submission(existing, existing.jobs.first(), False)
-        clash = Run.objects.filter(run_id=body["run_id"]).exclude(body_sha256=body_sha).first()
+        # Another submitter's runs are never consulted: an identical body from someone
+        # else is a submission of its own, and a run_id is only held against the same
+        # submitter's other bodies, so nobody can squat an id or learn that a run exists.
+        clash = (
+            Run.objects.filter(run_id=body["run_id"], submitter=user)
+            .exclude(body_sha256=body_sha)
+            .first()
+        )
         if clash is not None:
             raise SubmissionError(
                 "run_id_conflict",
-                f"run {body['run_id']} was already submitted with another receipt body "
+                f"you already submitted run {body['run_id']} with another receipt body "
                 f"({clash.body_sha256}); the same configuration must give the same body",
                 409,
             )
@@ -353,7 +353,7 @@ def _create_run(
             is_baseline=is_baseline,
         )
     except IntegrityError:  # the same body arrived twice at once: one row won
-        existing = Run.objects.get(body_sha256=body_sha)
+        existing = Run.objects.get(body_sha256=body_sha, submitter=user)
         return Submission(existing, existing.jobs.first(), False)
 
 

@@ -14,7 +14,7 @@ from harness.platform import RescoreRefused, rescore
 from harness.prices import load_prices
 from harness.rederive import rederive
 from pitweb.releases.services import release_local_path
-from pitweb.runs import services
+from pitweb.runs import services, workers  # noqa: F401 - workers: heartbeat signals
 from pitweb.runs.models import JobState, VerificationJob
 
 log = logging.getLogger(__name__)

@@ -10,11 +10,9 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.cache import cache
-from django.db.models import Count, Min
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from pitweb import charts
@@ -22,7 +20,7 @@ from pitweb.releases.models import Release
 from pitweb.runs import selectors, services, tables
 from pitweb.runs.api import LEADERBOARD_COLUMNS, leaderboard_csv
 from pitweb.runs.errors import SubmissionError
-from pitweb.runs.models import FINAL_STATES, JobState, Run, VerificationJob
+from pitweb.runs.models import FINAL_STATES, Run
 
 
 def _figure(figure: Any) -> Any:
@@ -86,7 +84,10 @@ def leaderboard_csv_page(request: HttpRequest) -> HttpResponse:
 
 def _run_or_404(request: HttpRequest, sha: str) -> Run:
     runs = selectors.visible_runs(request.user).select_related("platform", "platform__prices")
-    return get_object_or_404(runs, body_sha256=f"sha256:{sha}")
+    found = selectors.submission(runs, sha, request.GET.get("submission"))
+    if found is None:
+        raise Http404("no such run")
+    return found
 
 
 P_SLOTS = (
@@ -230,6 +231,7 @@ def run_page(request: HttpRequest, sha: str) -> HttpResponse:
             "history": selectors.job_diffs(jobs),
             "latest_job": jobs[-1] if jobs else None,
             "job_in_progress": bool(jobs) and jobs[-1].state not in FINAL_STATES,
+            "other_submissions": selectors.other_submissions(request.user, run),
             "receipt_pretty": json.dumps(body, indent=2, sort_keys=True),
             "release_name": run.release.name if run.release else run.release_digest,
             "min_ranked_trades": settings.PITWEB_MIN_RANKED_TRADES,
@@ -386,55 +388,16 @@ def changelog_page(request: HttpRequest) -> HttpResponse:
     return exported or render(request, "changelog.html", {"events": events})
 
 
-def status_data() -> dict[str, Any]:
-    waiting = VerificationJob.objects.filter(state=JobState.RECEIVED)
-    oldest = waiting.aggregate(oldest=Min("created_at"))["oldest"]
-    now = timezone.now()
-    workers = list(
-        VerificationJob.objects.exclude(worker="")
-        .exclude(heartbeat_at=None)
-        .values("worker")
-        .annotate(jobs=Count("id"))
-        .order_by("worker")
-    )
-    beats = {
-        w["worker"]: VerificationJob.objects.filter(worker=w["worker"])
-        .order_by("-heartbeat_at")
-        .values_list("heartbeat_at", flat=True)
-        .first()
-        for w in workers[:20]
-    }
-    recent = list(
-        VerificationJob.objects.exclude(finished_at=None)
-        .exclude(started_at=None)
-        .order_by("-finished_at")[:20]
-    )
-    return {
-        "queue_depth": waiting.count(),
-        "verifying": VerificationJob.objects.filter(state=JobState.VERIFYING).count(),
-        "oldest_waiting_seconds": (now - oldest).total_seconds() if oldest else None,
-        "workers": [
-            {"worker": k, "last_heartbeat": v.isoformat() if v else None} for k, v in beats.items()
-        ],
-        "recent_latencies": [
-            {
-                "job": j.pk,
-                "state": j.state,
-                "seconds": round((j.finished_at - j.created_at).total_seconds(), 3),
-            }  # type: ignore[operator]
-            for j in recent
-        ],
-    }
-
-
 def status_page(request: HttpRequest) -> HttpResponse:
-    data = status_data()
+    data = selectors.status_data()
     if request.GET.get("format") == "json" and "table" not in request.GET:
         return JsonResponse(data)
     table = request.GET.get("table")
     if table in ("workers", "recent_latencies"):
         columns = (
-            ("worker", "last_heartbeat") if table == "workers" else ("job", "state", "seconds")
+            ("worker", "state", "last_heartbeat")
+            if table == "workers"
+            else ("job", "run_id", "state", "seconds")
         )
         exported = tables.table_response(
             request.GET.get("format", "csv"), table, columns, data[table]
@@ -447,12 +410,21 @@ def status_page(request: HttpRequest) -> HttpResponse:
 @staff_member_required
 @require_POST
 def staff_action(request: HttpRequest, sha: str, action: str) -> HttpResponse:
-    run = get_object_or_404(Run, body_sha256=f"sha256:{sha}")
+    run = selectors.submission(Run.objects.all(), sha, request.POST.get("submission"))
+    if run is None:
+        raise Http404("no such run")
     reason = request.POST.get("reason", "")
 
     def back_with_the_form() -> HttpResponse:
         """Back to the page with what was typed kept in the form that failed."""
-        kept = urlencode({"action": action, "reason": reason, "flag": request.POST.get("flag", "")})
+        kept = urlencode(
+            {
+                "action": action,
+                "reason": reason.replace("\x00", ""),
+                "flag": request.POST.get("flag", "").replace("\x00", ""),
+            }
+        )
+        kept += f"&submission={run.pk}"
         return redirect(reverse("run", args=[sha]) + f"?{kept}#staff")
 
     if request.POST.get("confirm") != "yes":
@@ -484,4 +456,4 @@ def staff_action(request: HttpRequest, sha: str, action: str) -> HttpResponse:
     except SubmissionError as exc:
         messages.error(request, f"Nothing was done: {exc.message}.")
         return back_with_the_form()
-    return redirect("run", sha=sha)
+    return redirect(reverse("run", args=[sha]) + f"?submission={run.pk}")

@@ -108,7 +108,10 @@ def test_staff_page_actions_are_staff_only(
         f"/runs/{sha}/staff/{action}", {"reason": "because", "confirm": "yes", "flag": "x"}
     )
     if who == "staff":
-        assert response.status_code == 302 and response.url == f"/runs/{sha}/"
+        assert (
+            response.status_code == 302
+            and response.url == f"/runs/{sha}/?submission={private_run.pk}"
+        )
     else:
         assert response.status_code == 302 and "/admin/login/" in response.url
         assert AuditEvent.objects.count() == 0

@@ -205,12 +205,39 @@ def test_someone_elses_private_receipt_reveals_nothing(
     registered: Any, submitter: User, other: User, stub_run: Artifacts
 ) -> None:
     first = upload(submitter, stub_run.files())
-    Run.objects.filter(run_id=first.json()["run_id"]).update(visibility="private")
+    Run.objects.filter(pk=first.json()["submission"]).update(visibility="private")
     again = upload(other, stub_run.files())
-    assert again.status_code == 409
-    assert again.json() == {
-        "error": {
-            "code": "already_submitted",
-            "message": "this receipt was already submitted by another user",
-        }
-    }
+    # a submission of its own: nothing says that anyone else sent the same body
+    assert again.status_code == 201, again.content
+    data = again.json()
+    assert data["submission"] != first.json()["submission"]
+    assert str(submitter.username) not in again.content.decode()
+    assert Run.objects.get(pk=data["submission"]).submitter == other
+    listed = token_client(other).get("/api/runs/").json()
+    assert [r["submission"] for r in listed] == [data["submission"]]
+    page = token_client(other).get(f"/runs/{data['body_sha256'][7:]}/").content.decode()
+    assert "also submitted by" not in page
+
+
+def test_a_squatted_run_id_does_not_block_the_honest_run(
+    registered: Any, submitter: User, other: User, stub_run: Artifacts
+) -> None:
+    """B uploads a forged body carrying A's run_id (derivable from a public config)
+    before A does: A's honest run is still accepted, both are listed, B's fails."""
+
+    def inflate(body: dict[str, Any]) -> None:
+        for cell in body["cells"]:
+            if cell["total_return"] is not None:
+                cell["total_return"] += 0.1
+
+    squat = _receipt_with(stub_run, inflate)
+    squatter = upload(other, stub_run.files(receipt=squat))
+    assert squatter.status_code == 201, squatter.content
+    honest = upload(submitter, stub_run.files())
+    assert honest.status_code == 201, honest.content
+    assert squatter.json()["run_id"] == honest.json()["run_id"]
+    states = {r.submitter.username: r.status for r in Run.objects.select_related("submitter")}
+    assert states == {"bob": "mismatch", "alice": "verified"}
+    board = token_client(submitter).get("/api/leaderboard/?all=1").json()
+    on_board = {(r["submitter"], r["verification"]) for rows in board.values() for r in rows}
+    assert on_board == {("bob", "mismatch"), ("alice", "verified")}

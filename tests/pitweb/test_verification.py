@@ -233,3 +233,31 @@ def test_staff_requeue_takes_only_silent_jobs_and_is_audited(
     assert job.state == JobState.VERIFYING and job.worker == "alive:1"
     event = AuditEvent.objects.get(action="requeue")
     assert event.actor == staff and "queue looks stuck" in event.reason
+
+
+def test_the_sweep_gives_up_on_a_job_that_keeps_killing_its_workers(
+    registered: Any, submitter: User, stub_run: Artifacts, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    import pitweb.runs.tasks as tasks
+
+    monkeypatch.setattr(tasks.verify_run_task, "delay", lambda *a, **k: None)  # never runs
+    run = submit(submitter, stub_run)
+    job = run.jobs.get()
+    long_ago = timezone.now() - timedelta(hours=1)
+    # its last worker died mid-job on its last allowed attempt
+    VerificationJob.objects.filter(pk=job.pk).update(
+        state=JobState.VERIFYING,
+        worker="gone:1",
+        attempts=tasks.MAX_ATTEMPTS,
+        heartbeat_at=long_ago,
+    )
+    assert services.verification_requeue_stale() == []
+    job.refresh_from_db()
+    run.refresh_from_db()
+    assert job.state == JobState.HARNESS_ERROR and "gave up" in job.message
+    assert run.status == JobState.HARNESS_ERROR
+    assert run.verification_level == "self_reported" and run.failed_check == ""  # never theirs

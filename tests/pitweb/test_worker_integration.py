@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +17,12 @@ import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import connection
+from django.test import Client
+from django.utils import timezone
 
 from pitweb import celery_app
 from pitweb.runs import services
-from pitweb.runs.models import JobState, VerificationJob
+from pitweb.runs.models import JobState, PlatformScore, VerificationJob, WorkerBeat
 from pitweb.runs.tasks import sweep_stale_jobs
 from tests.pitweb.conftest import Artifacts
 
@@ -110,18 +113,67 @@ def state(job: VerificationJob) -> str:
     return job.state
 
 
-def test_upload_is_verified_by_a_real_worker(
-    registered: Any, submitter: User, stub_run: Artifacts, artifact_dir: Path, tmp_path: Path
+def beats() -> list[WorkerBeat]:
+    return list(WorkerBeat.objects.filter(stopped_at=None))
+
+
+def test_upload_is_verified_and_priced_by_a_real_worker_that_beats_while_idle(
+    priced_release: Any, submitter: User, stub_run: Artifacts, artifact_dir: Path, tmp_path: Path
 ) -> None:
     log = tmp_path / "worker.log"
     process = worker(worker_env(artifact_dir), log, "w1")
     try:
+        # idle, with no job yet: its heartbeat advances, and the status page says live
+        wait_for(lambda: bool(beats()), "the idle worker's first heartbeat", log)
+        first = beats()[0].last_seen
+        wait_for(lambda: beats()[0].last_seen > first, "a second idle heartbeat", log)
+        status = Client().get("/status/?format=json").json()
+        assert [w["state"] for w in status["workers"]] == ["live"]
         job = submit(submitter, stub_run)
         wait_for(lambda: state(job) == JobState.VERIFIED, "the job to be verified", log)
         assert job.worker.split(":")[0] and job.attempts == 1
         assert all(c["status"] == "ok" for c in job.checks)
+        # the same worker computes its platform figures with the reference prices
+        wait_for(
+            lambda: PlatformScore.objects.filter(run=job.run, state="scored").exists(),
+            "the platform score",
+            log,
+        )
     finally:
         stop(process)
+    # killed: its heartbeat stops, and once past the stale limit the page says so
+    WorkerBeat.objects.update(last_seen=timezone.now() - timedelta(seconds=60))
+    assert [w["state"] for w in Client().get("/status/?format=json").json()["workers"]] == ["stale"]
+
+
+def test_two_workers_racing_for_one_job_give_one_result(
+    registered: Any, submitter: User, stub_run: Artifacts, artifact_dir: Path, tmp_path: Path
+) -> None:
+    from pitweb.runs.tasks import verify_run_task
+
+    env = worker_env(artifact_dir)
+    logs = [tmp_path / "a.log", tmp_path / "b.log"]
+    processes = [worker(env, logs[0], "racer-a"), worker(env, logs[1], "racer-b")]
+    try:
+        wait_for(lambda: len(beats()) == 2, "both workers to be ready", logs[0])
+        job = submit(submitter, stub_run)
+        for _ in range(6):  # the same job sent again and again: both workers get copies
+            verify_run_task.delay(job.pk)
+        wait_for(lambda: state(job) == JobState.VERIFIED, "the job to be verified", logs[0])
+        # let every copy (the upload's and six more) be run, then look: one claim, one result
+        wait_for(
+            lambda: sum(log.read_text().count(" succeeded in ") for log in logs) >= 7,
+            "every copy to be run",
+            logs[1],
+        )
+        ran = [log.read_text().count(" succeeded in ") for log in logs]
+        assert all(ran), ran  # both workers took copies
+        job.refresh_from_db()
+        assert job.attempts == 1 and job.state == JobState.VERIFIED
+        assert VerificationJob.objects.filter(run=job.run).count() == 1
+    finally:
+        for process in processes:
+            stop(process)
 
 
 def test_a_job_whose_worker_is_killed_is_finished_by_the_next(

@@ -1,0 +1,70 @@
+"""Workers heart-beat from the moment they are ready until they stop, job or no job."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from celery.signals import worker_ready, worker_shutdown
+from django.conf import settings
+from django.db import DatabaseError, close_old_connections
+from django.utils import timezone
+
+from pitweb.runs.models import WorkerBeat
+
+log = logging.getLogger(__name__)
+_stop = threading.Event()
+
+
+def beat(name: str) -> None:
+    """Record that ``name`` is alive now."""
+    now = timezone.now()
+    updated = WorkerBeat.objects.filter(name=name).update(last_seen=now, stopped_at=None)
+    if not updated:
+        WorkerBeat.objects.update_or_create(
+            name=name, defaults={"started_at": now, "last_seen": now, "stopped_at": None}
+        )
+
+
+def _loop(name: str) -> None:
+    while True:
+        try:
+            beat(name)
+        except Exception:  # a database hiccup must not stop the beats for good
+            log.warning("heartbeat of %s not written", name, exc_info=True)
+        finally:
+            close_old_connections()
+        if _stop.wait(settings.PITWEB_HEARTBEAT_SECONDS):
+            return
+
+
+@worker_ready.connect
+def _start(sender: Any = None, **kwargs: Any) -> None:
+    from pitweb.runs.services import worker_name
+
+    name = worker_name()
+    try:
+        WorkerBeat.objects.update_or_create(
+            name=name,
+            defaults={
+                "started_at": timezone.now(),
+                "last_seen": timezone.now(),
+                "stopped_at": None,
+            },
+        )
+    except DatabaseError:
+        log.warning("worker %s: heartbeat table not reachable (migrated?)", name, exc_info=True)
+    _stop.clear()
+    threading.Thread(target=_loop, args=(name,), daemon=True, name="pitweb-heartbeat").start()
+
+
+@worker_shutdown.connect
+def _stopped(sender: Any = None, **kwargs: Any) -> None:
+    from pitweb.runs.services import worker_name
+
+    _stop.set()
+    try:
+        WorkerBeat.objects.filter(name=worker_name()).update(stopped_at=timezone.now())
+    except DatabaseError:
+        log.warning("worker stop not recorded", exc_info=True)
