@@ -152,8 +152,8 @@ def rows_per_day(frame: pd.DataFrame, top: int = len(FORM_PALETTE) - 1) -> go.Fi
     colours, the rest as "other" (so no two forms share a colour)."""
     totals = frame.groupby("form")["rows"].sum().sort_values(ascending=False)
     keep = list(totals.index[:top]) if len(totals) > top + 1 else list(totals.index)
-    folded = frame.assign(form=frame["form"].where(frame["form"].isin(keep), "other"))
-    folded = folded.groupby(["form", "date"], as_index=False)["rows"].sum()
+    relabelled = frame.assign(form=frame["form"].where(frame["form"].isin(keep), "other"))
+    folded = relabelled.groupby(["form", "date"], as_index=False)["rows"].sum()
     figure = go.Figure()
     for n, form in enumerate([*keep, *(["other"] if len(keep) < len(totals) else [])]):
         part = folded[folded["form"] == form]

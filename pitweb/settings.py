@@ -148,7 +148,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS: list[Path | tuple[str, str]] = [BASE_DIR / "static"]
 STORAGES = {
     # Artifacts (releases, receipts, trajectories) go through the storage API, so an
     # object store replaces the local folder by configuration.

@@ -49,7 +49,9 @@ def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterat
 def receipt_body_validator() -> Any:
     """A draft 2020-12 validator of receipt bodies, with formats checked and patterns
     matched over the whole string."""
-    strict = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _pattern})
+    strict = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+        jsonschema.Draft202012Validator, {"pattern": _pattern}
+    )
     return strict(
         receipt_body_schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
     )

@@ -1,7 +1,7 @@
 import hashlib
 import secrets
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 
 from pitweb.accounts.models import ApiToken
 
@@ -12,7 +12,7 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def token_issue(*, user: AbstractBaseUser) -> str:
+def token_issue(*, user: User) -> str:
     """Create a token for ``user``; the plain token is returned once and never stored."""
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     ApiToken.objects.create(user=user, key_hash=hash_token(token), prefix=token[:8])

@@ -6,9 +6,10 @@ from __future__ import annotations
 import csv
 import io
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -27,10 +28,15 @@ from pitweb.runs.errors import SubmissionError
 from pitweb.runs.models import Run, VerificationJob
 from pitweb.runs.tables import csv_safe
 
+if TYPE_CHECKING:
+    Serializer = serializers.Serializer[Any]
+else:
+    Serializer = serializers.Serializer
+
 REFUTED_DETAIL = "differs from what the system re-derived (the stated value is on the run's page)"
 
 
-class JobOut(serializers.Serializer):
+class JobOut(Serializer):
     id = serializers.IntegerField(source="pk")
     run_id = serializers.CharField(source="run.run_id")
     kind = serializers.CharField()
@@ -64,7 +70,7 @@ class JobOut(serializers.Serializer):
         ]
 
 
-class RunOut(serializers.Serializer):
+class RunOut(Serializer):
     run_id = serializers.CharField()
     submission = serializers.IntegerField(source="pk")
     body_sha256 = serializers.CharField()
@@ -199,7 +205,7 @@ class RunsApi(APIView):
                 "missing_file", f"multipart field(s) {', '.join(missing)} required"
             )
         submission = services.run_submit(
-            user=request.user,
+            user=cast(User, request.user),  # IsAuthenticated
             receipt=request.FILES["receipt"],
             trajectory=request.FILES["trajectory"],
             config=request.FILES.get("config"),
@@ -228,7 +234,7 @@ class JobApi(APIView):
         return Response(JobOut(job).data)
 
 
-class ReasonIn(serializers.Serializer):
+class ReasonIn(Serializer):
     reason = serializers.CharField(max_length=2000)
 
 
@@ -246,12 +252,12 @@ class ReverifyApi(APIView):
         given = ReasonIn(data=request.data)
         given.is_valid(raise_exception=True)
         run = selectors.submission(
-            Run.objects.all(), sha, str(request.data.get("submission") or "") or None
+            Run.objects.all(), sha, str(given.initial_data.get("submission") or "") or None
         )
         if run is None:
             raise NotFound("no such run")
         job = services.run_reverify(
-            run=run, staff=request.user, reason=given.validated_data["reason"]
+            run=run, staff=cast(User, request.user), reason=given.validated_data["reason"]
         )
         return Response(JobOut(job).data, status=status.HTTP_202_ACCEPTED)
 
@@ -393,10 +399,10 @@ class LeaderboardCsvApi(APIView):
         return response
 
 
-class ReferencePricesOut(serializers.Serializer):
+class ReferencePricesOut(Serializer):
     release = serializers.CharField(source="release.content_digest")
     version = serializers.IntegerField()
-    source = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]
     pulled_at = serializers.CharField()
     file_sha256 = serializers.CharField()
     basis = serializers.CharField()
@@ -406,9 +412,9 @@ class ReferencePricesOut(serializers.Serializer):
     registered_at = serializers.DateTimeField()
 
 
-class ReferencePricesIn(serializers.Serializer):
+class ReferencePricesIn(Serializer):
     prices = serializers.FileField()
-    source = serializers.CharField(max_length=500)
+    source = serializers.CharField(max_length=500)  # type: ignore[assignment]
     pulled_at = serializers.CharField(max_length=100, required=False, allow_blank=True)
     reason = serializers.CharField(max_length=2000)
 
@@ -455,7 +461,7 @@ class ReferencePricesApi(APIView):
                 path=local,
                 source=data["source"],
                 pulled_at=data.get("pulled_at", ""),
-                staff=request.user,
+                staff=cast(User, request.user),  # IsAdminUser
                 reason=data["reason"],
             )
         finally:

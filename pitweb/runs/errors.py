@@ -70,7 +70,7 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> Any:
 
     if _is_api(request):
         return JsonResponse(error_body("not_found", "no such resource"), status=404)
-    return defaults.page_not_found(request, exception)  # type: ignore[arg-type]
+    return defaults.page_not_found(request, exception or Http404())
 
 
 def server_error(request: HttpRequest) -> Any:
@@ -89,4 +89,4 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Any
 
     if _is_api(request):
         return JsonResponse(error_body("bad_request", "the request could not be read"), status=400)
-    return defaults.bad_request(request, exception)  # type: ignore[arg-type]
+    return defaults.bad_request(request, exception or ValueError("bad request"))

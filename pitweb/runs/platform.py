@@ -14,11 +14,12 @@ from __future__ import annotations
 import hashlib
 import os
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import transaction
@@ -47,7 +48,7 @@ def reference_prices_register(
     path: str | os.PathLike[str],
     source: str,
     pulled_at: str,
-    staff: AbstractBaseUser | None,
+    staff: User | None,
     reason: str,
 ) -> tuple[ReferencePrices, bool]:
     """Register a price file as the release's next reference version and queue a
@@ -211,7 +212,7 @@ def platform_requeue_stale(*, older_than: timedelta | None = None) -> list[int]:
         ).values_list("pk", flat=True)
     )
     for pk in waiting:
-        transaction.on_commit(lambda pk=pk: rescore_run_task.delay(pk), robust=True)
+        transaction.on_commit(partial(rescore_run_task.delay, pk), robust=True)
     return waiting
 
 

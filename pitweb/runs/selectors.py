@@ -290,7 +290,8 @@ def _ranks(ranked: QuerySet[Run]) -> list[RankRange]:
     """Every ranked run's rank range, in ranking order (the intervals of the whole
     filtered board, not one page's)."""
     intervals = list(ranked.values_list("platform__shifted_pit_low", "platform__shifted_pit_high"))
-    return rank_ranges([(low, high) for low, high in intervals])
+    # ranked runs all have an interval (the ranking filter asks for a figure)
+    return rank_ranges([(float(low or 0.0), float(high or 0.0)) for low, high in intervals])
 
 
 def _number_ranked(rows: list[dict[str, Any]], ranges: list[RankRange], offset: int) -> None:

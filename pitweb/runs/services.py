@@ -15,12 +15,13 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
 import jsonschema
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
@@ -152,7 +153,7 @@ def _store(local: Path, name: str, sha: str | None = None) -> str:
 
 def run_submit(
     *,
-    user: AbstractBaseUser,
+    user: User,
     receipt: IO[bytes],
     trajectory: IO[bytes],
     config: IO[bytes] | None = None,
@@ -161,139 +162,197 @@ def run_submit(
 ) -> Submission:
     """Check an upload completely, then store it and queue its verification.
 
-    Nothing is written before every check has passed. The same receipt twice returns
-    the existing run; the same run_id with another body is a conflict.
+    The steps, in order: the receipt and its body; the submitter's own earlier
+    submissions (the same body again is that submission; the same run_id with another
+    body is a conflict); the release; the trajectory; the config; the prices. Nothing is
+    written before every check has passed, and files stored for a row that could not be
+    created are removed again.
     """
-    limit = settings.PITWEB_MAX_RECEIPT_BYTES
-    receipt_bytes = receipt.read(limit + 1)
-    if len(receipt_bytes) > limit:
-        raise SubmissionError("too_large", f"receipt is larger than {limit} bytes", 413)
+    receipt_bytes = _read_limited(receipt, settings.PITWEB_MAX_RECEIPT_BYTES, "receipt")
     _read_json(receipt_bytes, "receipt")
     with tempfile.TemporaryDirectory(prefix="pitweb-", dir=settings.FILE_UPLOAD_TEMP_DIR) as tmp:
         receipt_path = Path(tmp) / "receipt.json"
         receipt_path.write_bytes(receipt_bytes)
+        body, body_sha = _checked_receipt(receipt_path)
+        known = _known_submission(user, body, body_sha)
+        if known is not None:
+            return known
+        release = _held_release(body)
+        spooled: list[Path] = []
         try:
-            report, body = check_receipt(receipt_path)
-        except (ReceiptError, canonical.CanonicalError) as exc:
-            raise SubmissionError("invalid_receipt", str(exc)) from None
-        _check_body(body)  # first: a malformed body is named as such, not as a hash failure
-        if not report.ok:
-            raise SubmissionError("receipt_hash_mismatch", "; ".join(report.failures))
-        body_sha = "sha256:" + canonical.sha256_hex(canonical.dumps_bytes(body))
-
-        existing = Run.objects.filter(body_sha256=body_sha, submitter=user).first()
-        if existing is not None:  # the same submitter, the same body: that submission
-            return Submission(existing, existing.jobs.first(), False)
-        # Another submitter's runs are never consulted: an identical body from someone
-        # else is a submission of its own, and a run_id is only held against the same
-        # submitter's other bodies, so nobody can squat an id or learn that a run exists.
-        clash = (
-            Run.objects.filter(run_id=body["run_id"], submitter=user)
-            .exclude(body_sha256=body_sha)
-            .first()
-        )
-        if clash is not None:
-            raise SubmissionError(
-                "run_id_conflict",
-                f"you already submitted run {body['run_id']} with another receipt body "
-                f"({clash.body_sha256}); the same configuration must give the same body",
-                409,
-            )
-        release = Release.objects.filter(
-            content_digest=body["binding"]["bundle_content_digest"]
-        ).first()
-        if release is None:
-            raise SubmissionError(
-                "unknown_release",
-                f"release {body['binding']['bundle_content_digest']} is not held by this server; "
-                "ask staff to register it",
-                422,
-            )
-
-        trajectory_path, trajectory_sha, _ = spool(
-            trajectory, settings.PITWEB_MAX_TRAJECTORY_BYTES, "trajectory"
-        )
-        extra: list[Path] = [trajectory_path]
-        try:
-            if trajectory_sha != body["binding"]["trajectory_sha256"]:
-                raise SubmissionError(
-                    "trajectory_mismatch",
-                    f"trajectory hashes to {trajectory_sha}, the receipt binds {body['binding']['trajectory_sha256']}",
+            trajectory_path, trajectory_sha = _checked_trajectory(trajectory, body, spooled)
+            config_value = _checked_config(config, body)
+            priced = _checked_prices(prices, body, spooled)
+            stored = _Stored()
+            names = {
+                "trajectory_name": stored.put(
+                    trajectory_path, f"trajectories/{_hex(trajectory_sha)}.jsonl", trajectory_sha
+                ),
+                "receipt_name": stored.put(receipt_path, f"receipts/{_hex(body_sha)}.json"),
+                "prices_name": stored.put(priced[0], f"prices/{_hex(priced[1])}.csv", priced[1])
+                if priced
+                else "",
+            }
+            try:
+                return _create_run(
+                    user=user,
+                    body=body,
+                    body_sha=body_sha,
+                    release=release,
+                    config=config_value,
+                    is_baseline=is_baseline,
+                    **names,
                 )
-            with open(trajectory_path, "rb") as handle:
-                first = _read_json(handle.readline(), "trajectory's first line")
-            started = first.get("config") if isinstance(first, dict) else None
-            if any(check == "config_sha256" for check, _ in config_binding(body, started)):
-                raise SubmissionError(
-                    "config_mismatch",
-                    "the trajectory's run_start config does not hash to the receipt's config_sha256",
-                )
-            config_value = None
-            if config is not None:
-                config_limit = settings.PITWEB_MAX_CONFIG_BYTES
-                raw = config.read(config_limit + 1)
-                if len(raw) > config_limit:
-                    raise SubmissionError(
-                        "too_large", f"config is larger than {config_limit} bytes", 413
-                    )
-                config_value = _read_json(raw, "config")
-                if config_value != body["config"]:
-                    raise SubmissionError(
-                        "config_mismatch",
-                        "the config sent is not the receipt's config (send the receipt's "
-                        "config, or none)",
-                    )
-            prices_path = prices_sha = None
-            stated = ((body.get("protocol") or {}).get("P4_costs_and_frictions") or {}).get(
-                "prices"
-            )
-            if stated and prices is None:
-                raise SubmissionError(
-                    "prices_required",
-                    "the run was priced: send its price file (field 'prices') so the scores can be re-derived",
-                )
-            if prices is not None:
-                prices_path, prices_sha, _ = spool(
-                    prices, settings.PITWEB_MAX_TRAJECTORY_BYTES, "prices"
-                )
-                extra.append(prices_path)
-                if not stated:
-                    raise SubmissionError(
-                        "unexpected_prices",
-                        "the receipt states no prices, but a price file was sent",
-                    )
-                if prices_sha != stated.get("file_sha256"):
-                    raise SubmissionError(
-                        "prices_mismatch",
-                        f"price file is {prices_sha}, the receipt states {stated.get('file_sha256')}",
-                    )
-
-            hex_of = body_sha.removeprefix("sha256:")
-            trajectory_name = _store(
-                trajectory_path,
-                f"trajectories/{trajectory_sha.removeprefix('sha256:')}.jsonl",
-                trajectory_sha,
-            )
-            receipt_name = _store(receipt_path, f"receipts/{hex_of}.json")
-            prices_name = (
-                _store(prices_path, f"prices/{prices_sha.removeprefix('sha256:')}.csv", prices_sha)
-                if prices_path and prices_sha
-                else ""
-            )
-            return _create_run(
-                user=user,
-                body=body,
-                body_sha=body_sha,
-                release=release,
-                config=config_value,
-                trajectory_name=trajectory_name,
-                receipt_name=receipt_name,
-                prices_name=prices_name,
-                is_baseline=is_baseline,
-            )
+            except BaseException:
+                stored.remove_new()
+                raise
         finally:
-            for path in extra:
+            for path in spooled:
                 path.unlink(missing_ok=True)
+
+
+def _hex(sha: str) -> str:
+    return sha.removeprefix("sha256:")
+
+
+def _read_limited(upload: IO[bytes], limit: int, what: str) -> bytes:
+    data = upload.read(limit + 1)
+    if len(data) > limit:
+        raise SubmissionError("too_large", f"{what} is larger than {limit} bytes", 413)
+    return data
+
+
+def _checked_receipt(path: Path) -> tuple[dict[str, Any], str]:
+    """The receipt's body, once its layout, schema, config binding and hash hold."""
+    try:
+        report, body = check_receipt(path)
+    except (ReceiptError, canonical.CanonicalError) as exc:
+        raise SubmissionError("invalid_receipt", str(exc)) from None
+    _check_body(body)  # first: a malformed body is named as such, not as a hash failure
+    if not report.ok:
+        raise SubmissionError("receipt_hash_mismatch", "; ".join(report.failures))
+    return body, "sha256:" + canonical.sha256_hex(canonical.dumps_bytes(body))
+
+
+def _known_submission(user: User, body: dict[str, Any], body_sha: str) -> Submission | None:
+    """The submitter's own submission of this body, or None; a conflict with their own
+    other body under the same run_id is refused. Another submitter's runs are never
+    consulted: an identical body from someone else is a submission of its own, so nobody
+    can squat a run_id or learn that a run exists."""
+    existing = Run.objects.filter(body_sha256=body_sha, submitter=user).first()
+    if existing is not None:
+        return Submission(existing, existing.jobs.first(), False)
+    clash = (
+        Run.objects.filter(run_id=body["run_id"], submitter=user)
+        .exclude(body_sha256=body_sha)
+        .first()
+    )
+    if clash is not None:
+        raise SubmissionError(
+            "run_id_conflict",
+            f"you already submitted run {body['run_id']} with another receipt body "
+            f"({clash.body_sha256}); the same configuration must give the same body",
+            409,
+        )
+    return None
+
+
+def _held_release(body: dict[str, Any]) -> Release:
+    digest = body["binding"]["bundle_content_digest"]
+    release = Release.objects.filter(content_digest=digest).first()
+    if release is None:
+        raise SubmissionError(
+            "unknown_release",
+            f"release {digest} is not held by this server; ask staff to register it",
+            422,
+        )
+    return release
+
+
+def _checked_trajectory(
+    trajectory: IO[bytes], body: dict[str, Any], spooled: list[Path]
+) -> tuple[Path, str]:
+    """The trajectory spooled to disk, once it is the one the receipt binds and its
+    run_start config is the receipt's."""
+    path, sha, _ = spool(trajectory, settings.PITWEB_MAX_TRAJECTORY_BYTES, "trajectory")
+    spooled.append(path)
+    bound = body["binding"]["trajectory_sha256"]
+    if sha != bound:
+        raise SubmissionError(
+            "trajectory_mismatch", f"trajectory hashes to {sha}, the receipt binds {bound}"
+        )
+    with open(path, "rb") as handle:
+        first = _read_json(handle.readline(), "trajectory's first line")
+    started = first.get("config") if isinstance(first, dict) else None
+    if any(check == "config_sha256" for check, _ in config_binding(body, started)):
+        raise SubmissionError(
+            "config_mismatch",
+            "the trajectory's run_start config does not hash to the receipt's config_sha256",
+        )
+    return path, sha
+
+
+def _checked_config(config: IO[bytes] | None, body: dict[str, Any]) -> Any:
+    """The config sent, which must be the receipt's own (or none)."""
+    if config is None:
+        return None
+    raw = _read_limited(config, settings.PITWEB_MAX_CONFIG_BYTES, "config")
+    value = _read_json(raw, "config")
+    if value != body["config"]:
+        raise SubmissionError(
+            "config_mismatch",
+            "the config sent is not the receipt's config (send the receipt's config, or none)",
+        )
+    return value
+
+
+def _checked_prices(
+    prices: IO[bytes] | None, body: dict[str, Any], spooled: list[Path]
+) -> tuple[Path, str] | None:
+    """The price file, required exactly when the receipt states one, and the stated one."""
+    stated = ((body.get("protocol") or {}).get("P4_costs_and_frictions") or {}).get("prices")
+    if stated and prices is None:
+        raise SubmissionError(
+            "prices_required",
+            "the run was priced: send its price file (field 'prices') so the scores can be "
+            "re-derived",
+        )
+    if prices is None:
+        return None
+    path, sha, _ = spool(prices, settings.PITWEB_MAX_TRAJECTORY_BYTES, "prices")
+    spooled.append(path)
+    if not stated:
+        raise SubmissionError(
+            "unexpected_prices", "the receipt states no prices, but a price file was sent"
+        )
+    if sha != stated.get("file_sha256"):
+        raise SubmissionError(
+            "prices_mismatch",
+            f"price file is {sha}, the receipt states {stated.get('file_sha256')}",
+        )
+    return path, sha
+
+
+class _Stored:
+    """Files put into storage for one submission, so that the ones it added can be
+    removed again if its row is not created."""
+
+    def __init__(self) -> None:
+        self.new: list[str] = []
+
+    def put(self, local: Path, name: str, sha: str | None = None) -> str:
+        existed = default_storage.exists(name)
+        _store(local, name, sha)
+        if not existed:
+            self.new.append(name)
+        return name
+
+    def remove_new(self) -> None:
+        for name in self.new:
+            if not Run.objects.filter(
+                Q(receipt_name=name) | Q(trajectory_name=name) | Q(prices_name=name)
+            ).exists():
+                default_storage.delete(name)
 
 
 _VALIDATOR = receipt_body_validator()
@@ -328,7 +387,7 @@ def _check_body(body: dict[str, Any]) -> None:
 
 def _create_run(
     *,
-    user: AbstractBaseUser,
+    user: User,
     body: dict[str, Any],
     body_sha: str,
     release: Release,
@@ -359,7 +418,7 @@ def _create_run(
 
 def _insert_run(
     *,
-    user: AbstractBaseUser,
+    user: User,
     body: dict[str, Any],
     body_sha: str,
     release: Release,
@@ -432,7 +491,7 @@ def _insert_run(
 
 
 def verification_request(
-    *, run: Run, kind: str, requested_by: AbstractBaseUser | None, reason: str
+    *, run: Run, kind: str, requested_by: User | None, reason: str
 ) -> VerificationJob:
     """A new job, linked to the run's last one, queued once the transaction commits."""
     from pitweb.runs.tasks import verify_run_task
@@ -575,14 +634,14 @@ def verification_requeue_stale(*, older_than: timedelta | None = None) -> list[i
         state=JobState.RECEIVED, created_at__lt=cutoff
     ).values_list("pk", flat=True)
     for pk in [*requeued, *(pk for pk in waiting if pk not in requeued)]:
-        transaction.on_commit(lambda pk=pk: verify_run_task.delay(pk), robust=True)
+        transaction.on_commit(partial(verify_run_task.delay, pk), robust=True)
     return requeued
 
 
 # -- staff ---------------------------------------------------------------------
 
 
-def jobs_requeue(*, staff: AbstractBaseUser, run: Run | None, reason: str) -> list[int]:
+def jobs_requeue(*, staff: User, run: Run | None, reason: str) -> list[int]:
     """Staff: requeue now every job whose worker stopped heart-beating (the sweep's
     rule, not sooner: a live worker's job is never taken from it). Audited."""
     reason = _require_reason(reason)
@@ -613,7 +672,7 @@ def _require_reason(reason: str) -> str:
     return reason
 
 
-def run_reverify(*, run: Run, staff: AbstractBaseUser, reason: str) -> VerificationJob:
+def run_reverify(*, run: Run, staff: User, reason: str) -> VerificationJob:
     reason = _require_reason(reason)
     with transaction.atomic():
         job = verification_request(
@@ -629,9 +688,7 @@ def run_reverify(*, run: Run, staff: AbstractBaseUser, reason: str) -> Verificat
     return job
 
 
-def _staff_change(
-    *, run: Run, staff: AbstractBaseUser, action: str, reason: str, **fields: Any
-) -> Run:
+def _staff_change(*, run: Run, staff: User, action: str, reason: str, **fields: Any) -> Run:
     """Change a run's staff-controlled fields and publish who did it and why."""
     reason = _require_reason(reason)
     with transaction.atomic():
@@ -644,7 +701,7 @@ def _staff_change(
     return run
 
 
-def run_set_hidden(*, run: Run, staff: AbstractBaseUser, hidden: bool, reason: str) -> Run:
+def run_set_hidden(*, run: Run, staff: User, hidden: bool, reason: str) -> Run:
     return _staff_change(
         run=run,
         staff=staff,
@@ -655,7 +712,7 @@ def run_set_hidden(*, run: Run, staff: AbstractBaseUser, hidden: bool, reason: s
     )
 
 
-def run_set_flag(*, run: Run, staff: AbstractBaseUser, flag: str, reason: str) -> Run:
+def run_set_flag(*, run: Run, staff: User, flag: str, reason: str) -> Run:
     flag = readable(flag, "flag")
     return _staff_change(
         run=run, staff=staff, action="flag" if flag else "unflag", reason=reason, flag=flag[:200]

@@ -59,4 +59,4 @@ class LimitedUploadHandler(TemporaryFileUploadHandler):
             raise SubmissionError(
                 "too_large", f"{self.field_name} is larger than {self._limit} bytes", 413
             )
-        return super().receive_data_chunk(raw_data, start)  # type: ignore[no-any-return]
+        return super().receive_data_chunk(raw_data, start)

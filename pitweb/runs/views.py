@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.models import User
 from django.core.cache import cache
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -280,9 +281,8 @@ def run_status_json(request: HttpRequest, sha: str) -> JsonResponse:
     )
 
 
-def run_download(request: HttpRequest, sha: str, what: str) -> HttpResponse:
+def run_download(request: HttpRequest, sha: str, what: str) -> FileResponse:
     from django.core.files.storage import default_storage
-    from django.http import FileResponse
 
     run = _run_or_404(request, sha)
     name = {"trajectory": run.trajectory_name, "receipt": run.receipt_name}.get(what)
@@ -308,7 +308,10 @@ def compare_page(request: HttpRequest) -> HttpResponse:
     charted = {
         f"{r.agent} {r.run_id}": charts.platform_frame(r.platform.figures["cells"])
         for r in runs
-        if selectors.proven(r) and r.platform and r.platform.state == "scored"
+        if selectors.proven(r)
+        and r.platform is not None
+        and r.platform.state == "scored"
+        and r.platform.figures is not None
     }
     figure = charts.compare_runs(charted) if charted else None
     rows = [selectors.leaderboard_row(r) for r in runs]
@@ -410,9 +413,11 @@ def status_page(request: HttpRequest) -> HttpResponse:
 @staff_member_required
 @require_POST
 def staff_action(request: HttpRequest, sha: str, action: str) -> HttpResponse:
-    run = selectors.submission(Run.objects.all(), sha, request.POST.get("submission"))
-    if run is None:
+    found = selectors.submission(Run.objects.all(), sha, request.POST.get("submission"))
+    if found is None:
         raise Http404("no such run")
+    run: Run = found
+    staff = cast(User, request.user)  # staff_member_required: a logged-in staff user
     reason = request.POST.get("reason", "")
 
     def back_with_the_form() -> HttpResponse:
@@ -432,22 +437,20 @@ def staff_action(request: HttpRequest, sha: str, action: str) -> HttpResponse:
         return back_with_the_form()
     try:
         if action == "reverify":
-            job = services.run_reverify(run=run, staff=request.user, reason=reason)  # type: ignore[arg-type]
+            job = services.run_reverify(run=run, staff=staff, reason=reason)
             messages.success(request, f"Re-verification queued as job {job.pk}.")
         elif action in ("hide", "unhide"):
-            services.run_set_hidden(
-                run=run, staff=request.user, hidden=action == "hide", reason=reason
-            )  # type: ignore[arg-type]
+            services.run_set_hidden(run=run, staff=staff, hidden=action == "hide", reason=reason)
             messages.success(
                 request, "The run is hidden." if action == "hide" else "The run is shown again."
             )
         elif action == "flag":
             run = services.run_set_flag(
-                run=run, staff=request.user, flag=request.POST.get("flag", ""), reason=reason
-            )  # type: ignore[arg-type]
+                run=run, staff=staff, flag=request.POST.get("flag", ""), reason=reason
+            )
             messages.success(request, "The flag is set." if run.flag else "The flag is cleared.")
         elif action == "requeue":
-            moved = services.jobs_requeue(staff=request.user, run=run, reason=reason)  # type: ignore[arg-type]
+            moved = services.jobs_requeue(staff=staff, run=run, reason=reason)
             messages.success(
                 request, f"Requeued {len(moved)} job(s) whose worker stopped heart-beating."
             )

@@ -67,89 +67,95 @@ def decision_texts(out: Path, arm: str | None = None) -> list[str]:
 # -- routes around the guard -------------------------------------------------------------
 
 
-def _attempts(port: int, parent: int, release: str, prices: str) -> dict[str, Any]:
-    """Every route an in-process guard could not close; each result is what happened."""
-    import ctypes
+def _attempt(fn: Any) -> str:
+    try:
+        return f"succeeded: {fn()!r}"[:200]
+    except BaseException as exc:
+        return f"failed: {type(exc).__name__}: {exc}"[:200]
+
+
+def _raw_socket(port: int) -> Any:
+    import _socket
+
+    s = _socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(2)
+    return s.connect(("127.0.0.1", port)) or s.getpeername()
+
+
+def _socket_type(port: int) -> Any:
+    s = socket.SocketType(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(2)
+    return s.connect(("127.0.0.1", port)) or s.getpeername()
+
+
+def _reloaded(port: int) -> Any:
     import importlib
+
+    fresh = importlib.reload(socket)
+    return fresh.create_connection(("127.0.0.1", port), timeout=2).getpeername()
+
+
+def _raw_dns() -> Any:
+    import _socket
+
+    return _socket.getaddrinfo("example.com", 80)
+
+
+def _libc_ok(result: int, done: str) -> str:
+    import ctypes
+
+    if result != 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+    return done
+
+
+def _ctypes_connect(port: int) -> Any:
+    import ctypes
     import struct
 
-    def attempt(fn: Any) -> str:
-        try:
-            return f"succeeded: {fn()!r}"[:200]
-        except BaseException as exc:
-            return f"failed: {type(exc).__name__}: {exc}"[:200]
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.socket(socket.AF_INET, socket.SOCK_STREAM, 0)
+    address = struct.pack("!HH4s8x", socket.AF_INET, port, socket.inet_aton("127.0.0.1"))
+    address = struct.pack("=H", socket.AF_INET) + address[2:]
+    return _libc_ok(libc.connect(fd, address, len(address)), "connected")
 
-    def raw_socket() -> Any:
-        import _socket
 
-        s = _socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.settimeout(2)
-        return s.connect(("127.0.0.1", port)) or s.getpeername()
+def _ptrace(parent: int) -> Any:
+    import ctypes
 
-    def socket_type() -> Any:
-        s = socket.SocketType(socket.AF_INET, socket.SOCK_STREAM)
-        s.settimeout(2)
-        return s.connect(("127.0.0.1", port)) or s.getpeername()
+    libc = ctypes.CDLL(None, use_errno=True)
+    return _libc_ok(libc.ptrace(16, parent, 0, 0), "attached")  # PTRACE_ATTACH
 
-    def reloaded() -> Any:
-        fresh = importlib.reload(socket)
-        return fresh.create_connection(("127.0.0.1", port), timeout=2).getpeername()
 
-    def raw_dns() -> Any:
-        import _socket
+def _command(args: list[str]) -> Any:
+    done = subprocess.run(args, capture_output=True, check=False)
+    if done.returncode != 0:
+        raise OSError(done.returncode, done.stderr.decode()[:100])
+    return done.stdout or "ran"
 
-        return _socket.getaddrinfo("example.com", 80)
 
-    def ctypes_connect() -> Any:
-        libc = ctypes.CDLL(None, use_errno=True)
-        fd = libc.socket(socket.AF_INET, socket.SOCK_STREAM, 0)
-        address = struct.pack("!HH4s8x", socket.AF_INET, port, socket.inet_aton("127.0.0.1"))
-        address = struct.pack("=H", socket.AF_INET) + address[2:]
-        if libc.connect(fd, address, len(address)) != 0:
-            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
-        return "connected"
+def _read(path: str) -> Any:
+    with open(path, "rb") as handle:
+        return len(handle.read())
 
-    def curl() -> Any:
-        done = subprocess.run(
-            ["curl", "-sS", "--max-time", "2", f"http://127.0.0.1:{port}/"],
-            capture_output=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise OSError(done.returncode, done.stderr.decode()[:100])
-        return done.stdout
 
-    def nsenter() -> Any:
-        done = subprocess.run(
-            ["nsenter", f"--net=/proc/{parent}/ns/net", "true"], capture_output=True, check=False
-        )
-        if done.returncode != 0:
-            raise OSError(done.returncode, done.stderr.decode()[:100])
-        return "entered"
-
-    def ptrace() -> Any:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.ptrace(16, parent, 0, 0) != 0:  # PTRACE_ATTACH
-            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
-        return "attached"
-
-    def read(path: str) -> Any:
-        with open(path, "rb") as handle:
-            return len(handle.read())
-
+def _attempts(port: int, parent: int, release: str, prices: str) -> dict[str, Any]:
+    """Every route an in-process guard could not close; each result is what happened."""
     return {
-        "_socket.socket": attempt(raw_socket),
-        "socket.SocketType": attempt(socket_type),
-        "importlib.reload": attempt(reloaded),
-        "_socket.getaddrinfo": attempt(raw_dns),
-        "ctypes.connect": attempt(ctypes_connect),
-        "curl": attempt(curl),
-        "nsenter": attempt(nsenter),
-        "ptrace": attempt(ptrace),
-        "proc_root": attempt(lambda: read(f"/proc/{parent}/root{release}/main.jsonl")),
-        "proc_environ": attempt(lambda: read(f"/proc/{parent}/environ")),
-        "release": attempt(lambda: read(f"{release}/main.jsonl")),
-        "prices": attempt(lambda: read(prices)),
+        "_socket.socket": _attempt(lambda: _raw_socket(port)),
+        "socket.SocketType": _attempt(lambda: _socket_type(port)),
+        "importlib.reload": _attempt(lambda: _reloaded(port)),
+        "_socket.getaddrinfo": _attempt(_raw_dns),
+        "ctypes.connect": _attempt(lambda: _ctypes_connect(port)),
+        "curl": _attempt(
+            lambda: _command(["curl", "-sS", "--max-time", "2", f"http://127.0.0.1:{port}/"])
+        ),
+        "nsenter": _attempt(lambda: _command(["nsenter", f"--net=/proc/{parent}/ns/net", "true"])),
+        "ptrace": _attempt(lambda: _ptrace(parent)),
+        "proc_root": _attempt(lambda: _read(f"/proc/{parent}/root{release}/main.jsonl")),
+        "proc_environ": _attempt(lambda: _read(f"/proc/{parent}/environ")),
+        "release": _attempt(lambda: _read(f"{release}/main.jsonl")),
+        "prices": _attempt(lambda: _read(prices)),
     }
 
 

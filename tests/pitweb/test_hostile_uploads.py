@@ -433,3 +433,28 @@ def test_the_honest_upload_passes_the_same_checks_and_leaves_no_temporary_file(
     assert response.status_code == 201, response.content
     assert Run.objects.count() == 1
     assert list(upload_tmp.iterdir()) == []
+
+
+def test_files_stored_for_a_row_that_could_not_be_created_are_removed(
+    registered: Any,
+    submitter: User,
+    stub_run: Artifacts,
+    upload_tmp: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pitweb.runs import services
+
+    def fail(**kwargs: Any) -> Any:
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(services, "_create_run", fail)
+    before = stored()
+    with pytest.raises(RuntimeError):
+        files = stub_run.files()
+        services.run_submit(
+            user=submitter,
+            receipt=files["receipt"],
+            trajectory=files["trajectory"],
+            prices=files["prices"],
+        )
+    nothing_stored(before, upload_tmp)
