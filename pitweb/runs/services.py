@@ -1,8 +1,12 @@
 """Writes: submitting a run, moving verification jobs, staff actions.
 
-Every function here is the only way its rows change. Jobs move
-received -> verifying -> verified | mismatch | harness_error | unknown_release, and
-an illegal move is refused; a new verification is a new job linked to the last one.
+Every function here is the only way its rows change. Jobs move (``LEGAL_MOVES``)::
+
+    received  -> verifying                      (a worker claims it)
+    verifying -> verified | mismatch | harness_error | unknown_release
+    verifying -> received                       (our failure, or a dead worker: again)
+
+and ``_move`` refuses any other; a new verification is a new job linked to the last one.
 """
 
 from __future__ import annotations
@@ -518,21 +522,57 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def verification_claim(*, job_id: int, worker: str) -> bool:
-    """received -> verifying, for exactly one worker (a conditional update)."""
-    now = timezone.now()
+# The legal moves of a verification job, written once: every state change goes
+# through ``_move``, which refuses any other.
+LEGAL_MOVES: dict[str, frozenset[str]] = {
+    JobState.RECEIVED: frozenset({JobState.VERIFYING}),
+    JobState.VERIFYING: frozenset(
+        {
+            JobState.RECEIVED,  # our failure, to be tried again (or the sweep)
+            JobState.VERIFIED,
+            JobState.MISMATCH,
+            JobState.HARNESS_ERROR,
+            JobState.UNKNOWN_RELEASE,
+        }
+    ),
+}
+
+
+def _move(
+    *,
+    job_id: int,
+    source: str,
+    target: str,
+    only: Q | None = None,
+    run_fields: dict[str, Any] | None = None,
+    **job_fields: Any,
+) -> bool:
+    """Move a job from ``source`` to ``target`` if it is still in ``source`` (and matches
+    ``only``), mirror the state on its run, and tell the board. One conditional update:
+    of two workers racing for the same move, exactly one wins."""
+    if target not in LEGAL_MOVES.get(source, frozenset()):
+        raise ValueError(f"a job never moves {source} -> {target}")
     with transaction.atomic():
-        claimed = VerificationJob.objects.filter(pk=job_id, state=JobState.RECEIVED).update(
-            state=JobState.VERIFYING,
-            worker=worker,
-            started_at=now,
-            heartbeat_at=now,
-            attempts=F("attempts") + 1,
-        )
-        if claimed:
-            Run.objects.filter(jobs__pk=job_id).update(status=JobState.VERIFYING)
+        jobs = VerificationJob.objects.filter(pk=job_id, state=source)
+        moved = (jobs.filter(only) if only is not None else jobs).update(state=target, **job_fields)
+        if moved:
+            Run.objects.filter(jobs__pk=job_id).update(status=target, **(run_fields or {}))
             board_changed()
-    return claimed == 1
+    return moved == 1
+
+
+def verification_claim(*, job_id: int, worker: str) -> bool:
+    """received -> verifying, for exactly one worker."""
+    now = timezone.now()
+    return _move(
+        job_id=job_id,
+        source=JobState.RECEIVED,
+        target=JobState.VERIFYING,
+        worker=worker,
+        started_at=now,
+        heartbeat_at=now,
+        attempts=F("attempts") + 1,
+    )
 
 
 def verification_heartbeat(*, job_id: int, worker: str) -> None:
@@ -550,48 +590,47 @@ def verification_finish(
     mismatch_check: str = "",
     message: str = "",
 ) -> bool:
-    """verifying -> a final state, only by the worker that holds the job."""
+    """verifying -> a final state, only by the worker that holds the job. A verdict
+    (verified, mismatch) sets the run's level; a harness error says nothing about it."""
     if state not in FINAL_STATES:
         raise ValueError(f"{state} is not a final state")
+    run_fields: dict[str, Any] = {}
+    if state in (JobState.VERIFIED, JobState.MISMATCH):
+        run_fields = {
+            "verification_level": VerificationLevel.HASHES_VERIFIED
+            if state == JobState.VERIFIED
+            else VerificationLevel.SELF_REPORTED,
+            "failed_check": mismatch_check[:200] if state == JobState.MISMATCH else "",
+        }
     with transaction.atomic():
-        done = VerificationJob.objects.filter(
-            pk=job_id, state=JobState.VERIFYING, worker=worker
-        ).update(
-            state=state,
+        done = _move(
+            job_id=job_id,
+            source=JobState.VERIFYING,
+            target=state,
+            only=Q(worker=worker),
+            run_fields=run_fields,
             finished_at=timezone.now(),
             checks=list(checks),
             mismatch_check=mismatch_check,
             message=message,
         )
-        if done:
-            level = (
-                VerificationLevel.HASHES_VERIFIED
-                if state == JobState.VERIFIED
-                else VerificationLevel.SELF_REPORTED
-            )
-            fields: dict[str, Any] = {"status": state}
-            if state in (JobState.VERIFIED, JobState.MISMATCH):
-                fields["verification_level"] = level  # a harness error says nothing about the run
-                fields["failed_check"] = mismatch_check[:200] if state == JobState.MISMATCH else ""
-            Run.objects.filter(jobs__pk=job_id).update(**fields)
-            board_changed()
-            if state == JobState.VERIFIED:
-                from pitweb.runs.platform import platform_request
+        if done and state == JobState.VERIFIED:
+            from pitweb.runs.platform import platform_request
 
-                platform_request(run=Run.objects.get(jobs__pk=job_id))
-    return done == 1
+            platform_request(run=Run.objects.get(jobs__pk=job_id))
+    return done
 
 
 def verification_release(*, job_id: int, worker: str, message: str) -> bool:
     """verifying -> received: our own failure, to be tried again."""
-    with transaction.atomic():
-        moved = VerificationJob.objects.filter(
-            pk=job_id, state=JobState.VERIFYING, worker=worker
-        ).update(state=JobState.RECEIVED, worker="", message=message)
-        if moved:
-            Run.objects.filter(jobs__pk=job_id).update(status=JobState.RECEIVED)
-            board_changed()
-    return moved == 1
+    return _move(
+        job_id=job_id,
+        source=JobState.VERIFYING,
+        target=JobState.RECEIVED,
+        only=Q(worker=worker),
+        worker="",
+        message=message,
+    )
 
 
 def verification_requeue_stale(*, older_than: timedelta | None = None) -> list[int]:
@@ -603,33 +642,28 @@ def verification_requeue_stale(*, older_than: timedelta | None = None) -> list[i
 
     limit = older_than or timedelta(seconds=settings.PITWEB_STALE_AFTER_SECONDS)
     cutoff = timezone.now() - limit
-    stale = VerificationJob.objects.filter(state=JobState.VERIFYING).filter(
-        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True)
-    )
+    silent = Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True)
+    stale = VerificationJob.objects.filter(silent, state=JobState.VERIFYING)
     requeued = []
     for pk, attempts in stale.values_list("pk", "attempts"):
-        with transaction.atomic():
-            fresh = Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True)
-            job = VerificationJob.objects.filter(fresh, pk=pk, state=JobState.VERIFYING)
-            if attempts >= MAX_ATTEMPTS:
-                moved = job.update(
-                    state=JobState.HARNESS_ERROR,
-                    finished_at=timezone.now(),
-                    message=f"gave up: its worker stopped heart-beating on each of {attempts} attempts",
-                )
-                if moved:
-                    Run.objects.filter(jobs__pk=pk).update(status=JobState.HARNESS_ERROR)
-                    board_changed()
-                continue
-            moved = job.update(
-                state=JobState.RECEIVED,
-                worker="",
-                message="requeued: its worker stopped heart-beating",
+        if attempts >= MAX_ATTEMPTS:
+            _move(
+                job_id=pk,
+                source=JobState.VERIFYING,
+                target=JobState.HARNESS_ERROR,
+                only=silent,
+                finished_at=timezone.now(),
+                message=f"gave up: its worker stopped heart-beating on each of {attempts} attempts",
             )
-            if moved:
-                Run.objects.filter(jobs__pk=pk).update(status=JobState.RECEIVED)
-                board_changed()
-                requeued.append(pk)
+        elif _move(
+            job_id=pk,
+            source=JobState.VERIFYING,
+            target=JobState.RECEIVED,
+            only=silent,
+            worker="",
+            message="requeued: its worker stopped heart-beating",
+        ):
+            requeued.append(pk)
     waiting = VerificationJob.objects.filter(
         state=JobState.RECEIVED, created_at__lt=cutoff
     ).values_list("pk", flat=True)

@@ -225,7 +225,7 @@ def test_a_scorer_failure_is_ours_and_refused_artifacts_get_no_figure(
 ) -> None:
     from harness.platform import RescoreRefused
     from harness.rederive import Check
-    from pitweb.runs import tasks
+    from pitweb.runs import verification
 
     run = submit(submitter, stub_run)
     calls: list[int] = []
@@ -234,7 +234,7 @@ def test_a_scorer_failure_is_ours_and_refused_artifacts_get_no_figure(
         calls.append(1)
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(tasks, "rescore", broken)
+    monkeypatch.setattr(verification, "rescore", broken)
     reference_prices_register(
         release=registered,
         path=reference_file,
@@ -255,7 +255,7 @@ def test_a_scorer_failure_is_ours_and_refused_artifacts_get_no_figure(
     def refused(*args: Any, **kwargs: Any) -> Any:
         raise RescoreRefused([Check("trajectory_sha256", "mismatch", "stated 0.4321")])
 
-    monkeypatch.setattr(tasks, "rescore", refused)
+    monkeypatch.setattr(verification, "rescore", refused)
     services.run_reverify(run=run, staff=User.objects.create_user("s", is_staff=True), reason="r")
     score.refresh_from_db()
     assert score.state == "refused"

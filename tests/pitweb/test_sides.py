@@ -97,7 +97,7 @@ def test_a_verifier_timeout_is_final_and_ours(
 ) -> None:
     from celery.exceptions import SoftTimeLimitExceeded
 
-    import pitweb.runs.tasks as tasks
+    from pitweb.runs import verification
 
     calls: list[int] = []
 
@@ -105,7 +105,7 @@ def test_a_verifier_timeout_is_final_and_ours(
         calls.append(1)
         raise SoftTimeLimitExceeded()
 
-    monkeypatch.setattr(tasks, "rederive", slow)
+    monkeypatch.setattr(verification, "rederive", slow)
     run = submit(submitter, stub_run, stub_run.receipt.read_bytes())
     job = run.jobs.get()
     assert job.state == JobState.HARNESS_ERROR and "time limit" in job.message

@@ -79,6 +79,7 @@ def test_verifier_failure_retries_then_is_a_harness_error_not_a_mismatch(
     registered: Any, submitter: User, stub_run: Artifacts, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import pitweb.runs.tasks as tasks
+    from pitweb.runs import verification
 
     calls = []
 
@@ -86,7 +87,7 @@ def test_verifier_failure_retries_then_is_a_harness_error_not_a_mismatch(
         calls.append(1)
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(tasks, "rederive", broken)
+    monkeypatch.setattr(verification, "rederive", broken)
     run = submit(submitter, stub_run)
     job = run.jobs.get()
     assert job.state == JobState.HARNESS_ERROR
@@ -190,13 +191,15 @@ def test_rerverifying_keeps_a_verified_run_ranked_and_a_verifier_failure_does_no
 ) -> None:
     from django.contrib.auth.models import AnonymousUser
 
-    import pitweb.runs.tasks as tasks
+    from pitweb.runs import verification
     from pitweb.runs.selectors import leaderboard
 
     run = submit(submitter, stub_run)
     assert [r["run_id"] for r in leaderboard(user=AnonymousUser())["ranked"]] == [run.run_id]
     monkeypatch.setattr(
-        tasks, "rederive", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("verifier down"))
+        verification,
+        "rederive",
+        lambda *a, **k: (_ for _ in ()).throw(RuntimeError("verifier down")),
     )
     job = services.run_reverify(run=run, staff=staff, reason="new verifier")
     job.refresh_from_db()

@@ -11,7 +11,7 @@ import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pitweb.settings")
 django.setup()
 
-import pitweb.runs.tasks as tasks  # noqa: E402
+import pitweb.runs.verification as verification  # noqa: E402
 from pitweb import celery_app  # noqa: E402
 
 gate = Path(os.environ["PITWEB_TEST_GATE"])
@@ -24,7 +24,7 @@ def held(*args: object, **kwargs: object) -> object:
     raise SystemExit("gate opened")
 
 
-tasks.rederive = held  # type: ignore[assignment]
+verification.rederive = held  # type: ignore[assignment]
 celery_app.worker_main(
     ["worker", "--pool=solo", "--loglevel=WARNING", "-n", "gated@%h", *sys.argv[1:]]
 )

@@ -1,0 +1,194 @@
+"""The work behind the tasks, as services: verify a job, score a run with reference
+prices. Each claims its row, calls the harness, and records the outcome on the side it
+belongs to: what the submitted bytes cause is theirs (mismatch, refused), our own faults
+are retried and then harness_error, a timeout is final.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.core.files.storage import default_storage
+
+from harness.platform import RescoreRefused, rescore
+from harness.prices import Prices, load_prices
+from harness.rederive import Rederivation, rederive
+from pitweb.releases.services import release_local_path
+from pitweb.runs import platform, services
+from pitweb.runs.models import JobState, PlatformScore, Run, VerificationJob
+
+log = logging.getLogger(__name__)
+MAX_ATTEMPTS = 3
+# Checks that passed at upload or at registration: failing now means our stored copy is
+# damaged, which is our problem, never the submitter's.
+SERVER_SIDE_CHECKS = frozenset(
+    {
+        "body_sha256",
+        "trajectory_sha256",
+        "config_sha256",
+        "release_files",
+        "bundle_content_digest",
+        "prices_file",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    state: str
+    retry_in: int | None = None  # seconds: our own failure, to be tried again
+
+
+class _Heartbeat:
+    """Marks the job alive while the worker works; a killed worker stops beating and
+    the sweep hands its job to another."""
+
+    def __init__(self, job_id: int, worker: str) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, args=(job_id, worker), daemon=True)
+
+    def _beat(self, job_id: int, worker: str) -> None:
+        while not self._stop.wait(settings.PITWEB_HEARTBEAT_SECONDS):
+            services.verification_heartbeat(job_id=job_id, worker=worker)
+
+    def __enter__(self) -> _Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _submitted_prices(run: Run) -> Prices | None:
+    if not run.prices_name:
+        return None
+    stated = run.body["protocol"]["P4_costs_and_frictions"]["prices"]
+    return load_prices(
+        default_storage.path(run.prices_name),
+        source=stated["source"],
+        pulled_at=stated["pulled_at"],
+    )
+
+
+def _rederived(run: Run, release_dir: Path) -> Rederivation:
+    return rederive(
+        default_storage.path(run.receipt_name),
+        trajectory=default_storage.path(run.trajectory_name),
+        release=release_dir,
+        prices=_submitted_prices(run),
+        check_release=False,  # checked whole at registration; every segment read is checked
+    )
+
+
+def verify_job(*, job_id: int, worker: str) -> Outcome:
+    """Re-derive a run from its stored artifacts and record the verdict."""
+    if not services.verification_claim(job_id=job_id, worker=worker):
+        return Outcome("not claimed")  # another worker has it, or it is finished
+    run = VerificationJob.objects.select_related("run", "run__release").get(pk=job_id).run
+    release_dir = release_local_path(run.release) if run.release else None
+    if release_dir is None or not (release_dir / "manifest.json").exists():
+        return _finish(
+            job_id, worker, JobState.UNKNOWN_RELEASE,
+            message=f"the server does not hold release {run.release_digest}",
+        )  # fmt: skip
+    try:
+        with _Heartbeat(job_id, worker):
+            result = _rederived(run, release_dir)
+    except SoftTimeLimitExceeded:  # the same bytes would take as long again: final, ours
+        limit = settings.CELERY_TASK_SOFT_TIME_LIMIT
+        return _finish(
+            job_id, worker, JobState.HARNESS_ERROR,
+            message=f"the verifier ran past its time limit ({limit} s)",
+        )  # fmt: skip
+    except Exception as exc:  # our failure, never the submitter's
+        log.exception("verification job %s failed in the verifier", job_id)
+        return _our_failure(job_id, worker, f"verifier error: {type(exc).__name__}: {exc}")
+    return _verdict(job_id, worker, result)
+
+
+def _finish(job_id: int, worker: str, state: str, **fields: object) -> Outcome:
+    services.verification_finish(job_id=job_id, worker=worker, state=state, **fields)  # type: ignore[arg-type]
+    return Outcome(state)
+
+
+def _our_failure(job_id: int, worker: str, message: str) -> Outcome:
+    """Retried with backoff while attempts remain, then a final harness_error."""
+    message = message[:2000]
+    attempts = (
+        VerificationJob.objects.filter(pk=job_id).values_list("attempts", flat=True).first() or 0
+    )
+    if attempts < MAX_ATTEMPTS and services.verification_release(
+        job_id=job_id, worker=worker, message=message
+    ):
+        return Outcome("retrying", retry_in=2**attempts)
+    return _finish(job_id, worker, JobState.HARNESS_ERROR, message=message)
+
+
+def _verdict(job_id: int, worker: str, result: Rederivation) -> Outcome:
+    checks = [c.to_json() for c in result.checks]
+    mismatch = result.first_mismatch
+    if mismatch is None:
+        return _finish(job_id, worker, JobState.VERIFIED, checks=checks)
+    if mismatch.name in SERVER_SIDE_CHECKS:
+        return _finish(
+            job_id, worker, JobState.HARNESS_ERROR, checks=checks, mismatch_check=mismatch.name,
+            message=f"the server's stored copy failed {mismatch.name}: {mismatch.detail}",
+        )  # fmt: skip
+    return _finish(
+        job_id, worker, JobState.MISMATCH, checks=checks, mismatch_check=mismatch.name,
+        # by name only: a refuted value is repeated nowhere but in the run page's claim box
+        message=f"{mismatch.name} differs from what the system re-derived",
+    )  # fmt: skip
+
+
+def score_run(*, score_id: int, worker: str) -> Outcome:
+    """A run's platform figures with one reference-price version."""
+    if not platform.platform_claim(score_id=score_id, worker=worker):
+        return Outcome("not claimed")
+    score = PlatformScore.objects.select_related("run", "run__release", "prices").get(pk=score_id)
+    run, reference = score.run, score.prices
+    try:
+        prices = load_prices(
+            platform.reference_prices_path(reference),
+            source=reference.source,
+            pulled_at=reference.pulled_at,
+        )
+        assert run.release is not None  # a run is stored only for a release the server holds
+        result = rescore(
+            default_storage.path(run.receipt_name),
+            trajectory=default_storage.path(run.trajectory_name),
+            release=release_local_path(run.release),
+            prices=prices,
+            check_release=False,
+        )
+    except RescoreRefused as exc:  # by name: no stated value repeated
+        refused = "the artifacts do not hold together: " + ", ".join(c.name for c in exc.failed)
+        platform.platform_finish(
+            score_id=score_id, worker=worker, state=PlatformScore.State.REFUSED, message=refused
+        )
+        return Outcome(PlatformScore.State.REFUSED)
+    except Exception as exc:  # our failure, never the run's
+        log.exception("platform score %s failed", score_id)
+        message = f"scorer error: {type(exc).__name__}: {exc}"[:2000]
+        if score.attempts < MAX_ATTEMPTS and platform.platform_release(
+            score_id=score_id, worker=worker, message=message
+        ):
+            return Outcome("retrying", retry_in=2**score.attempts)
+        platform.platform_finish(
+            score_id=score_id, worker=worker, state=PlatformScore.State.HARNESS_ERROR,
+            message=message,
+        )  # fmt: skip
+        return Outcome(PlatformScore.State.HARNESS_ERROR)
+    platform.platform_finish(
+        score_id=score_id,
+        worker=worker,
+        state=PlatformScore.State.SCORED,
+        figures=result.to_json(),
+    )
+    return Outcome(PlatformScore.State.SCORED)
