@@ -140,3 +140,68 @@ def test_a_nul_byte_in_a_staff_form_is_a_400_and_changes_nothing(
     response = client.post(url, {"flag": "x\x00y", "reason": "r", "confirm": "yes"}, follow=True)
     assert "flag holds a NUL byte" in response.content.decode()
     assert Run.objects.get(pk=run.pk).flag == "" and not AuditEvent.objects.filter(run=run).exists()
+
+
+def test_the_upload_throttle_holds_across_three_gunicorn_workers(
+    submitter: User, artifact_dir: Any, tmp_path: Any
+) -> None:
+    """Throttles count in the shared cache, not per process: three workers at 3/hour
+    let three uploads through, not nine."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.error
+    import urllib.request
+
+    from pitweb.accounts.services import token_issue
+    from tests.pitweb.test_worker_integration import REPO, worker_env
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**worker_env(artifact_dir), "PITWEB_UPLOAD_RATE": "3/hour", "DJANGO_DEBUG": "true"}
+    log = open(tmp_path / "gunicorn.log", "wb")  # noqa: SIM115 - owned by the process
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "pitweb.wsgi", "--workers", "3",
+         "--bind", f"127.0.0.1:{port}"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    token = token_issue(user=submitter)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/leaderboard/", timeout=5)
+                break
+            except (urllib.error.URLError, ConnectionError):
+                if time.monotonic() > deadline:
+                    raise AssertionError((tmp_path / "gunicorn.log").read_text()) from None
+                time.sleep(0.2)
+        statuses = []
+        for _ in range(12):  # a fresh connection each time: the requests spread over workers
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{port}/api/runs/",
+                data=b"",
+                method="POST",
+                headers={
+                    "Authorization": f"Token {token}",
+                    "Content-Type": "multipart/form-data; boundary=x",
+                },
+            )
+            try:
+                statuses.append(urllib.request.urlopen(request, timeout=10).status)
+            except urllib.error.HTTPError as exc:
+                statuses.append(exc.code)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+    assert statuses.count(429) == 9 and statuses[:3] == [400, 400, 400], statuses
+    workers = {
+        line
+        for line in (tmp_path / "gunicorn.log").read_text().splitlines()
+        if "Booting worker" in line
+    }
+    assert len(workers) == 3
