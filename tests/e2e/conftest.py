@@ -81,3 +81,33 @@ def page(browser: Any) -> Iterator[Any]:
 def screenshots() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture(autouse=True)
+def real_worker(eager_celery: None, artifact_dir: Path, tmp_path: Path) -> Iterator[None]:  # noqa: F811
+    """Browser tests see the site as it runs: uploads are verified and priced by a real
+    Celery worker process on the real broker, never eagerly in the test's process."""
+    from pitweb import celery_app
+    from tests.pitweb.test_worker_integration import real_broker_clean, stop, worker, worker_env
+
+    celery_app.conf.task_always_eager = False
+    real_broker_clean()
+    process = worker(worker_env(artifact_dir), tmp_path / "worker.log", "browser")
+    yield
+    stop(process)
+
+
+def settled(timeout: float = 90.0) -> None:
+    """Wait until every verification job and platform score has finished."""
+    import time
+
+    from pitweb.runs.models import FINAL_STATES, PlatformScore, VerificationJob
+
+    deadline = time.monotonic() + timeout
+    while (
+        VerificationJob.objects.exclude(state__in=FINAL_STATES).exists()
+        or PlatformScore.objects.filter(state__in=("pending", "scoring")).exists()
+    ):
+        if time.monotonic() > deadline:
+            raise AssertionError("jobs did not finish: is the worker running?")
+        time.sleep(0.1)

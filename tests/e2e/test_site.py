@@ -10,16 +10,21 @@ from django.contrib.auth.models import User
 
 from pitweb.runs import services
 from pitweb.runs.models import Run, VerificationJob
+from tests.e2e.conftest import settled
 from tests.pitweb.conftest import Artifacts
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def submit(user: User, artifacts: Artifacts) -> Run:
+    """Upload, then wait for the real worker to verify and price it."""
     files = artifacts.files()
-    return services.run_submit(
+    run = services.run_submit(
         user=user, receipt=files["receipt"], trajectory=files["trajectory"], prices=files["prices"]
     ).run
+    settled()
+    run.refresh_from_db()
+    return run
 
 
 def charts_drawn(page: Any) -> int:

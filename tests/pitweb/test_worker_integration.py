@@ -30,14 +30,17 @@ pytestmark = pytest.mark.django_db(transaction=True)
 REPO = Path(__file__).resolve().parents[2]
 
 
+def real_broker_clean() -> None:
+    """The filesystem transport leaves old messages behind; start each test clean."""
+    if not os.environ.get("REDIS_URL"):
+        for item in (settings.BROKER_DIR / "queue").glob("*"):
+            item.unlink()
+
+
 @pytest.fixture(autouse=True)
 def real_broker(eager_celery: None) -> Iterator[None]:
     celery_app.conf.task_always_eager = False
-    if not os.environ.get("REDIS_URL"):
-        # the filesystem transport leaves old messages behind; start each test clean
-        for folder in (settings.BROKER_DIR / "queue",):
-            for item in folder.glob("*"):
-                item.unlink()
+    real_broker_clean()
     yield
 
 
