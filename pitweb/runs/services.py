@@ -364,12 +364,35 @@ _VALIDATOR = receipt_body_validator()
 _BOUNDED = (("agent", 200), ("model_version", 200))
 
 
+def _nul_in(value: Any) -> str | None:
+    """The path of the first string (or key) holding a NUL character, if any."""
+    stack: list[tuple[str, Any]] = [("body", value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, str) and "\x00" in item:
+            return path
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if "\x00" in key:
+                    return path
+                stack.append((f"{path}/{key}", child))
+        elif isinstance(item, list):
+            stack.extend((f"{path}/{n}", child) for n, child in enumerate(item))
+    return None
+
+
 def _check_body(body: dict[str, Any]) -> None:
     """What the site reads of a receipt body, checked before anything is stored."""
     error = jsonschema.exceptions.best_match(_VALIDATOR.iter_errors(body))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "body"
         raise SubmissionError("invalid_receipt", f"receipt {where}: {error.message}")
+    where = _nul_in(body)
+    if where is not None:
+        raise SubmissionError(
+            "unreadable_input",
+            f"receipt {where}: a string holds a NUL character, which the site cannot store",
+        )
     config = body["config"]
     for key, bound in _BOUNDED:
         if len(str(config.get(key) or "")) > bound:

@@ -3,6 +3,7 @@ no row, no stored artifact, no temporary file."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import io
 import json
@@ -457,4 +458,101 @@ def test_files_stored_for_a_row_that_could_not_be_created_are_removed(
             trajectory=files["trajectory"],
             prices=files["prices"],
         )
+    nothing_stored(before, upload_tmp)
+
+
+HOSTILE_TEXT = '"><script>alert(1)</script><img src=x onerror=alert(2)>'
+
+
+@pytest.fixture(scope="module")
+def hostile_run(
+    tmp_path_factory: pytest.TempPathFactory, site_release: Path, site_prices: Path
+) -> Artifacts:
+    """An honest run whose every free-text field is hostile: its agent's name and model
+    version, and every probe answer (a formula, markup, a script)."""
+    from harness.adapters.plain import from_callable
+
+    def answer(prompt: str, tools: Any) -> Any:
+        if prompt.startswith("Mask probe"):
+            return {"picks": [], "text": '=HYPERLINK("http://evil.example","x") ' + HOSTILE_TEXT}
+        return [r["row_key"] for r in tools.pit_list(limit=3)["rows"]]
+
+    return make_run(
+        site_release,
+        tmp_path_factory.mktemp("hostile"),
+        site_prices,
+        agent=from_callable(answer, name="<script>alert(3)</script>"),
+        model_version="=cmd|' /C calc'!A0 <b>bold</b>",
+    )
+
+
+def test_every_page_and_table_renders_a_hostile_but_verified_body(
+    priced_release: Any, submitter: User, hostile_run: Artifacts
+) -> None:
+    from django.test import Client
+
+    response = token_client(submitter).post(
+        "/api/runs/", _form(hostile_run, {}), format="multipart"
+    )
+    assert response.status_code == 201, response.content
+    run = Run.objects.get(pk=response.json()["submission"])
+    assert run.status == "verified" and "<script>" in run.agent  # stored as written
+    sha = run.body_sha256[7:]
+    pages = [
+        "/",
+        "/?isolated=1",
+        "/leaderboard.csv",
+        f"/runs/{sha}/",
+        f"/compare/?runs={sha}",
+        "/api/leaderboard/?all=1",
+        "/api/leaderboard.csv",
+        "/api/runs/",
+        f"/api/runs/{sha}/",
+        "/status/",
+        "/changelog/",
+        *(
+            f"/runs/{sha}/tables/{name}?format={fmt}"
+            for name in ("cells", "probe", "jobs")
+            for fmt in ("csv", "json")
+        ),
+    ]
+    for path in pages:
+        page = Client().get(path)
+        assert page.status_code == 200, path
+        text = page.content.decode()
+        if page["Content-Type"].startswith("text/html"):
+            # escaped wherever it is shown: no tag of the agent's reaches the page
+            assert "<script>alert" not in text and "<img src=x" not in text, path
+        if page["Content-Type"].startswith("text/csv"):
+            for row in csv.reader(io.StringIO(text)):
+                assert not any(cell.startswith(("=", "+", "@")) for cell in row), (path, row)
+    html = Client().get(f"/runs/{sha}/").content.decode()
+    assert "&lt;script&gt;alert(3)&lt;/script&gt;" in html
+
+
+def test_an_honest_answer_with_a_nul_character_is_refused_clearly(
+    registered: Any,
+    submitter: User,
+    upload_tmp: Path,
+    tmp_path: Path,
+    site_release: Path,
+    site_prices: Path,
+) -> None:
+    """No database stores a NUL in text: the upload says so and stores nothing (on
+    Postgres it would otherwise be a 500)."""
+    from harness.adapters.plain import from_callable
+
+    def answer(prompt: str, tools: Any) -> Any:
+        if prompt.startswith("Mask probe"):
+            return {"picks": [], "text": "filed on\x00the first"}
+        return [r["row_key"] for r in tools.pit_list(limit=3)["rows"]]
+
+    artifacts = make_run(
+        site_release, tmp_path / "nul", site_prices, agent=from_callable(answer, name="nul")
+    )
+    before = stored()
+    response = token_client(submitter).post("/api/runs/", _form(artifacts, {}), format="multipart")
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert error["code"] == "unreadable_input" and "probe/items/" in error["message"]
     nothing_stored(before, upload_tmp)
