@@ -387,11 +387,11 @@ def _check_body(body: dict[str, Any]) -> None:
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "body"
         raise SubmissionError("invalid_receipt", f"receipt {where}: {error.message}")
-    where = _nul_in(body)
-    if where is not None:
+    holding_nul = _nul_in(body)
+    if holding_nul is not None:
         raise SubmissionError(
             "unreadable_input",
-            f"receipt {where}: a string holds a NUL character, which the site cannot store",
+            f"receipt {holding_nul}: a string holds a NUL character, which the site cannot store",
         )
     config = body["config"]
     for key, bound in _BOUNDED:
