@@ -397,3 +397,36 @@ def test_the_release_chart_gives_each_shown_form_its_own_colour() -> None:
     other = figure.data[-1]
     assert list(other.y) == [sum(100 - n for n in range(11, 21))]
     assert list(figure.data[0].y) == [100, 5]
+
+
+def test_the_status_page_costs_the_same_queries_however_many_jobs_and_workers(
+    priced_release: Any, submitter: User, stub_run: Artifacts
+) -> None:
+    from django.utils import timezone
+
+    from pitweb.runs.models import VerificationJob, WorkerBeat
+
+    template = submit(submitter, stub_run)
+
+    def grow(jobs: int, workers: int) -> None:
+        now = timezone.now()
+        VerificationJob.objects.bulk_create(
+            VerificationJob(run=template, kind="reverify", state="verified", finished_at=now)
+            for _ in range(jobs)
+        )
+        WorkerBeat.objects.bulk_create(
+            WorkerBeat(name=f"w{WorkerBeat.objects.count() + n}", started_at=now, last_seen=now)
+            for n in range(workers)
+        )
+
+    grow(2, 1)
+    for path in ("/status/", "/status/?format=json"):
+        with CaptureQueriesContext(connection) as few:
+            assert Client().get(path).status_code == 200
+        grow(30, 20)
+        with CaptureQueriesContext(connection) as many:
+            assert Client().get(path).status_code == 200
+        assert len(many) == len(few), [q["sql"] for q in many.captured_queries]
+    data = Client().get("/status/?format=json").json()
+    assert {w["state"] for w in data["workers"]} == {"live"}
+    assert data["recent_latencies"][0]["page"].startswith(f"/runs/{template.body_sha256[7:]}/")
