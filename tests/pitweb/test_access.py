@@ -164,3 +164,25 @@ def test_hidden_public_run_leaves_the_board_with_a_public_reason(
         .status_code
         == 200
     )
+
+
+def test_staff_look_things_up_on_read_only_admin_pages(staff: User, submitter: User) -> None:
+    from django.test import Client
+
+    client = Client()
+    client.force_login(staff)
+    for model in (
+        "runs/run",
+        "runs/verificationjob",
+        "runs/platformscore",
+        "runs/auditevent",
+        "releases/release",
+        "releases/referenceprices",
+        "accounts/apitoken",
+    ):
+        listing = client.get(f"/admin/{model}/?q=x")
+        assert listing.status_code == 200, model
+        assert client.get(f"/admin/{model}/add/").status_code == 403, model
+    outsider = Client()
+    outsider.force_login(submitter)
+    assert outsider.get("/admin/runs/run/").status_code == 302  # to the login page
