@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -149,15 +150,33 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 STATICFILES_DIRS: list[Path | tuple[str, str]] = [BASE_DIR / "static"]
-STORAGES = {
-    # Artifacts (releases, receipts, trajectories) go through the storage API, so an
-    # object store replaces the local folder by configuration.
-    "default": {
+# Artifacts (releases, receipts, trajectories, prices) go through the storage API: a local
+# folder by default, an S3-compatible object store when PITWEB_S3_BUCKET is set.
+PITWEB_S3_BUCKET = os.environ.get("PITWEB_S3_BUCKET", "")
+_ARTIFACTS: dict[str, Any] = (
+    {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": PITWEB_S3_BUCKET,
+            "endpoint_url": os.environ.get("PITWEB_S3_ENDPOINT_URL") or None,
+            "region_name": os.environ.get("PITWEB_S3_REGION") or None,
+            "access_key": os.environ.get("PITWEB_S3_ACCESS_KEY_ID") or None,
+            "secret_key": os.environ.get("PITWEB_S3_SECRET_ACCESS_KEY") or None,
+            "file_overwrite": False,
+            "default_acl": None,
+            "querystring_auth": True,
+        },
+    }
+    if PITWEB_S3_BUCKET
+    else {
         "BACKEND": "django.core.files.storage.FileSystemStorage",
         "OPTIONS": {
             "location": str(Path(os.environ.get("PITWEB_ARTIFACT_DIR", VAR_DIR / "artifacts")))
         },
-    },
+    }
+)
+STORAGES = {
+    "default": _ARTIFACTS,
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"}
     if not DEBUG
     else {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
@@ -282,6 +301,8 @@ PITWEB_HEARTBEAT_SECONDS = env_int("PITWEB_HEARTBEAT_SECONDS", 5)
 PITWEB_STALE_AFTER_SECONDS = env_int("PITWEB_STALE_AFTER_SECONDS", 60)
 # a run is ranked only with at least this many priced trades in its ranked cell (shifted/pit)
 PITWEB_MIN_RANKED_TRADES = env_int("PITWEB_MIN_RANKED_TRADES", 30)
+# where a worker keeps its local copies of releases (checked against their digests)
+PITWEB_RELEASE_CACHE = Path(os.environ.get("PITWEB_RELEASE_CACHE", VAR_DIR / "release-cache"))
 
 for folder in (
     VAR_DIR,

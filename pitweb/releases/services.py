@@ -14,11 +14,6 @@ from harness.release.store import ReleaseError
 from pitweb.releases.models import Release
 
 
-def release_local_path(release: Release) -> Path:
-    """The release folder on this machine (the filesystem storage keeps it in place)."""
-    return Path(default_storage.path(release.storage_prefix))
-
-
 def release_register(*, path: str | os.PathLike[str]) -> tuple[Release, bool]:
     """Check every file of the release at ``path`` and store it; idempotent on its digest."""
     bundle = Bundle.load(path)

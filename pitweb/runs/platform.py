@@ -15,7 +15,6 @@ import hashlib
 import os
 from datetime import timedelta
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -214,7 +213,3 @@ def platform_requeue_stale(*, older_than: timedelta | None = None) -> list[int]:
     for pk in waiting:
         transaction.on_commit(partial(rescore_run_task.delay, pk), robust=True)
     return waiting
-
-
-def reference_prices_path(reference: ReferencePrices) -> Path:
-    return Path(default_storage.path(reference.file_name))

@@ -7,18 +7,19 @@ are retried and then harness_error, a timeout is final.
 from __future__ import annotations
 
 import logging
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.core.files.storage import default_storage
 
-from harness.platform import RescoreRefused, rescore
+from harness.platform import Rescore, RescoreRefused, rescore
 from harness.prices import Prices, load_prices
 from harness.rederive import Rederivation, rederive
-from pitweb.releases.services import release_local_path
+from pitweb.artifacts import copy_to, release_copy, release_held
+from pitweb.releases.models import ReferencePrices
 from pitweb.runs import platform, services
 from pitweb.runs.models import JobState, PlatformScore, Run, VerificationJob
 
@@ -65,25 +66,28 @@ class _Heartbeat:
         self._thread.join()
 
 
-def _submitted_prices(run: Run) -> Prices | None:
+def _submitted_prices(run: Run, work: Path) -> Prices | None:
     if not run.prices_name:
         return None
     stated = run.body["protocol"]["P4_costs_and_frictions"]["prices"]
     return load_prices(
-        default_storage.path(run.prices_name),
+        copy_to(run.prices_name, work / "prices.csv"),
         source=stated["source"],
         pulled_at=stated["pulled_at"],
     )
 
 
 def _rederived(run: Run, release_dir: Path) -> Rederivation:
-    return rederive(
-        default_storage.path(run.receipt_name),
-        trajectory=default_storage.path(run.trajectory_name),
-        release=release_dir,
-        prices=_submitted_prices(run),
-        check_release=False,  # checked whole at registration; every segment read is checked
-    )
+    """The run re-derived from copies of its artifacts, made for this job."""
+    with tempfile.TemporaryDirectory(prefix="pitweb-job-") as tmp:
+        work = Path(tmp)
+        return rederive(
+            copy_to(run.receipt_name, work / "receipt.json"),
+            trajectory=copy_to(run.trajectory_name, work / "trajectory.jsonl"),
+            release=release_dir,
+            prices=_submitted_prices(run, work),
+            check_release=False,  # the copy was checked against the release's digest
+        )
 
 
 def verify_job(*, job_id: int, worker: str) -> Outcome:
@@ -91,15 +95,14 @@ def verify_job(*, job_id: int, worker: str) -> Outcome:
     if not services.verification_claim(job_id=job_id, worker=worker):
         return Outcome("not claimed")  # another worker has it, or it is finished
     run = VerificationJob.objects.select_related("run", "run__release").get(pk=job_id).run
-    release_dir = release_local_path(run.release) if run.release else None
-    if release_dir is None or not (release_dir / "manifest.json").exists():
+    if run.release is None or not release_held(run.release):
         return _finish(
             job_id, worker, JobState.UNKNOWN_RELEASE,
             message=f"the server does not hold release {run.release_digest}",
         )  # fmt: skip
     try:
         with _Heartbeat(job_id, worker):
-            result = _rederived(run, release_dir)
+            result = _rederived(run, release_copy(run.release))
     except SoftTimeLimitExceeded:  # the same bytes would take as long again: final, ours
         limit = settings.CELERY_TASK_SOFT_TIME_LIMIT
         return _finish(
@@ -147,6 +150,23 @@ def _verdict(job_id: int, worker: str, result: Rederivation) -> Outcome:
     )  # fmt: skip
 
 
+def _rescored(run: Run, reference: ReferencePrices, release_dir: Path) -> Rescore:
+    with tempfile.TemporaryDirectory(prefix="pitweb-score-") as tmp:
+        work = Path(tmp)
+        prices = load_prices(
+            copy_to(reference.file_name, work / "reference.csv"),
+            source=reference.source,
+            pulled_at=reference.pulled_at,
+        )
+        return rescore(
+            copy_to(run.receipt_name, work / "receipt.json"),
+            trajectory=copy_to(run.trajectory_name, work / "trajectory.jsonl"),
+            release=release_dir,
+            prices=prices,
+            check_release=False,  # the copy was checked against the release's digest
+        )
+
+
 def score_run(*, score_id: int, worker: str) -> Outcome:
     """A run's platform figures with one reference-price version."""
     if not platform.platform_claim(score_id=score_id, worker=worker):
@@ -154,19 +174,8 @@ def score_run(*, score_id: int, worker: str) -> Outcome:
     score = PlatformScore.objects.select_related("run", "run__release", "prices").get(pk=score_id)
     run, reference = score.run, score.prices
     try:
-        prices = load_prices(
-            platform.reference_prices_path(reference),
-            source=reference.source,
-            pulled_at=reference.pulled_at,
-        )
         assert run.release is not None  # a run is stored only for a release the server holds
-        result = rescore(
-            default_storage.path(run.receipt_name),
-            trajectory=default_storage.path(run.trajectory_name),
-            release=release_local_path(run.release),
-            prices=prices,
-            check_release=False,
-        )
+        result = _rescored(run, reference, release_copy(run.release))
     except RescoreRefused as exc:  # by name: no stated value repeated
         refused = "the artifacts do not hold together: " + ", ".join(c.name for c in exc.failed)
         platform.platform_finish(

@@ -334,13 +334,13 @@ def compare_page(request: HttpRequest) -> HttpResponse:
 def release_page(request: HttpRequest, digest: str) -> HttpResponse:
     release = get_object_or_404(Release, content_digest=f"sha256:{digest}")
     import pandas as pd
+    from django.core.files.storage import default_storage
 
-    from pitweb.releases.services import release_local_path
-
-    index_path = release_local_path(release) / "index.json"
+    index_name = f"{release.storage_prefix}/index.json"
     figure = None
-    if index_path.exists():
-        segments = json.loads(index_path.read_bytes())["segments"]
+    if default_storage.exists(index_name):
+        with default_storage.open(index_name, "rb") as handle:
+            segments = json.loads(handle.read())["segments"]
         frame = pd.DataFrame(
             [{"date": s["date"], "form": s["form"], "rows": s["rows"]} for s in segments]
         )
