@@ -131,7 +131,15 @@ class RunDetailOut(RunOut):
 
 def _visible_run(request: Request, sha_hex: str) -> Run:
     runs = selectors.visible_runs(request.user).select_related("platform", "platform__prices")
-    found = selectors.submission(runs, sha_hex, request.query_params.get("submission"))
+    found, candidates = selectors.pick(runs, sha_hex, request.query_params.get("submission"))
+    if found is None and candidates:
+        raise SubmissionError(
+            "ambiguous",
+            f"{sha_hex} names {len(candidates)} runs you can see; ask for one by its body "
+            "hash (and ?submission=): "
+            + ", ".join(f"{r.body_sha256}?submission={r.pk}" for r in candidates[:20]),
+            409,
+        )
     if found is None:
         raise NotFound("no such run")
     return found

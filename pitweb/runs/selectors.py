@@ -131,16 +131,41 @@ def platform_numbers(run: Run) -> dict[str, Any]:
     return out
 
 
-def submission(runs: QuerySet[Run], sha_hex: str, wanted: str | None) -> Run | None:
-    """The submission of a body a page or the API is about: the one asked for by id
-    (``?submission=``), else the earliest the requester may see. None when there is none
-    they may see, so nothing is revealed about the others."""
-    found = runs.filter(body_sha256=f"sha256:{sha_hex}").order_by("submitted_at", "pk")
+KEY = re.compile(r"[0-9a-f]{12,64}")
+
+
+def matching(runs: QuerySet[Run], key: str) -> QuerySet[Run]:
+    """The runs (among ``runs``: those the requester may see) a key names: a whole body
+    hash, a run id (16 hex), or a body-hash prefix of 12 or more hex digits."""
+    key = key.lower().removeprefix("sha256:")
+    if not KEY.fullmatch(key):
+        return runs.none()
+    if len(key) == 64:
+        found = runs.filter(body_sha256=f"sha256:{key}")
+    else:
+        found = runs.filter(Q(body_sha256__startswith=f"sha256:{key}") | Q(run_id=key))
+    return found.order_by("submitted_at", "pk")
+
+
+def pick(runs: QuerySet[Run], key: str, wanted: str | None) -> tuple[Run | None, list[Run]]:
+    """The run a key names, and the candidates when it names several bodies. The
+    submission asked for by id (``?submission=``) wins; several submissions of one body
+    give the earliest. Only runs the requester may see are ever considered, so nothing
+    is revealed about the others."""
+    found = matching(runs, key)
     if wanted:
         if not wanted.isdigit():
-            return None
+            return None, []
         found = found.filter(pk=int(wanted))
-    return found.first()
+    candidates = list(found[:51])
+    if len({r.body_sha256 for r in candidates}) == 1:
+        return candidates[0], candidates
+    return None, candidates
+
+
+def submission(runs: QuerySet[Run], key: str, wanted: str | None) -> Run | None:
+    """The one run a key names, or None (none visible, or several bodies)."""
+    return pick(runs, key, wanted)[0]
 
 
 def other_submissions(user: User | AnonymousUser, run: Run) -> list[Run]:

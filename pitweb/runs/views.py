@@ -207,7 +207,20 @@ def _platform_context(run: Run, proven: bool) -> dict[str, Any]:
 
 
 def run_page(request: HttpRequest, sha: str) -> HttpResponse:
-    run = _run_or_404(request, sha)
+    runs = selectors.visible_runs(request.user).select_related("platform", "platform__prices")
+    found, candidates = selectors.pick(runs, sha, request.GET.get("submission"))
+    if found is None and candidates:  # a run id or prefix naming several runs: list them
+        return render(
+            request, "run_choices.html", {"key": sha, "runs": candidates[:50]}, status=300
+        )
+    if found is None:
+        raise Http404("no such run")
+    if found.body_sha256.removeprefix("sha256:") != sha:  # a short id: the permalink is the hash
+        return redirect(
+            reverse("run", args=[found.body_sha256.removeprefix("sha256:")])
+            + f"?submission={found.pk}"
+        )
+    run = found
     body = run.body
     jobs = selectors.run_jobs(run)
     proven = selectors.proven(run)
@@ -295,15 +308,60 @@ def run_download(request: HttpRequest, sha: str, what: str) -> FileResponse:
     )
 
 
-def compare_page(request: HttpRequest) -> HttpResponse:
-    # ?runs=a,b (a permalink) or ?run=a&run=b (the leaderboard's checkboxes)
+COMPARE_MAX = 4
+
+
+def _compare_runs(request: HttpRequest) -> tuple[list[Run], list[str]]:
+    """The runs ?runs=a,b (a permalink) or ?run=a&run=b (the board's checkboxes) name,
+    each by body hash, run id or a 12+ hex prefix, and what could not be used, in words."""
     given = [*request.GET.get("runs", "").split(","), *request.GET.getlist("run")]
-    wanted = list(dict.fromkeys(s for s in given if s))[:4]
-    runs = list(
-        selectors.visible_runs(request.user)
-        .select_related("platform", "platform__prices")
-        .filter(body_sha256__in=[f"sha256:{s}" for s in wanted])
-    )
+    keys = list(dict.fromkeys(k.strip() for k in given if k.strip()))
+    notes = []
+    if len(keys) > COMPARE_MAX:
+        notes.append(
+            f"Only {COMPARE_MAX} runs are compared at once: {', '.join(keys[COMPARE_MAX:])} left out."
+        )
+        keys = keys[:COMPARE_MAX]
+    visible = selectors.visible_runs(request.user).select_related("platform", "platform__prices")
+    runs: list[Run] = []
+    for key in keys:
+        found, candidates = selectors.pick(visible, key, None)
+        if found is not None:
+            if found.pk not in {r.pk for r in runs}:
+                runs.append(found)
+        elif candidates:
+            notes.append(
+                f"{key} names {len(candidates)} runs: use a longer body hash "
+                "(the candidates are listed on its run page)."
+            )
+        elif not selectors.KEY.fullmatch(key.lower().removeprefix("sha256:")):
+            notes.append(f"{key[:80]} is not a run id or body hash (12 to 64 hex digits).")
+        else:
+            notes.append(f"{key} names no run you can see.")
+    return runs, notes
+
+
+def _compare_warnings(runs: list[Run]) -> list[str]:
+    warnings = []
+    if len({r.release_digest for r in runs}) > 1:
+        warnings.append(
+            "These runs are over different releases: their figures come from different "
+            "filings and are not directly comparable."
+        )
+    versions = {
+        (r.release_digest, r.platform.prices.version) for r in runs if r.platform is not None
+    }
+    if len({v for _, v in versions}) > 1:
+        warnings.append(
+            "These runs were priced with different reference-price versions: "
+            + ", ".join(sorted({f"v{v}" for _, v in versions}))
+            + "."
+        )
+    return warnings
+
+
+def compare_page(request: HttpRequest) -> HttpResponse:
+    runs, notes = _compare_runs(request)
     # refuted or pending runs have no numbers; proven ones are charted on platform figures
     charted = {
         f"{r.agent} {r.run_id}": charts.platform_frame(r.platform.figures["cells"])
@@ -321,6 +379,8 @@ def compare_page(request: HttpRequest) -> HttpResponse:
         {
             "runs": runs,
             "rows": rows,
+            "notes": notes,
+            "warnings": _compare_warnings(runs),
             "figure": _figure(figure) if figure else None,
             "no_chart_because": ""
             if figure
