@@ -44,6 +44,6 @@ class RefuseUnreadableInput:
             return self.get_response(request)
         if request.path.startswith("/api/"):
             return JsonResponse(error_body("unreadable_input", problem), status=400)
-        return HttpResponse(
-            f"Bad request: {problem}.", status=400, content_type="text/plain; charset=utf-8"
-        )
+        from django.shortcuts import render
+
+        return render(request, "400.html", {"message": f"Bad request: {problem}."}, status=400)

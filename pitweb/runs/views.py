@@ -42,9 +42,7 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
     try:
         filters, page = _filters(request), _page_number(request)
     except SubmissionError as exc:
-        return HttpResponse(
-            f"Bad filter: {exc.message}", status=400, content_type="text/plain; charset=utf-8"
-        )
+        return render(request, "400.html", {"message": f"Bad filter: {exc.message}."}, status=400)
     board = selectors.leaderboard(**filters, page=page)
     params = request.GET.copy()
     params.pop("page", None)

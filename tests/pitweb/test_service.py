@@ -205,3 +205,13 @@ def test_the_upload_throttle_holds_across_three_gunicorn_workers(
         if "Booting worker" in line
     }
     assert len(workers) == 3
+
+
+def test_error_pages_are_styled_pages_of_the_site(settings: Any) -> None:
+    settings.DEBUG = False
+    page = Client().get("/runs/" + "0" * 64 + "/")
+    assert page.status_code == 404
+    text = page.content.decode()
+    assert "<h1>Not found</h1>" in text and "pitweb" in text and "site.css" in text
+    bad = Client().get("/?start=%00")
+    assert bad.status_code == 400
