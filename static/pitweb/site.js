@@ -20,4 +20,22 @@
         });
     }, 2000);
   }
+  // sortable tables: click a header to sort its rows (numbers by value, words A-Z)
+  document.querySelectorAll("table.sortable th[data-sort]").forEach(function (th) {
+    th.addEventListener("click", function () {
+      var table = th.closest("table"), body = table.tBodies[0];
+      var index = Array.prototype.indexOf.call(th.parentNode.children, th);
+      var numeric = th.dataset.sort === "num";
+      var descending = th.getAttribute("aria-sort") !== "descending";
+      table.querySelectorAll("th[aria-sort]").forEach(function (h) { h.removeAttribute("aria-sort"); });
+      th.setAttribute("aria-sort", descending ? "descending" : "ascending");
+      var rows = Array.prototype.filter.call(body.rows, function (r) { return r.cells.length > index; });
+      rows.sort(function (a, b) {
+        var x = a.cells[index].dataset.value || "", y = b.cells[index].dataset.value || "";
+        var order = numeric ? (parseFloat(x) || -Infinity) - (parseFloat(y) || -Infinity) : x.localeCompare(y);
+        return descending ? -order : order;
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
 })();

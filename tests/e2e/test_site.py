@@ -52,10 +52,27 @@ def test_leaderboard_and_run_page_draw_their_charts(
     assert ranked.count() == 2
     board = page.locator("table.board").first.inner_text()
     assert {a.run_id, b.run_id} <= set(board.split())
-    assert "%" in board and "v1" in board  # percent, and the reference-price version
+    assert "%" in board
+    # the board fits 1280 px: secondary columns fold into each row's "more"
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 1280
+    first = page.locator("table.board").first.locator("tbody tr").first
+    first.locator("details.more summary").click()
+    assert "v1 · SYNTHETIC reference prices" in first.inner_text()  # the price version
     page.screenshot(path=str(screenshots / "leaderboard.png"), full_page=True)
+    # sortable: the shifted-pit column sorts ascending on a second click
+    header = page.locator("table.board").first.locator("th", has_text="shifted pit")
+    header.click()
+    header.click()
+    values = page.locator("table.board").first.locator("tbody tr td:nth-child(3)")
+    numbers = [float(values.nth(i).get_attribute("data-value") or 0) for i in range(2)]
+    assert numbers == sorted(numbers)
     page.set_viewport_size(PHONE)
+    page.reload()
     page.screenshot(path=str(screenshots / "leaderboard-phone.png"), full_page=True)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"] + 1
+    # the ranked figure is on screen without scrolling sideways
+    box = page.locator("table.board").first.locator("tbody tr td:nth-child(3)").first.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= PHONE["width"]
     page.set_viewport_size({"width": 1280, "height": 900})
 
     page.click(f"text={a.run_id}")
