@@ -12,7 +12,7 @@ setup: $(VENV)/.installed
 
 # The site and the development tools (the harness alone needs any Python >= 3.11: `pip
 # install .`; the site is pinned to 3.11 here).
-$(VENV)/.installed: requirements/dev.lock pyproject.toml
+$(VENV)/.installed: requirements/dev.lock requirements/site.lock requirements/compose-spec.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Python 3.11 is required for the site (found %d.%d)" % sys.version_info[:2])'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check --require-hashes -r requirements/dev.lock
@@ -20,6 +20,12 @@ $(VENV)/.installed: requirements/dev.lock pyproject.toml
 	# the harness's own wheels, for the test that installs it alone with no network
 	$(BIN)/pip download --quiet --disable-pip-version-check --require-hashes --only-binary=:all: \
 	  -r requirements/harness.lock -d .wheels
+	# the runtime image's wheels (site.lock), for the test that rebuilds its runtime offline
+	$(BIN)/pip download --quiet --disable-pip-version-check --require-hashes --only-binary=:all: \
+	  -r requirements/site.lock -d .wheels
+	# the Compose Specification's schema, for the test that validates docker-compose.yml
+	$(BIN)/pip download --quiet --disable-pip-version-check --require-hashes --no-deps \
+	  -r requirements/compose-spec.lock -d .wheels/spec
 	@touch $@
 
 # Hashed locks per set, from pyproject.toml: the harness, the site (+ harness), dev (+ site).

@@ -148,7 +148,7 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT = Path(os.environ.get("PITWEB_STATIC_ROOT", VAR_DIR / "static"))
 STATICFILES_DIRS: list[Path | tuple[str, str]] = [BASE_DIR / "static"]
 # Artifacts (releases, receipts, trajectories, prices) go through the storage API: a local
 # folder by default, an S3-compatible object store when PITWEB_S3_BUCKET is set.

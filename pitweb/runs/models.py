@@ -245,6 +245,10 @@ class WorkerBeat(models.Model):
     started_at = models.DateTimeField()
     last_seen = models.DateTimeField()
     stopped_at = models.DateTimeField(null=True, blank=True)
+    # whether this worker's machine lets the harness isolate an agent (bubblewrap and
+    # user namespaces), probed when it starts, and why not
+    isolation = models.BooleanField(default=False)
+    isolation_unavailable = models.CharField(max_length=500, blank=True)
 
     class Meta:
         ordering = ["name"]

@@ -466,6 +466,9 @@ def status_data() -> dict[str, Any]:
         {
             "worker": w.name,
             "last_heartbeat": w.last_seen.isoformat(),
+            "agent_isolation": "available"
+            if w.isolation
+            else f"unavailable: {w.isolation_unavailable or 'not probed'}",
             "state": "stopped"
             if w.stopped_at
             else ("live" if now - w.last_seen <= stale_after else "stale"),

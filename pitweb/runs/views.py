@@ -456,7 +456,7 @@ def status_page(request: HttpRequest) -> HttpResponse:
     table = request.GET.get("table")
     if table in ("workers", "recent_latencies"):
         columns = (
-            ("worker", "state", "last_heartbeat")
+            ("worker", "state", "last_heartbeat", "agent_isolation")
             if table == "workers"
             else ("job", "run_id", "state", "seconds")
         )

@@ -41,9 +41,11 @@ def _loop(name: str) -> None:
 
 @worker_ready.connect
 def _start(sender: Any = None, **kwargs: Any) -> None:
+    from harness.sandbox.outside import availability
     from pitweb.runs.services import worker_name
 
     name = worker_name()
+    isolated, why = availability()
     try:
         WorkerBeat.objects.update_or_create(
             name=name,
@@ -51,6 +53,8 @@ def _start(sender: Any = None, **kwargs: Any) -> None:
                 "started_at": timezone.now(),
                 "last_seen": timezone.now(),
                 "stopped_at": None,
+                "isolation": isolated,
+                "isolation_unavailable": "" if isolated else why[:500],
             },
         )
     except DatabaseError:
