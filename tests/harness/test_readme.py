@@ -14,28 +14,63 @@ from tests.conftest import require_sandbox
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-def runnable_blocks(text: str) -> list[tuple[str, str | None]]:
-    """(code, expected output or None) for each fenced block marked runnable."""
+def runnable_blocks(
+    text: str, marker_prefix: str = "<!-- runnable:"
+) -> list[tuple[str, str | None]]:
+    """(code, expected output or None) for each fenced block marked runnable (the
+    harness's walk-through: ``<!-- runnable:``; blocks run against a site:
+    ``<!-- runnable-site:``)."""
     blocks: list[tuple[str, str | None]] = []
     lines = text.splitlines()
     marker = None
+    collected = False  # the last fenced block was one of ours: an output marker is for it
     n = 0
     while n < len(lines):
         line = lines[n]
-        if line.startswith("<!-- runnable"):
+        if line.startswith(marker_prefix):
             marker = "code"
         elif line.startswith("<!-- output"):
-            marker = "output"
-        elif line.startswith("```") and marker:
+            marker = "output" if collected else None
+        elif line.startswith("```"):
             end = lines.index("```", n + 1)
             body = "\n".join(lines[n + 1 : end]) + "\n"
             if marker == "code":
                 blocks.append((body, None))
-            else:
+            elif marker == "output":
                 blocks[-1] = (blocks[-1][0], body)
+            collected = marker == "code"
             marker, n = None, end
         n += 1
     return blocks
+
+
+def fenced_blocks(text: str) -> list[tuple[str, str]]:
+    """(the line before the fence, the block's first line) for every fenced block."""
+    lines = text.splitlines()
+    blocks, n = [], 0
+    while n < len(lines):
+        if lines[n].startswith("```"):
+            end = lines.index("```", n + 1)
+            blocks.append((lines[n - 1] if n else "", lines[n + 1] if n + 1 < end else ""))
+            n = end
+        n += 1
+    return blocks
+
+
+def matches_in_order(printed: str, expected: str) -> str | None:
+    """None when every expected line (``...`` inside a line matches anything, a line of
+    ``...`` skips lines) matches a printed line, in order; else the first that does not."""
+    actual, at = printed.splitlines(), 0
+    for line in expected.splitlines():
+        if line.strip() == "...":
+            continue
+        pattern = _pattern(line)
+        while at < len(actual) and not pattern.match(actual[at]):
+            at += 1
+        if at == len(actual):
+            return line
+        at += 1
+    return None
 
 
 def _pattern(expected: str) -> re.Pattern[str]:

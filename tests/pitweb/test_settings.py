@@ -84,11 +84,10 @@ def test_compose_file_runs_the_stack_with_health_checks() -> None:
         assert "healthcheck" in services[name], name
     assert services["worker"]["image"] == services["web"]["image"] == "pitweb:latest"
     assert services["worker"]["build"] == services["web"]["build"] == "."
+    example = (REPO / ".env.example").read_text()
+    assert "DATABASE_URL=postgres://" in example and "REDIS_URL=redis://redis:" in example
     for name in ("web", "worker", "beat"):
-        env = services[name]["environment"]
-        assert env["DATABASE_URL"].startswith("postgres://") and env["REDIS_URL"].startswith(
-            "redis://"
-        )
+        assert services[name]["env_file"] == ".env"  # the database and broker URLs, secrets
         assert services[name]["depends_on"]["postgres"]["condition"] == "service_healthy"
     assert "gunicorn pitweb.wsgi:application" in services["web"]["command"]
     assert "celery -A pitweb worker" in services["worker"]["command"]

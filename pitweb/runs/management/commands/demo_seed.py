@@ -42,6 +42,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--timeout", type=float, default=180.0, help="seconds to wait for verification"
         )
+        parser.add_argument(
+            "--url", default="http://127.0.0.1:8000", help="where the site will be served"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         work = Path(settings.VAR_DIR) / "demo"
@@ -147,7 +150,14 @@ class Command(BaseCommand):
         self.stdout.write(
             f"staff login: {STAFF[0]} / {STAFF[1]}  (http://127.0.0.1:8000/admin/login/)"
         )
-        self.stdout.write(f"submitter API token (user demo): {token_issue(user=submitter)}")
+        token = token_issue(user=submitter)
+        self.stdout.write(f"submitter API token (user demo): {token}")
+        self.stdout.write(f"release folder: {release_dir.resolve()}")
+        self.stdout.write("to submit a run of your own (README, Submitting a run), paste:")
+        self.stdout.write(
+            f"  export PITWEB_URL={options['url']} PITWEB_TOKEN={token} "
+            f"PITWEB_RELEASE={release_dir.resolve()}"
+        )
 
     def _wait(self, deadline: float, unfinished: Any) -> None:
         while unfinished().exists():
