@@ -23,7 +23,7 @@ FORM_PALETTE = [
 ]  # fmt: skip
 OTHER_COLOUR = "#9a9a9a"
 _LAYOUT: dict[str, Any] = {
-    "margin": {"l": 55, "r": 20, "t": 70, "b": 40},
+    "margin": {"l": 55, "r": 45, "t": 70, "b": 40},  # r: room for the vertical mode bar
     "height": 320,
     "template": "plotly_white",
     "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "right", "x": 1},

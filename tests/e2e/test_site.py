@@ -84,6 +84,21 @@ def test_leaderboard_and_run_page_draw_their_charts(
     assert bars.count() > 0  # the bars themselves, not just an empty plot area
     assert page.locator("[data-figure='fig-returns'] .errorbar").count() > 0  # intervals
     assert page.locator("#checklist tbody tr").count() == 6
+    # hovered, the chart's mode bar shows, and it does not cover the title
+    chart = page.locator("[data-figure='fig-returns']")
+    chart.hover()
+    page.wait_for_selector("[data-figure='fig-returns'] .modebar", state="visible")
+    chart.screenshot(path=str(screenshots / "chart-hovered.png"))
+    bar = page.locator("[data-figure='fig-returns'] .modebar").bounding_box()
+    title = page.locator("[data-figure='fig-returns'] .gtitle").bounding_box()
+    assert bar and title
+    overlap_x = min(bar["x"] + bar["width"], title["x"] + title["width"]) - max(
+        bar["x"], title["x"]
+    )
+    overlap_y = min(bar["y"] + bar["height"], title["y"] + title["height"]) - max(
+        bar["y"], title["y"]
+    )
+    assert overlap_x <= 0 or overlap_y <= 0
     page.screenshot(path=str(screenshots / "run.png"), full_page=True)
     page.set_viewport_size(PHONE)
     page.screenshot(path=str(screenshots / "run-phone.png"), full_page=True)
