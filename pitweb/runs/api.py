@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.core.cache import cache
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -17,6 +18,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serial
 from rest_framework import permissions, serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.parsers import MultiPartParser
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
@@ -358,8 +360,17 @@ class LeaderboardApi(APIView):
             {name: serializers.JSONField() for name in selectors.SECTIONS},
         ),
     )
-    def get(self, request: Request) -> Response:
-        return Response(_board(request))
+    def get(self, request: Request) -> HttpResponse:
+        if request.user.is_authenticated:
+            return Response(_board(request))
+        # the public board, rendered once per board version and query: any change a
+        # service makes bumps the version, so nobody is served a stale board
+        key = f"board-api:{selectors.board_version()}:{request.GET.urlencode()}"
+        body = cache.get(key)
+        if body is None:
+            body = JSONRenderer().render(_board(request))
+            cache.set(key, body, timeout=300)
+        return HttpResponse(body, content_type="application/json")
 
 
 def _filters(request: Any) -> dict[str, Any]:
