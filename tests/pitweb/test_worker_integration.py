@@ -132,6 +132,12 @@ def test_upload_is_verified_and_priced_by_a_real_worker_that_beats_while_idle(
         wait_for(lambda: beats()[0].last_seen > first, "a second idle heartbeat", log)
         status = Client().get("/status/?format=json").json()
         assert [w["state"] for w in status["workers"]] == ["live"]
+        # the worker probed its machine for agent isolation when it started, and says so
+        [isolation] = [w["agent_isolation"] for w in status["workers"]]
+        from harness.sandbox.outside import availability
+
+        available, why = availability()
+        assert isolation == ("available" if available else f"unavailable: {why}")
         job = submit(submitter, stub_run)
         wait_for(lambda: state(job) == JobState.VERIFIED, "the job to be verified", log)
         assert job.worker.split(":")[0] and job.attempts == 1
