@@ -452,6 +452,10 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--end")
     exp.add_argument("--hold-sessions", type=int, default=5)
     exp.set_defaults(func=cmd_export)
+
+    from harness.points import cli as points_cli
+
+    points_cli.add_parser(sub)
     return parser
 
 

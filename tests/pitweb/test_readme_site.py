@@ -31,6 +31,8 @@ NOT_RUN = {
     "test_platform_figures runs register_prices",
     "cp .env.example .env": "needs a Docker engine; test_deploy checks the compose file, "
     "the proxy configuration and the image's runtime instead",
+    "pit-harness points validate": "run on the real points by tests/harness/test_points.py "
+    "(validate, render, show)",
 }
 
 
