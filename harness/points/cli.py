@@ -44,6 +44,29 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    """Check a PITFALL judged-point artifact against the points here; print its figures."""
+    from harness.points.baseline import import_baseline
+
+    imported = import_baseline(args.file, _points(args))
+    figures = imported.summary()
+    print(f"imported {len(imported.classes)} result(s): hashes verified against the point files")
+    print(f"  agent {imported.agent}  judge {imported.judge}  status {imported.status}")
+    print(
+        f"  PASS {figures['pass']}  FAIL {figures['fail']}  "
+        f"HARNESS_ERROR {figures['harness_error']} (outside every denominator)"
+    )
+    if figures["accuracy"] is not None:
+        low, high = figures["accuracy_interval_95"]  # type: ignore[misc]
+        print(
+            f"  accuracy {figures['pass']}/{figures['judged']} = {figures['accuracy']:.4f}  "
+            f"95% Wilson [{low:.4f}, {high:.4f}]"
+        )
+    for name, count in figures["class_counts"].items():  # type: ignore[attr-defined]
+        print(f"  {name:<27} {count}")
+    return 0
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     points = sub.add_parser(
         "points",
@@ -58,9 +81,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         ("list", cmd_list, "every point id, in path order"),
         ("render", cmd_render, "a point's Question only (what an agent sees)"),
         ("show", cmd_show, "a point's whole file, hidden sections included (for authors)"),
-    ):
+        ("import", cmd_import, "check a PITFALL judged-point artifact against the points "
+         "here and print its outcomes, accuracy with its interval and class counts"),
+    ):  # fmt: skip
         verb = verbs.add_parser(name, help=text, description=text)
         if name in ("render", "show"):
             verb.add_argument("id")
+        if name == "import":
+            verb.add_argument("file", help="a pitfall_point_baseline artifact (JSON)")
         verb.add_argument("--points-dir", default="points", help="the points folder")
         verb.set_defaults(func=func)

@@ -233,3 +233,90 @@ def test_raw_agreement_far_above_chance_corrected_agreement() -> None:
     assert fleiss_kappa([["a", "a"], ["b", "b"]]) == pytest.approx(1.0)
     with pytest.raises(ValueError):
         fleiss_kappa([["a"], ["b"]])
+
+
+# -- PITFALL's judged-point artifact ---------------------------------------------------
+
+
+def test_the_real_artifact_imports_with_its_class_counts(
+    points_dir: Path,
+    artifact: dict,  # type: ignore[type-arg]
+) -> None:
+    from harness.points.baseline import import_baseline
+
+    path = shared_path("data", "pitfall", "results", "2026-08-14-all-points-sol-xhigh.json")
+    imported = import_baseline(path, load_points(points_dir))
+    figures = imported.summary()
+    assert figures["class_counts"] == {
+        "completely_correct": 132,
+        "numeric_factual_error": 4,
+        "non_numeric_factual_error": 4,
+        "analysis_assumption_error": 31,
+        "analysis_logic_error": 3,
+        "other_error": 0,
+    }
+    assert (figures["pass"], figures["judged"], figures["harness_error"]) == (132, 174, 0)
+    assert figures["accuracy_interval_95"] == pytest.approx([0.6898953, 0.8161743], abs=1e-6)
+    assert imported.judge == {"model": "gpt-5.6-sol", "reasoning_effort": "xhigh"}
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "points", "import", str(path),
+         "--points-dir", str(points_dir)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "accuracy 132/174 = 0.7586  95% Wilson [0.6899, 0.8162]" in done.stdout
+
+
+def _written(tmp_path: Path, data: object, name: str = "artifact.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def test_tampered_truncated_and_older_artifacts_are_refused_saying_why(
+    points_dir: Path,
+    artifact: dict,
+    tmp_path: Path,  # type: ignore[type-arg]
+) -> None:
+    import copy
+
+    from harness.points.baseline import ArtifactError, import_baseline
+
+    points = load_points(points_dir)
+
+    def refused(data: object, why: str) -> None:
+        with pytest.raises(ArtifactError, match=why):
+            import_baseline(_written(tmp_path, data), points)
+
+    regraded = copy.deepcopy(artifact)  # one verdict changed, the summary left alone
+    regraded["results"][0]["evaluation"]["class"] = "other_error"
+    refused(regraded, "summary class_counts differ")
+    swapped = copy.deepcopy(artifact)  # an answer judged against another ground truth
+    swapped["results"][0]["ground_truth_sha256"] = "0" * 64
+    refused(swapped, f"point {artifact['results'][0]['point_id']}: ground_truth_sha256")
+    unreasoned = copy.deepcopy(artifact)
+    unreasoned["results"][1]["evaluation"]["decisive_reason"] = " "
+    refused(unreasoned, "without its decisive reason")
+    twice = copy.deepcopy(artifact)
+    twice["results"].append(twice["results"][0])
+    refused(twice, "appears twice")
+    refused(
+        {"schema_version": 1, "started_at": "x", "matrix": {}, "summary": [{"model": "m"}],
+         "results": [{"case_id": "x", "case_sha256": "y"}]},
+        "a structured smoke run",
+    )  # fmt: skip
+    refused(
+        {"schema_version": 1, "matrix": {}, "summary": [], "results": [{"scenario_id": "x"}]},
+        "a walk-forward run",
+    )
+    refused(
+        {**artifact, "artifact_type": "finagentbench_live_shadow_seal"},
+        "only 'pitfall_point_baseline'",
+    )
+    refused([], "a JSON object is expected")
+    truncated = tmp_path / "truncated.json"
+    truncated.write_text(json.dumps(artifact)[:5000], encoding="utf-8")
+    with pytest.raises(ArtifactError, match="truncated"):
+        import_baseline(truncated, points)
+    with pytest.raises(ArtifactError, match="point_suite_sha256 differs"):
+        import_baseline(_written(tmp_path, artifact), points[:-1])
