@@ -57,12 +57,12 @@ def cmd_import(args: argparse.Namespace) -> int:
         f"HARNESS_ERROR {figures['harness_error']} (outside every denominator)"
     )
     if figures["accuracy"] is not None:
-        low, high = figures["accuracy_interval_95"]  # type: ignore[misc]
+        low, high = figures["accuracy_interval_95"]
         print(
             f"  accuracy {figures['pass']}/{figures['judged']} = {figures['accuracy']:.4f}  "
             f"95% Wilson [{low:.4f}, {high:.4f}]"
         )
-    for name, count in figures["class_counts"].items():  # type: ignore[attr-defined]
+    for name, count in figures["class_counts"].items():
         print(f"  {name:<27} {count}")
     return 0
 
