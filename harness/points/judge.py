@@ -1,0 +1,215 @@
+"""The six-class judge: an OpenAI-compatible chat-completions endpoint, our own prompt,
+a strict contract, and seed 004's honesty rules.
+
+The judge is sent the Question, the Answer and the Ground Truth, nothing else (a point's
+Provenance never leaves this module: no function here takes it). Its reply must be
+``Class: <one of the six>`` on the first line, then a non-empty decisive reason. A judge
+that cannot be reached, times out, refuses or answers outside the contract is retried a
+bounded number of times with backoff, and then the outcome is HARNESS_ERROR: never the
+agent's failure, never its success.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.points.markdown import Point
+from harness.points.metrics import CLASSES, HARNESS_ERROR, fleiss_kappa, outcome, raw_agreement
+
+DEFAULT_MODEL = "gpt-5.6-sol"  # the seed pins the judge
+DEFAULT_EFFORT = "xhigh"
+
+PROMPT = """You are grading one answer to one question against its ground truth.
+Compare only the Question, the Answer and the Ground Truth below, and put the Answer in
+exactly one of six classes:
+
+completely_correct: the final answer and every claim that affects the conclusion agree with the ground truth; no material error.
+numeric_factual_error: a material quantity is wrong (an amount, ratio, count, price, date difference, probability or other quantifiable fact). A misread number belongs here.
+non_numeric_factual_error: a material non-quantitative fact is wrong (an entity, event, a date itself, a status, direction, regime or rule, or what a source says).
+analysis_assumption_error: the facts can stand, but the conclusion rests on an unsupported premise, proxy, causal assumption, extrapolation or boundary choice.
+analysis_logic_error: facts and assumptions are acceptable, but the step from them to the conclusion is invalid (a calculation, comparison, condition, causal derivation or evidence-to-conclusion mapping). Correct numbers computed wrongly belong here.
+other_error: empty, refused, off-topic, unparseable, missing a key output, or truly none of the above.
+
+Rules: a misread number is numeric_factual_error; correct numbers with a wrong calculation
+is analysis_logic_error. Getting wrong what happened is non_numeric_factual_error; right
+facts with an unsupported assumption about why is analysis_assumption_error. With several
+errors, choose the earliest decisive one in the answer's visible reasoning.
+
+Reply with exactly this and nothing else (no headings, no code fences):
+Class: <class>
+
+<the shortest decisive reason for the class>
+
+<Question>
+{question}
+</Question>
+
+<Answer>
+{answer}
+</Answer>
+
+<GroundTruth>
+{ground_truth}
+</GroundTruth>
+"""
+
+
+class JudgeOutputError(ValueError):
+    """The judge's reply is outside the contract."""
+
+
+def parse_verdict(text: str) -> tuple[str, str]:
+    """(class, decisive reason) from a reply: ``Class: <class>`` first, then a reason."""
+    lines = text.replace("\r\n", "\n").strip().split("\n")
+    first = lines[0]
+    if not first.startswith("Class: "):
+        raise JudgeOutputError(f"the first line must be 'Class: <class>', not {first[:80]!r}")
+    judged = first[len("Class: ") :].strip()
+    if judged not in CLASSES:
+        raise JudgeOutputError(
+            f"unknown evaluation class {judged[:80]!r}; allowed: {', '.join(CLASSES)}"
+        )
+    reason = "\n".join(lines[1:]).strip()
+    if not reason:
+        raise JudgeOutputError("a class without its decisive reason")
+    return judged, reason
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    base_url: str
+    api_key: str
+    model: str = DEFAULT_MODEL
+    effort: str = DEFAULT_EFFORT
+    timeout: float = 600.0
+    attempts: int = 3
+    backoff: float = 1.0  # seconds before the second attempt, doubled after each
+
+
+@dataclass
+class Verdict:
+    judged_class: str | None
+    reason: str
+    outcome: str
+    model_configured: str
+    model_returned: str | None
+    effort: str
+    attempts: int
+    latency_seconds: float
+    judged_at: str
+    raw: str = ""
+    error: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "class": self.judged_class,
+            "decisive_reason": self.reason,
+            "outcome": self.outcome,
+            "judge": {
+                "model_configured": self.model_configured,
+                "model_returned": self.model_returned,
+                "effort": self.effort,
+            },
+            "attempts": self.attempts,
+            "latency_seconds": round(self.latency_seconds, 3),
+            "judged_at": self.judged_at,
+            "raw": self.raw,
+            "error": self.error,
+        }
+
+
+@dataclass
+class Judge:
+    config: JudgeConfig
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
+
+    def _client(self) -> Any:
+        from openai import OpenAI
+
+        return OpenAI(
+            base_url=self.config.base_url,
+            api_key=self.config.api_key,
+            timeout=self.config.timeout,
+            max_retries=0,  # retries are ours, counted and bounded
+        )
+
+    def judge(self, question: str, answer: str, ground_truth: str) -> Verdict:
+        """One answer judged; HARNESS_ERROR (with the last error) if no attempt gives a
+        verdict inside the contract."""
+        from datetime import UTC, datetime
+
+        prompt = PROMPT.format(question=question, answer=answer, ground_truth=ground_truth)
+        client = self._client()
+        started = time.monotonic()
+        error, raw, returned = "", "", None
+        for attempt in range(1, self.config.attempts + 1):
+            if attempt > 1:
+                self.sleep(self.config.backoff * 2 ** (attempt - 2))
+            try:
+                reply = client.chat.completions.create(
+                    model=self.config.model,
+                    messages=[{"role": "user", "content": prompt}],
+                    reasoning_effort=self.config.effort,
+                )
+                returned = getattr(reply, "model", None)
+                raw = reply.choices[0].message.content or ""
+                judged, reason = parse_verdict(raw)
+            except JudgeOutputError as exc:
+                error = f"invalid judge reply: {exc}"
+                continue
+            except Exception as exc:  # unreachable, timeout, refusal, a malformed response
+                error = f"judge call failed: {type(exc).__name__}: {exc}"[:500]
+                continue
+            return Verdict(
+                judged, reason, outcome(judged), self.config.model, returned, self.config.effort,
+                attempt, time.monotonic() - started, datetime.now(UTC).isoformat(), raw,
+            )  # fmt: skip
+        return Verdict(
+            None, "", HARNESS_ERROR, self.config.model, returned, self.config.effort,
+            self.config.attempts, time.monotonic() - started, datetime.now(UTC).isoformat(),
+            raw, error,
+        )  # fmt: skip
+
+
+class ControlFailed(RuntimeError):
+    """The positive control failed: the point or the judge is broken, and no answer is
+    scored until it is fixed."""
+
+
+def positive_control(judge: Judge, point: Point) -> Verdict:
+    """The Ground Truth, judged as the answer, must be completely_correct; otherwise the
+    job aborts loudly, naming the point."""
+    verdict = judge.judge(point.question, point.ground_truth, point.ground_truth)
+    if verdict.judged_class != "completely_correct":
+        got = verdict.judged_class or f"no verdict ({verdict.error})"
+        raise ControlFailed(
+            f"positive control failed on point {point.id}: its own Ground Truth was judged "
+            f"{got}; the point or the judge is broken, and nothing is scored"
+        )
+    return verdict
+
+
+def stability(
+    judge: Judge, points: list[Point], answers: dict[str, str], k: int = 3, stride: int = 1
+) -> dict[str, Any]:
+    """Re-judge every ``stride``-th point's answer ``k`` times: the flip rate (items whose
+    verdicts differ), raw agreement, and Fleiss' kappa beside it."""
+    sample = points[::stride]
+    ratings = []
+    for point in sample:
+        verdicts = [
+            judge.judge(point.question, answers[point.id], point.ground_truth) for _ in range(k)
+        ]
+        ratings.append([v.judged_class or HARNESS_ERROR for v in verdicts])
+    agreement = raw_agreement(ratings)
+    return {
+        "items": len(sample),
+        "repeats": k,
+        "flip_rate": 1.0 - agreement,
+        "raw_agreement": agreement,
+        "fleiss_kappa": fleiss_kappa(ratings),
+        "ratings": {p.id: r for p, r in zip(sample, ratings, strict=True)},
+    }
