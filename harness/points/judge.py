@@ -11,6 +11,7 @@ agent's failure, never its success.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -212,4 +213,52 @@ def stability(
         "raw_agreement": agreement,
         "fleiss_kappa": fleiss_kappa(ratings),
         "ratings": {p.id: r for p, r in zip(sample, ratings, strict=True)},
+    }
+
+
+DIGITS = re.compile(r"\d+(?:\.\d+)?")
+
+
+def perturbed(text: str) -> str | None:
+    """The text with every number changed (each digit run scaled and shifted), or None
+    when it holds no digit."""
+    if not DIGITS.search(text):
+        return None
+
+    def change(match: re.Match[str]) -> str:
+        value = match.group(0)
+        if "." in value:
+            whole, frac = value.split(".")
+            return f"{int(whole) * 3 + 7}.{frac}"
+        return str(int(value) * 3 + 7)
+
+    return DIGITS.sub(change, text)
+
+
+def negative_controls(judge: Judge, point: Point) -> dict[str, Any]:
+    """Answers that must not pass: an empty answer must be other_error, and the Ground
+    Truth with its numbers changed must not be completely_correct (a point without
+    digits gets its conclusion negated instead). A failure flags the point and the
+    judge in the record; it does not abort the job."""
+    empty = judge.judge(point.question, "", point.ground_truth)
+    changed = perturbed(point.ground_truth)
+    kind = "numbers_perturbed"
+    if changed is None:
+        kind = "conclusion_negated"
+        changed = f"It is not the case that: {point.ground_truth}"
+    wrong = judge.judge(point.question, changed, point.ground_truth)
+    checks = {
+        "empty_answer": {
+            "class": empty.judged_class,
+            "passed": empty.judged_class == "other_error",
+        },
+        kind: {
+            "class": wrong.judged_class,
+            "passed": wrong.judged_class is not None and wrong.judged_class != "completely_correct",
+        },
+    }
+    return {
+        "point_id": point.id,
+        "checks": checks,
+        "flagged": not all(c["passed"] for c in checks.values()),
     }

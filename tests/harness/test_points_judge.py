@@ -190,3 +190,22 @@ def test_the_prompt_carries_no_provenance_by_construction() -> None:
 
     assert "provenance" not in inspect.signature(module.Judge.judge).parameters
     assert "{provenance}" not in module.PROMPT and Path(module.__file__).exists()
+
+
+def test_negative_controls_pass_with_a_good_judge_and_flag_a_lenient_one(
+    server: tuple[Server, str], points: list[Any]
+) -> None:
+    from harness.points.judge import negative_controls, perturbed
+
+    assert perturbed("Revenue rose 12% to 3.5 billion in 2023") == (
+        "Revenue rose 43% to 16.5 billion in 6076"  # 12*3+7, 3*3+7 (.5 kept), 2023*3+7
+    )
+    assert perturbed("No numbers here") is None
+    state, url = server
+    report = negative_controls(judge_for(url), points[0])
+    assert report["flagged"] is False
+    assert report["checks"]["empty_answer"] == {"class": "other_error", "passed": True}
+    state.mode = "flips"  # a judge that sometimes calls anything correct
+    state.calls = 0
+    lenient = negative_controls(judge_for(url), points[0])
+    assert lenient["flagged"] is True  # recorded, not raised
