@@ -209,3 +209,67 @@ def test_negative_controls_pass_with_a_good_judge_and_flag_a_lenient_one(
     state.calls = 0
     lenient = negative_controls(judge_for(url), points[0])
     assert lenient["flagged"] is True  # recorded, not raised
+
+
+def test_a_judging_run_on_the_loopback_judge_writes_sets_that_verify(
+    server: tuple[Server, str], points: list[Any], tmp_path: Path
+) -> None:
+    from dataclasses import replace
+
+    from harness.points.artifacts import (
+        ANSWER_SET,
+        JUDGED_SET,
+        PointsArtifactError,
+        answer_set,
+        judged_set,
+        read_artifact,
+        write_artifact,
+    )
+    from harness.points.judge import negative_controls
+
+    _, url = server
+    judge = judge_for(url)
+    answers = {
+        p.id: {"text": p.ground_truth if n % 2 else "I cannot say.", "latency_seconds": 1.5,
+               "tokens": {"input": 10, "output": 5}, "cost": 0.001, "tool_counts": {"search": 1}}
+        for n, p in enumerate(points)
+    }  # fmt: skip
+    experiment = {"agent": {"model": "test-agent", "effort": "low"}, "harness": "pit-harness",
+                  "instructions": "answer the question", "tools": [], "evidence_snapshot": None}  # fmt: skip
+    answers_sha = write_artifact(tmp_path / "answers.json", answer_set(points, answers, experiment))
+    body = read_artifact(tmp_path / "answers.json", ANSWER_SET)
+    assert body["capability_line"] == (
+        "ground_truth_visible_to_agent=False provenance_visible_to_agent=False"
+    )
+    controls = {
+        "positive": {p.id: positive_control(judge, p).judged_class for p in points},
+        "negative": [negative_controls(judge, p) for p in points[:2]],
+    }
+    verdicts = {
+        a["point_id"]: judge.judge(
+            next(p.question for p in points if p.id == a["point_id"]),
+            a["text"],
+            next(p.ground_truth for p in points if p.id == a["point_id"]),
+        )
+        for a in body["answers"]
+    }
+    write_artifact(tmp_path / "judged.json", judged_set(answers_sha, verdicts, controls))
+    judged = read_artifact(tmp_path / "judged.json", JUDGED_SET)
+    assert judged["answer_set_sha256"] == answers_sha
+    assert judged["summary"]["pass"] == 3 and judged["summary"]["judged"] == 6
+    assert judged["judge"] == {"model": "gpt-5.6-sol", "effort": "xhigh"}
+    assert judged["verdicts"][0]["judge"]["model_returned"] == "judge-2026-11-30"
+    # tampered: one verdict changed, the digest left alone
+    text = (
+        (tmp_path / "judged.json")
+        .read_text()
+        .replace('"class":"other_error"', '"class":"completely_correct"', 1)
+    )
+    (tmp_path / "judged.json").write_text(text)
+    with pytest.raises(PointsArtifactError, match="the body hashes to"):
+        read_artifact(tmp_path / "judged.json", JUDGED_SET)
+    # one judge per set
+    first = next(iter(verdicts))
+    mixed = {**verdicts, first: replace(verdicts[first], model_configured="another-judge")}
+    with pytest.raises(PointsArtifactError, match="one judge per judged set"):
+        judged_set(answers_sha, mixed, controls)
