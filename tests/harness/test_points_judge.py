@@ -273,3 +273,45 @@ def test_a_judging_run_on_the_loopback_judge_writes_sets_that_verify(
     mixed = {**verdicts, first: replace(verdicts[first], model_configured="another-judge")}
     with pytest.raises(PointsArtifactError, match="one judge per judged set"):
         judged_set(answers_sha, mixed, controls)
+
+
+def test_points_judge_from_the_command_line(
+    server: tuple[Server, str], points: list[Any], tmp_path: Path
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from harness.points.artifacts import JUDGED_SET, answer_set, read_artifact, write_artifact
+
+    state, url = server
+    folder = tmp_path / "points"
+    folder.mkdir()
+    source = shared_path("data", "pitfall", "points")
+    (folder / "META.md").write_text(
+        (source / "META.md").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    for p in points:
+        (folder / p.path.name).write_text(p.text, encoding="utf-8")
+    answers = {p.id: {"text": p.ground_truth} for p in points}
+    write_artifact(tmp_path / "answers.json", answer_set(points, answers, {"agent": "copy"}))
+
+    def judge(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "harness.cli", "points", "judge", str(tmp_path / "answers.json"),
+             "--out", str(tmp_path / "judged.json"), "--points-dir", str(folder),
+             "--base-url", url, "--stride", "3", *extra],
+            capture_output=True, text=True, check=False,
+            env={**os.environ, "OPENAI_API_KEY": "test-key"},
+        )  # fmt: skip
+
+    done = judge()
+    assert done.returncode == 0, done.stderr
+    assert f"judged {len(points)} answer(s)" in done.stdout and "PASS 6  FAIL 0" in done.stdout
+    judged = read_artifact(tmp_path / "judged.json", JUDGED_SET)
+    assert judged["controls"]["stability"]["items"] == 2
+    (tmp_path / "judged.json").unlink()
+    state.mode = "fails-positive"
+    refused = judge()
+    assert refused.returncode == 1 and "positive control failed on point" in refused.stderr
+    assert not (tmp_path / "judged.json").exists()  # nothing scored, nothing written
