@@ -30,9 +30,7 @@ from pitweb.releases.models import ReferencePrices, Release
 from pitweb.runs.errors import SubmissionError
 from pitweb.runs.models import AuditEvent, PlatformScore, Run
 from pitweb.runs.selectors import PROVEN_LEVELS
-from pitweb.runs.services import _require_reason, board_changed, readable
-
-MAX_ATTEMPTS = 3
+from pitweb.runs.services import MAX_ATTEMPTS, _require_reason, board_changed, readable
 
 
 def current_prices(release: Release | None) -> ReferencePrices | None:

@@ -545,6 +545,9 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+# Our own failures are retried this many times (a job, a platform score), then final.
+MAX_ATTEMPTS = 3
+
 # The legal moves of a verification job, written once: every state change goes
 # through ``_move``, which refuses any other.
 LEGAL_MOVES: dict[str, frozenset[str]] = {
@@ -661,7 +664,7 @@ def verification_requeue_stale(*, older_than: timedelta | None = None) -> list[i
     dispatched again; a job that has used its attempts (it keeps killing workers) ends
     as harness_error; a job left waiting in received (its message was lost) is
     dispatched again."""
-    from pitweb.runs.tasks import MAX_ATTEMPTS, verify_run_task
+    from pitweb.runs.tasks import verify_run_task
 
     limit = older_than or timedelta(seconds=settings.PITWEB_STALE_AFTER_SECONDS)
     cutoff = timezone.now() - limit

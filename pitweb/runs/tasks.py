@@ -6,8 +6,6 @@ from celery import shared_task
 
 from pitweb.runs import services, verification, workers  # noqa: F401 - workers: heartbeats
 
-MAX_ATTEMPTS = verification.MAX_ATTEMPTS
-
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def verify_run_task(job_id: int) -> str:

@@ -22,9 +22,9 @@ from pitweb.artifacts import copy_to, release_copy, release_held
 from pitweb.releases.models import ReferencePrices
 from pitweb.runs import platform, services
 from pitweb.runs.models import JobState, PlatformScore, Run, VerificationJob
+from pitweb.runs.services import MAX_ATTEMPTS
 
 log = logging.getLogger(__name__)
-MAX_ATTEMPTS = 3
 # Checks that passed at upload or at registration: failing now means our stored copy is
 # damaged, which is our problem, never the submitter's.
 SERVER_SIDE_CHECKS = frozenset(

@@ -196,3 +196,19 @@ def priced_release(registered: Any, reference_file: Path) -> Any:
         reason="test reference prices",
     )
     return registered
+
+
+def submit_run(user: User, artifacts: Artifacts, **replace: bytes | None) -> Any:
+    """Upload through the upload service (files replaced as given) and return the run as
+    the database holds it afterwards."""
+    from pitweb.runs import services
+
+    files = artifacts.files(**replace)
+    run = services.run_submit(
+        user=user,
+        receipt=files["receipt"],
+        trajectory=files["trajectory"],
+        prices=files.get("prices"),
+    ).run
+    run.refresh_from_db()
+    return run

@@ -11,20 +11,14 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from harness.receipt import receipt_text
-from pitweb.runs import services
 from pitweb.runs.models import Run
-from tests.pitweb.conftest import Artifacts, token_client
+from tests.pitweb.conftest import Artifacts, submit_run, token_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def submit(user: User, artifacts: Artifacts, receipt: bytes | None = None) -> Run:
-    files = artifacts.files(**({"receipt": receipt} if receipt else {}))
-    run = services.run_submit(
-        user=user, receipt=files["receipt"], trajectory=files["trajectory"], prices=files["prices"]
-    ).run
-    run.refresh_from_db()
-    return run
+    return submit_run(user, artifacts, **({"receipt": receipt} if receipt else {}))  # type: ignore[no-any-return]
 
 
 def inflated(a: Artifacts) -> bytes:

@@ -18,9 +18,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from pitweb.runs import services
 from pitweb.runs.models import JobState, PlatformScore
-from tests.pitweb.conftest import Artifacts
+from tests.pitweb.conftest import Artifacts, submit_run
 from tests.pitweb.test_worker_integration import (
     real_broker_clean,
     stop,
@@ -118,13 +117,7 @@ def test_upload_verify_price_and_download_with_artifacts_in_an_object_store(
             release=release, path=reference_file, source="SYNTHETIC", pulled_at="",
             staff=None, reason="reference prices in the bucket",
         )  # fmt: skip
-        files = stub_run.files()
-        run = services.run_submit(
-            user=submitter,
-            receipt=files["receipt"],
-            trajectory=files["trajectory"],
-            prices=files["prices"],
-        ).run
+        run = submit_run(submitter, stub_run)
         job = run.jobs.get()
 
         def verified() -> bool:

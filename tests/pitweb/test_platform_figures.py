@@ -19,21 +19,13 @@ from pitweb.runs.errors import SubmissionError
 from pitweb.runs.models import AuditEvent, PlatformScore, Run
 from pitweb.runs.platform import reference_prices_register
 from tests.conftest import build_prices
-from tests.pitweb.conftest import Artifacts, make_run
+from tests.pitweb.conftest import Artifacts, make_run, submit_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def submit(user: User, artifacts: Artifacts) -> Run:
-    files = artifacts.files()
-    run = services.run_submit(
-        user=user,
-        receipt=files["receipt"],
-        trajectory=files["trajectory"],
-        prices=files.get("prices"),
-    ).run
-    run.refresh_from_db()
-    return run
+    return submit_run(user, artifacts)  # type: ignore[no-any-return]
 
 
 def board() -> dict[str, Any]:

@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from pitweb.runs import services
-from tests.pitweb.conftest import Artifacts
+from tests.pitweb.conftest import Artifacts, submit_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -54,13 +54,7 @@ def test_a_server_error_is_logged_with_its_traceback_and_answered_in_the_envelop
 def test_csv_exports_neutralise_formulas(
     priced_release: Any, submitter: User, staff: User, stub_run: Artifacts
 ) -> None:
-    files = stub_run.files()
-    run = services.run_submit(
-        user=submitter,
-        receipt=files["receipt"],
-        trajectory=files["trajectory"],
-        prices=files["prices"],
-    ).run
+    run = submit_run(submitter, stub_run)
     services.run_set_flag(
         run=run,
         staff=staff,
@@ -119,13 +113,7 @@ def test_a_nul_byte_in_a_staff_form_is_a_400_and_changes_nothing(
 ) -> None:
     from pitweb.runs.models import AuditEvent, Run
 
-    files = stub_run.files()
-    run = services.run_submit(
-        user=submitter,
-        receipt=files["receipt"],
-        trajectory=files["trajectory"],
-        prices=files["prices"],
-    ).run
+    run = submit_run(submitter, stub_run)
     client = Client()
     client.force_login(staff)
     url = f"/runs/{run.body_sha256[7:]}/staff/flag"

@@ -12,9 +12,8 @@ import pytest
 from django.contrib.auth.models import User
 
 from harness.receipt import receipt_text
-from pitweb.runs import services
 from pitweb.runs.models import JobState, Run
-from tests.pitweb.conftest import Artifacts
+from tests.pitweb.conftest import Artifacts, submit_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -23,15 +22,7 @@ def submit(
     user: User, artifacts: Artifacts, receipt: bytes, trajectory: bytes | None = None
 ) -> Run:
     replace = {"receipt": receipt, **({"trajectory": trajectory} if trajectory else {})}
-    files = artifacts.files(**replace)
-    run = services.run_submit(
-        user=user,
-        receipt=files["receipt"],
-        trajectory=files["trajectory"],
-        prices=files["prices"],
-    ).run
-    run.refresh_from_db()
-    return run
+    return submit_run(user, artifacts, **replace)  # type: ignore[no-any-return]
 
 
 def forged(a: Artifacts, change: Callable[[dict[str, Any]], None]) -> bytes:

@@ -78,7 +78,6 @@ def test_damage_to_the_servers_stored_copy_is_our_error_not_a_mismatch(
 def test_verifier_failure_retries_then_is_a_harness_error_not_a_mismatch(
     registered: Any, submitter: User, stub_run: Artifacts, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import pitweb.runs.tasks as tasks
     from pitweb.runs import verification
 
     calls = []
@@ -91,7 +90,7 @@ def test_verifier_failure_retries_then_is_a_harness_error_not_a_mismatch(
     run = submit(submitter, stub_run)
     job = run.jobs.get()
     assert job.state == JobState.HARNESS_ERROR
-    assert len(calls) == tasks.MAX_ATTEMPTS == job.attempts
+    assert len(calls) == services.MAX_ATTEMPTS == job.attempts
     assert "disk on fire" in job.message
     run.refresh_from_db()
     assert run.status == JobState.HARNESS_ERROR and run.verification_level == "self_reported"
@@ -255,7 +254,7 @@ def test_the_sweep_gives_up_on_a_job_that_keeps_killing_its_workers(
     VerificationJob.objects.filter(pk=job.pk).update(
         state=JobState.VERIFYING,
         worker="gone:1",
-        attempts=tasks.MAX_ATTEMPTS,
+        attempts=services.MAX_ATTEMPTS,
         heartbeat_at=long_ago,
     )
     assert services.verification_requeue_stale() == []

@@ -10,28 +10,28 @@ def get_item(mapping: dict[str, Any], key: str) -> Any:
     return mapping.get(key) if isinstance(mapping, dict) else None
 
 
+def _percent(value: Any) -> float | None:
+    """A fraction as percent, or None for none or not a number."""
+    if value is None or value == "":
+        return None
+    try:
+        return float(value) * 100 + 0.0  # + 0.0: no "-0.00"
+    except (TypeError, ValueError):
+        return None
+
+
 @register.filter
 def pct(value: Any, places: int = 2) -> str:
     """A fraction as a percentage (0.0123 -> "1.23%"); "n/a" for none."""
-    if value is None or value == "":
-        return "n/a"
-    try:
-        number = float(value) * 100
-    except (TypeError, ValueError):
-        return "n/a"
-    return f"{number + 0.0:.{int(places)}f}%"
+    number = _percent(value)
+    return "n/a" if number is None else f"{number:.{int(places)}f}%"
 
 
 @register.filter
 def pp(value: Any, places: int = 2) -> str:
     """A difference of fractions in percentage points, signed (0.004 -> "+0.40 pp")."""
-    if value is None or value == "":
-        return "n/a"
-    try:
-        number = float(value) * 100
-    except (TypeError, ValueError):
-        return "n/a"
-    return f"{number + 0.0:+.{int(places)}f} pp"
+    number = _percent(value)
+    return "n/a" if number is None else f"{number:+.{int(places)}f} pp"
 
 
 @register.filter
