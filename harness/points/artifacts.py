@@ -1,125 +1,263 @@
 """Our own judged-point artifacts, hash-bound like a run's receipt.
 
 An **answer set** records the experiment (the agent's model and effort, the harness, the
-instructions, the tools, the evidence snapshot) and, per point, the answer with its
-latency, tokens, cost and tool counts, bound to the point's hashes. A **judged set**
-binds one answer set by its digest and records, per answer, the verdict (class, decisive
-reason, the judge's configured and returned model, effort, time, raw reply, outcome),
-the controls and the summary; one judge per set. Each file is a canonical JSON body,
-its ``body_sha256`` and the time it was written (outside the hash); ``read_artifact``
-refuses a body that does not hash to its digest.
+instructions, the tools, the evidence snapshot) and, per point and sample, the answer
+with its latency, tokens, cost and tool counts, bound to the point's hashes. A **judged
+set** binds one answer set by its digest and records, per answer, the verdict (class,
+decisive reason, the judge's configured and returned model, effort, time, raw reply,
+outcome), the controls, a record per point (model, date, counts, pass@k, capabilities)
+and the summary; one judge per set. Each file is a canonical JSON body, its
+``body_sha256`` and the time it was written (outside the hash); ``read_artifact`` refuses
+a body that does not hash to its digest, and ``verify_judged`` re-derives everything a
+judged set states from its verdicts, its answer set and the point files.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections import Counter, defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from harness import canonical
-from harness.points.judge import Verdict
+from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL, Verdict, parse_verdict
 from harness.points.markdown import Point, suite_sha256
-from harness.points.metrics import summary
+from harness.points.metrics import (
+    HARNESS_ERROR,
+    PASS,
+    fleiss_kappa,
+    outcome,
+    pass_at_k,
+    raw_agreement,
+    summary,
+)
 
 ANSWER_SET = "pit_answer_set"
 JUDGED_SET = "pit_judged_set"
+ANSWER_FIELDS = ("text", "status", "finish_reason", "model_returned", "attempts",
+                 "latency_seconds", "answered_at", "tokens", "cost", "tool_counts", "error")  # fmt: skip
+CLOSED_BOOK = {
+    "ground_truth_visible_to_agent": False,
+    "provenance_visible_to_agent": False,
+    "tools_offered": "none",
+    "training_cutoff_checked": False,
+}
 
 
 class PointsArtifactError(ValueError):
-    """Not a complete, untampered answer or judged set."""
+    """Not a complete, untampered answer or judged set, or one that does not hold
+    together with its answer set and the point files."""
 
 
 def capability_line(fields: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in fields.items())
 
 
+def canonical_sha256(body: dict[str, Any]) -> str:
+    return "sha256:" + canonical.sha256_hex(canonical.dumps_bytes(body))
+
+
+def _as_stored(value: Any) -> Any:
+    """``value`` as it reads back from a canonical file (floats at six decimals)."""
+    return json.loads(canonical.dumps(value))
+
+
 def answer_set(
-    points: list[Point], answers: dict[str, dict[str, Any]], experiment: dict[str, Any]
+    points: list[Point],
+    records: list[dict[str, Any]],
+    experiment: dict[str, Any],
+    capabilities: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The body of an answer set: ``answers[point_id]`` holds ``text`` and, as measured,
-    ``latency_seconds``, ``tokens``, ``cost`` and ``tool_counts``."""
-    unknown = sorted(set(answers) - {p.id for p in points})
+    """The body of an answer set over ``points`` (the suite it was run on). Each record
+    holds ``point_id``, ``sample`` (0 when each point is answered once), ``text`` and, as
+    measured, the fields of ``ANSWER_FIELDS``; ``status`` is ``completed`` or
+    ``harness_error`` (no answer: nothing to judge)."""
+    by_id = {p.id: p for p in points}
+    unknown = sorted({r["point_id"] for r in records} - set(by_id))
     if unknown:
         raise PointsArtifactError(f"answers for points not in the set: {', '.join(unknown)}")
-    capabilities = {
-        "ground_truth_visible_to_agent": False,
-        "provenance_visible_to_agent": False,
-    }
+    keys = Counter((r["point_id"], int(r.get("sample", 0))) for r in records)
+    twice = sorted(f"{k[0]}#{k[1]}" for k, n in keys.items() if n > 1)
+    if twice:
+        raise PointsArtifactError(f"answered twice: {', '.join(twice)}")
+    answers = []
+    for record in sorted(records, key=lambda r: (r["point_id"], int(r.get("sample", 0)))):
+        point = by_id[record["point_id"]]
+        answer = {
+            "point_id": point.id,
+            "sample": int(record.get("sample", 0)),
+            "point_sha256": point.point_sha256,
+            "question_sha256": point.question_sha256,
+            "status": record.get("status", "completed"),
+            "tokens": record.get("tokens") or {},
+            "tool_counts": record.get("tool_counts") or {},
+            "cost": record.get("cost") or {"usd": None, "source": "not_reported"},
+        }
+        for key in ANSWER_FIELDS:
+            answer.setdefault(key, record.get(key))
+        answer["text"] = answer["text"] or ""
+        answers.append(answer)
+    fields = dict(CLOSED_BOOK if capabilities is None else capabilities)
+    missing = [p.id for p in points if p.id not in {a["point_id"] for a in answers}]
+    failed = sum(1 for a in answers if a["status"] != "completed")
     return {
         "artifact_type": ANSWER_SET,
         "schema_version": 1,
+        "status": "complete" if not missing and not failed else "incomplete",
         "experiment": experiment,
+        "point_count": len(points),
+        "point_ids": sorted(p.id for p in points),
         "point_suite_sha256": suite_sha256(points),
-        "answers": [
-            {
-                "point_id": p.id,
-                "point_sha256": p.point_sha256,
-                "question_sha256": p.question_sha256,
-                "text": answers[p.id]["text"],
-                "latency_seconds": answers[p.id].get("latency_seconds"),
-                "tokens": answers[p.id].get("tokens", {}),
-                "cost": answers[p.id].get("cost"),
-                "tool_counts": answers[p.id].get("tool_counts", {}),
-            }
-            for p in points
-            if p.id in answers
-        ],
-        "capabilities": capabilities,
-        "capability_line": capability_line(capabilities),
+        "answers": answers,
+        "summary": _answer_summary(answers),
+        "capabilities": fields,
+        "capability_line": capability_line(fields),
     }
 
 
+def _answer_summary(answers: list[dict[str, Any]]) -> dict[str, Any]:
+    tokens: Counter[str] = Counter()
+    for answer in answers:
+        tokens.update({k: v for k, v in answer["tokens"].items() if isinstance(v, int)})
+    costs = [a["cost"].get("usd") for a in answers]
+    return {
+        "answers": len(answers),
+        "completed": sum(1 for a in answers if a["status"] == "completed"),
+        "harness_error": sum(1 for a in answers if a["status"] != "completed"),
+        "tokens": dict(sorted(tokens.items())),
+        # a total is stated only when every answer's cost is known
+        "cost_usd": round(sum(costs), 6) if costs and None not in costs else None,
+        "tool_calls": sum(sum(a["tool_counts"].values()) for a in answers),
+    }
+
+
+def _key(record: dict[str, Any]) -> tuple[str, int]:
+    return str(record["point_id"]), int(record.get("sample", 0))
+
+
+def _judge_capabilities(answers: dict[str, Any], model: str, effort: str) -> dict[str, Any]:
+    return {
+        "ground_truth_visible_to_agent": answers["capabilities"].get(
+            "ground_truth_visible_to_agent", "unknown"
+        ),
+        "provenance_sent_to_judge": False,
+        "judge_pinned": (model, effort) == (DEFAULT_MODEL, DEFAULT_EFFORT),
+        "harness_errors_scored": False,
+    }
+
+
+def _figures(
+    answers: dict[str, Any], verdicts: list[dict[str, Any]], judge: dict[str, Any], line: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The summary and the per-point records, from the verdict records alone."""
+    status = {_key(a): a["status"] for a in answers["answers"]}
+    figures: dict[str, Any] = summary([v["class"] for v in verdicts])
+    agent_errors = sum(1 for v in verdicts if status[_key(v)] != "completed")
+    figures["harness_errors"] = {
+        "agent": agent_errors,
+        "judge": figures["harness_error"] - agent_errors,
+    }
+    figures["accuracy_unit"] = "answer"
+    grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for verdict in verdicts:
+        grouped[verdict["point_id"]].append(verdict)
+    agent_model = (answers["experiment"].get("agent") or {}).get("model")
+    records = []
+    for point_id in sorted(grouped):
+        outcomes = [v["outcome"] for v in grouped[point_id]]
+        scored = sum(1 for o in outcomes if o != HARNESS_ERROR)
+        passed = outcomes.count(PASS)
+        records.append({
+            "point_id": point_id,
+            "agent_model": agent_model,
+            "judge_model": judge["model"],
+            "date": max(v["judged_at"] for v in grouped[point_id])[:10],
+            "n_answers": len(outcomes),
+            "n_scored": scored,
+            "n_pass": passed,
+            "n_harness_error": len(outcomes) - scored,
+            "passk": {str(k): pass_at_k(scored, passed, k) for k in range(1, scored + 1)},
+            "capabilities": line,
+        })  # fmt: skip
+    most = max((len(g) for g in grouped.values()), default=0)
+    figures["pass_at_k"] = {}
+    for k in range(1, most + 1):
+        values = [float(r["passk"][str(k)]) for r in records if str(k) in r["passk"]]
+        figures["pass_at_k"][str(k)] = {
+            "value": sum(values) / len(values) if values else None,
+            "points": len(values),
+            "points_without_k_scored_answers": len(records) - len(values),
+        }
+    return figures, records
+
+
 def judged_set(
-    answers_sha256: str,
-    verdicts: dict[str, Verdict],
+    answers: dict[str, Any],
+    verdicts: dict[tuple[str, int], Verdict],
     controls: dict[str, Any],
 ) -> dict[str, Any]:
-    """The body of a judged set over one answer set; refused if its verdicts come from
-    more than one judge (model and effort)."""
+    """The body of a judged set over one answer set body: a verdict for every answer
+    (``(point_id, sample)``), refused if its verdicts come from more than one judge."""
     judges = {(v.model_configured, v.effort) for v in verdicts.values()}
     if len(judges) > 1:
         raise PointsArtifactError(
             f"one judge per judged set; these verdicts come from {sorted(judges)}"
         )
-    model, effort = next(iter(judges)) if judges else ("", "")
-    capabilities = {
-        "provenance_sent_to_judge": False,
-        "judge_pinned": True,
-        "harness_errors_scored": False,
-    }
+    wanted = {_key(a) for a in answers["answers"]}
+    if set(verdicts) != wanted:
+        raise PointsArtifactError("a judged set holds one verdict for every answer, no other")
+    model, effort = next(iter(judges)) if judges else (DEFAULT_MODEL, DEFAULT_EFFORT)
+    returned = sorted({v.model_returned for v in verdicts.values() if v.model_returned})
+    judge = {"model": model, "effort": effort, "models_returned": returned}
+    fields = _judge_capabilities(answers, model, effort)
+    line = capability_line(fields)
+    records = [
+        {"point_id": k[0], "sample": k[1], **verdicts[k].to_json()} for k in sorted(verdicts)
+    ]
+    records = _as_stored(records)
+    figures, per_point = _figures(answers, records, judge, line)
     return {
         "artifact_type": JUDGED_SET,
         "schema_version": 1,
-        "answer_set_sha256": answers_sha256,
-        "judge": {"model": model, "effort": effort},
+        "answer_set_sha256": canonical_sha256(answers),
+        "experiment": answers["experiment"],
+        "judge": judge,
         "controls": controls,
-        "verdicts": [{"point_id": k, **verdicts[k].to_json()} for k in sorted(verdicts)],
-        "summary": summary([verdicts[k].judged_class for k in sorted(verdicts)]),
-        "capabilities": capabilities,
-        "capability_line": capability_line(capabilities),
+        "verdicts": records,
+        "points": per_point,
+        "summary": figures,
+        "capabilities": fields,
+        "capability_line": line,
     }
 
 
 def write_artifact(path: str | os.PathLike[str], body: dict[str, Any]) -> str:
-    """Write ``{"body", "body_sha256", "written_at"}``; return the body's digest."""
+    """Write ``{"body", "body_sha256", "written_at"}`` atomically (a temporary file
+    renamed over the target); return the body's digest."""
     text = canonical.dumps(body)
     sha = "sha256:" + canonical.sha256_hex(text.encode())
     written = datetime.now(UTC).isoformat()
-    Path(path).write_text(
+    target = Path(path)
+    temporary = target.with_name(f".{target.name}.tmp")
+    temporary.write_text(
         '{"body":' + text + ',"body_sha256":' + json.dumps(sha)
         + ',"written_at":' + json.dumps(written) + "}\n",
         encoding="utf-8",
     )  # fmt: skip
+    os.replace(temporary, target)
     return sha
 
 
-def read_artifact(path: str | os.PathLike[str], kind: str) -> dict[str, Any]:
-    """The body of an answer or judged set, once it is whole and hashes to its digest."""
+def read_artifact(path: str | os.PathLike[str], kind: str | None = None) -> dict[str, Any]:
+    """The body of an answer or judged set (of ``kind`` when given), once it is whole and
+    hashes to its digest."""
     where = str(path)
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise PointsArtifactError(f"{where}: not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise PointsArtifactError(f"{where}: not complete JSON (truncated?): {exc}") from None
     if not isinstance(data, dict) or set(data) != {"body", "body_sha256", "written_at"}:
@@ -127,9 +265,110 @@ def read_artifact(path: str | os.PathLike[str], kind: str) -> dict[str, Any]:
             f"{where}: an artifact holds exactly body, body_sha256, written_at"
         )
     body = data["body"]
-    if not isinstance(body, dict) or body.get("artifact_type") != kind:
-        raise PointsArtifactError(f"{where}: not a {kind}")
-    sha = "sha256:" + canonical.sha256_hex(canonical.dumps_bytes(body))
+    kinds = (kind,) if kind else (ANSWER_SET, JUDGED_SET)
+    if not isinstance(body, dict) or body.get("artifact_type") not in kinds:
+        raise PointsArtifactError(f"{where}: not a {' or '.join(kinds)}")
+    sha = canonical_sha256(body)
     if sha != data["body_sha256"]:
         raise PointsArtifactError(f"{where}: the body hashes to {sha}, not {data['body_sha256']}")
     return body
+
+
+def verify_answers(answers: dict[str, Any], points: list[Point]) -> list[Point]:
+    """The points an answer set was run on, once its suite digest, every answer's point
+    and question hashes and its summary hold against the point files here."""
+    by_id = {p.id: p for p in points}
+    ids = list(answers["point_ids"])
+    unknown = [i for i in ids if i not in by_id]
+    if unknown:
+        raise PointsArtifactError(f"the set was run on points not here: {', '.join(unknown)}")
+    if len(ids) != answers["point_count"] or len(set(ids)) != len(ids):
+        raise PointsArtifactError("point_ids and point_count disagree")
+    if not {a["point_id"] for a in answers["answers"]} <= set(ids):
+        raise PointsArtifactError("answers for points outside the set's suite")
+    suite = [by_id[i] for i in ids]
+    if answers["point_suite_sha256"] != suite_sha256(suite):
+        raise PointsArtifactError(
+            "point_suite_sha256 differs from the point files here: the points changed, "
+            "or the set was run on another suite"
+        )
+    for answer in answers["answers"]:
+        point = by_id[answer["point_id"]]
+        for key in ("point_sha256", "question_sha256"):
+            if answer[key] != getattr(point, key):
+                raise PointsArtifactError(f"point {point.id}: {key} differs from its file")
+    if answers["summary"] != _as_stored(_answer_summary(answers["answers"])):
+        raise PointsArtifactError("the answer set's summary is not what its answers give")
+    return [by_id[i] for i in sorted({a["point_id"] for a in answers["answers"]})]
+
+
+def _check_verdict(verdict: dict[str, Any], answer: dict[str, Any], judge: dict[str, Any]) -> None:
+    where = f"{verdict['point_id']}#{verdict['sample']}"
+    stated = verdict["judge"]
+    if (stated["model_configured"], stated["effort"]) != (judge["model"], judge["effort"]):
+        raise PointsArtifactError(f"{where}: judged by another judge than the set's")
+    if answer["status"] != "completed" and verdict["class"] is not None:
+        raise PointsArtifactError(f"{where}: a verdict on an answer the agent never gave")
+    if verdict["outcome"] != outcome(verdict["class"]):
+        raise PointsArtifactError(f"{where}: outcome {verdict['outcome']} for its class")
+    if verdict["class"] is not None:
+        try:
+            parsed = parse_verdict(verdict["raw"])
+        except ValueError as exc:
+            raise PointsArtifactError(
+                f"{where}: its raw judge reply does not parse: {exc}"
+            ) from None
+        if parsed != (verdict["class"], verdict["decisive_reason"]):
+            raise PointsArtifactError(f"{where}: class or reason differs from the raw reply")
+
+
+def _check_controls(controls: dict[str, Any], answered: list[Point]) -> None:
+    positive = controls.get("positive") or {}
+    for point in answered:
+        if positive.get(point.id) != "completely_correct":
+            raise PointsArtifactError(f"point {point.id}: no passed positive control")
+    for record in controls.get("negative") or []:
+        passed = all(c["passed"] for c in record["checks"].values())
+        if record["flagged"] == passed:
+            raise PointsArtifactError(f"point {record['point_id']}: flagged contradicts checks")
+    stability = controls.get("stability")
+    if stability and stability["items"]:
+        ratings = list(stability["ratings"].values())
+        agreement = raw_agreement(ratings)
+        redone = {"flip_rate": 1.0 - agreement, "raw_agreement": agreement,
+                  "fleiss_kappa": fleiss_kappa(ratings)}  # fmt: skip
+        if _as_stored(redone) != {k: stability[k] for k in redone}:
+            raise PointsArtifactError("the stability figures are not what its ratings give")
+
+
+def verify_judged(
+    judged: dict[str, Any], answers: dict[str, Any], points: list[Point]
+) -> dict[str, Any]:
+    """Re-derive a judged set: bound to this answer set, which holds against the point
+    files; one verdict per answer, each parsed back from the judge's raw reply, all from
+    the set's one judge; a passed positive control on every answered point; controls,
+    per-point records, summary and capability line equal to a fresh computation.
+    Returns the summary."""
+    if judged["answer_set_sha256"] != canonical_sha256(answers):
+        raise PointsArtifactError("the judged set is bound to another answer set")
+    answered = verify_answers(answers, points)
+    by_key = {_key(a): a for a in answers["answers"]}
+    keys = [_key(v) for v in judged["verdicts"]]
+    if sorted(keys) != sorted(by_key) or len(set(keys)) != len(keys):
+        raise PointsArtifactError("the verdicts are not one per answer")
+    for verdict in judged["verdicts"]:
+        _check_verdict(verdict, by_key[_key(verdict)], judged["judge"])
+    _check_controls(judged["controls"], answered)
+    fields = _judge_capabilities(answers, judged["judge"]["model"], judged["judge"]["effort"])
+    if judged["capabilities"] != fields or judged["capability_line"] != capability_line(fields):
+        raise PointsArtifactError("the capability line is not what the set's judge gives")
+    figures, per_point = _figures(
+        answers, judged["verdicts"], judged["judge"], judged["capability_line"]
+    )
+    if _as_stored(per_point) != judged["points"]:
+        raise PointsArtifactError("the per-point records are not what the verdicts give")
+    if _as_stored(figures) != judged["summary"]:
+        raise PointsArtifactError("the summary is not what the verdicts give")
+    if judged["experiment"] != answers["experiment"]:
+        raise PointsArtifactError("the experiment differs from the answer set's")
+    return dict(judged["summary"])

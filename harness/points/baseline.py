@@ -137,3 +137,69 @@ def import_baseline(path: str | os.PathLike[str], points: list[Point]) -> Import
     if stated != {c: counted.get(c, 0) for c in CLASSES}:
         raise ArtifactError(f"{where}: summary class_counts differ from the results' classes")
     return imported
+
+
+TOKEN_KEYS = {
+    "input_tokens": "input",
+    "cached_input_tokens": "cached_input",
+    "cache_write_input_tokens": "cache_write_input",
+    "output_tokens": "output",
+    "reasoning_output_tokens": "reasoning_output",
+}
+
+
+def _answer_record(result: dict[str, Any]) -> dict[str, Any]:
+    found = result.get("agent")
+    call: dict[str, Any] = found if isinstance(found, dict) else {}
+    answer = result.get("answer", call.get("message"))
+    found = call.get("usage")
+    usage: dict[str, Any] = found if isinstance(found, dict) else {}
+    given = isinstance(answer, str) and result.get("status") in ("completed", "failed_judge")
+    return {
+        "point_id": result["point_id"],
+        "sample": 0,
+        "status": "completed" if given else "harness_error",
+        "text": answer if given else "",
+        "finish_reason": None,
+        "model_returned": None,  # the artifact does not record it
+        "attempts": 1,
+        "latency_seconds": call.get("latency_seconds"),
+        "answered_at": None,  # the artifact records the run's start, not each answer's
+        "tokens": {TOKEN_KEYS[k]: v for k, v in usage.items() if k in TOKEN_KEYS},
+        "cost": {"usd": None, "source": "not_reported"},
+        "tool_counts": dict(call.get("tool_counts") or {}),
+        "error": "" if given else str(result.get("error") or result.get("status")),
+    }
+
+
+def answers_from_baseline(path: str | os.PathLike[str], points: list[Point]) -> dict[str, Any]:
+    """PITFALL's answers, once its artifact imports (hashes, digest, counts), as one of
+    our answer sets, ready to be judged again under our controls. Its verdicts are not
+    carried over: ours come from our judge, with controls and both model ids."""
+    from harness.points.artifacts import answer_set
+
+    import_baseline(path, points)  # refuses anything that does not hold together
+    data = read_artifact(path)
+    harness = dict(data.get("harness") or {})
+    agent = dict(data.get("agent") or {})
+    experiment = {
+        "agent": {"model": agent.get("model"), "effort": agent.get("reasoning_effort")},
+        "harness": harness,
+        "instructions": "PITFALL's agent prompt (not held in its artifact)",
+        "tools": ["web_search (native to its harness)", "shell (read-only sandbox)"],
+        "evidence_snapshot": "the live web at answer time (not frozen)",
+        "imported_from": {
+            "artifact_type": ARTIFACT_TYPE,
+            "started_at": data.get("started_at"),
+            "judge": data.get("judge"),
+        },
+    }
+    capabilities = {
+        "ground_truth_visible_to_agent": harness.get("ground_truth_visible_to_agent", "unknown"),
+        "provenance_visible_to_agent": False,
+        "tools_offered": "web_search,shell(read-only)",
+        "training_cutoff_checked": False,
+        "evidence_frozen": False,
+    }
+    records = [_answer_record(r) for r in data["results"]]
+    return answer_set(points, records, experiment, capabilities)

@@ -46,10 +46,12 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    """Check a PITFALL judged-point artifact against the points here; print its figures."""
-    from harness.points.baseline import import_baseline
+    """Check a PITFALL judged-point artifact against the points here; print its figures;
+    with ``--answers-out``, write its answers as one of our answer sets."""
+    from harness.points.baseline import answers_from_baseline, import_baseline
 
-    imported = import_baseline(args.file, _points(args))
+    points = _points(args)
+    imported = import_baseline(args.file, points)
     figures = imported.summary()
     print(f"imported {len(imported.classes)} result(s): hashes verified against the point files")
     print(f"  agent {imported.agent}  judge {imported.judge}  status {imported.status}")
@@ -65,61 +67,164 @@ def cmd_import(args: argparse.Namespace) -> int:
         )
     for name, count in figures["class_counts"].items():
         print(f"  {name:<27} {count}")
+    if args.answers_out:
+        from harness.points.artifacts import write_artifact
+
+        body = answers_from_baseline(args.file, points)
+        sha = write_artifact(args.answers_out, body)
+        print(f"its {len(body['answers'])} answer(s) -> {args.answers_out} ({sha})")
     return 0
+
+
+def _credentials(args: argparse.Namespace) -> str:
+    import os
+
+    key = os.environ.get(args.api_key_env, "")
+    if not key:
+        raise PointError(f"set {args.api_key_env} to the endpoint's API key (--api-key-env)")
+    return key
+
+
+def _selected(args: argparse.Namespace) -> list[Point]:
+    points = _points(args)
+    if not args.point_id:
+        return points
+    known = {p.id for p in points}
+    unknown = sorted(set(args.point_id) - known)
+    if unknown:
+        raise PointError(f"unknown point(s) in {args.points_dir}: {', '.join(unknown)}")
+    return [p for p in points if p.id in set(args.point_id)]
+
+
+def cmd_answer(args: argparse.Namespace) -> int:
+    """Answer every selected point (the Question only goes to the model); write the set.
+    Exit 1 when an answer could not be had (it is recorded as a harness error)."""
+    from harness.points.answer import AgentConfig, Answerer
+    from harness.points.artifacts import write_artifact
+    from harness.points.run import answer_points
+
+    points = _selected(args)
+    config = AgentConfig(
+        base_url=args.base_url, api_key=_credentials(args), model=args.model,
+        effort=args.effort, timeout=args.timeout,
+        price_input_per_mtok=args.price_input_per_mtok,
+        price_output_per_mtok=args.price_output_per_mtok,
+    )  # fmt: skip
+    body = answer_points(Answerer(config), points, samples=args.samples, workers=args.workers)
+    sha = write_artifact(args.out, body)
+    figures = body["summary"]
+    cost = figures["cost_usd"]
+    print(f"answered {len(points)} point(s) x {args.samples} -> {args.out} ({sha})")
+    print(
+        f"  {body['status']}: {figures['completed']} answer(s), {figures['harness_error']} "
+        f"harness error(s)  tokens {figures['tokens']}  cost "
+        + (f"${cost:.4f}" if cost is not None else "not reported")
+    )
+    print(f"  {body['capability_line']}")
+    return 0 if body["status"] == "complete" else 1
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
     """Controls first, then every answer of an answer set, then the stability sample;
     the judged set is written only when the positive control held on every point."""
-    import os
-
-    from harness.points.artifacts import ANSWER_SET, judged_set, read_artifact, write_artifact
-    from harness.points.judge import (
-        ControlFailed,
-        Judge,
-        JudgeConfig,
-        negative_controls,
-        positive_control,
-        stability,
-    )
+    from harness.points.artifacts import ANSWER_SET, read_artifact, verify_answers, write_artifact
+    from harness.points.judge import ControlFailed, Judge, JudgeConfig
+    from harness.points.run import judge_answer_set
 
     answers = read_artifact(args.answers, ANSWER_SET)
-    by_id = {p.id: p for p in _points(args)}
-    answered = [by_id[a["point_id"]] for a in answers["answers"] if a["point_id"] in by_id]
-    if len(answered) != len(answers["answers"]):
-        raise PointError("the answer set names points that are not in --points-dir")
-    key = os.environ.get(args.api_key_env, "")
+    points = verify_answers(answers, _points(args))
     judge = Judge(
-        JudgeConfig(base_url=args.base_url, api_key=key, model=args.model, effort=args.effort)
-    )
+        JudgeConfig(
+            base_url=args.base_url, api_key=_credentials(args), model=args.model,
+            effort=args.effort, timeout=args.timeout,
+        )
+    )  # fmt: skip
     try:
-        positive = {p.id: positive_control(judge, p).judged_class for p in answered}
+        body = judge_answer_set(
+            judge, answers, points, stability_k=args.stability_k, stride=args.stride,
+            workers=args.workers,
+        )  # fmt: skip
     except ControlFailed as exc:
         print(f"pit-harness: {exc}", file=sys.stderr)
         return 1
-    texts = {a["point_id"]: a["text"] for a in answers["answers"]}
-    verdicts = {p.id: judge.judge(p.question, texts[p.id], p.ground_truth) for p in answered}
-    controls: dict[str, Any] = {
-        "positive": positive,
-        "negative": [negative_controls(judge, p) for p in answered],
-        "stability": stability(judge, answered, texts, k=args.stability_k, stride=args.stride),
-    }
-    from harness import canonical
-
-    answers_sha = "sha256:" + canonical.sha256_hex(canonical.dumps_bytes(answers))
-    body = judged_set(answers_sha, verdicts, controls)
     sha = write_artifact(args.out, body)
-    figures = body["summary"]
-    print(f"judged {len(verdicts)} answer(s) -> {args.out} ({sha})")
-    print(
+    figures, steady = body["summary"], body["controls"]["stability"]
+    print(f"judged {len(body['verdicts'])} answer(s) -> {args.out} ({sha})")
+    line = (
         f"  PASS {figures['pass']}  FAIL {figures['fail']}  HARNESS_ERROR "
-        f"{figures['harness_error']}  flip rate {controls['stability']['flip_rate']:.2f}  "
-        f"kappa {controls['stability']['fleiss_kappa']:.2f}"
+        f"{figures['harness_error']}"
     )
-    flagged = [n["point_id"] for n in controls["negative"] if n["flagged"]]
+    if steady["items"]:
+        line += f"  flip rate {steady['flip_rate']:.2f}  kappa {steady['fleiss_kappa']:.2f}"
+    print(line)
+    flagged = [n["point_id"] for n in body["controls"]["negative"] if n["flagged"]]
     if flagged:
         print(f"  negative controls flagged: {', '.join(flagged)}")
     return 0
+
+
+def _print_judged(figures: dict[str, Any]) -> None:
+    print(
+        f"  PASS {figures['pass']}  FAIL {figures['fail']}  HARNESS_ERROR "
+        f"{figures['harness_error']} (agent {figures['harness_errors']['agent']}, judge "
+        f"{figures['harness_errors']['judge']}; outside every denominator)"
+    )
+    if figures["accuracy"] is not None:
+        low, high = figures["accuracy_interval_95"]
+        print(
+            f"  accuracy {figures['pass']}/{figures['judged']} = {figures['accuracy']:.4f}  "
+            f"95% Wilson [{low:.4f}, {high:.4f}] (per answer)"
+        )
+    for k, value in figures["pass_at_k"].items():
+        if value["value"] is not None:
+            print(f"  pass@{k} {value['value']:.4f} over {value['points']} point(s)")
+    for name, count in figures["class_counts"].items():
+        print(f"  {name:<27} {count}")
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Re-derive an answer set, or a judged set with its answer set, against the points."""
+    from harness.points.artifacts import (
+        ANSWER_SET,
+        PointsArtifactError,
+        read_artifact,
+        verify_answers,
+        verify_judged,
+    )
+
+    points = _points(args)
+    try:
+        body = read_artifact(args.file)
+        if body["artifact_type"] == ANSWER_SET:
+            verify_answers(body, points)
+            print(f"Verified answer set {args.file}: {len(body['answers'])} answer(s)")
+            print(f"  {body['capability_line']}")
+            return 0
+        if not args.answers:
+            raise PointsArtifactError("a judged set is verified with its answer set: --answers")
+        figures = verify_judged(body, read_artifact(args.answers, ANSWER_SET), points)
+    except PointsArtifactError as exc:
+        print(f"NOT verified: {exc}")
+        return 1
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
+        print(f"NOT verified: {args.file}: malformed ({type(exc).__name__}: {exc})")
+        return 1
+    print(f"Verified judged set {args.file}: {len(body['verdicts'])} verdict(s)")
+    _print_judged(figures)
+    print(f"  {body['capability_line']}")
+    return 0
+
+
+def _endpoint(verb: argparse.ArgumentParser, model: str, effort: str | None) -> None:
+    verb.add_argument("--points-dir", default="points", help="the points folder")
+    verb.add_argument("--base-url", required=True, help="an OpenAI-compatible API base URL")
+    verb.add_argument(
+        "--api-key-env", default="OPENAI_API_KEY", help="the variable holding the key"
+    )
+    verb.add_argument("--model", default=model)
+    verb.add_argument("--effort", default=effort, help="sent as reasoning_effort")
+    verb.add_argument("--timeout", type=float, default=600.0, help="seconds per call")
+    verb.add_argument("--workers", type=int, default=4, help="calls in flight at once")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -144,8 +249,31 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
             verb.add_argument("id")
         if name == "import":
             verb.add_argument("file", help="a pitfall_point_baseline artifact (JSON)")
+            verb.add_argument(
+                "--answers-out",
+                help="also write its answers as an answer set, to be judged again here",
+            )
         verb.add_argument("--points-dir", default="points", help="the points folder")
         verb.set_defaults(func=func)
+
+    from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL
+
+    answer = verbs.add_parser(
+        "answer",
+        help="answer every point with a model; write an answer set",
+        description="Send each point's Question (never its Ground Truth or Provenance), "
+        "with fixed instructions and no tools, to an OpenAI-compatible model, --samples "
+        "times; record each answer's latency, tokens, cost and model id; write the answer "
+        "set. A call that fails after three attempts is recorded as a harness error (never "
+        "scored) and the command exits 1.",
+    )
+    answer.add_argument("--out", required=True, help="the answer set to write")
+    _endpoint(answer, model="", effort=None)
+    answer.add_argument("--samples", type=int, default=1, help="answers per point (pass@k)")
+    answer.add_argument("--point-id", action="append", help="only this point; repeatable")
+    answer.add_argument("--price-input-per-mtok", type=float, help="USD per million input tokens")
+    answer.add_argument("--price-output-per-mtok", type=float, help="USD per million output tokens")
+    answer.set_defaults(func=cmd_answer)
     judge = verbs.add_parser(
         "judge",
         help="judge an answer set: controls, verdicts, stability; write a judged set",
@@ -155,11 +283,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     judge.add_argument("answers", help="an answer set written by pit-harness")
     judge.add_argument("--out", required=True, help="the judged set to write")
-    judge.add_argument("--points-dir", default="points")
-    judge.add_argument("--base-url", required=True, help="an OpenAI-compatible API base URL")
-    judge.add_argument("--api-key-env", default="OPENAI_API_KEY", help="the key's variable")
-    judge.add_argument("--model", default="gpt-5.6-sol")
-    judge.add_argument("--effort", default="xhigh")
-    judge.add_argument("--stability-k", type=int, default=3)
+    _endpoint(judge, model=DEFAULT_MODEL, effort=DEFAULT_EFFORT)
+    judge.add_argument("--stability-k", type=int, default=3, help="judgments per sampled answer")
     judge.add_argument("--stride", type=int, default=10, help="re-judge every Nth point")
     judge.set_defaults(func=cmd_judge)
+    verify = verbs.add_parser(
+        "verify",
+        help="re-derive an answer set, or a judged set with its answer set, offline",
+        description="Check an answer set against the point files, or a judged set against "
+        "its answer set and the point files: the digests, one verdict per answer parsed "
+        "back from the judge's raw reply, one judge, a passed positive control on every "
+        "point, and every figure recomputed. Exit 0 verified, 1 not.",
+    )
+    verify.add_argument("file", help="an answer set or a judged set")
+    verify.add_argument("--answers", help="the answer set a judged set binds")
+    verify.add_argument("--points-dir", default="points", help="the points folder")
+    verify.set_defaults(func=cmd_verify)

@@ -12,6 +12,7 @@ agent's failure, never its success.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,6 +57,15 @@ Class: <class>
 {ground_truth}
 </GroundTruth>
 """
+
+
+TAGS = re.compile(r"</?\s*(?:Question|Answer|GroundTruth)\s*>", re.IGNORECASE)
+
+
+def fenced(answer: str) -> str:
+    """The answer with any of our section tags written as entities, so an answer cannot
+    close its own section and pose as the Ground Truth."""
+    return TAGS.sub(lambda m: m.group(0).replace("<", "&lt;").replace(">", "&gt;"), answer)
 
 
 class JudgeOutputError(ValueError):
@@ -126,8 +136,17 @@ class Verdict:
 class Judge:
     config: JudgeConfig
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
+    _made: Any = field(default=None, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def _client(self) -> Any:
+        """One client per instance, shared by its threads (the client is thread-safe)."""
+        with self._lock:
+            if self._made is None:
+                self._made = self._new_client()
+            return self._made
+
+    def _new_client(self) -> Any:
         from openai import OpenAI
 
         return OpenAI(
@@ -142,7 +161,7 @@ class Judge:
         verdict inside the contract."""
         from datetime import UTC, datetime
 
-        prompt = PROMPT.format(question=question, answer=answer, ground_truth=ground_truth)
+        prompt = PROMPT.format(question=question, answer=fenced(answer), ground_truth=ground_truth)
         client = self._client()
         started = time.monotonic()
         error, raw, returned = "", "", None
@@ -172,6 +191,16 @@ class Judge:
             None, "", HARNESS_ERROR, self.config.model, returned, self.config.effort,
             self.config.attempts, time.monotonic() - started, datetime.now(UTC).isoformat(),
             raw, error,
+        )  # fmt: skip
+
+    def no_answer(self, error: str) -> Verdict:
+        """The verdict on an answer the agent never gave (its call failed): nothing was
+        judged, and the outcome is HARNESS_ERROR."""
+        from datetime import UTC, datetime
+
+        return Verdict(
+            None, "", HARNESS_ERROR, self.config.model, None, self.config.effort, 0, 0.0,
+            datetime.now(UTC).isoformat(), "", f"no answer to judge: {error}"[:500],
         )  # fmt: skip
 
 

@@ -1,0 +1,175 @@
+"""The answering side of a judged-point run: a model behind an OpenAI-compatible
+chat-completions endpoint answers each point's Question.
+
+The agent is sent our instructions and the Question, nothing else: the Ground Truth and
+the Provenance never leave the point (no function here reads them). It is offered no
+tools, so every answer's ``tool_counts`` is empty and the experiment says so. Each answer
+records its latency, the token counts the provider reported, its cost (from prices given
+on the command line, else the provider's own figure, else ``None`` with the reason) and
+the model id the provider says it ran. A provider that cannot be reached, times out or
+answers outside the protocol is retried a bounded number of times with backoff, and the
+answer is then ``harness_error``: there is nothing to judge, and it is never scored as
+the agent's failure. An empty or refused reply is the agent's answer, and is judged.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from harness.points.markdown import Point
+
+INSTRUCTIONS = """Answer the question below. It holds everything you are given: there is a \
+hidden ground truth you cannot see, and your answer will be compared with it.
+Respect the time, evidence and output boundaries the question sets: where it fixes a date, \
+use only what was knowable then. Do not discuss how you will be graded and do not guess at \
+a hidden answer. Return one self-contained answer whose claims can be checked, with the \
+final conclusion stated plainly."""
+
+COMPLETED, HARNESS_ERROR = "completed", "harness_error"
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    base_url: str
+    api_key: str
+    model: str
+    effort: str | None = None  # sent as reasoning_effort when set
+    timeout: float = 600.0
+    attempts: int = 3
+    backoff: float = 1.0  # seconds before the second attempt, doubled after each
+    price_input_per_mtok: float | None = None  # USD per million input tokens
+    price_output_per_mtok: float | None = None  # USD per million output tokens
+
+    def experiment(self) -> dict[str, Any]:
+        """What the answer set records of this configuration (never the key)."""
+        return {
+            "agent": {"model": self.model, "effort": self.effort},
+            "harness": {"name": "pit-harness points answer", "transport": "chat.completions"},
+            "instructions": INSTRUCTIONS,
+            "tools": [],
+            "evidence_snapshot": "the Question text only (closed book: no tools, no search)",
+            "attempts": self.attempts,
+            "timeout_seconds": self.timeout,
+            "prices_usd_per_mtok": {
+                "input": self.price_input_per_mtok,
+                "output": self.price_output_per_mtok,
+            },
+        }
+
+
+def prompt(point: Point) -> str:
+    """Our instructions and the Question: the whole of what the agent sees."""
+    return f"{INSTRUCTIONS}\n\n<Question>\n{point.agent_payload()}\n</Question>\n"
+
+
+def _tokens(usage: Any) -> dict[str, int]:
+    if usage is None:
+        return {}
+    prompt_details = getattr(usage, "prompt_tokens_details", None)
+    completion_details = getattr(usage, "completion_tokens_details", None)
+    found = {
+        "input": getattr(usage, "prompt_tokens", None),
+        "cached_input": getattr(prompt_details, "cached_tokens", None),
+        "output": getattr(usage, "completion_tokens", None),
+        "reasoning_output": getattr(completion_details, "reasoning_tokens", None),
+    }
+    return {k: int(v) for k, v in found.items() if isinstance(v, int)}
+
+
+def _cost(config: AgentConfig, tokens: dict[str, int], usage: Any) -> dict[str, Any]:
+    prices = (config.price_input_per_mtok, config.price_output_per_mtok)
+    if None not in prices and "input" in tokens and "output" in tokens:
+        usd = (tokens["input"] * prices[0] + tokens["output"] * prices[1]) / 1e6  # type: ignore[operator]
+        return {"usd": round(usd, 6), "source": "configured_prices"}
+    extra = getattr(usage, "model_extra", None) or {}
+    reported = extra.get("cost")
+    if isinstance(reported, int | float) and not isinstance(reported, bool):
+        return {"usd": float(reported), "source": "provider"}
+    return {"usd": None, "source": "not_reported"}
+
+
+@dataclass
+class Answerer:
+    config: AgentConfig
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
+    _made: Any = field(default=None, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def _client(self) -> Any:
+        """One client per instance, shared by its threads (the client is thread-safe)."""
+        with self._lock:
+            if self._made is None:
+                self._made = self._new_client()
+            return self._made
+
+    def _new_client(self) -> Any:
+        from openai import OpenAI
+
+        return OpenAI(
+            base_url=self.config.base_url,
+            api_key=self.config.api_key,
+            timeout=self.config.timeout,
+            max_retries=0,  # retries are ours, counted and bounded
+        )
+
+    def _call(self, client: Any, text: str) -> Any:
+        extra: dict[str, Any] = {}
+        if self.config.effort:
+            extra["reasoning_effort"] = self.config.effort
+        return client.chat.completions.create(
+            model=self.config.model, messages=[{"role": "user", "content": text}], **extra
+        )
+
+    def answer(self, point: Point, sample: int = 0) -> dict[str, Any]:
+        """One answer record for ``point``: ``completed`` with the reply's text (empty if
+        the model said nothing), or ``harness_error`` with the last error."""
+        client = self._client()
+        text = prompt(point)
+        started = time.monotonic()
+        error = ""
+        for attempt in range(1, self.config.attempts + 1):
+            if attempt > 1:
+                self.sleep(self.config.backoff * 2 ** (attempt - 2))
+            try:
+                reply = self._call(client, text)
+                choice = reply.choices[0]
+                content = choice.message.content
+            except Exception as exc:  # unreachable, timeout, an error status, a malformed body
+                error = f"agent call failed: {type(exc).__name__}: {exc}"[:500]
+                continue
+            tokens = _tokens(getattr(reply, "usage", None))
+            return {
+                "point_id": point.id,
+                "sample": sample,
+                "status": COMPLETED,
+                "text": content or "",
+                "finish_reason": getattr(choice, "finish_reason", None),
+                "model_returned": getattr(reply, "model", None),
+                "attempts": attempt,
+                "latency_seconds": round(time.monotonic() - started, 3),
+                "answered_at": datetime.now(UTC).isoformat(),
+                "tokens": tokens,
+                "cost": _cost(self.config, tokens, getattr(reply, "usage", None)),
+                "tool_counts": {},
+                "error": "",
+            }
+        return {
+            "point_id": point.id,
+            "sample": sample,
+            "status": HARNESS_ERROR,
+            "text": "",
+            "finish_reason": None,
+            "model_returned": None,
+            "attempts": self.config.attempts,
+            "latency_seconds": round(time.monotonic() - started, 3),
+            "answered_at": datetime.now(UTC).isoformat(),
+            "tokens": {},
+            "cost": {"usd": None, "source": "not_reported"},
+            "tool_counts": {},
+            "error": error,
+        }

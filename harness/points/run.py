@@ -1,0 +1,88 @@
+"""A judged-point run, both halves: answer every point (``answer_points``), then judge an
+answer set under seed 004's order (``judge_answer_set``): the positive control on every
+point first, and nothing is judged if one fails; then the negative controls, every
+answer, and the stability sample."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from harness.points.answer import COMPLETED, Answerer
+from harness.points.artifacts import answer_set, judged_set
+from harness.points.judge import Judge, Verdict, negative_controls, positive_control, stability
+from harness.points.markdown import Point
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def _map(func: Callable[[T], R], items: Iterable[T], workers: int) -> list[R]:
+    """``func`` over ``items`` on ``workers`` threads, results in the items' order; the
+    first exception raised is raised here."""
+    items = list(items)
+    if workers <= 1:
+        return [func(item) for item in items]
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
+        return list(pool.map(func, items))
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)  # nothing more is sent
+        raise
+    finally:
+        pool.shutdown(wait=True)
+
+
+def answer_points(
+    answerer: Answerer, points: list[Point], samples: int = 1, workers: int = 4
+) -> dict[str, Any]:
+    """Every point answered ``samples`` times; the answer set's body."""
+    if samples < 1:
+        raise ValueError("at least one answer per point")
+    jobs = [(p, n) for p in points for n in range(samples)]
+    records = _map(lambda job: answerer.answer(*job), jobs, workers)
+    return answer_set(points, records, answerer.config.experiment())
+
+
+def judge_answer_set(
+    judge: Judge,
+    answers: dict[str, Any],
+    points: list[Point],
+    stability_k: int = 3,
+    stride: int = 10,
+    workers: int = 4,
+) -> dict[str, Any]:
+    """The judged set's body; ``ControlFailed`` (naming the point) before any answer is
+    judged if the judge does not call a point's own Ground Truth completely_correct."""
+    by_id = {p.id: p for p in points}
+    answered = [by_id[i] for i in sorted({a["point_id"] for a in answers["answers"]})]
+    positive = _map(lambda p: positive_control(judge, p).judged_class, answered, workers)
+    negative = _map(lambda p: negative_controls(judge, p), answered, workers)
+
+    def one(answer: dict[str, Any]) -> Verdict:
+        if answer["status"] != COMPLETED:
+            return judge.no_answer(answer.get("error") or "the agent gave no answer")
+        point = by_id[answer["point_id"]]
+        return judge.judge(point.question, answer["text"], point.ground_truth)
+
+    verdicts = _map(one, answers["answers"], workers)
+    first = {
+        a["point_id"]: a["text"]
+        for a in answers["answers"]
+        if a["sample"] == 0 and a["status"] == COMPLETED
+    }
+    steady = [p for p in answered if p.id in first]
+    sample: dict[str, Any] = {"items": 0, "repeats": stability_k, "flip_rate": None,
+                              "raw_agreement": None, "fleiss_kappa": None, "ratings": {}}  # fmt: skip
+    if steady and stability_k >= 2:
+        sample = stability(judge, steady, first, k=stability_k, stride=stride)
+    controls = {
+        "positive": {p.id: c for p, c in zip(answered, positive, strict=True)},
+        "negative": negative,
+        "stability": sample,
+    }
+    keyed = {
+        (a["point_id"], a["sample"]): v for a, v in zip(answers["answers"], verdicts, strict=True)
+    }
+    return judged_set(answers, keyed, controls)

@@ -1,0 +1,360 @@
+"""A judged-point run, end to end on a loopback chat-completions server: the agent sees the
+Question only and every answer is measured; an agent that cannot be reached is a harness
+error, never a FAIL; pass@k over several answers per point; judged sets verify, and
+forged ones do not; PITFALL's real answers re-judged under our controls."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import canonical
+from harness.points import Point, load_points
+from harness.points.answer import AgentConfig, Answerer
+from harness.points.artifacts import (
+    ANSWER_SET,
+    JUDGED_SET,
+    PointsArtifactError,
+    read_artifact,
+    verify_answers,
+    verify_judged,
+    write_artifact,
+)
+from harness.points.judge import Judge, JudgeConfig
+from harness.points.metrics import pass_at_k
+from harness.points.run import answer_points, judge_answer_set
+from tests.conftest import shared_path
+from tests.harness.chat_server import AGENT_MODEL_RETURNED, JUDGE_MODEL_RETURNED, Chat, serving
+
+
+@pytest.fixture()
+def server() -> Iterator[tuple[Chat, str]]:
+    with serving() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def points() -> list[Point]:
+    return load_points(shared_path("data", "pitfall", "points"))[:5]
+
+
+def answerer(url: str, **extra: Any) -> Answerer:
+    config = AgentConfig(base_url=url, api_key="k", model="agent-under-test", effort="low",
+                         timeout=5, **extra)  # fmt: skip
+    return Answerer(config, sleep=lambda s: None)
+
+
+def judge(url: str) -> Judge:
+    return Judge(JudgeConfig(base_url=url, api_key="k", timeout=5), sleep=lambda s: None)
+
+
+def knows(points: list[Point], correct: Callable[[int, int], bool | None]) -> Any:
+    """An agent that answers point ``i``'s ``n``-th call (1-based) with its Ground Truth
+    when ``correct(i, n)``, a wrong figure when False, and fails (HTTP 500) when None."""
+    index = {p.question: i for i, p in enumerate(points)}
+    seen: dict[int, int] = {}
+
+    def agent(question: str, _: int) -> str | None:
+        i = index[question]
+        seen[i] = seen.get(i, 0) + 1
+        verdict = correct(i, seen[i])
+        if verdict is None:
+            return None
+        return points[i].ground_truth if verdict else "Revenue grew 99%."
+
+    return agent
+
+
+def test_the_agent_sees_the_question_only_and_every_answer_is_measured(
+    server: tuple[Chat, str], points: list[Point]
+) -> None:
+    state, url = server
+    state.agent = knows(points, lambda i, n: i % 2 == 0)
+    body = answer_points(
+        answerer(url, price_input_per_mtok=2.0, price_output_per_mtok=8.0), points, workers=3
+    )
+    requests = [json.loads(b) for b in state.bodies]
+    sent = [r["messages"][-1]["content"] for r in requests]
+    assert len(sent) == len(points) and all(len(r["messages"]) == 1 for r in requests)
+    for point in points:
+        assert not any(point.provenance in text for text in sent)
+        assert not any(point.ground_truth in text for text in sent)
+        assert sum(f"<Question>\n{point.question}\n</Question>" in text for text in sent) == 1
+    assert all(r["reasoning_effort"] == "low" for r in requests)
+    assert body["status"] == "complete" and body["point_count"] == len(points)
+    first = body["answers"][0]
+    assert first["tokens"] == {"input": 1200, "cached_input": 1000, "output": 300,
+                               "reasoning_output": 120}  # fmt: skip
+    assert first["cost"] == {
+        "usd": pytest.approx((1200 * 2 + 300 * 8) / 1e6),
+        "source": "configured_prices",
+    }
+    assert first["model_returned"] == AGENT_MODEL_RETURNED and first["tool_counts"] == {}
+    assert first["latency_seconds"] >= 0 and first["answered_at"].startswith("20")
+    assert body["summary"]["tokens"]["input"] == 1200 * len(points)
+    assert body["summary"]["cost_usd"] == pytest.approx(len(points) * 0.0048)
+    assert body["experiment"]["tools"] == [] and body["experiment"]["agent"]["model"] == (
+        "agent-under-test"
+    )
+    assert "k" not in json.dumps(body["experiment"]).split('"')  # never the key
+    assert body["capability_line"] == (
+        "ground_truth_visible_to_agent=False provenance_visible_to_agent=False "
+        "tools_offered=none training_cutoff_checked=False"
+    )
+    unpriced = answer_points(answerer(url), points[:1])
+    assert unpriced["answers"][0]["cost"] == {"usd": None, "source": "not_reported"}
+    assert unpriced["summary"]["cost_usd"] is None  # no total from unknown costs
+
+
+def test_an_agent_that_cannot_be_reached_is_a_harness_error_never_a_fail(
+    server: tuple[Chat, str], points: list[Point]
+) -> None:
+    state, url = server
+    # point 0 answers right, point 1 is never reachable, point 2 says nothing, the rest err
+    state.agent = knows(points, lambda i, n: {0: True, 1: None}.get(i, False))
+    answers = answer_points(answerer(url), points, workers=1)
+    down = answers["answers"][1]
+    assert down["status"] == "harness_error" and down["attempts"] == 3 and down["text"] == ""
+    assert "agent call failed" in down["error"] and answers["status"] == "incomplete"
+    judged = judge_answer_set(judge(url), answers, points, stability_k=2, stride=2)
+    verdict = judged["verdicts"][1]
+    assert (verdict["class"], verdict["outcome"]) == (None, "HARNESS_ERROR")
+    assert verdict["error"].startswith("no answer to judge: agent call failed")
+    figures = judged["summary"]
+    assert (figures["pass"], figures["fail"], figures["harness_error"]) == (1, 3, 1)
+    assert figures["harness_errors"] == {"agent": 1, "judge": 0}
+    assert figures["judged"] == 4 and figures["accuracy"] == 0.25  # 1 of 4, not 1 of 5
+    assert judged["points"][1]["n_harness_error"] == 1 and judged["points"][1]["passk"] == {}
+    verify_judged(_stored(judged), _stored(answers), points)
+
+
+def test_pass_at_k_over_several_answers_per_point(
+    server: tuple[Chat, str], points: list[Point]
+) -> None:
+    state, url = server
+    correct_first = [0, 1, 2, 4]  # point i answers right on its first correct_first[i] calls
+    plan: dict[int, Callable[[int], bool | None]] = {
+        i: (lambda n, c=c: n <= c) for i, c in enumerate(correct_first)
+    }
+    # point 4: right, then a sample whose three attempts all fail, then wrong, then right
+    plan[4] = lambda n: {1: True, 5: False, 6: True}.get(n)
+    state.agent = knows(points, lambda i, n: plan[i](n))
+    answers = answer_points(answerer(url), points, samples=4, workers=1)
+    assert [a["sample"] for a in answers["answers"][:4]] == [0, 1, 2, 3]
+    judged = judge_answer_set(judge(url), answers, points, stability_k=2, stride=1)
+    by_point = {r["point_id"]: r for r in judged["points"]}
+    record = by_point[points[1].id]
+    assert (record["n_scored"], record["n_pass"]) == (4, 1)
+    assert record["passk"]["2"] == pytest.approx(0.5)  # 1 - (3/4)(2/3)
+    assert by_point[points[2].id]["passk"]["2"] == pytest.approx(5 / 6)  # 1 - (2/4)(1/3)
+    assert by_point[points[1].id]["passk"]["4"] == 1.0  # guaranteed by counting
+    odd = by_point[points[4].id]
+    assert (odd["n_answers"], odd["n_scored"], odd["n_pass"], odd["n_harness_error"]) == (
+        4,
+        3,
+        2,
+        1,
+    )
+    assert odd["passk"] == {"1": pytest.approx(2 / 3), "2": 1.0, "3": 1.0}
+    assert odd["agent_model"] == "agent-under-test" and odd["judge_model"] == "gpt-5.6-sol"
+    assert odd["date"] == judged["verdicts"][-1]["judged_at"][:10]
+    assert "judge_pinned=True" in odd["capabilities"]
+    passk = judged["summary"]["pass_at_k"]
+    assert passk["1"]["value"] == pytest.approx((0 + 0.25 + 0.5 + 1 + 2 / 3) / 5)
+    assert passk["2"]["value"] == pytest.approx((0 + 0.5 + 5 / 6 + 1 + 1) / 5)
+    assert passk["4"] == {"value": pytest.approx(0.75), "points": 4,
+                          "points_without_k_scored_answers": 1}  # fmt: skip
+    assert passk["4"]["value"] == pytest.approx(sum(pass_at_k(4, c, 4) for c in correct_first) / 4)
+    assert judged["controls"]["stability"]["items"] == len(points)
+
+
+def _stored(body: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(canonical.dumps(body))
+
+
+def _resigned(path: Path, body: dict[str, Any]) -> None:
+    """A forger's file: the body changed and its digest recomputed."""
+    write_artifact(path, body)
+
+
+def test_judged_sets_verify_and_forged_ones_do_not(
+    server: tuple[Chat, str], points: list[Point], tmp_path: Path
+) -> None:
+    state, url = server
+    state.agent = knows(points, lambda i, n: i < 3)
+    answers = answer_points(answerer(url), points)
+    write_artifact(tmp_path / "answers.json", answers)
+    answers = read_artifact(tmp_path / "answers.json", ANSWER_SET)
+    judged = judge_answer_set(judge(url), answers, points, stability_k=2, stride=2)
+    write_artifact(tmp_path / "judged.json", judged)
+    judged = read_artifact(tmp_path / "judged.json", JUDGED_SET)
+    figures = verify_judged(judged, answers, points)
+    assert (figures["pass"], figures["fail"]) == (3, 2)
+    assert judged["judge"] == {"model": "gpt-5.6-sol", "effort": "xhigh",
+                               "models_returned": [JUDGE_MODEL_RETURNED]}  # fmt: skip
+    assert judged["capability_line"] == (
+        "ground_truth_visible_to_agent=False provenance_sent_to_judge=False "
+        "judge_pinned=True harness_errors_scored=False"
+    )
+
+    def refused(forged: dict[str, Any], why: str, against: dict[str, Any] = answers) -> None:
+        _resigned(tmp_path / "forged.json", forged)
+        with pytest.raises(PointsArtifactError, match=why):
+            verify_judged(read_artifact(tmp_path / "forged.json"), against, points)
+
+    wrong = next(i for i, v in enumerate(judged["verdicts"]) if v["outcome"] == "FAIL")
+    regraded = copy.deepcopy(judged)
+    regraded["verdicts"][wrong]["class"] = "completely_correct"
+    regraded["verdicts"][wrong]["outcome"] = "PASS"
+    refused(regraded, "differs from the raw reply")
+    regraded["verdicts"][wrong]["raw"] = (
+        "Class: completely_correct\n\n" + (regraded["verdicts"][wrong]["decisive_reason"])
+    )
+    refused(regraded, "per-point records are not what the verdicts give")
+    edited = copy.deepcopy(answers)  # a better answer slipped in after judging
+    edited["answers"][wrong]["text"] = points[wrong].ground_truth
+    refused(judged, "bound to another answer set", against=edited)
+    uncontrolled = copy.deepcopy(judged)
+    del uncontrolled["controls"]["positive"][points[0].id]
+    refused(uncontrolled, f"point {points[0].id}: no passed positive control")
+    dropped = copy.deepcopy(judged)
+    dropped["verdicts"].pop(wrong)
+    refused(dropped, "not one per answer")
+    unflagged = copy.deepcopy(judged)
+    unflagged["controls"]["negative"][0]["checks"]["empty_answer"]["passed"] = False
+    refused(unflagged, "flagged contradicts checks")
+    steady = copy.deepcopy(judged)
+    steady["controls"]["stability"]["flip_rate"] = 0.0
+    steady["controls"]["stability"]["ratings"][points[0].id] = ["other_error", "completely_correct"]
+    refused(steady, "stability figures")
+    other = copy.deepcopy(judged)
+    other["verdicts"][0]["judge"]["model_configured"] = "a-lenient-judge"
+    refused(other, "judged by another judge")
+    pinned = copy.deepcopy(judged)
+    pinned["judge"]["model"] = "a-lenient-judge"
+    for verdict in pinned["verdicts"]:
+        verdict["judge"]["model_configured"] = "a-lenient-judge"
+    refused(pinned, "capability line")  # still says judge_pinned=True
+    # not re-signed: the digest gives it away
+    text = (tmp_path / "judged.json").read_text().replace('"pass":3', '"pass":4', 1)
+    (tmp_path / "judged.json").write_text(text)
+    with pytest.raises(PointsArtifactError, match="the body hashes to"):
+        read_artifact(tmp_path / "judged.json", JUDGED_SET)
+    # a point file changed since the answers were given
+    moved = [Point(**{**p.__dict__, "question": p.question + " (edited)"}) for p in points]
+    with pytest.raises(PointsArtifactError, match="differs"):
+        verify_answers(answers, moved)
+
+
+def _cli(*args: str, key: str | None = "k") -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    if key:
+        env["OPENAI_API_KEY"] = key
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", "points", *args],
+        capture_output=True, text=True, check=False, env=env,
+    )  # fmt: skip
+
+
+@pytest.fixture()
+def folder(points: list[Point], tmp_path: Path) -> Path:
+    folder = tmp_path / "points"
+    folder.mkdir()
+    source = shared_path("data", "pitfall", "points")
+    (folder / "META.md").write_text((source / "META.md").read_text(encoding="utf-8"))
+    for p in points:
+        (folder / p.path.name).write_text(p.text, encoding="utf-8")
+    return folder
+
+
+def test_answer_judge_verify_from_the_command_line(
+    server: tuple[Chat, str], points: list[Point], folder: Path, tmp_path: Path
+) -> None:
+    state, url = server
+    state.agent = knows(points, lambda i, n: n == 1)  # right once, then wrong
+    where = ["--points-dir", str(folder), "--base-url", url]
+    answers, judged = str(tmp_path / "answers.json"), str(tmp_path / "judged.json")
+    done = _cli("answer", "--out", answers, *where, "--model", "m", "--samples", "2")
+    assert done.returncode == 0, done.stderr
+    assert f"answered {len(points)} point(s) x 2" in done.stdout
+    assert "cost not reported" in done.stdout
+    done = _cli("judge", answers, "--out", judged, *where, "--stride", "2")
+    assert done.returncode == 0, done.stderr
+    assert "PASS 5  FAIL 5  HARNESS_ERROR 0" in done.stdout
+    done = _cli("verify", judged, "--answers", answers, "--points-dir", str(folder))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"Verified judged set {judged}: {2 * len(points)} verdict(s)" in done.stdout
+    assert "pass@1 0.5000 over 5 point(s)" in done.stdout
+    assert "pass@2 1.0000 over 5 point(s)" in done.stdout
+    assert "accuracy 5/10 = 0.5000" in done.stdout
+    done = _cli("verify", answers, "--points-dir", str(folder))
+    assert done.returncode == 0 and "Verified answer set" in done.stdout
+    done = _cli("verify", judged, "--points-dir", str(folder))
+    assert done.returncode == 1 and "--answers" in done.stdout
+    (tmp_path / "half.json").write_text(Path(judged).read_text()[:500])
+    done = _cli("verify", str(tmp_path / "half.json"), "--answers", answers,
+                "--points-dir", str(folder))  # fmt: skip
+    assert done.returncode == 1 and "truncated" in done.stdout
+    # a judge that fails its positive control: exit 1 naming the point, nothing written
+    state.judge_mode = "fails-positive"
+    Path(judged).unlink()
+    done = _cli("judge", answers, "--out", judged, *where)
+    assert done.returncode == 1 and "positive control failed on point" in done.stderr
+    assert not Path(judged).exists()
+    # no key: said plainly, before any call
+    done = _cli("answer", "--out", answers, *where, "--model", "m", key=None)
+    assert done.returncode == 2 and "set OPENAI_API_KEY" in done.stderr
+    done = _cli("answer", "--out", answers, *where, "--model", "m", "--point-id", "no-such")
+    assert done.returncode == 2 and "unknown point(s)" in done.stderr
+
+
+def test_an_unreachable_agent_exits_1_with_the_set_written(
+    points: list[Point], folder: Path, tmp_path: Path
+) -> None:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # nothing listens here once the probe closes
+    out = tmp_path / "answers.json"
+    done = _cli("answer", "--out", str(out), "--points-dir", str(folder), "--base-url",
+                f"http://127.0.0.1:{port}/v1", "--model", "m", "--point-id", points[0].id,
+                "--timeout", "2")  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "incomplete: 0 answer(s), 1 harness error(s)" in done.stdout
+    body = read_artifact(out, ANSWER_SET)
+    assert body["answers"][0]["status"] == "harness_error" and body["point_count"] == 1
+
+
+def test_pitfall_answers_are_judged_again_under_our_controls(
+    server: tuple[Chat, str], tmp_path: Path
+) -> None:
+    _, url = server
+    points_dir = shared_path("data", "pitfall", "points")
+    real = shared_path("data", "pitfall", "results", "2026-08-14-all-points-sol-xhigh.json")
+    answers = str(tmp_path / "answers.json")
+    done = _cli("import", str(real), "--points-dir", str(points_dir), "--answers-out", answers)
+    assert done.returncode == 0, done.stderr
+    assert "its 174 answer(s) ->" in done.stdout
+    body = read_artifact(answers, ANSWER_SET)
+    stated = json.loads(real.read_text(encoding="utf-8"))
+    assert body["summary"]["tokens"]["input"] == stated["summary"]["agent_usage"]["input_tokens"]
+    assert body["summary"]["tool_calls"] == 656 + 173  # web searches and shell commands
+    assert body["summary"]["cost_usd"] is None  # the artifact states no cost
+    assert "evidence_frozen=False" in body["capability_line"]
+    assert [a["text"] for a in body["answers"]] == [r["answer"] for r in stated["results"]]
+    points = load_points(points_dir)
+    verify_answers(body, points)
+    judged = judge_answer_set(judge(url), body, points, stability_k=2, stride=29, workers=8)
+    figures = verify_judged(_stored(judged), body, points)
+    # our loopback judge calls only a copy of the Ground Truth correct: every real answer fails
+    assert (figures["pass"], figures["fail"], figures["harness_error"]) == (0, 174, 0)
+    assert judged["controls"]["stability"]["items"] == 6
