@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from harness.points.markdown import Point, PointError, load_points, suite_sha256
+from harness.points.metrics import CLASSES
 
 
 def _points(args: argparse.Namespace) -> list[Point]:
@@ -115,9 +116,10 @@ def cmd_answer(args: argparse.Namespace) -> int:
     figures = body["summary"]
     cost = figures["cost_usd"]
     print(f"answered {len(points)} point(s) x {args.samples} -> {args.out} ({sha})")
+    tokens = " ".join(f"{k} {v}" for k, v in figures["tokens"].items()) or "not reported"
     print(
         f"  {body['status']}: {figures['completed']} answer(s), {figures['harness_error']} "
-        f"harness error(s)  tokens {figures['tokens']}  cost "
+        f"harness error(s)  tokens: {tokens}  cost "
         + (f"${cost:.4f}" if cost is not None else "not reported")
     )
     print(f"  {body['capability_line']}")
@@ -178,8 +180,23 @@ def _print_judged(figures: dict[str, Any]) -> None:
     for k, value in figures["pass_at_k"].items():
         if value["value"] is not None:
             print(f"  pass@{k} {value['value']:.4f} over {value['points']} point(s)")
-    for name, count in figures["class_counts"].items():
-        print(f"  {name:<27} {count}")
+    for name in CLASSES:
+        print(f"  {name:<27} {figures['class_counts'][name]}")
+
+
+def _print_controls(controls: dict[str, Any]) -> None:
+    flagged = [n["point_id"] for n in controls["negative"] if n["flagged"]]
+    print(
+        f"  controls: positive passed on {len(controls['positive'])} point(s); negative "
+        f"flagged on {', '.join(flagged) if flagged else 'none'}"
+    )
+    steady = controls["stability"]
+    if steady["items"]:
+        print(
+            f"  stability: {steady['items']} answer(s) x {steady['repeats']}: flip rate "
+            f"{steady['flip_rate']:.2f}  raw agreement {steady['raw_agreement']:.2f}  "
+            f"Fleiss kappa {steady['fleiss_kappa']:.2f}"
+        )
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -211,17 +228,21 @@ def cmd_verify(args: argparse.Namespace) -> int:
         return 1
     print(f"Verified judged set {args.file}: {len(body['verdicts'])} verdict(s)")
     _print_judged(figures)
+    _print_controls(body["controls"])
     print(f"  {body['capability_line']}")
     return 0
 
 
-def _endpoint(verb: argparse.ArgumentParser, model: str, effort: str | None) -> None:
+def _endpoint(verb: argparse.ArgumentParser, model: str | None, effort: str | None) -> None:
     verb.add_argument("--points-dir", default="points", help="the points folder")
     verb.add_argument("--base-url", required=True, help="an OpenAI-compatible API base URL")
     verb.add_argument(
         "--api-key-env", default="OPENAI_API_KEY", help="the variable holding the key"
     )
-    verb.add_argument("--model", default=model)
+    if model is None:
+        verb.add_argument("--model", required=True, help="the model under test")
+    else:
+        verb.add_argument("--model", default=model, help="the judge (the seed pins this one)")
     verb.add_argument("--effort", default=effort, help="sent as reasoning_effort")
     verb.add_argument("--timeout", type=float, default=600.0, help="seconds per call")
     verb.add_argument("--workers", type=int, default=4, help="calls in flight at once")
@@ -268,7 +289,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "scored) and the command exits 1.",
     )
     answer.add_argument("--out", required=True, help="the answer set to write")
-    _endpoint(answer, model="", effort=None)
+    _endpoint(answer, model=None, effort=None)
     answer.add_argument("--samples", type=int, default=1, help="answers per point (pass@k)")
     answer.add_argument("--point-id", action="append", help="only this point; repeatable")
     answer.add_argument("--price-input-per-mtok", type=float, help="USD per million input tokens")

@@ -7,18 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any
 
 from harness.points.answer import COMPLETED, Answerer
 from harness.points.artifacts import answer_set, judged_set
 from harness.points.judge import Judge, Verdict, negative_controls, positive_control, stability
 from harness.points.markdown import Point
 
-T = TypeVar("T")
-R = TypeVar("R")
 
-
-def _map(func: Callable[[T], R], items: Iterable[T], workers: int) -> list[R]:
+def _map(func: Callable[[Any], Any], items: Iterable[Any], workers: int) -> list[Any]:
     """``func`` over ``items`` on ``workers`` threads, results in the items' order; the
     first exception raised is raised here."""
     items = list(items)
