@@ -297,8 +297,18 @@ def verify_answers(answers: dict[str, Any], points: list[Point]) -> list[Point]:
         for key in ("point_sha256", "question_sha256"):
             if answer[key] != getattr(point, key):
                 raise PointsArtifactError(f"point {point.id}: {key} differs from its file")
+    keys = [_key(a) for a in answers["answers"]]
+    if len(set(keys)) != len(keys):
+        raise PointsArtifactError("a point's sample is answered twice")
+    if any(a["status"] not in ("completed", "harness_error") for a in answers["answers"]):
+        raise PointsArtifactError("an answer's status is neither completed nor harness_error")
     if answers["summary"] != _as_stored(_answer_summary(answers["answers"])):
         raise PointsArtifactError("the answer set's summary is not what its answers give")
+    complete = answers["summary"]["harness_error"] == 0 and {
+        a["point_id"] for a in answers["answers"]
+    } == set(ids)
+    if answers["status"] != ("complete" if complete else "incomplete"):
+        raise PointsArtifactError(f"the answer set says {answers['status']}; its answers disagree")
     return [by_id[i] for i in sorted({a["point_id"] for a in answers["answers"]})]
 
 

@@ -248,6 +248,18 @@ def test_judged_sets_verify_and_forged_ones_do_not(
     (tmp_path / "judged.json").write_text(text)
     with pytest.raises(PointsArtifactError, match="the body hashes to"):
         read_artifact(tmp_path / "judged.json", JUDGED_SET)
+    # forged answer sets, re-signed
+    for change, why in (
+        (lambda a: a["answers"].append(copy.deepcopy(a["answers"][0])), "answered twice"),
+        (lambda a: a["answers"][0].update(status="skipped"), "neither completed"),
+        (lambda a: a["answers"][0]["tokens"].update(input=1), "summary is not what"),
+        (lambda a: a.update(status="incomplete"), "its answers disagree"),
+        (lambda a: a.update(point_suite_sha256="0" * 64), "point_suite_sha256 differs"),
+    ):
+        forged_answers = copy.deepcopy(answers)
+        change(forged_answers)
+        with pytest.raises(PointsArtifactError, match=why):
+            verify_answers(forged_answers, points)
     # a point file changed since the answers were given
     moved = [Point(**{**p.__dict__, "question": p.question + " (edited)"}) for p in points]
     with pytest.raises(PointsArtifactError, match="differs"):
