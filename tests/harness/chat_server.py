@@ -32,6 +32,8 @@ class Chat:
         self.agent_calls = 0
         self.bodies: list[str] = []
         self.lock = threading.Lock()
+        self.hang = False  # every call waits, unanswered, until the server stops
+        self.released = threading.Event()
 
     def judge_reply(self, prompt: str) -> str:
         with self.lock:
@@ -80,6 +82,9 @@ def serving() -> Iterator[tuple[Chat, str]]:
             body = self.rfile.read(int(self.headers["Content-Length"])).decode()
             with state.lock:
                 state.bodies.append(body)
+            if state.hang:
+                state.released.wait()
+                return
             prompt = json.loads(body)["messages"][-1]["content"]
             usage: dict[str, Any] = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
             if "<GroundTruth>" in prompt:
@@ -108,5 +113,6 @@ def serving() -> Iterator[tuple[Chat, str]]:
     try:
         yield state, f"http://127.0.0.1:{http.server_address[1]}/v1"
     finally:
+        state.released.set()
         http.shutdown()
         http.server_close()

@@ -97,6 +97,17 @@ def test_a_judge_that_is_down_is_a_harness_error(points: list[Any]) -> None:
     assert verdict.outcome == "HARNESS_ERROR" and "judge call failed" in verdict.error
 
 
+def test_a_judge_that_times_out_is_a_harness_error(
+    server: tuple[Chat, str], points: list[Any]
+) -> None:
+    state, url = server
+    state.hang = True
+    slow = Judge(JudgeConfig(base_url=url, api_key="k", timeout=0.5), sleep=lambda s: None)
+    verdict = slow.judge(points[0].question, "an answer", points[0].ground_truth)
+    assert verdict.outcome == "HARNESS_ERROR" and verdict.attempts == 3
+    assert "Timeout" in verdict.error and len(state.bodies) == 3
+
+
 def test_a_judge_failing_the_positive_control_aborts_naming_the_point(
     server: tuple[Chat, str], points: list[Any]
 ) -> None:
