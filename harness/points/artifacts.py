@@ -22,15 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from harness import canonical
-from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL, Verdict, parse_verdict
+from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL, Verdict
 from harness.points.markdown import Point, suite_sha256
 from harness.points.metrics import (
     HARNESS_ERROR,
     PASS,
-    fleiss_kappa,
-    outcome,
     pass_at_k,
-    raw_agreement,
     summary,
 )
 
@@ -59,7 +56,7 @@ def canonical_sha256(body: dict[str, Any]) -> str:
     return "sha256:" + canonical.sha256_hex(canonical.dumps_bytes(body))
 
 
-def _as_stored(value: Any) -> Any:
+def as_stored(value: Any) -> Any:
     """``value`` as it reads back from a canonical file (floats at six decimals)."""
     return json.loads(canonical.dumps(value))
 
@@ -98,26 +95,31 @@ def answer_set(
         for key in ANSWER_FIELDS:
             answer.setdefault(key, record.get(key))
         answer["text"] = answer["text"] or ""
+        if answer["status"] != "completed" and (answer["text"] or not answer["error"]):
+            raise PointsArtifactError(f"{point.id}: a harness error holds no text, and says why")
         answers.append(answer)
+    samples = 1 + max((a["sample"] for a in answers), default=0)
+    if {answer_key(a) for a in answers} != {(p.id, n) for p in points for n in range(samples)}:
+        raise PointsArtifactError(f"every point is answered {samples} time(s), samples 0..")
     fields = dict(CLOSED_BOOK if capabilities is None else capabilities)
-    missing = [p.id for p in points if p.id not in {a["point_id"] for a in answers}]
     failed = sum(1 for a in answers if a["status"] != "completed")
     return {
         "artifact_type": ANSWER_SET,
         "schema_version": 1,
-        "status": "complete" if not missing and not failed else "incomplete",
+        "status": "incomplete" if failed else "complete",
         "experiment": experiment,
         "point_count": len(points),
+        "samples_per_point": samples,
         "point_ids": sorted(p.id for p in points),
         "point_suite_sha256": suite_sha256(points),
         "answers": answers,
-        "summary": _answer_summary(answers),
+        "summary": answer_summary(answers),
         "capabilities": fields,
         "capability_line": capability_line(fields),
     }
 
 
-def _answer_summary(answers: list[dict[str, Any]]) -> dict[str, Any]:
+def answer_summary(answers: list[dict[str, Any]]) -> dict[str, Any]:
     tokens: Counter[str] = Counter()
     for answer in answers:
         tokens.update({k: v for k, v in answer["tokens"].items() if isinstance(v, int)})
@@ -133,11 +135,11 @@ def _answer_summary(answers: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _key(record: dict[str, Any]) -> tuple[str, int]:
+def answer_key(record: dict[str, Any]) -> tuple[str, int]:
     return str(record["point_id"]), int(record.get("sample", 0))
 
 
-def _judge_capabilities(answers: dict[str, Any], model: str, effort: str) -> dict[str, Any]:
+def judge_capabilities(answers: dict[str, Any], model: str, effort: str) -> dict[str, Any]:
     return {
         "ground_truth_visible_to_agent": answers["capabilities"].get(
             "ground_truth_visible_to_agent", "unknown"
@@ -148,18 +150,29 @@ def _judge_capabilities(answers: dict[str, Any], model: str, effort: str) -> dic
     }
 
 
-def _figures(
+def judged_figures(
     answers: dict[str, Any], verdicts: list[dict[str, Any]], judge: dict[str, Any], line: str
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The summary and the per-point records, from the verdict records alone."""
-    status = {_key(a): a["status"] for a in answers["answers"]}
+    status = {answer_key(a): a["status"] for a in answers["answers"]}
     figures: dict[str, Any] = summary([v["class"] for v in verdicts])
-    agent_errors = sum(1 for v in verdicts if status[_key(v)] != "completed")
+    agent_errors = sum(1 for v in verdicts if status[answer_key(v)] != "completed")
     figures["harness_errors"] = {
         "agent": agent_errors,
         "judge": figures["harness_error"] - agent_errors,
     }
+    judge_errors = figures["harness_error"] - agent_errors
     figures["accuracy_unit"] = "answer"
+    figures["accuracy_interval_basis"] = (
+        "answers, independent (one per point)"
+        if answers["samples_per_point"] == 1
+        else "answers, assumed independent: samples of one point are correlated, so this "
+        "interval is too narrow; read pass@k"
+    )
+    scored = figures["judged"] + judge_errors  # were every judge error resolved
+    figures["accuracy_range_over_judge_errors"] = (
+        [figures["pass"] / scored, (figures["pass"] + judge_errors) / scored] if scored else None
+    )
     grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for verdict in verdicts:
         grouped[verdict["point_id"]].append(verdict)
@@ -193,6 +206,10 @@ def _figures(
     return figures, records
 
 
+def models_returned(verdicts: list[dict[str, Any]]) -> list[str]:
+    return sorted({v["judge"]["model_returned"] for v in verdicts if v["judge"]["model_returned"]})
+
+
 def judged_set(
     answers: dict[str, Any],
     verdicts: dict[tuple[str, int], Verdict],
@@ -205,19 +222,19 @@ def judged_set(
         raise PointsArtifactError(
             f"one judge per judged set; these verdicts come from {sorted(judges)}"
         )
-    wanted = {_key(a) for a in answers["answers"]}
+    wanted = {answer_key(a) for a in answers["answers"]}
     if set(verdicts) != wanted:
         raise PointsArtifactError("a judged set holds one verdict for every answer, no other")
     model, effort = next(iter(judges)) if judges else (DEFAULT_MODEL, DEFAULT_EFFORT)
-    returned = sorted({v.model_returned for v in verdicts.values() if v.model_returned})
-    judge = {"model": model, "effort": effort, "models_returned": returned}
-    fields = _judge_capabilities(answers, model, effort)
+    judge: dict[str, Any] = {"model": model, "effort": effort}
+    fields = judge_capabilities(answers, model, effort)
     line = capability_line(fields)
     records = [
         {"point_id": k[0], "sample": k[1], **verdicts[k].to_json()} for k in sorted(verdicts)
     ]
-    records = _as_stored(records)
-    figures, per_point = _figures(answers, records, judge, line)
+    records = as_stored(records)
+    judge["models_returned"] = models_returned(records)
+    figures, per_point = judged_figures(answers, records, judge, line)
     return {
         "artifact_type": JUDGED_SET,
         "schema_version": 1,
@@ -258,6 +275,8 @@ def read_artifact(path: str | os.PathLike[str], kind: str | None = None) -> dict
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except UnicodeDecodeError:
         raise PointsArtifactError(f"{where}: not UTF-8 text") from None
+    except RecursionError:
+        raise PointsArtifactError(f"{where}: nested too deeply to be an artifact") from None
     except json.JSONDecodeError as exc:
         raise PointsArtifactError(f"{where}: not complete JSON (truncated?): {exc}") from None
     if not isinstance(data, dict) or set(data) != {"body", "body_sha256", "written_at"}:
@@ -272,113 +291,3 @@ def read_artifact(path: str | os.PathLike[str], kind: str | None = None) -> dict
     if sha != data["body_sha256"]:
         raise PointsArtifactError(f"{where}: the body hashes to {sha}, not {data['body_sha256']}")
     return body
-
-
-def verify_answers(answers: dict[str, Any], points: list[Point]) -> list[Point]:
-    """The points an answer set was run on, once its suite digest, every answer's point
-    and question hashes and its summary hold against the point files here."""
-    by_id = {p.id: p for p in points}
-    ids = list(answers["point_ids"])
-    unknown = [i for i in ids if i not in by_id]
-    if unknown:
-        raise PointsArtifactError(f"the set was run on points not here: {', '.join(unknown)}")
-    if len(ids) != answers["point_count"] or len(set(ids)) != len(ids):
-        raise PointsArtifactError("point_ids and point_count disagree")
-    if not {a["point_id"] for a in answers["answers"]} <= set(ids):
-        raise PointsArtifactError("answers for points outside the set's suite")
-    suite = [by_id[i] for i in ids]
-    if answers["point_suite_sha256"] != suite_sha256(suite):
-        raise PointsArtifactError(
-            "point_suite_sha256 differs from the point files here: the points changed, "
-            "or the set was run on another suite"
-        )
-    for answer in answers["answers"]:
-        point = by_id[answer["point_id"]]
-        for key in ("point_sha256", "question_sha256"):
-            if answer[key] != getattr(point, key):
-                raise PointsArtifactError(f"point {point.id}: {key} differs from its file")
-    keys = [_key(a) for a in answers["answers"]]
-    if len(set(keys)) != len(keys):
-        raise PointsArtifactError("a point's sample is answered twice")
-    if any(a["status"] not in ("completed", "harness_error") for a in answers["answers"]):
-        raise PointsArtifactError("an answer's status is neither completed nor harness_error")
-    if answers["summary"] != _as_stored(_answer_summary(answers["answers"])):
-        raise PointsArtifactError("the answer set's summary is not what its answers give")
-    complete = answers["summary"]["harness_error"] == 0 and {
-        a["point_id"] for a in answers["answers"]
-    } == set(ids)
-    if answers["status"] != ("complete" if complete else "incomplete"):
-        raise PointsArtifactError(f"the answer set says {answers['status']}; its answers disagree")
-    return [by_id[i] for i in sorted({a["point_id"] for a in answers["answers"]})]
-
-
-def _check_verdict(verdict: dict[str, Any], answer: dict[str, Any], judge: dict[str, Any]) -> None:
-    where = f"{verdict['point_id']}#{verdict['sample']}"
-    stated = verdict["judge"]
-    if (stated["model_configured"], stated["effort"]) != (judge["model"], judge["effort"]):
-        raise PointsArtifactError(f"{where}: judged by another judge than the set's")
-    if answer["status"] != "completed" and verdict["class"] is not None:
-        raise PointsArtifactError(f"{where}: a verdict on an answer the agent never gave")
-    if verdict["outcome"] != outcome(verdict["class"]):
-        raise PointsArtifactError(f"{where}: outcome {verdict['outcome']} for its class")
-    if verdict["class"] is not None:
-        try:
-            parsed = parse_verdict(verdict["raw"])
-        except ValueError as exc:
-            raise PointsArtifactError(
-                f"{where}: its raw judge reply does not parse: {exc}"
-            ) from None
-        if parsed != (verdict["class"], verdict["decisive_reason"]):
-            raise PointsArtifactError(f"{where}: class or reason differs from the raw reply")
-
-
-def _check_controls(controls: dict[str, Any], answered: list[Point]) -> None:
-    positive = controls.get("positive") or {}
-    for point in answered:
-        if positive.get(point.id) != "completely_correct":
-            raise PointsArtifactError(f"point {point.id}: no passed positive control")
-    for record in controls.get("negative") or []:
-        passed = all(c["passed"] for c in record["checks"].values())
-        if record["flagged"] == passed:
-            raise PointsArtifactError(f"point {record['point_id']}: flagged contradicts checks")
-    stability = controls.get("stability")
-    if stability and stability["items"]:
-        ratings = list(stability["ratings"].values())
-        agreement = raw_agreement(ratings)
-        redone = {"flip_rate": 1.0 - agreement, "raw_agreement": agreement,
-                  "fleiss_kappa": fleiss_kappa(ratings)}  # fmt: skip
-        if _as_stored(redone) != {k: stability[k] for k in redone}:
-            raise PointsArtifactError("the stability figures are not what its ratings give")
-
-
-def verify_judged(
-    judged: dict[str, Any], answers: dict[str, Any], points: list[Point]
-) -> dict[str, Any]:
-    """Re-derive a judged set: bound to this answer set, which holds against the point
-    files; one verdict per answer, each parsed back from the judge's raw reply, all from
-    the set's one judge; a passed positive control on every answered point; controls,
-    per-point records, summary and capability line equal to a fresh computation.
-    Returns the summary."""
-    if judged["answer_set_sha256"] != canonical_sha256(answers):
-        raise PointsArtifactError("the judged set is bound to another answer set")
-    answered = verify_answers(answers, points)
-    by_key = {_key(a): a for a in answers["answers"]}
-    keys = [_key(v) for v in judged["verdicts"]]
-    if sorted(keys) != sorted(by_key) or len(set(keys)) != len(keys):
-        raise PointsArtifactError("the verdicts are not one per answer")
-    for verdict in judged["verdicts"]:
-        _check_verdict(verdict, by_key[_key(verdict)], judged["judge"])
-    _check_controls(judged["controls"], answered)
-    fields = _judge_capabilities(answers, judged["judge"]["model"], judged["judge"]["effort"])
-    if judged["capabilities"] != fields or judged["capability_line"] != capability_line(fields):
-        raise PointsArtifactError("the capability line is not what the set's judge gives")
-    figures, per_point = _figures(
-        answers, judged["verdicts"], judged["judge"], judged["capability_line"]
-    )
-    if _as_stored(per_point) != judged["points"]:
-        raise PointsArtifactError("the per-point records are not what the verdicts give")
-    if _as_stored(figures) != judged["summary"]:
-        raise PointsArtifactError("the summary is not what the verdicts give")
-    if judged["experiment"] != answers["experiment"]:
-        raise PointsArtifactError("the experiment differs from the answer set's")
-    return dict(judged["summary"])

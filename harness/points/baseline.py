@@ -132,6 +132,18 @@ def import_baseline(path: str | os.PathLike[str], points: list[Point]) -> Import
         imported.classes[result["point_id"]] = verdict
     if len(imported.classes) != data.get("point_count"):
         raise ArtifactError(f"{where}: point_count is not the number of results")
+    missing = sorted(set(by_id) - set(imported.classes))
+    if missing:  # its suite digest is this whole suite's, so every point has a result
+        raise ArtifactError(
+            f"{where}: no result for {len(missing)} point(s) of its suite, e.g. {missing[0]}"
+        )
+    stated_summary = data.get("summary") or {}
+    completed = sum(1 for r in results if r.get("status") == "completed")
+    if (stated_summary.get("completed"), stated_summary.get("failed")) != (
+        completed,
+        len(results) - completed,
+    ):
+        raise ArtifactError(f"{where}: summary completed/failed differ from the results")
     stated = (data.get("summary") or {}).get("class_counts")
     counted = Counter(c for c in imported.classes.values() if c)
     if stated != {c: counted.get(c, 0) for c in CLASSES}:
@@ -196,7 +208,7 @@ def answers_from_baseline(path: str | os.PathLike[str], points: list[Point]) -> 
     }
     capabilities = {
         "ground_truth_visible_to_agent": harness.get("ground_truth_visible_to_agent", "unknown"),
-        "provenance_visible_to_agent": False,
+        "provenance_visible_to_agent": "unknown",  # its artifact does not say
         "tools_offered": "web_search,shell(read-only)",
         "training_cutoff_checked": False,
         "evidence_frozen": False,

@@ -77,6 +77,41 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _count(least: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}, not {value}")
+        return value
+
+    return parse
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, not {text}")
+    return value
+
+
+def _writable(path: str) -> None:
+    """Refuse an output the command could not write, before any paid call is made."""
+    import os
+    from pathlib import Path
+
+    folder = Path(path).resolve().parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise PointError(f"cannot write {path}: {folder} is not a writable folder")
+    if Path(path).is_dir():
+        raise PointError(f"cannot write {path}: it is a folder")
+
+
 def _credentials(args: argparse.Namespace) -> str:
     import os
 
@@ -105,6 +140,7 @@ def cmd_answer(args: argparse.Namespace) -> int:
     from harness.points.run import answer_points
 
     points = _selected(args)
+    _writable(args.out)
     config = AgentConfig(
         base_url=args.base_url, api_key=_credentials(args), model=args.model,
         effort=args.effort, timeout=args.timeout,
@@ -129,12 +165,14 @@ def cmd_answer(args: argparse.Namespace) -> int:
 def cmd_judge(args: argparse.Namespace) -> int:
     """Controls first, then every answer of an answer set, then the stability sample;
     the judged set is written only when the positive control held on every point."""
-    from harness.points.artifacts import ANSWER_SET, read_artifact, verify_answers, write_artifact
+    from harness.points.artifacts import ANSWER_SET, read_artifact, write_artifact
     from harness.points.judge import ControlFailed, Judge, JudgeConfig
     from harness.points.run import judge_answer_set
+    from harness.points.verify import verify_answers
 
     answers = read_artifact(args.answers, ANSWER_SET)
     points = verify_answers(answers, _points(args))
+    _writable(args.out)
     judge = Judge(
         JudgeConfig(
             base_url=args.base_url, api_key=_credentials(args), model=args.model,
@@ -165,71 +203,82 @@ def cmd_judge(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_judged(figures: dict[str, Any]) -> None:
-    print(
+def _judged_lines(figures: dict[str, Any], controls: dict[str, Any]) -> list[str]:
+    errors = figures["harness_errors"]
+    lines = [
         f"  PASS {figures['pass']}  FAIL {figures['fail']}  HARNESS_ERROR "
-        f"{figures['harness_error']} (agent {figures['harness_errors']['agent']}, judge "
-        f"{figures['harness_errors']['judge']}; outside every denominator)"
-    )
+        f"{figures['harness_error']} (agent {errors['agent']}, judge {errors['judge']}; "
+        "outside every denominator)"
+    ]
     if figures["accuracy"] is not None:
         low, high = figures["accuracy_interval_95"]
-        print(
+        lines.append(
             f"  accuracy {figures['pass']}/{figures['judged']} = {figures['accuracy']:.4f}  "
             f"95% Wilson [{low:.4f}, {high:.4f}] (per answer)"
         )
+    if errors["judge"] and figures["accuracy_range_over_judge_errors"]:
+        low, high = figures["accuracy_range_over_judge_errors"]
+        lines.append(f"  were the judge errors resolved: accuracy between {low:.4f} and {high:.4f}")
     for k, value in figures["pass_at_k"].items():
         if value["value"] is not None:
-            print(f"  pass@{k} {value['value']:.4f} over {value['points']} point(s)")
-    for name in CLASSES:
-        print(f"  {name:<27} {figures['class_counts'][name]}")
-
-
-def _print_controls(controls: dict[str, Any]) -> None:
+            lines.append(f"  pass@{k} {value['value']:.4f} over {value['points']} point(s)")
+    lines += [f"  {name:<27} {figures['class_counts'][name]}" for name in CLASSES]
     flagged = [n["point_id"] for n in controls["negative"] if n["flagged"]]
-    print(
+    lines.append(
         f"  controls: positive passed on {len(controls['positive'])} point(s); negative "
         f"flagged on {', '.join(flagged) if flagged else 'none'}"
     )
     steady = controls["stability"]
     if steady["items"]:
-        print(
+        lines.append(
             f"  stability: {steady['items']} answer(s) x {steady['repeats']}: flip rate "
             f"{steady['flip_rate']:.2f}  raw agreement {steady['raw_agreement']:.2f}  "
             f"Fleiss kappa {steady['fleiss_kappa']:.2f}"
+            + (
+                f"  ({len(steady['items_with_harness_errors'])} set apart: judge errors)"
+                if steady["items_with_harness_errors"]
+                else ""
+            )
         )
+    return lines
+
+
+def _verified_lines(args: argparse.Namespace, points: list[Point]) -> list[str]:
+    from harness.points.artifacts import ANSWER_SET, PointsArtifactError, read_artifact
+    from harness.points.verify import verify_answers, verify_judged
+
+    body = read_artifact(args.file)
+    if body["artifact_type"] == ANSWER_SET:
+        verify_answers(body, points)
+        return [
+            f"Verified answer set {args.file}: {len(body['answers'])} answer(s)",
+            f"  {body['capability_line']}",
+        ]
+    if not args.answers:
+        raise PointsArtifactError("a judged set is verified with its answer set: --answers")
+    figures = verify_judged(body, read_artifact(args.answers, ANSWER_SET), points)
+    return [
+        f"Verified judged set {args.file}: {len(body['verdicts'])} verdict(s)",
+        *_judged_lines(figures, body["controls"]),
+        f"  {body['capability_line']}",
+    ]
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    """Re-derive an answer set, or a judged set with its answer set, against the points."""
-    from harness.points.artifacts import (
-        ANSWER_SET,
-        PointsArtifactError,
-        read_artifact,
-        verify_answers,
-        verify_judged,
-    )
+    """Re-derive an answer set, or a judged set with its answer set, against the points;
+    nothing is printed as verified until every check has held."""
+    from harness.points.artifacts import PointsArtifactError
 
     points = _points(args)
     try:
-        body = read_artifact(args.file)
-        if body["artifact_type"] == ANSWER_SET:
-            verify_answers(body, points)
-            print(f"Verified answer set {args.file}: {len(body['answers'])} answer(s)")
-            print(f"  {body['capability_line']}")
-            return 0
-        if not args.answers:
-            raise PointsArtifactError("a judged set is verified with its answer set: --answers")
-        figures = verify_judged(body, read_artifact(args.answers, ANSWER_SET), points)
+        lines = _verified_lines(args, points)
     except PointsArtifactError as exc:
         print(f"NOT verified: {exc}")
         return 1
-    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError, RecursionError) as exc:
         print(f"NOT verified: {args.file}: malformed ({type(exc).__name__}: {exc})")
         return 1
-    print(f"Verified judged set {args.file}: {len(body['verdicts'])} verdict(s)")
-    _print_judged(figures)
-    _print_controls(body["controls"])
-    print(f"  {body['capability_line']}")
+    print("\n".join(lines))
     return 0
 
 
@@ -244,8 +293,8 @@ def _endpoint(verb: argparse.ArgumentParser, model: str | None, effort: str | No
     else:
         verb.add_argument("--model", default=model, help="the judge (the seed pins this one)")
     verb.add_argument("--effort", default=effort, help="sent as reasoning_effort")
-    verb.add_argument("--timeout", type=float, default=600.0, help="seconds per call")
-    verb.add_argument("--workers", type=int, default=4, help="calls in flight at once")
+    verb.add_argument("--timeout", type=_seconds, default=600.0, help="seconds per call")
+    verb.add_argument("--workers", type=_count(1), default=4, help="calls in flight at once")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -290,7 +339,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     answer.add_argument("--out", required=True, help="the answer set to write")
     _endpoint(answer, model=None, effort=None)
-    answer.add_argument("--samples", type=int, default=1, help="answers per point (pass@k)")
+    answer.add_argument("--samples", type=_count(1), default=1, help="answers per point (pass@k)")
     answer.add_argument("--point-id", action="append", help="only this point; repeatable")
     answer.add_argument("--price-input-per-mtok", type=float, help="USD per million input tokens")
     answer.add_argument("--price-output-per-mtok", type=float, help="USD per million output tokens")
@@ -305,8 +354,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     judge.add_argument("answers", help="an answer set written by pit-harness")
     judge.add_argument("--out", required=True, help="the judged set to write")
     _endpoint(judge, model=DEFAULT_MODEL, effort=DEFAULT_EFFORT)
-    judge.add_argument("--stability-k", type=int, default=3, help="judgments per sampled answer")
-    judge.add_argument("--stride", type=int, default=10, help="re-judge every Nth point")
+    judge.add_argument(
+        "--stability-k", type=_count(2), default=3, help="judgments per sampled answer"
+    )
+    judge.add_argument("--stride", type=_count(1), default=10, help="re-judge every Nth point")
     judge.set_defaults(func=cmd_judge)
     verify = verbs.add_parser(
         "verify",

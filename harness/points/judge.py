@@ -59,13 +59,24 @@ Class: <class>
 """
 
 
-TAGS = re.compile(r"</?\s*(?:Question|Answer|GroundTruth)\s*>", re.IGNORECASE)
+TAG = re.compile(r"[<\uff1c\ufe64]([^<>\uff1c\uff1e\ufe64\ufe65]{0,80})[>\uff1e\ufe65]")
+INVISIBLE = re.compile(r"[\s/\\_\-\u00ad\u034f\u200b-\u200f\u2060-\u2064\ufeff]+")
+SECTIONS = ("question", "answer", "groundtruth")
 
 
 def fenced(answer: str) -> str:
-    """The answer with any of our section tags written as entities, so an answer cannot
-    close its own section and pose as the Ground Truth."""
-    return TAGS.sub(lambda m: m.group(0).replace("<", "&lt;").replace(">", "&gt;"), answer)
+    """The answer with anything that reads as one of our section tags (``</Answer>``,
+    ``< /answer >``, ``<Ground_Truth x=1>``, full-width brackets, invisible characters
+    inside) written with entities, so an answer cannot close its own section and pose
+    as the Ground Truth."""
+
+    def neutral(match: re.Match[str]) -> str:
+        name = INVISIBLE.sub("", match.group(1)).casefold()
+        if not name.startswith(SECTIONS):
+            return match.group(0)
+        return f"&lt;{match.group(1)}&gt;"
+
+    return TAG.sub(neutral, answer)
 
 
 class JudgeOutputError(ValueError):
@@ -222,27 +233,48 @@ def positive_control(judge: Judge, point: Point) -> Verdict:
     return verdict
 
 
+def agreement_figures(ratings: list[list[str]]) -> dict[str, Any]:
+    """Flip rate, raw agreement and Fleiss' kappa over usable ratings (None without any)."""
+    if not ratings:
+        return {"flip_rate": None, "raw_agreement": None, "fleiss_kappa": None}
+    agreement = raw_agreement(ratings)
+    return {
+        "flip_rate": 1.0 - agreement,
+        "raw_agreement": agreement,
+        "fleiss_kappa": fleiss_kappa(ratings),
+    }
+
+
 def stability(
     judge: Judge, points: list[Point], answers: dict[str, str], k: int = 3, stride: int = 1
 ) -> dict[str, Any]:
     """Re-judge every ``stride``-th point's answer ``k`` times: the flip rate (items whose
-    verdicts differ), raw agreement, and Fleiss' kappa beside it."""
+    verdicts differ), raw agreement, and Fleiss' kappa beside it. An item with a judge
+    error among its repeats is set apart, never counted as a flip."""
+    if k < 2 or stride < 1:
+        raise ValueError("stability needs k >= 2 repeats and a stride >= 1")
     sample = points[::stride]
-    ratings = []
+    ratings: dict[str, list[str]] = {}
+    errored: dict[str, list[str]] = {}
     for point in sample:
         verdicts = [
             judge.judge(point.question, answers[point.id], point.ground_truth) for _ in range(k)
         ]
-        ratings.append([v.judged_class or HARNESS_ERROR for v in verdicts])
-    agreement = raw_agreement(ratings)
+        classes = [v.judged_class or HARNESS_ERROR for v in verdicts]
+        (errored if HARNESS_ERROR in classes else ratings)[point.id] = classes
     return {
-        "items": len(sample),
+        "items": len(ratings),
         "repeats": k,
-        "flip_rate": 1.0 - agreement,
-        "raw_agreement": agreement,
-        "fleiss_kappa": fleiss_kappa(ratings),
-        "ratings": {p.id: r for p, r in zip(sample, ratings, strict=True)},
+        "stride": stride,
+        **agreement_figures(list(ratings.values())),
+        "ratings": ratings,
+        "items_with_harness_errors": errored,
     }
+
+
+def control_record(verdict: Verdict) -> dict[str, Any]:
+    """What a control keeps of its verdict: enough to parse it back."""
+    return {"class": verdict.judged_class, "raw": verdict.raw, "error": verdict.error}
 
 
 DIGITS = re.compile(r"\d+(?:\.\d+)?")
@@ -264,6 +296,14 @@ def perturbed(text: str) -> str | None:
     return DIGITS.sub(change, text)
 
 
+def control_passed(check: str, judged_class: str | None) -> bool:
+    """Whether a negative control held: an empty answer must be other_error; a wrong
+    answer must get a verdict, and not completely_correct."""
+    if check == "empty_answer":
+        return judged_class == "other_error"
+    return judged_class is not None and judged_class != "completely_correct"
+
+
 def negative_controls(judge: Judge, point: Point) -> dict[str, Any]:
     """Answers that must not pass: an empty answer must be other_error, and the Ground
     Truth with its numbers changed must not be completely_correct (a point without
@@ -278,13 +318,10 @@ def negative_controls(judge: Judge, point: Point) -> dict[str, Any]:
     wrong = judge.judge(point.question, changed, point.ground_truth)
     checks = {
         "empty_answer": {
-            "class": empty.judged_class,
-            "passed": empty.judged_class == "other_error",
+            **control_record(empty),
+            "passed": control_passed("empty_answer", empty.judged_class),
         },
-        kind: {
-            "class": wrong.judged_class,
-            "passed": wrong.judged_class is not None and wrong.judged_class != "completely_correct",
-        },
+        kind: {**control_record(wrong), "passed": control_passed(kind, wrong.judged_class)},
     }
     return {
         "point_id": point.id,

@@ -11,7 +11,15 @@ from typing import Any
 
 from harness.points.answer import COMPLETED, Answerer
 from harness.points.artifacts import answer_set, judged_set
-from harness.points.judge import Judge, Verdict, negative_controls, positive_control, stability
+from harness.points.judge import (
+    Judge,
+    Verdict,
+    agreement_figures,
+    control_record,
+    negative_controls,
+    positive_control,
+    stability,
+)
 from harness.points.markdown import Point
 
 
@@ -54,7 +62,7 @@ def judge_answer_set(
     judged if the judge does not call a point's own Ground Truth completely_correct."""
     by_id = {p.id: p for p in points}
     answered = [by_id[i] for i in sorted({a["point_id"] for a in answers["answers"]})]
-    positive = _map(lambda p: positive_control(judge, p).judged_class, answered, workers)
+    positive = _map(lambda p: control_record(positive_control(judge, p)), answered, workers)
     negative = _map(lambda p: negative_controls(judge, p), answered, workers)
 
     def one(answer: dict[str, Any]) -> Verdict:
@@ -70,10 +78,10 @@ def judge_answer_set(
         if a["sample"] == 0 and a["status"] == COMPLETED
     }
     steady = [p for p in answered if p.id in first]
-    sample: dict[str, Any] = {"items": 0, "repeats": stability_k, "flip_rate": None,
-                              "raw_agreement": None, "fleiss_kappa": None, "ratings": {}}  # fmt: skip
-    if steady and stability_k >= 2:
-        sample = stability(judge, steady, first, k=stability_k, stride=stride)
+    sample = stability(judge, steady, first, k=stability_k, stride=stride) if steady else {
+        "items": 0, "repeats": stability_k, "stride": stride, **agreement_figures([]),
+        "ratings": {}, "items_with_harness_errors": {},
+    }  # fmt: skip
     controls = {
         "positive": {p.id: c for p, c in zip(answered, positive, strict=True)},
         "negative": negative,

@@ -32,6 +32,7 @@ class Chat:
         self.agent_calls = 0
         self.bodies: list[str] = []
         self.lock = threading.Lock()
+        self.judge_hook: Callable[[str], str | None] = lambda prompt: None  # a reply overrides
         self.hang = False  # every call waits, unanswered, until the server stops
         self.released = threading.Event()
 
@@ -39,6 +40,9 @@ class Chat:
         with self.lock:
             self.calls += 1
             calls = self.calls
+        hooked = self.judge_hook(prompt)
+        if hooked is not None:
+            return hooked
         if self.judge_mode == "garbage":
             return "I think the answer is fine."
         if self.judge_mode == "fails-positive":

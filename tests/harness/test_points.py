@@ -297,6 +297,16 @@ def test_tampered_truncated_and_older_artifacts_are_refused_saying_why(
     unreasoned = copy.deepcopy(artifact)
     unreasoned["results"][1]["evaluation"]["decisive_reason"] = " "
     refused(unreasoned, "without its decisive reason")
+    pruned = copy.deepcopy(artifact)  # the failures left out, the counts made to agree
+    pruned["results"] = [r for r in pruned["results"]
+                         if r["evaluation"]["class"] == "completely_correct"]  # fmt: skip
+    pruned["point_count"] = len(pruned["results"])
+    pruned["summary"]["class_counts"] = {k: (132 if k == "completely_correct" else 0)
+                                         for k in pruned["summary"]["class_counts"]}  # fmt: skip
+    refused(pruned, "no result for 42 point")
+    uncounted = copy.deepcopy(artifact)
+    uncounted["summary"]["completed"] = 100
+    refused(uncounted, "completed/failed differ")
     twice = copy.deepcopy(artifact)
     twice["results"].append(twice["results"][0])
     refused(twice, "appears twice")

@@ -24,13 +24,12 @@ from harness.points.artifacts import (
     JUDGED_SET,
     PointsArtifactError,
     read_artifact,
-    verify_answers,
-    verify_judged,
     write_artifact,
 )
 from harness.points.judge import Judge, JudgeConfig
 from harness.points.metrics import pass_at_k
 from harness.points.run import answer_points, judge_answer_set
+from harness.points.verify import verify_answers, verify_judged
 from tests.conftest import shared_path
 from tests.harness.chat_server import AGENT_MODEL_RETURNED, JUDGE_MODEL_RETURNED, Chat, serving
 
@@ -222,22 +221,53 @@ def test_judged_sets_verify_and_forged_ones_do_not(
     edited = copy.deepcopy(answers)  # a better answer slipped in after judging
     edited["answers"][wrong]["text"] = points[wrong].ground_truth
     refused(judged, "bound to another answer set", against=edited)
-    uncontrolled = copy.deepcopy(judged)
-    del uncontrolled["controls"]["positive"][points[0].id]
-    refused(uncontrolled, f"point {points[0].id}: no passed positive control")
-    dropped = copy.deepcopy(judged)
-    dropped["verdicts"].pop(wrong)
-    refused(dropped, "not one per answer")
-    unflagged = copy.deepcopy(judged)
-    unflagged["controls"]["negative"][0]["checks"]["empty_answer"]["passed"] = False
-    refused(unflagged, "flagged contradicts checks")
-    steady = copy.deepcopy(judged)
-    steady["controls"]["stability"]["flip_rate"] = 0.0
-    steady["controls"]["stability"]["ratings"][points[0].id] = ["other_error", "completely_correct"]
-    refused(steady, "stability figures")
-    other = copy.deepcopy(judged)
-    other["verdicts"][0]["judge"]["model_configured"] = "a-lenient-judge"
-    refused(other, "judged by another judge")
+    first = points[0].id
+
+    def hide_failures(j: dict[str, Any]) -> None:  # FAILs passed off as judge errors
+        for verdict in j["verdicts"]:
+            if verdict["outcome"] == "FAIL":
+                verdict.update({"class": None, "outcome": "HARNESS_ERROR", "error": "timeout"})
+
+    def drop_errors(j: dict[str, Any]) -> None:
+        hide_failures(j)
+        for verdict in j["verdicts"]:
+            verdict["error"] = ""
+
+    def fake_stability(j: dict[str, Any]) -> None:
+        j["controls"]["stability"].update(
+            items=2,
+            ratings={
+                "not-a-point": ["completely_correct"] * 2,
+                "another": ["completely_correct"] * 2,
+            },
+        )
+
+    forgeries: list[tuple[Callable[[dict[str, Any]], Any], str]] = [
+        (lambda j: j["controls"]["positive"].pop(first), "a positive control for every"),
+        (lambda j: j["controls"]["positive"][first].update({"class": "other_error"}),
+         f"point {first}: no passed positive control"),
+        (lambda j: j["controls"]["positive"][first].update(raw="Class: other_error\n\nx"),
+         "positive control: class completely_correct differs from the raw reply"),
+        (lambda j: j["verdicts"].pop(wrong), "not one per answer"),
+        (hide_failures, "a verdict that parses is recorded as a harness error"),
+        (drop_errors, "a judge harness error without its reason"),
+        (lambda j: j["controls"].pop("negative"), "controls: unexpected keys"),
+        (lambda j: j["controls"]["negative"].pop(), "negative controls for every answered"),
+        (lambda j: j["controls"]["negative"][0]["checks"]["empty_answer"].update(passed=False),
+         "empty_answer: passed contradicts its class"),
+        (lambda j: j["controls"]["negative"][0].update(flagged=True), "flagged contradicts"),
+        (lambda j: j["controls"]["stability"].update(flip_rate=0.5), "stability figures"),
+        (fake_stability, "not every stride-th answered point"),
+        (lambda j: j["verdicts"][0]["judge"].update(model_configured="a-lenient-judge"),
+         "judged by another judge"),
+        (lambda j: j["judge"].update(models_returned=["gpt-5.6-sol"]), "returned models"),
+        (lambda j: j.update(headline_accuracy=1.0), "unexpected keys \\['headline_accuracy'\\]"),
+        (lambda j: j["summary"].update(accuracy=1.0), "summary is not what"),
+    ]  # fmt: skip
+    for forge, why in forgeries:
+        forged = copy.deepcopy(judged)
+        forge(forged)
+        refused(forged, why)
     pinned = copy.deepcopy(judged)
     pinned["judge"]["model"] = "a-lenient-judge"
     for verdict in pinned["verdicts"]:
@@ -255,7 +285,14 @@ def test_judged_sets_verify_and_forged_ones_do_not(
         (lambda a: a["answers"][0]["tokens"].update(input=1), "summary is not what"),
         (lambda a: a.update(status="incomplete"), "its answers disagree"),
         (lambda a: a.update(point_suite_sha256="0" * 64), "point_suite_sha256 differs"),
-    ):
+        (lambda a: a["answers"].pop(), "not every point answered samples 0..0"),
+        (lambda a: a["answers"][0].update(status="harness_error", error="x"), "holding an answer"),
+        (lambda a: a.update(capability_line="ground_truth_visible_to_agent=False"),
+         "capability line is not its capabilities"),
+        (lambda a: a["answers"][0].update(cost={"usd": 0.5, "source": "not_reported"}),
+         "a cost stated as not reported"),
+        (lambda a: a["answers"][0].update(extra=1), "unexpected keys \\['extra'\\]"),
+    ):  # fmt: skip
         forged_answers = copy.deepcopy(answers)
         change(forged_answers)
         with pytest.raises(PointsArtifactError, match=why):
@@ -315,12 +352,36 @@ def test_answer_judge_verify_from_the_command_line(
     done = _cli("verify", str(tmp_path / "half.json"), "--answers", answers,
                 "--points-dir", str(folder))  # fmt: skip
     assert done.returncode == 1 and "truncated" in done.stdout
+    (tmp_path / "deep.json").write_text('{"body":' + "[" * 100_000 + "]" * 100_000 + "}")
+    done = _cli("verify", str(tmp_path / "deep.json"), "--points-dir", str(folder))
+    assert done.returncode == 1 and "nested too deeply" in done.stdout, done.stderr
+    body = read_artifact(judged, JUDGED_SET)
+    del body["controls"]["negative"]
+    write_artifact(tmp_path / "forged.json", body)  # re-signed
+    done = _cli("verify", str(tmp_path / "forged.json"), "--answers", answers,
+                "--points-dir", str(folder))  # fmt: skip
+    assert done.returncode == 1 and done.stdout.startswith("NOT verified: controls")
+    assert "Verified" not in done.stdout and not done.stderr
     # a judge that fails its positive control: exit 1 naming the point, nothing written
     state.judge_mode = "fails-positive"
     Path(judged).unlink()
     done = _cli("judge", answers, "--out", judged, *where)
     assert done.returncode == 1 and "positive control failed on point" in done.stderr
     assert not Path(judged).exists()
+    # bad options and an output that cannot be written: refused before any call
+    calls = len(state.bodies)
+    for bad, why in (
+        (["--stride", "0"], "must be at least 1"),
+        (["--stability-k", "1"], "must be at least 2"),
+        (["--workers", "0"], "must be at least 1"),
+        (["--timeout", "0"], "more than 0 seconds"),
+        (["--out", str(tmp_path / "no-such-folder" / "j.json")], "not a writable folder"),
+    ):
+        done = _cli("judge", answers, "--out", judged, *where, *bad)
+        assert done.returncode == 2 and why in done.stderr, (bad, done.stderr)
+    done = _cli("answer", "--out", answers, *where, "--model", "m", "--samples", "0")
+    assert done.returncode == 2 and "must be at least 1" in done.stderr
+    assert len(state.bodies) == calls  # nothing was sent
     # no key: said plainly, before any call
     done = _cli("answer", "--out", answers, *where, "--model", "m", key=None)
     assert done.returncode == 2 and "set OPENAI_API_KEY" in done.stderr
