@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from harness.points.markdown import Point
+from harness.points.replies import ReplyError, clean_text, count, model_id, money
 
 INSTRUCTIONS = """Answer the question below. It holds everything you are given: there is a \
 hidden ground truth you cannot see, and your answer will be compared with it.
@@ -44,6 +45,7 @@ class AgentConfig:
     backoff: float = 1.0  # seconds before the second attempt, doubled after each
     price_input_per_mtok: float | None = None  # USD per million input tokens
     price_output_per_mtok: float | None = None  # USD per million output tokens
+    price_cached_input_per_mtok: float | None = None  # None: cached input at the input price
 
     def experiment(self) -> dict[str, Any]:
         """What the answer set records of this configuration (never the key)."""
@@ -57,6 +59,7 @@ class AgentConfig:
             "timeout_seconds": self.timeout,
             "prices_usd_per_mtok": {
                 "input": self.price_input_per_mtok,
+                "cached_input": self.price_cached_input_per_mtok,
                 "output": self.price_output_per_mtok,
             },
         }
@@ -73,24 +76,54 @@ def _tokens(usage: Any) -> dict[str, int]:
     prompt_details = getattr(usage, "prompt_tokens_details", None)
     completion_details = getattr(usage, "completion_tokens_details", None)
     found = {
-        "input": getattr(usage, "prompt_tokens", None),
-        "cached_input": getattr(prompt_details, "cached_tokens", None),
-        "output": getattr(usage, "completion_tokens", None),
-        "reasoning_output": getattr(completion_details, "reasoning_tokens", None),
+        "input": count(getattr(usage, "prompt_tokens", None)),
+        "cached_input": count(getattr(prompt_details, "cached_tokens", None)),
+        "output": count(getattr(usage, "completion_tokens", None)),
+        "reasoning_output": count(getattr(completion_details, "reasoning_tokens", None)),
     }
-    return {k: int(v) for k, v in found.items() if isinstance(v, int)}
+    return {k: v for k, v in found.items() if v is not None}
+
+
+def priced(tokens: dict[str, int], prices: dict[str, Any]) -> float:
+    """USD for ``tokens`` at ``prices`` per million: cached input (part of the input) at
+    its own price when one is given, else at the input price; reasoning is part of the
+    output."""
+    cached = tokens.get("cached_input", 0)
+    cached_price = prices["input"] if prices.get("cached_input") is None else prices["cached_input"]
+    usd = (
+        (tokens["input"] - cached) * prices["input"]
+        + cached * cached_price
+        + tokens["output"] * prices["output"]
+    ) / 1e6
+    return float(round(usd, 6))
 
 
 def _cost(config: AgentConfig, tokens: dict[str, int], usage: Any) -> dict[str, Any]:
-    prices = (config.price_input_per_mtok, config.price_output_per_mtok)
-    if None not in prices and "input" in tokens and "output" in tokens:
-        usd = (tokens["input"] * prices[0] + tokens["output"] * prices[1]) / 1e6  # type: ignore[operator]
-        return {"usd": round(usd, 6), "source": "configured_prices"}
+    prices = config.experiment()["prices_usd_per_mtok"]
+    if None not in (prices["input"], prices["output"]) and "input" in tokens and "output" in tokens:
+        return {"usd": priced(tokens, prices), "source": "configured_prices"}
     extra = getattr(usage, "model_extra", None) or {}
-    reported = extra.get("cost")
-    if isinstance(reported, int | float) and not isinstance(reported, bool):
-        return {"usd": float(reported), "source": "provider"}
+    reported = money(extra.get("cost"))
+    if reported is not None:
+        return {"usd": reported, "source": "provider"}
     return {"usd": None, "source": "not_reported"}
+
+
+FINISHED = (None, "stop", "length", "content_filter")  # a reply the agent gave
+
+
+def _text(message: Any, finish_reason: Any) -> str:
+    """The agent's answer in a reply: its content, or its refusal (an answer, judged as
+    such); a reply without either, or one the provider ended in error, is refused."""
+    if finish_reason not in FINISHED:
+        raise ReplyError(f"the provider ended the reply with finish_reason {finish_reason!r}")
+    content = getattr(message, "content", None)
+    if content is None:
+        refusal = getattr(message, "refusal", None)
+        if refusal is None:
+            raise ReplyError("a reply with neither content nor a refusal")
+        return clean_text(refusal, "refusal")
+    return clean_text(content, "content")
 
 
 @dataclass
@@ -138,23 +171,25 @@ class Answerer:
             try:
                 reply = self._call(client, text)
                 choice = reply.choices[0]
-                content = choice.message.content
+                answer = _text(choice.message, choice.finish_reason)
+                tokens = _tokens(getattr(reply, "usage", None))
+                cost = _cost(self.config, tokens, getattr(reply, "usage", None))
             except Exception as exc:  # unreachable, timeout, an error status, a malformed body
                 error = f"agent call failed: {type(exc).__name__}: {exc}"[:500]
+                error = clean_text(error, "error")
                 continue
-            tokens = _tokens(getattr(reply, "usage", None))
             return {
                 "point_id": point.id,
                 "sample": sample,
                 "status": COMPLETED,
-                "text": content or "",
-                "finish_reason": getattr(choice, "finish_reason", None),
-                "model_returned": getattr(reply, "model", None),
+                "text": answer,
+                "finish_reason": choice.finish_reason,
+                "model_returned": model_id(getattr(reply, "model", None)),
                 "attempts": attempt,
                 "latency_seconds": round(time.monotonic() - started, 3),
                 "answered_at": datetime.now(UTC).isoformat(),
                 "tokens": tokens,
-                "cost": _cost(self.config, tokens, getattr(reply, "usage", None)),
+                "cost": cost,
                 "tool_counts": {},
                 "error": "",
             }

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import canonical
-from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL, Verdict
+from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL, Verdict, is_pinned_model
 from harness.points.markdown import Point, suite_sha256
 from harness.points.metrics import (
     HARNESS_ERROR,
@@ -139,13 +139,18 @@ def answer_key(record: dict[str, Any]) -> tuple[str, int]:
     return str(record["point_id"]), int(record.get("sample", 0))
 
 
-def judge_capabilities(answers: dict[str, Any], model: str, effort: str) -> dict[str, Any]:
+def judge_capabilities(answers: dict[str, Any], judge: dict[str, Any]) -> dict[str, Any]:
+    """The judged set's capabilities. ``judge_pinned`` holds only when the seed's judge
+    was configured and every model the provider said it ran is that model (or one of its
+    dated snapshots)."""
+    returned = judge["models_returned"]
+    pinned = (judge["model"], judge["effort"]) == (DEFAULT_MODEL, DEFAULT_EFFORT) and bool(returned)
     return {
         "ground_truth_visible_to_agent": answers["capabilities"].get(
             "ground_truth_visible_to_agent", "unknown"
         ),
         "provenance_sent_to_judge": False,
-        "judge_pinned": (model, effort) == (DEFAULT_MODEL, DEFAULT_EFFORT),
+        "judge_pinned": pinned and all(is_pinned_model(m) for m in returned),
         "harness_errors_scored": False,
     }
 
@@ -226,14 +231,13 @@ def judged_set(
     if set(verdicts) != wanted:
         raise PointsArtifactError("a judged set holds one verdict for every answer, no other")
     model, effort = next(iter(judges)) if judges else (DEFAULT_MODEL, DEFAULT_EFFORT)
-    judge: dict[str, Any] = {"model": model, "effort": effort}
-    fields = judge_capabilities(answers, model, effort)
-    line = capability_line(fields)
     records = [
         {"point_id": k[0], "sample": k[1], **verdicts[k].to_json()} for k in sorted(verdicts)
     ]
     records = as_stored(records)
-    judge["models_returned"] = models_returned(records)
+    judge = {"model": model, "effort": effort, "models_returned": models_returned(records)}
+    fields = judge_capabilities(answers, judge)
+    line = capability_line(fields)
     figures, per_point = judged_figures(answers, records, judge, line)
     return {
         "artifact_type": JUDGED_SET,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from typing import Any
 
@@ -100,6 +101,18 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _price(text: str) -> float:
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a price") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"a price is a finite amount >= 0, not {text}")
+    return value
+
+
 def _writable(path: str) -> None:
     """Refuse an output the command could not write, before any paid call is made."""
     import os
@@ -146,6 +159,7 @@ def cmd_answer(args: argparse.Namespace) -> int:
         effort=args.effort, timeout=args.timeout,
         price_input_per_mtok=args.price_input_per_mtok,
         price_output_per_mtok=args.price_output_per_mtok,
+        price_cached_input_per_mtok=args.price_cached_input_per_mtok,
     )  # fmt: skip
     body = answer_points(Answerer(config), points, samples=args.samples, workers=args.workers)
     sha = write_artifact(args.out, body)
@@ -173,6 +187,10 @@ def cmd_judge(args: argparse.Namespace) -> int:
     answers = read_artifact(args.answers, ANSWER_SET)
     points = verify_answers(answers, _points(args))
     _writable(args.out)
+    from pathlib import Path
+
+    if Path(args.out).resolve() == Path(args.answers).resolve():
+        raise PointError("--out is the answer set itself: the judged set is written beside it")
     judge = Judge(
         JudgeConfig(
             base_url=args.base_url, api_key=_credentials(args), model=args.model,
@@ -200,6 +218,10 @@ def cmd_judge(args: argparse.Namespace) -> int:
     flagged = [n["point_id"] for n in body["controls"]["negative"] if n["flagged"]]
     if flagged:
         print(f"  negative controls flagged: {', '.join(flagged)}")
+    judge_errors = figures["harness_errors"]["judge"]
+    if judge_errors:
+        print(f"  {judge_errors} answer(s) got no usable verdict (harness errors, not scored)")
+        return 1
     return 0
 
 
@@ -243,6 +265,21 @@ def _judged_lines(figures: dict[str, Any], controls: dict[str, Any]) -> list[str
     return lines
 
 
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _printable(line: str) -> str:
+    """A line as a terminal should show it: control characters written as escapes, so
+    text from a file cannot move the cursor over what was verified."""
+    return CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode(), line)
+
+
+def _suite_line(body: dict[str, Any], points: list[Point], folder: str) -> str:
+    ran = body["point_count"]
+    whole = "the whole suite" if ran == len(points) else "a PARTIAL suite"
+    return f"  suite: {ran} of the {len(points)} point(s) in {folder} ({whole})"
+
+
 def _verified_lines(args: argparse.Namespace, points: list[Point]) -> list[str]:
     from harness.points.artifacts import ANSWER_SET, PointsArtifactError, read_artifact
     from harness.points.verify import verify_answers, verify_judged
@@ -252,13 +289,16 @@ def _verified_lines(args: argparse.Namespace, points: list[Point]) -> list[str]:
         verify_answers(body, points)
         return [
             f"Verified answer set {args.file}: {len(body['answers'])} answer(s)",
+            _suite_line(body, points, args.points_dir),
             f"  {body['capability_line']}",
         ]
     if not args.answers:
         raise PointsArtifactError("a judged set is verified with its answer set: --answers")
-    figures = verify_judged(body, read_artifact(args.answers, ANSWER_SET), points)
+    answers = read_artifact(args.answers, ANSWER_SET)
+    figures = verify_judged(body, answers, points)
     return [
         f"Verified judged set {args.file}: {len(body['verdicts'])} verdict(s)",
+        _suite_line(answers, points, args.points_dir),
         *_judged_lines(figures, body["controls"]),
         f"  {body['capability_line']}",
     ]
@@ -273,12 +313,15 @@ def cmd_verify(args: argparse.Namespace) -> int:
     try:
         lines = _verified_lines(args, points)
     except PointsArtifactError as exc:
-        print(f"NOT verified: {exc}")
+        print(_printable(f"NOT verified: {exc}"))
         return 1
-    except (KeyError, TypeError, AttributeError, IndexError, ValueError, RecursionError) as exc:
-        print(f"NOT verified: {args.file}: malformed ({type(exc).__name__}: {exc})")
+    except (
+        KeyError, TypeError, AttributeError, IndexError, ValueError, RecursionError,
+        ArithmeticError, MemoryError,
+    ) as exc:  # fmt: skip
+        print(_printable(f"NOT verified: {args.file}: malformed ({type(exc).__name__}: {exc})"))
         return 1
-    print("\n".join(lines))
+    print("\n".join(_printable(line) for line in lines))
     return 0
 
 
@@ -341,8 +384,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     _endpoint(answer, model=None, effort=None)
     answer.add_argument("--samples", type=_count(1), default=1, help="answers per point (pass@k)")
     answer.add_argument("--point-id", action="append", help="only this point; repeatable")
-    answer.add_argument("--price-input-per-mtok", type=float, help="USD per million input tokens")
-    answer.add_argument("--price-output-per-mtok", type=float, help="USD per million output tokens")
+    answer.add_argument("--price-input-per-mtok", type=_price, help="USD per million input tokens")
+    answer.add_argument(
+        "--price-output-per-mtok", type=_price, help="USD per million output tokens"
+    )
+    answer.add_argument(
+        "--price-cached-input-per-mtok",
+        type=_price,
+        help="USD per million cached input tokens (default: the input price)",
+    )
     answer.set_defaults(func=cmd_answer)
     judge = verbs.add_parser(
         "judge",

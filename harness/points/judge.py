@@ -14,15 +14,24 @@ from __future__ import annotations
 import re
 import threading
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.points.markdown import Point
 from harness.points.metrics import CLASSES, HARNESS_ERROR, fleiss_kappa, outcome, raw_agreement
+from harness.points.replies import clean_text, model_id
 
 DEFAULT_MODEL = "gpt-5.6-sol"  # the seed pins the judge
 DEFAULT_EFFORT = "xhigh"
+
+
+def is_pinned_model(returned: str) -> bool:
+    """Whether the model a provider says it ran is the pinned judge or a dated snapshot
+    of it (``gpt-5.6-sol-2026-08-01``), not a sibling (``gpt-5.6-sol-mini``)."""
+    return re.fullmatch(re.escape(DEFAULT_MODEL) + r"(-\d{4}-\d{2}-\d{2})?", returned) is not None
+
 
 PROMPT = """You are grading one answer to one question against its ground truth.
 Compare only the Question, the Answer and the Ground Truth below, and put the Answer in
@@ -59,9 +68,22 @@ Class: <class>
 """
 
 
-TAG = re.compile(r"[<\uff1c\ufe64]([^<>\uff1c\uff1e\ufe64\ufe65]{0,80})[>\uff1e\ufe65]")
-INVISIBLE = re.compile(r"[\s/\\_\-\u00ad\u034f\u200b-\u200f\u2060-\u2064\ufeff]+")
+OPEN, CLOSE = (
+    "<\uff1c\ufe64\u2039\u27e8\u2329\u3008\u02c2\u1438",
+    ">\uff1e\ufe65\u203a\u27e9\u232a\u3009\u02c3\u1433",
+)
+TAG = re.compile(f"[{OPEN}]([^{OPEN}{CLOSE}]{{0,80}})[{CLOSE}]")
+FILLERS = "/\\_-\u3164\u115f\u1160\uffa0"
 SECTIONS = ("question", "answer", "groundtruth")
+
+
+def _tag_name(inner: str) -> str:
+    """What a tag's inside reads as once invisible and filler characters are gone."""
+    return "".join(
+        c
+        for c in inner
+        if not (c.isspace() or c in FILLERS or unicodedata.category(c) in ("Cf", "Cc", "Mn"))
+    ).casefold()
 
 
 def fenced(answer: str) -> str:
@@ -71,8 +93,7 @@ def fenced(answer: str) -> str:
     as the Ground Truth."""
 
     def neutral(match: re.Match[str]) -> str:
-        name = INVISIBLE.sub("", match.group(1)).casefold()
-        if not name.startswith(SECTIONS):
+        if not _tag_name(match.group(1)).startswith(SECTIONS):
             return match.group(0)
         return f"&lt;{match.group(1)}&gt;"
 
@@ -185,14 +206,15 @@ class Judge:
                     messages=[{"role": "user", "content": prompt}],
                     reasoning_effort=self.config.effort,
                 )
-                returned = getattr(reply, "model", None)
-                raw = reply.choices[0].message.content or ""
+                returned = model_id(getattr(reply, "model", None))
+                content = reply.choices[0].message.content
+                raw = "" if content is None else clean_text(content, "the judge's content")
                 judged, reason = parse_verdict(raw)
             except JudgeOutputError as exc:
-                error = f"invalid judge reply: {exc}"
+                error = clean_text(f"invalid judge reply: {exc}", "error")
                 continue
             except Exception as exc:  # unreachable, timeout, refusal, a malformed response
-                error = f"judge call failed: {type(exc).__name__}: {exc}"[:500]
+                error = clean_text(f"judge call failed: {type(exc).__name__}: {exc}"[:500], "error")
                 continue
             return Verdict(
                 judged, reason, outcome(judged), self.config.model, returned, self.config.effort,
@@ -256,12 +278,14 @@ def stability(
     sample = points[::stride]
     ratings: dict[str, list[str]] = {}
     errored: dict[str, list[str]] = {}
+    replies: dict[str, list[str]] = {}
     for point in sample:
         verdicts = [
             judge.judge(point.question, answers[point.id], point.ground_truth) for _ in range(k)
         ]
         classes = [v.judged_class or HARNESS_ERROR for v in verdicts]
         (errored if HARNESS_ERROR in classes else ratings)[point.id] = classes
+        replies[point.id] = [v.raw for v in verdicts]  # each class is parsed back from these
     return {
         "items": len(ratings),
         "repeats": k,
@@ -269,6 +293,7 @@ def stability(
         **agreement_figures(list(ratings.values())),
         "ratings": ratings,
         "items_with_harness_errors": errored,
+        "replies": replies,
     }
 
 

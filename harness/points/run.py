@@ -80,7 +80,7 @@ def judge_answer_set(
     steady = [p for p in answered if p.id in first]
     sample = stability(judge, steady, first, k=stability_k, stride=stride) if steady else {
         "items": 0, "repeats": stability_k, "stride": stride, **agreement_figures([]),
-        "ratings": {}, "items_with_harness_errors": {},
+        "ratings": {}, "items_with_harness_errors": {}, "replies": {},
     }  # fmt: skip
     controls = {
         "positive": {p.id: c for p, c in zip(answered, positive, strict=True)},

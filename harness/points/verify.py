@@ -12,9 +12,11 @@ of whoever ran the judge.
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any
 
-from harness.points.answer import COMPLETED, HARNESS_ERROR
+from harness.points.answer import COMPLETED, HARNESS_ERROR, priced
 from harness.points.artifacts import (
     ANSWER_FIELDS,
     PointsArtifactError,
@@ -35,7 +37,7 @@ from harness.points.judge import (
     perturbed,
 )
 from harness.points.markdown import Point, suite_sha256
-from harness.points.metrics import CLASSES, outcome
+from harness.points.metrics import outcome
 
 ANSWER_SET_KEYS = {"artifact_type", "schema_version", "status", "experiment", "point_count",
                    "samples_per_point", "point_ids", "point_suite_sha256", "answers",
@@ -44,6 +46,16 @@ ANSWER_KEYS = {"point_id", "sample", "point_sha256", "question_sha256", *ANSWER_
 JUDGED_SET_KEYS = {"artifact_type", "schema_version", "answer_set_sha256", "experiment",
                    "judge", "controls", "verdicts", "points", "summary", "capabilities",
                    "capability_line"}  # fmt: skip
+STABILITY_KEYS = {"items", "repeats", "stride", "flip_rate", "raw_agreement", "fleiss_kappa",
+                  "ratings", "items_with_harness_errors", "replies"}  # fmt: skip
+CAPABILITY_VALUES: dict[str, tuple[Any, ...]] = {
+    "ground_truth_visible_to_agent": (False, True, "unknown"),
+    "provenance_visible_to_agent": (False, True, "unknown"),
+    "training_cutoff_checked": (False, True),
+    "evidence_frozen": (False, True, "unknown"),
+}
+TOOLS = re.compile(r"none|[a-z_]+(\([a-z-]+\))?(,[a-z_]+(\([a-z-]+\))?)*")
+LIMIT = 10**12  # no count or sample in a set comes near this
 VERDICT_KEYS = {"point_id", "sample", "class", "decisive_reason", "outcome", "judge",
                 "attempts", "latency_seconds", "judged_at", "raw", "error"}  # fmt: skip
 
@@ -52,6 +64,36 @@ def _closed(where: str, record: dict[str, Any], keys: set[str]) -> None:
     if set(record) != keys:
         extra, missing = sorted(set(record) - keys), sorted(keys - set(record))
         raise PointsArtifactError(f"{where}: unexpected keys {extra}, missing keys {missing}")
+
+
+def _whole(value: Any, least: int = 0) -> bool:
+    return type(value) is int and least <= value < LIMIT
+
+
+def _amount(value: Any) -> bool:
+    return type(value) in (int, float) and math.isfinite(value) and 0 <= value < LIMIT
+
+
+def _check_capabilities(answers: dict[str, Any]) -> None:
+    fields = answers["capabilities"]
+    for key, value in fields.items():
+        allowed = CAPABILITY_VALUES.get(key)
+        if key == "tools_offered":
+            if not isinstance(value, str) or not TOOLS.fullmatch(value):
+                raise PointsArtifactError(f"capability tools_offered={value!r} is not a tool list")
+        elif allowed is None or not any(
+            value is v or value == v for v in allowed if type(v) is type(value)
+        ):
+            raise PointsArtifactError(f"capability {key}={value!r} is not one we record")
+    if "ground_truth_visible_to_agent" not in fields or "tools_offered" not in fields:
+        raise PointsArtifactError(
+            "capabilities must say whether the agent saw the Ground Truth and its tools"
+        )
+    if fields["tools_offered"] == "none" and answers["summary"]["tool_calls"]:
+        raise PointsArtifactError("tools_offered=none, yet its answers record tool calls")
+    stated = answers["capability_line"].split(" ")  # the writer's order; the file sorts keys
+    if sorted(stated) != sorted(capability_line(fields).split(" ")):
+        raise PointsArtifactError("the answer set's capability line is not its capabilities")
 
 
 def _parses_to(where: str, raw: str, judged_class: str) -> str:
@@ -68,8 +110,7 @@ def _check_cost(answer: dict[str, Any], prices: dict[str, Any]) -> None:
     cost, tokens = answer["cost"], answer["tokens"]
     where = f"{answer['point_id']}#{answer['sample']}"
     if cost["source"] == "configured_prices":
-        usd = (tokens["input"] * prices["input"] + tokens["output"] * prices["output"]) / 1e6
-        if as_stored(round(usd, 6)) != cost["usd"]:
+        if as_stored(priced(tokens, prices)) != cost["usd"]:
             raise PointsArtifactError(f"{where}: its cost is not its tokens at the set's prices")
     elif cost["source"] == "not_reported" and cost["usd"] is not None:
         raise PointsArtifactError(f"{where}: a cost stated as not reported")
@@ -87,6 +128,15 @@ def _check_answer(answer: dict[str, Any], point: Point, prices: dict[str, Any]) 
         raise PointsArtifactError(f"{where}: status is neither completed nor harness_error")
     if answer["status"] == HARNESS_ERROR and (answer["text"] or not answer["error"]):
         raise PointsArtifactError(f"{where}: a harness error holding an answer, or no reason")
+    if not isinstance(answer["text"], str):
+        raise PointsArtifactError(f"{where}: its text is not text")
+    counts = [*answer["tokens"].values(), *answer["tool_counts"].values()]
+    if not all(_whole(v) for v in counts):
+        raise PointsArtifactError(f"{where}: a token or tool count that is not a whole number")
+    if answer["latency_seconds"] is not None and not _amount(answer["latency_seconds"]):
+        raise PointsArtifactError(f"{where}: its latency is not a duration")
+    if answer["cost"]["usd"] is not None and not _amount(answer["cost"]["usd"]):
+        raise PointsArtifactError(f"{where}: its cost is not an amount")
     _check_cost(answer, prices)
 
 
@@ -109,6 +159,8 @@ def verify_answers(answers: dict[str, Any], points: list[Point]) -> list[Point]:
             "or the set was run on another suite"
         )
     samples = answers["samples_per_point"]
+    if not _whole(samples, least=1) or samples * len(ids) != len(answers["answers"]):
+        raise PointsArtifactError(f"not every point answered samples_per_point={samples!r} times")
     keys = [answer_key(a) for a in answers["answers"]]
     if len(set(keys)) != len(keys):
         raise PointsArtifactError("a point's sample is answered twice")
@@ -122,9 +174,7 @@ def verify_answers(answers: dict[str, Any], points: list[Point]) -> list[Point]:
     complete = answers["summary"]["harness_error"] == 0
     if answers["status"] != ("complete" if complete else "incomplete"):
         raise PointsArtifactError(f"the answer set says {answers['status']}; its answers disagree")
-    stated = answers["capability_line"].split(" ")  # its order is the writer's; the file sorts keys
-    if sorted(stated) != sorted(capability_line(answers["capabilities"]).split(" ")):
-        raise PointsArtifactError("the answer set's capability line is not its capabilities")
+    _check_capabilities(answers)
     return suite
 
 
@@ -166,23 +216,46 @@ def _check_negative(record: dict[str, Any], point: Point) -> None:
         _closed(f"{where} {name}", check, {"class", "raw", "error", "passed"})
         if check["class"] is not None:
             _parses_to(f"{where} {name}", check["raw"], check["class"])
-        if check["passed"] != control_passed(name, check["class"]):
+        if check["passed"] is not control_passed(name, check["class"]):
             raise PointsArtifactError(f"{where} {name}: passed contradicts its class")
-    if record["flagged"] == all(c["passed"] for c in record["checks"].values()):
+        if check["class"] is None and not _is_harness_error(check["raw"]):
+            raise PointsArtifactError(f"{where} {name}: a verdict hidden as an error")
+    _closed(where, record, {"point_id", "checks", "flagged"})
+    if record["flagged"] is not (not all(c["passed"] for c in record["checks"].values())):
         raise PointsArtifactError(f"{where}: flagged contradicts its checks")
 
 
+def _is_harness_error(raw: str) -> bool:
+    try:
+        parse_verdict(raw)
+    except JudgeOutputError:
+        return True
+    return False
+
+
 def _check_stability(steady: dict[str, Any], sampled: list[str]) -> None:
-    ratings, errored = steady["ratings"], steady["items_with_harness_errors"]
-    if steady["stride"] < 1 or steady["repeats"] < 2:
+    _closed("stability", steady, STABILITY_KEYS)
+    ratings, errored, replies = (
+        steady["ratings"], steady["items_with_harness_errors"], steady["replies"]
+    )  # fmt: skip
+    if not _whole(steady["stride"], least=1) or not _whole(steady["repeats"], least=2):
         raise PointsArtifactError("stability needs a stride >= 1 and at least two repeats")
     if sorted([*ratings, *errored]) != sorted(sampled[:: steady["stride"]]):
         raise PointsArtifactError("the stability sample is not every stride-th answered point")
-    for point_id, classes in ratings.items():
-        if len(classes) != steady["repeats"] or not set(classes) <= set(CLASSES):
+    if set(ratings) & set(errored) or sorted(replies) != sorted([*ratings, *errored]):
+        raise PointsArtifactError("stability: every sampled item once, with its replies")
+    for point_id, classes in [*ratings.items(), *errored.items()]:
+        raws = replies[point_id]
+        if len(classes) != steady["repeats"] or len(raws) != steady["repeats"]:
             raise PointsArtifactError(f"stability {point_id}: not {steady['repeats']} verdicts")
-    if any("HARNESS_ERROR" not in classes for classes in errored.values()):
-        raise PointsArtifactError("a stability item set apart without a harness error")
+        for judged_class, raw in zip(classes, raws, strict=True):
+            if judged_class == "HARNESS_ERROR":
+                if not _is_harness_error(raw):
+                    raise PointsArtifactError(f"stability {point_id}: a verdict hidden as an error")
+            else:
+                _parses_to(f"stability {point_id}", raw, judged_class)
+        if (point_id in errored) != ("HARNESS_ERROR" in classes):
+            raise PointsArtifactError(f"stability {point_id}: set apart without cause, or kept")
     redone = {"items": len(ratings), **agreement_figures(list(ratings.values()))}
     if as_stored(redone) != {k: steady[k] for k in redone}:
         raise PointsArtifactError("the stability figures are not what its ratings give")
@@ -234,7 +307,7 @@ def verify_judged(
     if judged["judge"]["models_returned"] != models_returned(judged["verdicts"]):
         raise PointsArtifactError("the judge's returned models are not its verdicts'")
     _check_controls(judged["controls"], answered, answers)
-    fields = judge_capabilities(answers, judged["judge"]["model"], judged["judge"]["effort"])
+    fields = judge_capabilities(answers, judged["judge"])
     if judged["capabilities"] != fields or judged["capability_line"] != capability_line(fields):
         raise PointsArtifactError("the capability line is not what the set's judge gives")
     if judged["experiment"] != answers["experiment"]:

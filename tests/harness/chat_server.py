@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-JUDGE_MODEL_RETURNED = "judge-2026-11-30"
+JUDGE_MODEL_RETURNED = "gpt-5.6-sol-2026-11-30"  # a dated snapshot of the pinned judge
 AGENT_MODEL_RETURNED = "agent-2026-11-30"
 
 
@@ -33,6 +33,10 @@ class Chat:
         self.bodies: list[str] = []
         self.lock = threading.Lock()
         self.judge_hook: Callable[[str], str | None] = lambda prompt: None  # a reply overrides
+        self.judge_model: object = JUDGE_MODEL_RETURNED  # what the judge's provider says it ran
+        self.agent_message: dict[str, object] | None = None  # a raw agent message, if set
+        self.finish_reason = "stop"
+        self.agent_usage: dict[str, object] = {}  # merged into the agent's usage
         self.hang = False  # every call waits, unanswered, until the server stops
         self.released = threading.Event()
 
@@ -93,20 +97,24 @@ def serving() -> Iterator[tuple[Chat, str]]:
             usage: dict[str, Any] = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
             if "<GroundTruth>" in prompt:
                 content: str | None = state.judge_reply(prompt)
-                model = JUDGE_MODEL_RETURNED  # what the provider says it ran
+                model = state.judge_model
             else:
                 content = state.agent_reply(prompt)
                 model = AGENT_MODEL_RETURNED
                 usage = {"prompt_tokens": 1200, "completion_tokens": 300, "total_tokens": 1500,
                          "prompt_tokens_details": {"cached_tokens": 1000},
-                         "completion_tokens_details": {"reasoning_tokens": 120}}  # fmt: skip
+                         "completion_tokens_details": {"reasoning_tokens": 120},
+                         **state.agent_usage}  # fmt: skip
             if content is None:
                 self._send(500, b'{"error": {"message": "upstream failure"}}')
                 return
+            message: dict[str, object] = {"role": "assistant", "content": content}
+            finish = "stop"
+            if "<GroundTruth>" not in prompt and state.agent_message is not None:
+                message, finish = {"role": "assistant", **state.agent_message}, state.finish_reason
             data = json.dumps({
                 "id": "c1", "object": "chat.completion", "created": 0, "model": model,
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": content}}],
+                "choices": [{"index": 0, "finish_reason": finish, "message": message}],
                 "usage": usage,
             }).encode()  # fmt: skip
             self._send(200, data)

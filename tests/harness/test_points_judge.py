@@ -22,7 +22,7 @@ from harness.points.judge import (
     stability,
 )
 from tests.conftest import shared_path
-from tests.harness.chat_server import Chat, serving
+from tests.harness.chat_server import JUDGE_MODEL_RETURNED, Chat, serving
 
 
 @pytest.fixture()
@@ -66,7 +66,7 @@ def test_a_good_judge_passes_the_controls_and_judges(
     wrong = judge.judge(point.question, "Revenue grew 99%.", point.ground_truth)
     assert (wrong.judged_class, wrong.outcome) == ("numeric_factual_error", "FAIL")
     assert wrong.model_configured == "gpt-5.6-sol" and wrong.effort == "xhigh"
-    assert wrong.model_returned == "judge-2026-11-30"  # recorded beside the configured one
+    assert wrong.model_returned == JUDGE_MODEL_RETURNED  # recorded beside the configured one
     empty = judge.judge(point.question, "", point.ground_truth)
     assert empty.judged_class == "other_error"
     sent = "".join(state.bodies)
@@ -190,7 +190,8 @@ def test_an_answer_cannot_close_its_section_and_pose_as_the_ground_truth(
     from harness.points.judge import fenced
 
     for disguised in ("< /answer >", "<Ground_Truth x=1>", "\uff1c/Answer\uff1e",
-                      "</Ans\u200bwer>", "<\u2060GroundTruth>"):  # fmt: skip
+                      "</Ans\u200bwer>", "<\u2060GroundTruth>", "\u2039\u2066/Answer>",
+                      "<\u180eGroundTruth>", "<\u3164/Answer>", "\u27e8/answer\u27e9"):  # fmt: skip
         assert "&lt;" in fenced(disguised) and "&gt;" in fenced(disguised), disguised
     assert fenced("a < b and c > d, <b>bold</b>") == "a < b and c > d, <b>bold</b>"
 
@@ -202,7 +203,7 @@ def test_a_judge_other_than_the_pinned_one_is_written_down_as_such(
     from harness.points.artifacts import answer_set
     from harness.points.run import judge_answer_set
 
-    _, url = server
+    state, url = server
     answers = answer_set(
         points[:2],
         [{"point_id": p.id, "text": p.ground_truth} for p in points[:2]],
@@ -212,4 +213,15 @@ def test_a_judge_other_than_the_pinned_one_is_written_down_as_such(
     judged = judge_answer_set(other, answers, points[:2], stability_k=2, stride=1)
     assert "judge_pinned=False" in judged["capability_line"]
     assert judged["judge"]["model"] == "cheaper-judge"
-    assert judged["verdicts"][0]["judge"]["model_returned"] == "judge-2026-11-30"
+    assert judged["verdicts"][0]["judge"]["model_returned"] == JUDGE_MODEL_RETURNED
+    state.judge_model = "gpt-4o-mini"  # the seed's judge configured, another one answering
+    pinned = judge_answer_set(judge_for(url), answers, points[:2], stability_k=2, stride=1)
+    assert (
+        pinned["judge"]["model"] == "gpt-5.6-sol"
+        and "judge_pinned=False" in (pinned["capability_line"])
+    )
+    assert pinned["judge"]["models_returned"] == ["gpt-4o-mini"]
+    from harness.points.judge import is_pinned_model
+
+    assert is_pinned_model("gpt-5.6-sol") and is_pinned_model("gpt-5.6-sol-2026-08-01")
+    assert not is_pinned_model("gpt-5.6-sol-mini") and not is_pinned_model("gpt-5.6-sol-x")

@@ -23,6 +23,8 @@ from harness.points.artifacts import (
     ANSWER_SET,
     JUDGED_SET,
     PointsArtifactError,
+    answer_summary,
+    as_stored,
     read_artifact,
     write_artifact,
 )
@@ -256,6 +258,9 @@ def test_judged_sets_verify_and_forged_ones_do_not(
         (lambda j: j["controls"]["negative"][0]["checks"]["empty_answer"].update(passed=False),
          "empty_answer: passed contradicts its class"),
         (lambda j: j["controls"]["negative"][0].update(flagged=True), "flagged contradicts"),
+        (lambda j: j["controls"]["negative"][0].update(flagged=None), "flagged contradicts"),
+        (lambda j: j["controls"]["stability"]["replies"][first].__setitem__(
+            0, "Class: analysis_logic_error\n\nforged"), "differs from the raw reply"),
         (lambda j: j["controls"]["stability"].update(flip_rate=0.5), "stability figures"),
         (fake_stability, "not every stride-th answered point"),
         (lambda j: j["verdicts"][0]["judge"].update(model_configured="a-lenient-judge"),
@@ -280,12 +285,20 @@ def test_judged_sets_verify_and_forged_ones_do_not(
         read_artifact(tmp_path / "judged.json", JUDGED_SET)
     # forged answer sets, re-signed
     for change, why in (
-        (lambda a: a["answers"].append(copy.deepcopy(a["answers"][0])), "answered twice"),
+        (lambda a: a["answers"].__setitem__(1, copy.deepcopy(a["answers"][0])),
+         "answered twice"),
         (lambda a: a["answers"][0].update(status="skipped"), "neither completed"),
         (lambda a: a["answers"][0]["tokens"].update(input=1), "summary is not what"),
         (lambda a: a.update(status="incomplete"), "its answers disagree"),
         (lambda a: a.update(point_suite_sha256="0" * 64), "point_suite_sha256 differs"),
-        (lambda a: a["answers"].pop(), "not every point answered samples 0..0"),
+        (lambda a: a["answers"].pop(), "samples_per_point=1 times"),
+        (lambda a: a.update(samples_per_point=10**12), "samples_per_point=1000000000000 times"),
+        (lambda a: a["answers"][0]["tokens"].update(output=-5), "not a whole number"),
+        (lambda a: (a["answers"][0]["tool_counts"].update(search=2),  # summary redone too
+                    a.update(summary=as_stored(answer_summary(a["answers"])))),
+         "tools_offered=none, yet"),
+        (lambda a: a["capabilities"].update(ground_truth_visible_to_agent="\x1b[2Kno"),
+         "is not one we record"),
         (lambda a: a["answers"][0].update(status="harness_error", error="x"), "holding an answer"),
         (lambda a: a.update(capability_line="ground_truth_visible_to_agent=False"),
          "capability line is not its capabilities"),
@@ -344,6 +357,7 @@ def test_answer_judge_verify_from_the_command_line(
     assert "pass@1 0.5000 over 5 point(s)" in done.stdout
     assert "pass@2 1.0000 over 5 point(s)" in done.stdout
     assert "accuracy 5/10 = 0.5000" in done.stdout
+    assert f"suite: 5 of the 5 point(s) in {folder} (the whole suite)" in done.stdout
     done = _cli("verify", answers, "--points-dir", str(folder))
     assert done.returncode == 0 and "Verified answer set" in done.stdout
     done = _cli("verify", judged, "--points-dir", str(folder))
@@ -362,6 +376,16 @@ def test_answer_judge_verify_from_the_command_line(
                 "--points-dir", str(folder))  # fmt: skip
     assert done.returncode == 1 and done.stdout.startswith("NOT verified: controls")
     assert "Verified" not in done.stdout and not done.stderr
+    done = _cli("judge", answers, "--out", answers, *where)
+    assert done.returncode == 2 and "--out is the answer set itself" in done.stderr
+    assert read_artifact(answers, ANSWER_SET)["artifact_type"] == ANSWER_SET  # untouched
+    # a judge that never answers one point in contract: the set is written, exit 1
+    state.judge_hook = lambda prompt: "no contract" if points[3].question in prompt and (
+        "Revenue" in prompt) else None  # fmt: skip
+    done = _cli("judge", answers, "--out", judged, *where)
+    assert done.returncode == 1 and "got no usable verdict" in done.stdout, done.stderr
+    assert "HARNESS_ERROR 1" in done.stdout
+    state.judge_hook = lambda prompt: None
     # a judge that fails its positive control: exit 1 naming the point, nothing written
     state.judge_mode = "fails-positive"
     Path(judged).unlink()
@@ -452,3 +476,71 @@ def test_the_readme_points_block_prints_what_the_readme_says(
     assert done.returncode == 0, done.stderr[-3000:]
     missing = matches_in_order(done.stdout, expected or "")
     assert missing is None, f"the README shows {missing!r}; the commands printed:\n{done.stdout}"
+
+
+@pytest.mark.parametrize(
+    ("message", "finish", "status", "text"),
+    [
+        ({"content": "half \ud800 an answer"}, "stop", "completed", "half \ufffd an answer"),
+        ({"content": None, "refusal": "I can't help."}, "stop", "completed", "I can't help."),
+        ({"content": None}, "stop", "harness_error", ""),  # neither answer nor refusal
+        ({"content": "partial"}, "error", "harness_error", ""),  # the gateway failed
+        ({"content": ["not", "text"]}, "stop", "harness_error", ""),
+    ],
+)
+def test_a_reply_is_stored_cleaned_or_refused_as_a_failed_call(
+    server: tuple[Chat, str],
+    points: list[Point],
+    message: dict[str, Any],
+    finish: str,
+    status: str,
+    text: str,
+) -> None:
+    state, url = server
+    state.agent_message, state.finish_reason = message, finish
+    body = answer_points(answerer(url), points[:1])
+    answer = body["answers"][0]
+    assert (answer["status"], answer["text"]) == (status, text)
+    if status == "harness_error":
+        assert answer["attempts"] == 3 and answer["error"].startswith("agent call failed")
+    canonical.dumps(body)  # storable as it is
+
+
+def test_provider_figures_that_are_not_numbers_are_not_stored(
+    server: tuple[Chat, str], points: list[Point]
+) -> None:
+    state, url = server
+    state.agent_usage = {"cost": float("nan"), "prompt_tokens": 10**400}
+    answer = answer_points(answerer(url), points[:1])["answers"][0]
+    assert answer["status"] == "completed"
+    assert answer["cost"] == {"usd": None, "source": "not_reported"}
+    assert "input" not in answer["tokens"] and answer["tokens"]["output"] == 300
+    state.agent_usage = {"cost": 0.0123}
+    answer = answer_points(answerer(url), points[:1])["answers"][0]
+    assert answer["cost"] == {"usd": 0.0123, "source": "provider"}
+    priced = answer_points(
+        answerer(url, price_input_per_mtok=2.0, price_output_per_mtok=8.0,
+                 price_cached_input_per_mtok=0.5),
+        points[:1],
+    )["answers"][0]  # fmt: skip
+    # 200 fresh input tokens at $2, 1000 cached at $0.5, 300 output at $8, per million
+    assert priced["cost"]["usd"] == pytest.approx((200 * 2 + 1000 * 0.5 + 300 * 8) / 1e6)
+
+
+def test_a_judge_reply_is_cleaned_and_a_model_id_that_is_not_text_dropped(
+    server: tuple[Chat, str], points: list[Point]
+) -> None:
+    state, url = server
+    state.judge_hook = lambda prompt: "Class: completely_correct\n\nfine \udc80 here"
+    state.judge_model = ["not", "a", "string"]
+    verdict = judge(url).judge(points[0].question, "an answer", points[0].ground_truth)
+    assert verdict.judged_class == "completely_correct" and "\ufffd" in verdict.reason
+    assert verdict.model_returned is None
+    canonical.dumps(verdict.to_json())
+
+
+def test_text_from_a_file_cannot_move_the_terminal_cursor() -> None:
+    from harness.points.cli import _printable
+
+    assert _printable("ok\x1b[2K\rVerified \u202eevil") == "ok\\x1b[2K\\rVerified \\u202eevil"
+    assert _printable("精度 ok") == "精度 ok"
