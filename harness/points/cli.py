@@ -125,6 +125,16 @@ def _writable(path: str) -> None:
         raise PointError(f"cannot write {path}: it is a folder")
 
 
+def _journal(args: argparse.Namespace, header: dict[str, Any]) -> Any:
+    """The run's journal: paid calls saved as they finish, taken back with --resume."""
+    from harness.points.journal import Journal, journal_path
+
+    journal = Journal(journal_path(args.out), header, resume=args.resume)
+    if journal.done:
+        print(f"resuming: {len(journal.done)} finished call(s) taken from {journal.path}")
+    return journal
+
+
 def _credentials(args: argparse.Namespace) -> str:
     import os
 
@@ -161,8 +171,17 @@ def cmd_answer(args: argparse.Namespace) -> int:
         price_output_per_mtok=args.price_output_per_mtok,
         price_cached_input_per_mtok=args.price_cached_input_per_mtok,
     )  # fmt: skip
-    body = answer_points(Answerer(config), points, samples=args.samples, workers=args.workers)
-    sha = write_artifact(args.out, body)
+    header = {"kind": "answer", "base_url": args.base_url, "experiment": config.experiment(),
+              "point_suite_sha256": suite_sha256(points), "samples": args.samples}  # fmt: skip
+    journal = _journal(args, header)
+    try:
+        body = answer_points(
+            Answerer(config), points, samples=args.samples, workers=args.workers, journal=journal
+        )
+        sha = write_artifact(args.out, body)
+    finally:
+        journal.close()
+    journal.finish()
     figures = body["summary"]
     cost = figures["cost_usd"]
     print(f"answered {len(points)} point(s) x {args.samples} -> {args.out} ({sha})")
@@ -191,21 +210,32 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
     if Path(args.out).resolve() == Path(args.answers).resolve():
         raise PointError("--out is the answer set itself: the judged set is written beside it")
+    from harness.points.artifacts import canonical_sha256
+
+    header = {"kind": "judge", "base_url": args.base_url, "model": args.model,
+              "effort": args.effort, "answer_set_sha256": canonical_sha256(answers),
+              "stability_k": args.stability_k, "stride": args.stride}  # fmt: skip
+    key = _credentials(args)
+    journal = _journal(args, header)
     judge = Judge(
         JudgeConfig(
-            base_url=args.base_url, api_key=_credentials(args), model=args.model,
-            effort=args.effort, timeout=args.timeout,
-        )
+            base_url=args.base_url, api_key=key, model=args.model, effort=args.effort,
+            timeout=args.timeout,
+        ),
+        journal=journal,
     )  # fmt: skip
     try:
         body = judge_answer_set(
             judge, answers, points, stability_k=args.stability_k, stride=args.stride,
             workers=args.workers,
         )  # fmt: skip
+        sha = write_artifact(args.out, body)
     except ControlFailed as exc:
         print(f"pit-harness: {exc}", file=sys.stderr)
         return 1
-    sha = write_artifact(args.out, body)
+    finally:
+        journal.close()
+    journal.finish()
     figures, steady = body["summary"], body["controls"]["stability"]
     print(f"judged {len(body['verdicts'])} answer(s) -> {args.out} ({sha})")
     line = (
@@ -338,6 +368,11 @@ def _endpoint(verb: argparse.ArgumentParser, model: str | None, effort: str | No
     verb.add_argument("--effort", default=effort, help="sent as reasoning_effort")
     verb.add_argument("--timeout", type=_seconds, default=600.0, help="seconds per call")
     verb.add_argument("--workers", type=_count(1), default=4, help="calls in flight at once")
+    verb.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted run from its journal (.OUT.journal.jsonl beside --out)",
+    )
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

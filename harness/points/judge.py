@@ -11,14 +11,16 @@ agent's failure, never its success.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 import time
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from harness.points.journal import Journal
 from harness.points.markdown import Point
 from harness.points.metrics import CLASSES, HARNESS_ERROR, fleiss_kappa, outcome, raw_agreement
 from harness.points.replies import clean_text, model_id
@@ -170,6 +172,8 @@ class Judge:
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
     _made: Any = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    journal: Journal | None = field(default=None, repr=False)
+    _seen: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
     def _client(self) -> Any:
         """One client per instance, shared by its threads (the client is thread-safe)."""
@@ -177,6 +181,30 @@ class Judge:
             if self._made is None:
                 self._made = self._new_client()
             return self._made
+
+    def _journal_key(self, prompt: str) -> str:
+        """The prompt's digest and how many times it was asked before in this run (the
+        stability check asks the same prompt k times)."""
+        digest = hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:32]
+        with self._lock:
+            seen = self._seen.get(digest, 0)
+            self._seen[digest] = seen + 1
+        return f"{digest}#{seen}"
+
+    def judge(self, question: str, answer: str, ground_truth: str) -> Verdict:
+        """One answer judged; HARNESS_ERROR (with the last error) if no attempt gives a
+        verdict inside the contract. With a journal, a verdict it holds is not asked for
+        again, and each new one is saved as it arrives."""
+        prompt = PROMPT.format(question=question, answer=fenced(answer), ground_truth=ground_truth)
+        if self.journal is None:
+            return self._ask(prompt)
+        key = self._journal_key(prompt)
+        stored = self.journal.get(key)
+        if stored is not None and stored["judged_class"] is not None:
+            return Verdict(**stored)
+        verdict = self._ask(prompt)
+        self.journal.put(key, asdict(verdict))
+        return verdict
 
     def _new_client(self) -> Any:
         from openai import OpenAI
@@ -188,12 +216,9 @@ class Judge:
             max_retries=0,  # retries are ours, counted and bounded
         )
 
-    def judge(self, question: str, answer: str, ground_truth: str) -> Verdict:
-        """One answer judged; HARNESS_ERROR (with the last error) if no attempt gives a
-        verdict inside the contract."""
+    def _ask(self, prompt: str) -> Verdict:
         from datetime import UTC, datetime
 
-        prompt = PROMPT.format(question=question, answer=fenced(answer), ground_truth=ground_truth)
         client = self._client()
         started = time.monotonic()
         error, raw, returned = "", "", None

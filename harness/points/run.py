@@ -11,6 +11,7 @@ from typing import Any
 
 from harness.points.answer import COMPLETED, Answerer
 from harness.points.artifacts import answer_set, judged_set
+from harness.points.journal import Journal
 from harness.points.judge import (
     Judge,
     Verdict,
@@ -40,13 +41,30 @@ def _map(func: Callable[[Any], Any], items: Iterable[Any], workers: int) -> list
 
 
 def answer_points(
-    answerer: Answerer, points: list[Point], samples: int = 1, workers: int = 4
+    answerer: Answerer,
+    points: list[Point],
+    samples: int = 1,
+    workers: int = 4,
+    journal: Journal | None = None,
 ) -> dict[str, Any]:
-    """Every point answered ``samples`` times; the answer set's body."""
+    """Every point answered ``samples`` times; the answer set's body. With a journal,
+    answers it holds are not asked for again (failed calls are), and each new one is
+    saved as it arrives."""
     if samples < 1:
         raise ValueError("at least one answer per point")
+
+    def one(job: tuple[Point, int]) -> dict[str, Any]:
+        key = f"{job[0].id}#{job[1]}"
+        stored = journal.get(key) if journal else None
+        if stored is not None and stored["status"] == COMPLETED:
+            return dict(stored)
+        record = answerer.answer(*job)
+        if journal:
+            journal.put(key, record)
+        return record
+
     jobs = [(p, n) for p in points for n in range(samples)]
-    records = _map(lambda job: answerer.answer(*job), jobs, workers)
+    records = _map(one, jobs, workers)
     return answer_set(points, records, answerer.config.experiment())
 
 

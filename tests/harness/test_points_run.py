@@ -406,6 +406,16 @@ def test_answer_judge_verify_from_the_command_line(
     done = _cli("answer", "--out", answers, *where, "--model", "m", "--samples", "0")
     assert done.returncode == 2 and "must be at least 1" in done.stderr
     assert len(state.bodies) == calls  # nothing was sent
+    # a journal left by an interrupted run: continued only when asked, only if it is ours
+    from harness.points.journal import journal_path
+
+    journal_path(judged).write_text('{"kind": "judge", "model": "another"}\n')
+    done = _cli("judge", answers, "--out", judged, *where)
+    assert done.returncode == 2 and "pass --resume to continue it" in done.stderr
+    done = _cli("judge", answers, "--out", judged, *where, "--resume")
+    assert done.returncode == 2 and "belongs to another run" in done.stderr
+    journal_path(judged).unlink()
+    assert len(state.bodies) == calls
     # no key: said plainly, before any call
     done = _cli("answer", "--out", answers, *where, "--model", "m", key=None)
     assert done.returncode == 2 and "set OPENAI_API_KEY" in done.stderr
@@ -544,3 +554,81 @@ def test_text_from_a_file_cannot_move_the_terminal_cursor() -> None:
 
     assert _printable("ok\x1b[2K\rVerified \u202eevil") == "ok\\x1b[2K\\rVerified \\u202eevil"
     assert _printable("精度 ok") == "精度 ok"
+
+
+class Interrupted(BaseException):
+    """The process stops mid-run (a kill, a power cut)."""
+
+
+def test_an_interrupted_run_resumes_from_its_journal_without_paying_twice(
+    server: tuple[Chat, str], points: list[Point], tmp_path: Path
+) -> None:
+    from dataclasses import dataclass
+
+    from harness.points.journal import Journal, JournalError, journal_path
+
+    state, url = server
+    state.agent = knows(points, lambda i, n: i % 2 == 0)
+
+    @dataclass
+    class Dying(Answerer):
+        left: int = 3
+
+        def answer(self, point: Point, sample: int = 0) -> dict[str, Any]:
+            if self.left == 0:
+                raise Interrupted
+            self.left -= 1
+            return super().answer(point, sample)
+
+    out = tmp_path / "answers.json"
+    header = {"kind": "answer", "suite": "test"}
+    journal = Journal(journal_path(out), header, resume=False)
+    dying = Dying(AgentConfig(base_url=url, api_key="k", model="m", timeout=5))
+    with pytest.raises(Interrupted):
+        answer_points(dying, points, workers=1, journal=journal)
+    journal.close()
+    assert state.agent_calls == 3
+    with pytest.raises(JournalError, match="pass --resume"):
+        Journal(journal_path(out), header, resume=False)
+    with pytest.raises(JournalError, match="belongs to another run"):
+        Journal(journal_path(out), {**header, "suite": "other"}, resume=True)
+    with journal_path(out).open("a") as torn:
+        torn.write('["half a li')  # the process died mid-write
+    journal = Journal(journal_path(out), header, resume=True)
+    assert len(journal.done) == 3
+    body = answer_points(answerer(url), points, workers=2, journal=journal)
+    journal.finish()
+    assert state.agent_calls == len(points)  # the three answers were not asked for again
+    assert body["status"] == "complete" and not journal_path(out).exists()
+    verify_answers(_stored(body), points)
+
+    # the judge: every call saved as it finishes; a resumed run asks only the rest
+    state.bodies.clear()
+    judge_answer_set(judge(url), body, points, stability_k=2, stride=2)
+    full = len(state.bodies)
+
+    @dataclass
+    class DyingJudge(Judge):
+        left: int = 0
+
+        def _ask(self, prompt: str) -> Any:
+            if self.left == 0:
+                raise Interrupted
+            self.left -= 1
+            return super()._ask(prompt)
+
+    judged_out = tmp_path / "judged.json"
+    journal = Journal(journal_path(judged_out), {"kind": "judge"}, resume=False)
+    dying_judge = DyingJudge(JudgeConfig(base_url=url, api_key="k", timeout=5), journal=journal,
+                             left=full // 2)  # fmt: skip
+    state.bodies.clear()
+    with pytest.raises(Interrupted):
+        judge_answer_set(dying_judge, body, points, stability_k=2, stride=2, workers=1)
+    journal.close()
+    assert len(state.bodies) == full // 2
+    journal = Journal(journal_path(judged_out), {"kind": "judge"}, resume=True)
+    resumed = Judge(JudgeConfig(base_url=url, api_key="k", timeout=5), journal=journal)
+    judged = judge_answer_set(resumed, body, points, stability_k=2, stride=2, workers=1)
+    journal.finish()
+    assert len(state.bodies) == full  # half before the interruption, the rest after
+    verify_judged(_stored(judged), _stored(body), points)
