@@ -81,9 +81,7 @@ def _check_capabilities(answers: dict[str, Any]) -> None:
         if key == "tools_offered":
             if not isinstance(value, str) or not TOOLS.fullmatch(value):
                 raise PointsArtifactError(f"capability tools_offered={value!r} is not a tool list")
-        elif allowed is None or not any(
-            value is v or value == v for v in allowed if type(v) is type(value)
-        ):
+        elif allowed is None or not any(type(value) is type(v) and value == v for v in allowed):
             raise PointsArtifactError(f"capability {key}={value!r} is not one we record")
     if "ground_truth_visible_to_agent" not in fields or "tools_offered" not in fields:
         raise PointsArtifactError(
