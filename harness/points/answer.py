@@ -100,7 +100,10 @@ def priced(tokens: dict[str, int], prices: dict[str, Any]) -> float:
 
 def _cost(config: AgentConfig, tokens: dict[str, int], usage: Any) -> dict[str, Any]:
     prices = config.experiment()["prices_usd_per_mtok"]
-    if None not in (prices["input"], prices["output"]) and "input" in tokens and "output" in tokens:
+    whole = "input" in tokens and "output" in tokens
+    if whole and tokens.get("cached_input", 0) > tokens["input"]:
+        whole = False  # usage that does not add up is not priced
+    if None not in (prices["input"], prices["output"]) and whole:
         return {"usd": priced(tokens, prices), "source": "configured_prices"}
     extra = getattr(usage, "model_extra", None) or {}
     reported = money(extra.get("cost"))
@@ -113,16 +116,19 @@ FINISHED = (None, "stop", "length", "content_filter")  # a reply the agent gave
 
 
 def _text(message: Any, finish_reason: Any) -> str:
-    """The agent's answer in a reply: its content, or its refusal (an answer, judged as
-    such); a reply without either, or one the provider ended in error, is refused."""
+    """The agent's answer in a reply: its content, or its refusal, or nothing when the
+    deployment's content filter withheld it (each an answer, judged as such); a reply
+    without any of these, or one the provider ended in error, is refused."""
     if finish_reason not in FINISHED:
         raise ReplyError(f"the provider ended the reply with finish_reason {finish_reason!r}")
     content = getattr(message, "content", None)
     if content is None:
         refusal = getattr(message, "refusal", None)
-        if refusal is None:
-            raise ReplyError("a reply with neither content nor a refusal")
-        return clean_text(refusal, "refusal")
+        if refusal is not None:
+            return clean_text(refusal, "refusal")
+        if finish_reason == "content_filter":
+            return ""  # the deployment's filter withheld the answer: the agent's, judged
+        raise ReplyError("a reply with neither content nor a refusal")
     return clean_text(content, "content")
 
 

@@ -166,7 +166,6 @@ def judged_figures(
         "agent": agent_errors,
         "judge": figures["harness_error"] - agent_errors,
     }
-    judge_errors = figures["harness_error"] - agent_errors
     figures["accuracy_unit"] = "answer"
     figures["accuracy_interval_basis"] = (
         "answers, independent (one per point)"
@@ -174,9 +173,10 @@ def judged_figures(
         else "answers, assumed independent: samples of one point are correlated, so this "
         "interval is too narrow; read pass@k"
     )
-    scored = figures["judged"] + judge_errors  # were every judge error resolved
-    figures["accuracy_range_over_judge_errors"] = (
-        [figures["pass"] / scored, (figures["pass"] + judge_errors) / scored] if scored else None
+    errors = figures["harness_error"]
+    scored = figures["judged"] + errors  # were every harness error, agent's or judge's, resolved
+    figures["accuracy_range_over_harness_errors"] = (
+        [figures["pass"] / scored, (figures["pass"] + errors) / scored] if scored else None
     )
     grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for verdict in verdicts:

@@ -181,7 +181,8 @@ def cmd_answer(args: argparse.Namespace) -> int:
         sha = write_artifact(args.out, body)
     finally:
         journal.close()
-    journal.finish()
+    if body["status"] == "complete":
+        journal.finish()  # else kept: --resume asks only the failed calls again
     figures = body["summary"]
     cost = figures["cost_usd"]
     print(f"answered {len(points)} point(s) x {args.samples} -> {args.out} ({sha})")
@@ -192,7 +193,10 @@ def cmd_answer(args: argparse.Namespace) -> int:
         + (f"${cost:.4f}" if cost is not None else "not reported")
     )
     print(f"  {body['capability_line']}")
-    return 0 if body["status"] == "complete" else 1
+    if body["status"] != "complete":
+        print("  the failed calls can be asked again: the same command with --resume")
+        return 1
+    return 0
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
@@ -231,11 +235,14 @@ def cmd_judge(args: argparse.Namespace) -> int:
         )  # fmt: skip
         sha = write_artifact(args.out, body)
     except ControlFailed as exc:
-        print(f"pit-harness: {exc}", file=sys.stderr)
+        print(
+            f"pit-harness: {exc} (the verdicts so far are kept in {journal.path}; remove it "
+            "to ask the judge again from the start)",
+            file=sys.stderr,
+        )
         return 1
     finally:
         journal.close()
-    journal.finish()
     figures, steady = body["summary"], body["controls"]["stability"]
     print(f"judged {len(body['verdicts'])} answer(s) -> {args.out} ({sha})")
     line = (
@@ -250,8 +257,12 @@ def cmd_judge(args: argparse.Namespace) -> int:
         print(f"  negative controls flagged: {', '.join(flagged)}")
     judge_errors = figures["harness_errors"]["judge"]
     if judge_errors:
-        print(f"  {judge_errors} answer(s) got no usable verdict (harness errors, not scored)")
+        print(
+            f"  {judge_errors} answer(s) got no usable verdict (harness errors, not scored); "
+            "the same command with --resume asks only those again"
+        )
         return 1
+    journal.finish()
     return 0
 
 
@@ -268,9 +279,12 @@ def _judged_lines(figures: dict[str, Any], controls: dict[str, Any]) -> list[str
             f"  accuracy {figures['pass']}/{figures['judged']} = {figures['accuracy']:.4f}  "
             f"95% Wilson [{low:.4f}, {high:.4f}] (per answer)"
         )
-    if errors["judge"] and figures["accuracy_range_over_judge_errors"]:
-        low, high = figures["accuracy_range_over_judge_errors"]
-        lines.append(f"  were the judge errors resolved: accuracy between {low:.4f} and {high:.4f}")
+    if figures["harness_error"]:
+        low, high = figures["accuracy_range_over_harness_errors"]
+        lines.append(
+            f"  were the {figures['harness_error']} harness error(s) resolved: accuracy "
+            f"between {low:.4f} and {high:.4f}"
+        )
     for k, value in figures["pass_at_k"].items():
         if value["value"] is not None:
             lines.append(f"  pass@{k} {value['value']:.4f} over {value['points']} point(s)")
@@ -307,7 +321,9 @@ def _printable(line: str) -> str:
 def _suite_line(body: dict[str, Any], points: list[Point], folder: str) -> str:
     ran = body["point_count"]
     whole = "the whole suite" if ran == len(points) else "a PARTIAL suite"
-    return f"  suite: {ran} of the {len(points)} point(s) in {folder} ({whole})"
+    failed = body["summary"]["harness_error"]
+    answers = f"answers {body['status']}" + (f": {failed} not given" if failed else "")
+    return f"  suite: {ran} of the {len(points)} point(s) in {folder} ({whole}); {answers}"
 
 
 def _verified_lines(args: argparse.Namespace, points: list[Point]) -> list[str]:

@@ -22,6 +22,12 @@ class JournalError(ValueError):
     """A journal that cannot be used for this run."""
 
 
+def _line(value: Any) -> str:
+    """One journal line: canonical values, every non-ASCII character escaped, so no
+    character inside a value can be read as a line break."""
+    return json.dumps(json.loads(canonical.dumps(value)), ensure_ascii=True, sort_keys=True) + "\n"
+
+
 def journal_path(out: str | os.PathLike[str]) -> Path:
     target = Path(out)
     return target.with_name(f".{target.name}.journal.jsonl")
@@ -32,7 +38,7 @@ class Journal:
         self.path = path
         self.done: dict[str, Any] = {}
         self._lock = threading.Lock()
-        wanted = json.loads(canonical.dumps(header))
+        wanted = json.loads(_line(header))
         if path.exists():
             if not resume:
                 raise JournalError(
@@ -41,33 +47,43 @@ class Journal:
                 )
             self._load(wanted)
         else:
-            path.write_text(canonical.dumps(wanted) + "\n", encoding="utf-8")
-        self._file = path.open("a", encoding="utf-8")
+            path.write_text(_line(wanted), encoding="ascii")
+        self._file = path.open("a", encoding="ascii")
 
     def _load(self, wanted: dict[str, Any]) -> None:
-        lines = self.path.read_text(encoding="utf-8").splitlines()
-        try:
-            stated = json.loads(lines[0]) if lines else None
-        except json.JSONDecodeError:
-            stated = None
-        if stated != wanted:
-            raise JournalError(
-                f"{self.path} belongs to another run (its model, endpoint, suite or input "
-                "differs): remove it to start this one"
-            )
-        for line in lines[1:]:
+        """Take back every whole line; cut a torn tail (a line the process died writing,
+        whatever it broke) off the file, so the lines appended next stay whole."""
+        data = self.path.read_bytes()
+        lines, good = data.split(b"\n"), 0
+        entries = []
+        for n, line in enumerate(lines[:-1]):  # the last piece has no newline: torn or empty
             try:
-                key, value = json.loads(line)
-            except (json.JSONDecodeError, ValueError, TypeError):
-                break  # a torn last line
-            self.done[key] = value
+                entry = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                break
+            entries.append(entry)
+            good += len(line) + 1
+            if n == 0 and entry != wanted:
+                raise JournalError(
+                    f"{self.path} belongs to another run (its model, endpoint, suite or "
+                    "input differs): remove it to start this one"
+                )
+        if not entries:
+            raise JournalError(f"{self.path} is not a journal: remove it to start this run")
+        for entry in entries[1:]:
+            if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
+                break
+            self.done[entry[0]] = entry[1]
+        if good < len(data):
+            with self.path.open("r+b") as file:
+                file.truncate(good)
 
     def get(self, key: str) -> Any:
         with self._lock:
             return self.done.get(key)
 
     def put(self, key: str, value: Any) -> None:
-        line = canonical.dumps([key, value]) + "\n"
+        line = _line([key, value])
         with self._lock:
             self.done[key] = json.loads(line)[1]
             self._file.write(line)

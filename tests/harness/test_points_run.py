@@ -133,6 +133,7 @@ def test_an_agent_that_cannot_be_reached_is_a_harness_error_never_a_fail(
     assert (figures["pass"], figures["fail"], figures["harness_error"]) == (1, 3, 1)
     assert figures["harness_errors"] == {"agent": 1, "judge": 0}
     assert figures["judged"] == 4 and figures["accuracy"] == 0.25  # 1 of 4, not 1 of 5
+    assert figures["accuracy_range_over_harness_errors"] == [0.2, 0.4]  # said beside it
     assert judged["points"][1]["n_harness_error"] == 1 and judged["points"][1]["passk"] == {}
     verify_judged(_stored(judged), _stored(answers), points)
 
@@ -357,7 +358,9 @@ def test_answer_judge_verify_from_the_command_line(
     assert "pass@1 0.5000 over 5 point(s)" in done.stdout
     assert "pass@2 1.0000 over 5 point(s)" in done.stdout
     assert "accuracy 5/10 = 0.5000" in done.stdout
-    assert f"suite: 5 of the 5 point(s) in {folder} (the whole suite)" in done.stdout
+    assert (
+        f"suite: 5 of the 5 point(s) in {folder} (the whole suite); answers complete" in done.stdout
+    )
     done = _cli("verify", answers, "--points-dir", str(folder))
     assert done.returncode == 0 and "Verified answer set" in done.stdout
     done = _cli("verify", judged, "--points-dir", str(folder))
@@ -385,7 +388,16 @@ def test_answer_judge_verify_from_the_command_line(
     done = _cli("judge", answers, "--out", judged, *where)
     assert done.returncode == 1 and "got no usable verdict" in done.stdout, done.stderr
     assert "HARNESS_ERROR 1" in done.stdout
+    from harness.points.journal import journal_path
+
+    assert journal_path(judged).exists()  # kept: the failed verdict can be asked again
     state.judge_hook = lambda prompt: None
+    before = len(state.bodies)
+    done = _cli("judge", answers, "--out", judged, *where, "--resume")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "resuming:" in done.stdout and "HARNESS_ERROR 0" in done.stdout
+    assert len(state.bodies) - before == 1  # the one failed verdict asked again, no more
+    assert not journal_path(judged).exists()
     # a judge that fails its positive control: exit 1 naming the point, nothing written
     state.judge_mode = "fails-positive"
     Path(judged).unlink()
@@ -407,8 +419,6 @@ def test_answer_judge_verify_from_the_command_line(
     assert done.returncode == 2 and "must be at least 1" in done.stderr
     assert len(state.bodies) == calls  # nothing was sent
     # a journal left by an interrupted run: continued only when asked, only if it is ours
-    from harness.points.journal import journal_path
-
     journal_path(judged).write_text('{"kind": "judge", "model": "another"}\n')
     done = _cli("judge", answers, "--out", judged, *where)
     assert done.returncode == 2 and "pass --resume to continue it" in done.stderr
@@ -632,3 +642,43 @@ def test_an_interrupted_run_resumes_from_its_journal_without_paying_twice(
     journal.finish()
     assert len(state.bodies) == full  # half before the interruption, the rest after
     verify_judged(_stored(judged), _stored(body), points)
+
+
+def test_a_journal_survives_line_separators_torn_tails_and_torn_characters(
+    tmp_path: Path,
+) -> None:
+    from harness.points.journal import Journal
+
+    path = tmp_path / ".out.journal.jsonl"
+    journal = Journal(path, {"kind": "answer"}, resume=False)
+    journal.put("a#0", {"text": "one\u2028two\u2029three\x85four 精度"})
+    journal.put("b#0", {"text": "plain"})
+    journal.close()
+    assert path.read_bytes().isascii()  # no character can be read as a line break
+    with path.open("ab") as file:
+        file.write(b'["c#0", {"text": "\xe7\xb2')  # died inside a character, mid-line
+    journal = Journal(path, {"kind": "answer"}, resume=True)
+    assert journal.done["a#0"]["text"] == "one\u2028two\u2029three\x85four 精度"
+    assert sorted(journal.done) == ["a#0", "b#0"]
+    journal.put("c#0", {"text": "again"})  # appended after the torn tail was cut off
+    journal.close()
+    again = Journal(path, {"kind": "answer"}, resume=True)
+    assert sorted(again.done) == ["a#0", "b#0", "c#0"]
+    again.finish()
+    assert not path.exists()
+
+
+def test_usage_that_does_not_add_up_is_not_priced_and_a_filtered_reply_is_an_answer(
+    server: tuple[Chat, str], points: list[Point]
+) -> None:
+    state, url = server
+    state.agent_usage = {"prompt_tokens_details": {"cached_tokens": 5000}}  # > 1200 input
+    cheap_cache = answerer(url, price_input_per_mtok=2.0, price_output_per_mtok=8.0,
+                           price_cached_input_per_mtok=0.1)  # fmt: skip
+    answer = answer_points(cheap_cache, points[:1])["answers"][0]
+    assert answer["cost"] == {"usd": None, "source": "not_reported"}
+    state.agent_usage = {}
+    for message in ({"content": None}, {"content": ""}):  # the filter withheld the answer
+        state.agent_message, state.finish_reason = message, "content_filter"
+        answer = answer_points(answerer(url), points[:1])["answers"][0]
+        assert (answer["status"], answer["text"]) == ("completed", ""), message
