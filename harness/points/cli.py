@@ -277,8 +277,11 @@ def _judged_lines(figures: dict[str, Any], controls: dict[str, Any]) -> list[str
         low, high = figures["accuracy_interval_95"]
         lines.append(
             f"  accuracy {figures['pass']}/{figures['judged']} = {figures['accuracy']:.4f}  "
-            f"95% Wilson [{low:.4f}, {high:.4f}] (per answer)"
-        )
+            f"95% Wilson [{low:.4f}, {high:.4f}] (per answer"
+            + ("" if figures["accuracy_interval_basis"].endswith("(one per point)") else
+               "; too narrow with several samples per point: read pass@k")
+            + ")"
+        )  # fmt: skip
     if figures["harness_error"]:
         low, high = figures["accuracy_range_over_harness_errors"]
         lines.append(

@@ -357,7 +357,9 @@ def test_answer_judge_verify_from_the_command_line(
     assert f"Verified judged set {judged}: {2 * len(points)} verdict(s)" in done.stdout
     assert "pass@1 0.5000 over 5 point(s)" in done.stdout
     assert "pass@2 1.0000 over 5 point(s)" in done.stdout
-    assert "accuracy 5/10 = 0.5000" in done.stdout
+    assert (
+        "accuracy 5/10 = 0.5000" in done.stdout and "too narrow with several samples" in done.stdout
+    )
     assert (
         f"suite: 5 of the 5 point(s) in {folder} (the whole suite); answers complete" in done.stdout
     )
