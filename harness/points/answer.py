@@ -14,7 +14,6 @@ the agent's failure. An empty or refused reply is the agent's answer, and is jud
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from harness.points.markdown import Point
-from harness.points.replies import ReplyError, clean_text, count, model_id, money
+from harness.points.replies import ChatClient, ReplyError, clean_text, count, model_id, money
 
 INSTRUCTIONS = """Answer the question below. It holds everything you are given: there is a \
 hidden ground truth you cannot see, and your answer will be compared with it.
@@ -136,25 +135,10 @@ def _text(message: Any, finish_reason: Any) -> str:
 class Answerer:
     config: AgentConfig
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
-    _made: Any = field(default=None, init=False, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _chat: ChatClient = field(init=False, repr=False)
 
-    def _client(self) -> Any:
-        """One client per instance, shared by its threads (the client is thread-safe)."""
-        with self._lock:
-            if self._made is None:
-                self._made = self._new_client()
-            return self._made
-
-    def _new_client(self) -> Any:
-        from openai import OpenAI
-
-        return OpenAI(
-            base_url=self.config.base_url,
-            api_key=self.config.api_key,
-            timeout=self.config.timeout,
-            max_retries=0,  # retries are ours, counted and bounded
-        )
+    def __post_init__(self) -> None:
+        self._chat = ChatClient(self.config.base_url, self.config.api_key, self.config.timeout)
 
     def _call(self, client: Any, text: str) -> Any:
         extra: dict[str, Any] = {}
@@ -167,7 +151,7 @@ class Answerer:
     def answer(self, point: Point, sample: int = 0) -> dict[str, Any]:
         """One answer record for ``point``: ``completed`` with the reply's text (empty if
         the model said nothing), or ``harness_error`` with the last error."""
-        client = self._client()
+        client = self._chat.get()
         text = prompt(point)
         started = time.monotonic()
         error = ""

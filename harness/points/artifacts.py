@@ -139,6 +139,16 @@ def answer_key(record: dict[str, Any]) -> tuple[str, int]:
     return str(record["point_id"]), int(record.get("sample", 0))
 
 
+def first_answers(answers: dict[str, Any]) -> dict[str, str]:
+    """Each point's first answer (sample 0), where it was given: what the stability
+    check re-judges."""
+    return {
+        a["point_id"]: a["text"]
+        for a in answers["answers"]
+        if a["sample"] == 0 and a["status"] == "completed"
+    }
+
+
 def judge_capabilities(answers: dict[str, Any], judge: dict[str, Any]) -> dict[str, Any]:
     """The judged set's capabilities. ``judge_pinned`` holds only when the seed's judge
     was configured and every model the provider said it ran is that model (or one of its

@@ -109,8 +109,12 @@ def _check_result(where: str, result: Any, by_id: dict[str, Point]) -> str | Non
 
 def import_baseline(path: str | os.PathLike[str], points: list[Point]) -> Imported:
     """The artifact's verdicts, once it holds together with the point files."""
-    where = str(path)
-    data = read_artifact(path)
+    return checked(str(path), read_artifact(path), points)
+
+
+def checked(where: str, data: dict[str, Any], points: list[Point]) -> Imported:
+    """The verdicts of an artifact read from ``where``, once it holds together with the
+    point files."""
     results = data.get("results")
     if not isinstance(results, list):
         raise ArtifactError(f"{where}: results is not a list")
@@ -190,8 +194,8 @@ def answers_from_baseline(path: str | os.PathLike[str], points: list[Point]) -> 
     carried over: ours come from our judge, with controls and both model ids."""
     from harness.points.artifacts import answer_set
 
-    import_baseline(path, points)  # refuses anything that does not hold together
     data = read_artifact(path)
+    checked(str(path), data, points)  # refuses anything that does not hold together
     harness = dict(data.get("harness") or {})
     agent = dict(data.get("agent") or {})
     experiment = {

@@ -202,7 +202,14 @@ def cmd_answer(args: argparse.Namespace) -> int:
 def cmd_judge(args: argparse.Namespace) -> int:
     """Controls first, then every answer of an answer set, then the stability sample;
     the judged set is written only when the positive control held on every point."""
-    from harness.points.artifacts import ANSWER_SET, read_artifact, write_artifact
+    from pathlib import Path
+
+    from harness.points.artifacts import (
+        ANSWER_SET,
+        canonical_sha256,
+        read_artifact,
+        write_artifact,
+    )
     from harness.points.judge import ControlFailed, Judge, JudgeConfig
     from harness.points.run import judge_answer_set
     from harness.points.verify import verify_answers
@@ -210,12 +217,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
     answers = read_artifact(args.answers, ANSWER_SET)
     points = verify_answers(answers, _points(args))
     _writable(args.out)
-    from pathlib import Path
-
     if Path(args.out).resolve() == Path(args.answers).resolve():
         raise PointError("--out is the answer set itself: the judged set is written beside it")
-    from harness.points.artifacts import canonical_sha256
-
     header = {"kind": "judge", "base_url": args.base_url, "model": args.model,
               "effort": args.effort, "answer_set_sha256": canonical_sha256(answers),
               "stability_k": args.stability_k, "stride": args.stride}  # fmt: skip

@@ -23,7 +23,7 @@ from typing import Any
 from harness.points.journal import Journal
 from harness.points.markdown import Point
 from harness.points.metrics import CLASSES, HARNESS_ERROR, fleiss_kappa, outcome, raw_agreement
-from harness.points.replies import clean_text, model_id
+from harness.points.replies import ChatClient, clean_text, model_id
 
 DEFAULT_MODEL = "gpt-5.6-sol"  # the seed pins the judge
 DEFAULT_EFFORT = "xhigh"
@@ -170,17 +170,13 @@ class Verdict:
 class Judge:
     config: JudgeConfig
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
-    _made: Any = field(default=None, init=False, repr=False)
+    _chat: ChatClient = field(init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     journal: Journal | None = field(default=None, repr=False)
     _seen: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
-    def _client(self) -> Any:
-        """One client per instance, shared by its threads (the client is thread-safe)."""
-        with self._lock:
-            if self._made is None:
-                self._made = self._new_client()
-            return self._made
+    def __post_init__(self) -> None:
+        self._chat = ChatClient(self.config.base_url, self.config.api_key, self.config.timeout)
 
     def _journal_key(self, prompt: str) -> str:
         """The prompt's digest and how many times it was asked before in this run (the
@@ -206,20 +202,10 @@ class Judge:
         self.journal.put(key, asdict(verdict))
         return verdict
 
-    def _new_client(self) -> Any:
-        from openai import OpenAI
-
-        return OpenAI(
-            base_url=self.config.base_url,
-            api_key=self.config.api_key,
-            timeout=self.config.timeout,
-            max_retries=0,  # retries are ours, counted and bounded
-        )
-
     def _ask(self, prompt: str) -> Verdict:
         from datetime import UTC, datetime
 
-        client = self._client()
+        client = self._chat.get()
         started = time.monotonic()
         error, raw, returned = "", "", None
         for attempt in range(1, self.config.attempts + 1):

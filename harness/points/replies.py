@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from typing import Any
 
 SURROGATE = re.compile("[\ud800-\udfff]")
@@ -42,3 +43,27 @@ def money(value: Any) -> float | None:
     if not math.isfinite(value) or value < 0 or value > 10**9:
         return None
     return float(value)
+
+
+class ChatClient:
+    """One OpenAI-compatible client per run, made on first use and shared by the run's
+    threads (the client is thread-safe). It never retries: retries are the caller's,
+    counted and bounded."""
+
+    def __init__(self, base_url: str, api_key: str, timeout: float) -> None:
+        self.base_url, self._api_key, self.timeout = base_url, api_key, timeout
+        self._made: Any = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Any:
+        with self._lock:
+            if self._made is None:
+                from openai import OpenAI
+
+                self._made = OpenAI(
+                    base_url=self.base_url,
+                    api_key=self._api_key,
+                    timeout=self.timeout,
+                    max_retries=0,
+                )
+            return self._made

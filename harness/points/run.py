@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from harness.points.answer import COMPLETED, Answerer
-from harness.points.artifacts import answer_set, judged_set
+from harness.points.artifacts import answer_set, first_answers, judged_set
 from harness.points.journal import Journal
 from harness.points.judge import (
     Judge,
@@ -90,11 +90,7 @@ def judge_answer_set(
         return judge.judge(point.question, answer["text"], point.ground_truth)
 
     verdicts = _map(one, answers["answers"], workers)
-    first = {
-        a["point_id"]: a["text"]
-        for a in answers["answers"]
-        if a["sample"] == 0 and a["status"] == COMPLETED
-    }
+    first = first_answers(answers)
     steady = [p for p in answered if p.id in first]
     sample = stability(judge, steady, first, k=stability_k, stride=stride) if steady else {
         "items": 0, "repeats": stability_k, "stride": stride, **agreement_figures([]),

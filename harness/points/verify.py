@@ -25,6 +25,7 @@ from harness.points.artifacts import (
     as_stored,
     canonical_sha256,
     capability_line,
+    first_answers,
     judge_capabilities,
     judged_figures,
     models_returned,
@@ -276,11 +277,8 @@ def _check_controls(
         raise PointsArtifactError("negative controls for every answered point, no other")
     for record, point in zip(negative, answered, strict=True):
         _check_negative(record, point)
-    sampled = [
-        p.id
-        for p in answered
-        if any(answer_key(a) == (p.id, 0) and a["status"] == COMPLETED for a in answers["answers"])
-    ]
+    first = first_answers(answers)
+    sampled = [p.id for p in answered if p.id in first]
     _check_stability(controls["stability"], sampled)
 
 

@@ -482,19 +482,13 @@ def test_pitfall_answers_are_judged_again_under_our_controls(
 def test_the_readme_points_block_prints_what_the_readme_says(
     server: tuple[Chat, str], folder: Path
 ) -> None:
-    from tests.harness.test_readme import README, matches_in_order, runnable_blocks
+    from tests.harness.test_readme import README, matches_in_order, run_block, runnable_blocks
 
     _, url = server
     blocks = runnable_blocks(README.read_text(), marker_prefix="<!-- runnable-points:")
     assert len(blocks) == 1 and blocks[0][1]
     code, expected = blocks[0]
-    bin_dir = str(Path(sys.executable).parent)
-    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
-           "MODEL_URL": url, "OPENAI_API_KEY": "k"}  # fmt: skip
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", code], cwd=folder.parent, env=env,
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+    done = run_block(code, folder.parent, MODEL_URL=url, OPENAI_API_KEY="k")
     assert done.returncode == 0, done.stderr[-3000:]
     missing = matches_in_order(done.stdout, expected or "")
     assert missing is None, f"the README shows {missing!r}; the commands printed:\n{done.stdout}"

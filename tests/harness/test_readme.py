@@ -83,29 +83,26 @@ def test_the_readme_marks_its_walk_through_runnable() -> None:
     assert any("pit-harness run" in code for code, _ in blocks)
 
 
+def run_block(code: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """A README block run as a reader would: bash, strict, with ``pit-harness`` on PATH."""
+    bin_dir = str(Path(sys.executable).parent)
+    path = bin_dir + os.pathsep + os.environ.get("PATH", "")
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", code],
+        cwd=cwd,
+        env={**os.environ, "PATH": path, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
 def test_the_readme_walk_through_prints_what_the_readme_says(tmp_path: Path) -> None:
     require_sandbox()  # the printed capability line is the sandboxed one
-    bin_dir = str(Path(sys.executable).parent)
-    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
     for code, expected in runnable_blocks(README.read_text()):
-        done = subprocess.run(
-            ["bash", "-euo", "pipefail", "-c", code],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        done = run_block(code, tmp_path)
         assert done.returncode == 0, done.stderr[-3000:]
-        actual = done.stdout.splitlines()
-        at = 0
-        for line in (expected or "").splitlines():
-            if line.strip() == "...":
-                continue  # lines left out
-            pattern = _pattern(line)
-            while at < len(actual) and not pattern.match(actual[at]):
-                at += 1
-            assert at < len(actual), f"the README shows {line!r}; the commands printed:\n" + (
-                done.stdout
-            )
-            at += 1
+        missing = matches_in_order(done.stdout, expected or "")
+        assert missing is None, f"the README shows {missing!r}; the commands printed:\n" + (
+            done.stdout
+        )

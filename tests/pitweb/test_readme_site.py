@@ -3,9 +3,6 @@ release registered, a token issued), and every README block that is not run, wit
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +10,13 @@ import pytest
 from django.contrib.auth.models import User
 
 from pitweb.runs.models import Run
-from tests.harness.test_readme import README, fenced_blocks, matches_in_order, runnable_blocks
+from tests.harness.test_readme import (
+    README,
+    fenced_blocks,
+    matches_in_order,
+    run_block,
+    runnable_blocks,
+)
 from tests.pitweb.conftest import Artifacts
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -60,22 +63,13 @@ def test_the_readme_submit_path_works_as_written(
     from pitweb.accounts.services import token_issue
 
     [(code, expected)] = runnable_blocks(README.read_text(), "<!-- runnable-site:")
-    bin_dir = str(Path(sys.executable).parent)
-    env = {
-        **os.environ,
-        "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
+    done = run_block(
+        code,
+        tmp_path,
         # as `make demo` prints them
-        "PITWEB_URL": live_server.url,
-        "PITWEB_TOKEN": token_issue(user=submitter),
-        "PITWEB_RELEASE": str(site_release),
-    }
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", code],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
+        PITWEB_URL=live_server.url,
+        PITWEB_TOKEN=token_issue(user=submitter),
+        PITWEB_RELEASE=str(site_release),
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     missing = matches_in_order(done.stdout, expected or "")
