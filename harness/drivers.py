@@ -64,7 +64,8 @@ _EXPLAIN = {
     "memory_enforced": "memory: no address-space limit held for the agent's process",
     "cpu_enforced": "cpu: no CPU-time limit held for the agent's process",
     "open_files_enforced": "files: no open-file limit held for the agent's process",
-    "cells_isolated": "cells: state (globals, files, environment) can cross from one cell "
+    "cells_isolated": "cells: state (globals, files, environment, sockets, IPC) can cross "
+    "from one cell or attempt "
     "to the next, so an agent could replay main-arm picks on a control arm",
     "harness_state_protected": "harness state: the agent shares the harness's memory; picks "
     "are checked against the runner's own clock state and rederive re-checks every pick from "
@@ -323,7 +324,8 @@ class IsolatedDrivers:
             "open_files_enforced": bool(found.get("open_files_enforced")),
             "cells_isolated": bool(found.get("tmp_private"))
             and bool(found.get("nothing_shared_writable"))
-            and bool(found.get("processes_hidden")),
+            and bool(found.get("processes_hidden"))
+            and bool(found.get("namespaces_private")),
             "harness_state_protected": True,
         }
         return {

@@ -4,11 +4,12 @@
 to the harness (the control channel). The zygote imports the shim once and then, for
 every cell, forks a process that
 
-1. enters fresh user, mount, IPC and PID namespaces, so that its ``/tmp`` and
-   ``/dev/shm`` are new empty tmpfs mounts, its ``/proc`` lists its own processes only
-   (no other cell, no zygote: nothing of theirs to read or write), System V IPC and the
-   session keyring are its own, and every process it leaves behind dies with it (it is
-   the init of its PID namespace);
+1. enters fresh user, mount, network, UTS, IPC and PID namespaces, so that its ``/tmp``
+   and ``/dev/shm`` are new empty tmpfs mounts, its ``/proc`` lists its own processes
+   only (no other cell, no zygote: nothing of theirs to read or write), its loopback
+   interface, sockets (TCP states such as TIME_WAIT, abstract Unix names), host name,
+   System V IPC and session keyring are its own, and every process it leaves behind dies
+   with it (it is the init of its PID namespace);
 2. drops every capability (bounding set too) and sets its resource limits;
 3. only then loads the agent (by reference or by value) and serves the cell's tasks over
    its own socket, whose other end the zygote handed to the harness.
@@ -35,6 +36,8 @@ from typing import Any
 from harness.sandbox.channel import Channel, ChannelClosed
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWNET = 0x40000000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
@@ -55,6 +58,9 @@ PROC_FILES = (
     "diskstats",
 )
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 1, 4, 24
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+# The namespaces a cell must hold apart from the zygote (and so from every other cell).
+CELL_NAMESPACES = ("net", "ipc", "uts", "mnt", "pid", "user")
 _CAP_V3 = 0x20080522
 
 # Exit codes of the cell's outer process, read by the zygote.
@@ -94,12 +100,39 @@ def _drop_capabilities() -> None:
 def _enter_cell_namespaces() -> None:
     uid, gid = os.getuid(), os.getgid()
     _ok(
-        _libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID),
+        _libc.unshare(
+            CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID
+        ),
         "unshare",
     )
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", f"{uid} {uid} 1")
     _write("/proc/self/gid_map", f"{gid} {gid} 1")
+
+
+def _loopback_up() -> None:
+    """A new network namespace starts with its loopback down; the model relay (and an
+    agent's own loopback traffic) needs it up. Nothing else exists to bring up."""
+    import fcntl
+    import struct
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        request = struct.pack("16sH14x", b"lo", 0)
+        flags = struct.unpack("16sH14x", fcntl.ioctl(sock, SIOCGIFFLAGS, request))[1]
+        fcntl.ioctl(sock, SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | IFF_UP))
+
+
+def namespace_ids() -> dict[str, int]:
+    """This process's namespaces, by inode: a cell compares its own with the zygote's."""
+    found = {}
+    for name in CELL_NAMESPACES:
+        with contextlib.suppress(OSError):
+            found[name] = os.stat(f"/proc/self/ns/{name}").st_ino
+    return found
+
+
+# The zygote's namespaces, read before any cell is forked (a cell's /proc shows only itself).
+_ZYGOTE_NAMESPACES: dict[str, int] = {}
 
 
 def _fresh_mounts() -> None:
@@ -211,6 +244,7 @@ _inherited: set[int] = set()
 
 def zygote(control: Channel, *, by_value: bool = False) -> None:
     _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # nothing in a cell may ptrace or read us
+    _ZYGOTE_NAMESPACES.update(namespace_ids())
     _preimport(by_value)
     _inherited.add(control.fileno())
     control.send({"op": "hello", "pid": os.getpid()})
@@ -286,6 +320,7 @@ def _cell_outer(sock: socket.socket, limits: dict[str, int]) -> int:
         try:
             _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             _fresh_mounts()
+            _loopback_up()
             _drop_capabilities()
             _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
             _set_limits(limits)
@@ -331,6 +366,7 @@ def probe(message: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
         "network_isolated": _network_isolated(),
         "filesystem_confined": _filesystem_confined(message.get("hidden") or []),
         "pid_isolated": os.getpid() == 1,
+        "namespaces_private": _namespaces_private(),
         "tmp_private": os.listdir("/tmp") == [] and os.access("/tmp", os.W_OK),
         "processes_hidden": [p for p in os.listdir("/proc") if p.isdigit()] == ["1"],
         "nothing_shared_writable": not any(_writable(d) for d in ("/", "/dev", "/proc")),
@@ -340,6 +376,15 @@ def probe(message: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
         "open_files_enforced": _open_files_enforced(limits["open_files"]),
         "environment": sorted(os.environ),
     }
+
+
+def _namespaces_private() -> bool:
+    """Every namespace that could carry state (sockets and TCP states, IPC, host name,
+    mounts, processes) is this cell's own, none the zygote's, so none another cell's."""
+    mine = namespace_ids()
+    return set(mine) == set(CELL_NAMESPACES) and all(
+        _ZYGOTE_NAMESPACES.get(name) not in (None, inode) for name, inode in mine.items()
+    )
 
 
 def _no_capabilities() -> bool:

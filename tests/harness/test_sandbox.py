@@ -621,6 +621,136 @@ def test_nothing_the_agent_keeps_reaches_the_next_cell(march_release: Path, tmp_
     assert body["capabilities"]["cells_isolated"] is True
 
 
+MARK_PORT, ABSTRACT_NAME, SHM_KEY = 47998, b"\0pit-main-picks", 0x5049_5400
+
+
+_MARKS_SCRIPT = """
+import ctypes, os, socket, sys, time
+port, name, key = int(sys.argv[1]), sys.argv[2].encode(), int(sys.argv[3])
+listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+listener.bind(("127.0.0.1", port))
+listener.listen(1)
+client = socket.create_connection(("127.0.0.1", port))
+served, _ = listener.accept()
+client.close()  # the side that closes first keeps the connection in TIME_WAIT
+served.close()
+held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+held.bind(b"\\0" + name)
+held.listen(1)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmget(key, 4096, 0o1666)  # IPC_CREAT, never removed
+libc.sethostname(b"main-picks", 10)
+os.makedirs("/dev/shm", exist_ok=True)
+open("/dev/shm/main-picks", "w").close()
+open("/tmp/main-picks", "w").close()
+print("ready", flush=True)
+time.sleep(3600)  # a process left behind, holding the sockets
+"""
+
+
+def _leave_marks() -> None:
+    """Every kernel channel a cell could leave state in for a later cell or attempt, left
+    by a child process (the in-process guard does not reach it) that stays behind."""
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            _MARKS_SCRIPT,
+            str(MARK_PORT),
+            ABSTRACT_NAME[1:].decode(),
+            str(SHM_KEY),
+        ],
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline() == b"ready\n"
+    MARKS.append(child)
+
+
+def _marks_found() -> dict[str, bool]:
+    import _socket
+    import ctypes
+
+    def tcp_states() -> list[str]:
+        lines = []
+        for name in ("tcp", "tcp6"):
+            with contextlib.suppress(OSError):
+                lines += Path(f"/proc/net/{name}").read_text().splitlines()[1:]
+        return lines
+
+    def abstract() -> bool:
+        probe = _socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        probe.setblocking(False)  # a full backlog is an answer too, not a wait
+        try:
+            probe.connect(ABSTRACT_NAME)
+            return True
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        finally:
+            probe.close()
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    return {
+        "tcp_state": bool(tcp_states()),
+        "abstract_socket": abstract(),
+        "sysv_shm": libc.shmget(SHM_KEY, 0, 0) >= 0,
+        "hostname": socket.gethostname() == "main-picks",
+        "dev_shm": os.path.exists("/dev/shm/main-picks"),
+        "tmp": os.path.exists("/tmp/main-picks"),
+    }
+
+
+MARKS: list[Any] = []
+
+
+def test_no_kernel_channel_carries_state_to_a_later_cell_or_attempt(
+    march_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The main/leaky cell leaves marks in every channel it can find and its first attempt
+    is killed; its retry and all eight later cells must find none of them."""
+
+    def agent(prompt: str, tools: Any) -> dict[str, Any]:
+        found = _marks_found()
+        if tools.arm == "main" and tools.clock == "leaky" and not MARKS:
+            _leave_marks()
+        if tools.pit_coverage().get("crash_now"):
+            os._exit(9)  # the attempt ends; the child it left behind is its only trace
+        return {"picks": [], "text": json.dumps(found)}
+
+    original = Toolbox.pit_coverage
+    told: list[str] = []
+
+    def crash_the_first_cell_once(self: Toolbox) -> dict[str, Any]:
+        result = original(self)
+        # marks left a session ago are still held when the attempt ends
+        first_cell = self.arm == "main" and self.clock == "leaky"
+        if not told and first_cell and self.session_date != "2023-03-01":
+            told.append(self.session_date)
+            return {**result, "crash_now": True}
+        return result
+
+    monkeypatch.setattr(Toolbox, "pit_coverage", crash_the_first_cell_once)
+    result = run(from_callable(agent), config(march_release, tmp_path, probe=0))
+    assert told
+    [entry] = result.receipt["attempts"]
+    assert entry["cell"] == "main/leaky"
+    first_of_each_attempt: dict[tuple[str, str], dict[str, bool]] = {}
+    for e in events(tmp_path / "trajectory.jsonl"):
+        if e["event"] == "decision":
+            first_of_each_attempt.setdefault((e["arm"], e["clock"]), json.loads(e["text"]))
+    assert len(first_of_each_attempt) == 9
+    for cell, found in first_of_each_attempt.items():
+        assert not any(found.values()), (cell, found)
+    # the marks do hold within the attempt that left them
+    later_main = [json.loads(t) for t in decision_texts(tmp_path, "main")[1:3]]
+    assert any(f["tcp_state"] and f["abstract_socket"] and f["sysv_shm"] for f in later_main)
+    assert result.body["capabilities"]["cells_isolated"] is True
+
+
 def test_a_cell_cannot_see_or_reach_any_other_process(march_release: Path, tmp_path: Path) -> None:
     """The zygote keeps the next cell's process forked and waiting: no cell may list it,
     read it or write into its memory (that would carry main-arm picks to the next cell)."""
