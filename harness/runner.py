@@ -238,6 +238,8 @@ def run(
     hidden.append(str(Path(config.receipt_path).parent))
     if inputs.prices is not None and inputs.prices.path:
         hidden.append(inputs.prices.path)
+    # absolute: inside, a relative path would name a place under the cell's own /tmp
+    hidden = [os.path.abspath(path) for path in hidden]
     settings = sandbox or SandboxSettings()
     try:
         # an isolated run's sandbox starts here and comes up while the indexes are built

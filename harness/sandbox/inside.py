@@ -135,15 +135,79 @@ def namespace_ids() -> dict[str, int]:
 _ZYGOTE_NAMESPACES: dict[str, int] = {}
 
 
+# What the sandbox shows under /tmp (the harness, the interpreter or the agent's code when
+# they live there), kept in a cell's fresh /tmp at the same paths; filled in each cell.
+_KEPT_UNDER_TMP: list[str] = []
+
+
 def _fresh_mounts() -> None:
     _ok(_libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
-    for target in (b"/tmp", b"/dev/shm"):
-        if os.path.isdir(target):
-            _ok(
-                _libc.mount(b"tmpfs", target, b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=1777"),
-                f"tmpfs on {target.decode()}",
-            )
+    _fresh_tmp()
+    if os.path.isdir("/dev/shm"):
+        _tmpfs("/dev/shm")
     _private_proc()
+
+
+def _tmpfs(target: str) -> None:
+    _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+
+
+def _fresh_tmp() -> None:
+    """A new empty /tmp, in which what the sandbox shows under the old one (read-only
+    binds, with the masks inside them) appears again at the same paths: a checkout, a
+    virtual environment or an agent under /tmp works as anywhere else.
+
+    The binds came from a more privileged namespace, so they are locked: they cannot be
+    moved, only copied whole (MS_BIND | MS_REC keeps their children and read-only flag).
+    They are copied to a stage on /dev/shm, /tmp is covered, and they are copied back."""
+    kept = _submounts("/tmp")
+    if not kept:
+        _tmpfs("/tmp")
+        return
+    stage = "/dev/shm"
+    if not os.path.isdir(stage):
+        raise OSError(errno.ENOENT, "no /dev/shm to stage the folders shown under /tmp")
+    _tmpfs(stage)
+    for n, path in enumerate(kept):
+        _mount(path, _placeholder(f"{stage}/{n}", like=path), None, MS_BIND | MS_REC)
+    _tmpfs("/tmp")
+    for n, path in enumerate(kept):
+        _mount(f"{stage}/{n}", _placeholder(path, like=f"{stage}/{n}"), None, MS_BIND | MS_REC)
+    _ok(_libc.umount2(stage.encode(), MNT_DETACH), "unmount the stage on /dev/shm")
+    _KEPT_UNDER_TMP[:] = kept
+
+
+def _placeholder(path: str, *, like: str) -> str:
+    """An empty folder or file at ``path`` to mount ``like`` on."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if os.path.isdir(like):
+        os.mkdir(path)
+    else:
+        open(path, "x").close()
+    return path
+
+
+def _submounts(folder: str) -> list[str]:
+    """The mount points directly on ``folder``'s own mount (not nested in another one)."""
+    table = []
+    with open("/proc/self/mountinfo") as handle:
+        for line in handle:
+            fields = line.split()
+            table.append((fields[0], fields[1], _unescape(fields[4])))
+    ids = {point: mount_id for mount_id, _, point in table}  # the last mount on a point wins
+    parent = ids.get(folder)
+    return [
+        point
+        for mount_id, parent_id, point in table
+        if parent_id == parent and point.startswith(folder + "/") and ids[point] == mount_id
+    ]
+
+
+def _unescape(field: str) -> str:
+    """mountinfo writes space, tab, newline and backslash as octal escapes."""
+    import re
+
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
 def _mount(source: str | None, target: str, kind: str | None, flags: int, data: str = "") -> None:
@@ -367,7 +431,7 @@ def probe(message: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
         "filesystem_confined": _filesystem_confined(message.get("hidden") or []),
         "pid_isolated": os.getpid() == 1,
         "namespaces_private": _namespaces_private(),
-        "tmp_private": os.listdir("/tmp") == [] and os.access("/tmp", os.W_OK),
+        "tmp_private": _tmp_private(),
         "processes_hidden": [p for p in os.listdir("/proc") if p.isdigit()] == ["1"],
         "nothing_shared_writable": not any(_writable(d) for d in ("/", "/dev", "/proc")),
         "memory_enforced": _memory_enforced(limits["memory_bytes"]),
@@ -385,6 +449,25 @@ def _namespaces_private() -> bool:
     return set(mine) == set(CELL_NAMESPACES) and all(
         _ZYGOTE_NAMESPACES.get(name) not in (None, inode) for name, inode in mine.items()
     )
+
+
+def _tmp_private() -> bool:
+    """/tmp is writable and holds nothing but the folders the sandbox shows there."""
+    if not os.access("/tmp", os.W_OK):
+        return False
+    allowed = {"/tmp"}
+    for path in _KEPT_UNDER_TMP:
+        while path != "/tmp":
+            allowed.add(path)
+            path = os.path.dirname(path)
+    for top, folders, files in os.walk("/tmp"):
+        shown = [f for f in folders if os.path.join(top, f) in _KEPT_UNDER_TMP]
+        folders[:] = [f for f in folders if f not in shown]  # their content is the host's
+        for name in [*folders, *files]:
+            path = os.path.join(top, name)
+            if path not in allowed and path not in _KEPT_UNDER_TMP:
+                return False
+    return True
 
 
 def _no_capabilities() -> bool:
