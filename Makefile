@@ -46,7 +46,7 @@ demo-harness: setup
 	$(BIN)/pit-harness prices synth --bundle $(DEMO)/release --out $(DEMO)/prices-SYNTHETIC.csv --end 2023-04-28 --seed 7
 	cp examples/run.json $(DEMO)/run.json
 	$(BIN)/pit-harness run --config $(DEMO)/run.json
-	$(BIN)/pit-harness verify $(DEMO)/out/receipt.json --trajectory $(DEMO)/out/trajectory.jsonl --bundle $(DEMO)/release
+	$(BIN)/pit-harness verify $(DEMO)/out/receipt.json --trajectory $(DEMO)/out/trajectory.jsonl --bundle $(DEMO)/release --prices $(DEMO)/prices-SYNTHETIC.csv
 
 test: setup
 	$(BIN)/pytest -q

@@ -271,7 +271,39 @@ def cmd_verify(args: argparse.Namespace) -> int:
     report = verify(args.receipt, trajectory=args.trajectory, bundle=args.bundle)
     for line in report.lines:
         print(line)
-    return EXIT_OK if report.ok else EXIT_MISMATCH
+    if not report.ok:
+        return EXIT_MISMATCH
+    if args.hashes_only:
+        print("scores SKIPPED  (--hashes-only: the hashes hold; no score was re-derived)")
+        return EXIT_OK
+    if args.trajectory is None or args.bundle is None:
+        print("scores SKIPPED  (pass --trajectory and --bundle to re-derive every score)")
+        return EXIT_OK
+    return _rederive_scores(args)
+
+
+def _rederive_scores(args: argparse.Namespace) -> int:
+    """The site's own check, on the reader's machine: every claim the body makes that the
+    trajectory, the release and the config determine, derived again and compared."""
+    from harness.prices import PriceError, load_prices
+    from harness.rederive import rederive
+
+    prices = None
+    if args.prices:
+        try:  # the statement is the receipt's; only the file's bytes are compared
+            prices = load_prices(args.prices, source="as stated in the receipt", pulled_at="")
+        except PriceError as exc:
+            print(f"scores MISMATCH  prices: {exc}")
+            return EXIT_MISMATCH
+    result = rederive(args.receipt, trajectory=args.trajectory, release=args.bundle, prices=prices)
+    wrong = result.first_mismatch
+    if wrong is not None:
+        print(f"scores MISMATCH  {wrong.name}: {wrong.detail}")
+        return EXIT_MISMATCH
+    skipped = [c for c in result.checks if c.status == "skipped"]
+    note = "".join(f"  ({c.name} skipped: {c.detail}; pass --prices)" for c in skipped)
+    print(f"scores re-derived ok{note}")
+    return EXIT_OK
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -433,11 +465,21 @@ def build_parser() -> argparse.ArgumentParser:
     resc.set_defaults(func=cmd_rescore)
 
     ver = sub.add_parser(
-        "verify", help="recompute the receipt's hashes offline; exit 1 on any mismatch"
+        "verify",
+        help="recompute the receipt's hashes offline and, given the trajectory and the "
+        "release, re-derive every score from them; exit 1 on any mismatch",
     )
     ver.add_argument("receipt")
     ver.add_argument("--trajectory", help="the trajectory the receipt binds")
     ver.add_argument("--bundle", help="the release folder the receipt binds")
+    ver.add_argument(
+        "--prices", help="the run's price file, to re-derive its returns too (priced runs)"
+    )
+    ver.add_argument(
+        "--hashes-only",
+        action="store_true",
+        help="check the hashes alone, as before re-derivation was offered",
+    )
     ver.set_defaults(func=cmd_verify)
 
     exp = sub.add_parser(

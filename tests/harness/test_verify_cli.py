@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,7 +77,7 @@ def test_run_prints_the_seed_shaped_summary(
     assert out[13].strip().startswith("capabilities: agent_process=")
 
 
-def test_verify_passes_with_the_seed_four_lines(
+def test_verify_passes_with_the_seed_four_lines_and_the_scores_re_derived(
     session: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     run_session(capsys, session)
@@ -88,7 +89,9 @@ def test_verify_passes_with_the_seed_four_lines(
         "run_valid",
         "trajectory",
         "bundle",
+        "scores",
     ]
+    assert lines[4] == "scores re-derived ok"
     assert lines[0].startswith("body_sha256 ok  sha256:")
     assert lines[1] == "run_valid True  protocol_complete False"
     assert lines[2].startswith("trajectory ok  sha256:")
@@ -146,6 +149,41 @@ def test_whitespace_added_to_the_receipt_is_caught(
     path.write_text(path.read_text().replace('"valid":true', '"valid": true', 1))
     code, out, _ = cli(capsys, *verify_args(session))
     assert code == 1 and "canonical receipt layout" in out
+
+
+def _reseal(path: Path, edit: Any) -> None:
+    """A forger's receipt: the body edited, then hashed and laid out again, so every hash
+    holds and only re-derivation can tell."""
+    from harness.receipt import receipt_text
+
+    data = json.loads(path.read_text())
+    edit(data["body"])
+    path.write_text(receipt_text(data["body"], data["emitted_at"], data["attempts"]))
+
+
+def test_a_resealed_receipt_with_one_score_edited_fails_verify_naming_the_field(
+    session: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_session(capsys, session)
+
+    def more_trades(body: dict[str, Any]) -> None:
+        body["cells"][1]["trades"] += 1
+
+    _reseal(session / "a" / "receipt.json", more_trades)
+    code, out, _ = cli(capsys, *verify_args(session), "--hashes-only")
+    assert code == 0 and "body_sha256 ok" in out and "scores SKIPPED" in out
+    code, out, _ = cli(capsys, *verify_args(session))
+    assert code == 1
+    [last] = out.splitlines()[-1:]
+    assert last.startswith("scores MISMATCH  ") and "main/dump" in last, last
+
+
+def test_verify_without_the_trajectory_says_the_scores_were_not_re_derived(
+    session: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_session(capsys, session)
+    code, out, _ = cli(capsys, "verify", str(session / "a" / "receipt.json"))
+    assert code == 0 and out.splitlines()[-1].startswith("scores SKIPPED  (pass --trajectory")
 
 
 def test_receipt_claiming_valid_after_egress_fails(

@@ -45,3 +45,19 @@ def test_demo_seed_submits_and_verifies_three_baselines(settings: Any, tmp_path:
     assert board["ranked"] and all(r["prices_version"] == 1 for r in board["ranked"])
     call_command("demo_seed", rows=3000, stdout=io.StringIO())  # twice: nothing new
     assert Run.objects.count() == 3 and ReferencePrices.objects.count() == 1
+
+
+def test_demo_seed_fails_when_a_baseline_does_not_complete(
+    settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A demo whose baseline ended in agent errors says so and exits non-zero, instead of
+    printing a board of runs that show nothing."""
+    from django.core.management.base import CommandError
+
+    from pitweb.runs.management.commands import demo_seed
+
+    settings.VAR_DIR = tmp_path
+    monkeypatch.setattr(demo_seed, "AGENTS", ("tests.pitweb.failing_baseline:decide",))
+    with pytest.raises(CommandError, match=r"baseline tests.pitweb.failing_baseline:decide"):
+        call_command("demo_seed", rows=3000, stdout=io.StringIO())
+    assert Run.objects.count() == 0

@@ -90,7 +90,7 @@ class Command(BaseCommand):
         for name in AGENTS:
             out = work / "runs" / name.rsplit(":", 1)[-1]
             spec = load_agent(name)
-            run(
+            result = run(
                 spec,
                 RunConfig(
                     bundle_path=str(release_dir),
@@ -109,6 +109,14 @@ class Command(BaseCommand):
                     receipt_path=str(out / "receipt.json"),
                 ),
             )
+            failed = [
+                f"{c['arm']}/{c['clock']} {c['status']}"
+                + (f" ({c['agent_fault']['kind']})" if c.get("agent_fault") else "")
+                for c in result.body["cells"]
+                if c["status"] != "complete" or c["agent_errors"]
+            ]
+            if failed:  # a demo whose baseline could not run shows nothing worth seeing
+                raise CommandError(f"baseline {name} did not complete: {', '.join(failed)}")
             with (
                 open(out / "receipt.json", "rb") as receipt,
                 open(out / "trajectory.jsonl", "rb") as trajectory,
