@@ -80,5 +80,47 @@ class RuntimeFailure(Exception):
     pipe broke. Never scored as the agent's result."""
 
 
+def json_data_problem(value: object, where: str = "value", depth: int = 0) -> str | None:
+    """Why ``value`` is not JSON data the trajectory can hold, or None: NaN and the
+    infinities, a lone surrogate in a string or key, a key that is not a string, a type
+    JSON does not have, nesting past 64 levels."""
+    if depth > 64:
+        return f"{where}: nested more than 64 levels"
+    if value is None or isinstance(value, bool | int):
+        return None
+    if isinstance(value, float):
+        return None if value == value and abs(value) != float("inf") else f"{where}: {value!r}"
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"{where}: a lone surrogate in a string"
+        return None
+    if isinstance(value, list | tuple):
+        for n, item in enumerate(value):
+            problem = json_data_problem(item, f"{where}[{n}]", depth + 1)
+            if problem:
+                return problem
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"{where}: a key that is not a string ({type(key).__name__})"
+            problem = json_data_problem(key, f"{where} key", depth + 1) or json_data_problem(
+                item, f"{where}.{key[:40]}", depth + 1
+            )
+            if problem:
+                return problem
+        return None
+    return f"{where}: a {type(value).__name__}, not JSON data"
+
+
+def require_json_data(value: object, where: str) -> None:
+    """The agent sent something that is not JSON data: its protocol fault (ends the cell)."""
+    problem = json_data_problem(value, where)
+    if problem:
+        raise AgentFault(PROTOCOL_VIOLATION, f"not JSON data: {problem}")
+
+
 def error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:500]

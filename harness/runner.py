@@ -677,6 +677,10 @@ def _decide(
     either way. Under the abort policy an attempt ends the run."""
     try:
         decision, fault = agent.decide(task, tools), None
+        outcomes.require_json_data(decision.text, "decision text")
+        outcomes.require_json_data(
+            [p for p in decision.picks if isinstance(p, str)], "decision picks"
+        )
     except NetworkAbort as exc:
         ctx.record_attempts(agent)
         raise _Aborted(f"network egress at {exc.attempt.site}") from None

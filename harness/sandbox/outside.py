@@ -592,6 +592,10 @@ class IsolatedAgent:
             raise outcomes.AgentFault(
                 outcomes.PROTOCOL_VIOLATION, f"a malformed tool call {str(name)[:40]!r}"
             )
+        problem = outcomes.json_data_problem(args, f"{name} arguments")
+        if problem:
+            self._end(kill=True)
+            raise outcomes.AgentFault(outcomes.PROTOCOL_VIOLATION, f"not JSON data: {problem}")
         result = getattr(tools, str(name))(**args)
         texts = tools.last_served
         if texts is not None and "rows" in result:

@@ -341,6 +341,21 @@ class _Dials:
 def exits(prompt, tools):
     sys.exit(0)
 
+def surrogate_text(prompt, tools):
+    return {"picks": [], "text": "the answer is \\udc80"}
+
+def nan_argument(prompt, tools):
+    tools.pit_search(query="x", limit=float("nan"))
+    return []
+
+def infinite_argument(prompt, tools):
+    tools.pit_list(limit=float("inf"))
+    return []
+
+def surrogate_argument(prompt, tools):
+    tools.pit_search(query="\\ud800", limit=3)
+    return []
+
 from harness.agents.base import AgentSpec
 raises = AgentSpec("raises", _Raises)
 dials = AgentSpec("dials", _Dials)
@@ -421,6 +436,28 @@ def test_agent_faults_write_a_receipt_and_exit_4(
     assert code == 4, err
     assert {c["agent_fault"]["kind"] for c in body["cells"]} == {"agent_exit"}
     assert body["probe"]["verdict"] == "no_items"  # it was served nothing to be asked about
+
+
+@pytest.mark.parametrize(
+    "agent", ["surrogate_text", "nan_argument", "infinite_argument", "surrogate_argument"]
+)
+def test_values_that_are_not_json_data_are_the_agents_fault_with_a_receipt(
+    march_release: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    agents_module: Path,
+    agent: str,
+) -> None:
+    """NaN, the infinities and lone surrogates, in decision text or a tool argument: the
+    agent's fault (exit 4, a receipt written), never a usage error without one."""
+    code, body, err = _cli_run(
+        capsys, march_release, tmp_path / agent, f"faulty_agents:{agent}", agent_process="isolated"
+    )
+    assert code == 4, err
+    assert all(c["status"] == "agent_error" for c in body["cells"])
+    kinds = {c["agent_fault"]["kind"] for c in body["cells"]}
+    assert kinds == {"protocol_violation"}
+    assert all("not JSON data" in c["agent_fault"]["message"] for c in body["cells"])
 
 
 def test_egress_in_the_probe_under_abort_ends_in_a_receipt(
