@@ -191,7 +191,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     print("  protocol gaps: " + (", ".join(body["protocol_gaps"]) or "none"))
     print(f"  capabilities: {body['capability_line']}")
     print(f"  {body['network']['model_egress']['line']}")
-    for entry in result.receipt["attempts"]:
+    for entry in result.body["attempts"]:
         print(f"  retried {entry['cell']} (attempt {entry['attempt']}): {entry['failure']}")
     return _exit_code(result)
 

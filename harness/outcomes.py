@@ -91,28 +91,25 @@ def json_data_problem(value: object, where: str = "value", depth: int = 0) -> st
     if isinstance(value, float):
         return None if value == value and abs(value) != float("inf") else f"{where}: {value!r}"
     if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return f"{where}: a lone surrogate in a string"
-        return None
+        return None if _encodable(value) else f"{where}: a lone surrogate in a string"
     if isinstance(value, list | tuple):
-        for n, item in enumerate(value):
-            problem = json_data_problem(item, f"{where}[{n}]", depth + 1)
-            if problem:
-                return problem
-        return None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return f"{where}: a key that is not a string ({type(key).__name__})"
-            problem = json_data_problem(key, f"{where} key", depth + 1) or json_data_problem(
-                item, f"{where}.{key[:40]}", depth + 1
-            )
-            if problem:
-                return problem
-        return None
-    return f"{where}: a {type(value).__name__}, not JSON data"
+        items = [(f"{where}[{n}]", item) for n, item in enumerate(value)]
+    elif isinstance(value, dict):
+        bad_key = next((k for k in value if not isinstance(k, str) or not _encodable(k)), None)
+        if bad_key is not None:
+            return f"{where}: a key that is not a string of text ({bad_key!r})"[:200]
+        items = [(f"{where}.{key[:40]}", item) for key, item in value.items()]
+    else:
+        return f"{where}: a {type(value).__name__}, not JSON data"
+    return next((p for at, item in items if (p := json_data_problem(item, at, depth + 1))), None)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def require_json_data(value: object, where: str) -> None:

@@ -1,11 +1,11 @@
 """The receipt: a canonical body, its sha256, and a wall-clock stamp outside it.
 
-The file is one canonical line
-``{"attempts": [...], "body": ..., "body_sha256": ..., "emitted_at": ...}`` so that any
-byte changed inside the body either changes its hash or breaks the canonical layout.
-``emitted_at`` and ``attempts`` (the ledger of cells restarted after a failure on our
-side) are the only fields allowed to differ between two runs of the same configuration
-over the same release: a retried run's body equals an undisturbed one's.
+The file is one canonical line ``{"body": ..., "body_sha256": ..., "emitted_at": ...}``
+so that any byte changed inside the body either changes its hash or breaks the canonical
+layout. ``emitted_at`` is the only field allowed to differ between two runs of the same
+configuration over the same release. The ledger of attempts that failed on our side
+(``attempts``) is inside the body: a run that needed a retry says so, and what its
+failed attempts did (egress, model exchanges) counts.
 """
 
 from __future__ import annotations
@@ -253,15 +253,11 @@ def build_body(
     }
 
 
-def receipt_text(
-    body: dict[str, Any], emitted_at: str, attempts: list[dict[str, Any]] | None = None
-) -> str:
+def receipt_text(body: dict[str, Any], emitted_at: str) -> str:
     body_text = canonical.dumps(body)
     sha = "sha256:" + canonical.sha256_hex(body_text.encode())
     return (
-        '{"attempts":'
-        + canonical.dumps(attempts or [])
-        + ',"body":'
+        '{"body":'
         + body_text
         + ',"body_sha256":'
         + json.dumps(sha)
@@ -271,13 +267,9 @@ def receipt_text(
     )
 
 
-def write_receipt(
-    path: str | os.PathLike[str],
-    body: dict[str, Any],
-    attempts: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
+def write_receipt(path: str | os.PathLike[str], body: dict[str, Any]) -> dict[str, Any]:
     emitted_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    text = receipt_text(body, emitted_at, attempts)
+    text = receipt_text(body, emitted_at)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".tmp")
@@ -301,12 +293,8 @@ def read_receipt(path: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
         raise ReceiptError(f"{file.name}: not a JSON receipt ({exc})") from None
     except RecursionError:
         raise ReceiptError(f"{file.name}: not a receipt (JSON nested too deep)") from None
-    if not isinstance(data, dict) or set(data) != {"attempts", "body", "body_sha256", "emitted_at"}:
-        raise ReceiptError(
-            f"{file.name}: a receipt holds exactly attempts, body, body_sha256 and emitted_at"
-        )
-    if not isinstance(data["attempts"], list):
-        raise ReceiptError(f"{file.name}: attempts is not a list")
+    if not isinstance(data, dict) or set(data) != {"body", "body_sha256", "emitted_at"}:
+        raise ReceiptError(f"{file.name}: a receipt holds exactly body, body_sha256 and emitted_at")
     if not isinstance(data["body"], dict):
         raise ReceiptError(f"{file.name}: body is not an object")
     return data, text

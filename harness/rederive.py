@@ -71,6 +71,7 @@ class _Trail:
     egress_attempts: int = 0
     aborted: str | None = None
     failed: list[str] = field(default_factory=list)
+    attempts: list[dict[str, Any]] = field(default_factory=list)
 
 
 def read_trail(trajectory: Path) -> _Trail:
@@ -83,28 +84,36 @@ def read_trail(trajectory: Path) -> _Trail:
                 if not isinstance(trail.start, dict):
                     raise TypeError("line 1 is not a run_start object")
                 continue
-            # cheap filter first: most lines are tool calls carrying many rows
-            if line.startswith(b'{"args":') or line.startswith(b'{"arm":'):
+            # cheap filter first: most lines are tool calls carrying many rows (an event
+            # whose first key is "arm", cell_failed among them, is read like any other)
+            if line.startswith(b'{"args":'):
                 continue
             event = json.loads(line)
             if not isinstance(event, dict):
                 raise TypeError(f"line {number} is not an event object")
-            kind = event.get("event")
-            if kind == "decision" and event["picks"]:
-                trail.picks.setdefault((event["arm"], event["clock"]), []).append(
-                    (event["session"], list(event["picks"]))
-                )
-            elif kind == "probe_item":
-                trail.probe_items.append(event)
-            elif kind == "network_attempt":
-                trail.egress_attempts += 1
-            elif kind == "run_end":
-                trail.aborted = event.get("aborted")
-            elif kind == "cell_failed":
-                trail.failed.append(f"cell {event['arm']}/{event['clock']}")
-            elif kind == "probe_failed":
-                trail.failed.append("probe")
+            _take(trail, event)
     return trail
+
+
+def _take(trail: _Trail, event: dict[str, Any]) -> None:
+    """One event into the trail, if it is one that re-derivation reads."""
+    kind = event.get("event")
+    if kind == "decision" and event["picks"]:
+        trail.picks.setdefault((event["arm"], event["clock"]), []).append(
+            (event["session"], list(event["picks"]))
+        )
+    elif kind == "probe_item":
+        trail.probe_items.append(event)
+    elif kind == "network_attempt":
+        trail.egress_attempts += 1
+    elif kind == "run_end":
+        trail.aborted = event.get("aborted")
+    elif kind == "cell_failed":
+        trail.failed.append(f"cell {event['arm']}/{event['clock']}")
+    elif kind == "probe_failed":
+        trail.failed.append("probe")
+    elif kind == "attempt_failed":
+        trail.attempts.append({k: v for k, v in event.items() if k not in ("event", "seq")})
 
 
 def rederive(
@@ -177,6 +186,12 @@ def _check_claims(result: Rederivation, body: dict[str, Any], trail: _Trail) -> 
         body.get("rankable") is rankable,
         f"the trajectory records harness failures in {trail.failed}; the receipt says "
         f"rankable={body.get('rankable')}",
+    )
+    result.add(
+        "attempts",
+        body.get("attempts", []) == trail.attempts,
+        f"the trajectory records {len(trail.attempts)} failed attempt(s); the receipt's "
+        f"ledger lists {len(body.get('attempts') or [])}, or not the same ones",
     )
     expected_cells = {(a, c) for a in config.get("arms", []) for c in config.get("clocks", [])}
     stated_cells = [(c["arm"], c["clock"]) for c in body.get("cells") or []]

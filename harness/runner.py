@@ -190,31 +190,43 @@ class _Context:
             raise _Aborted(f"network egress through the model proxy to {refused[0].target}")
 
 
+# What a failed attempt did that outlives it: its egress attempts count against the run
+# and its model exchanges are recorded, whatever became of the attempt.
+KEPT_FROM_FAILED_ATTEMPTS = ("network_attempt", "model_exchange")
+
+
 def _retrying(
     ctx: _Context, label: str, attempt_fn: Callable[[], Any], on_retry: Callable[[], None]
 ) -> tuple[bool, Any]:
     """Run ``attempt_fn`` until it does not fail on our side, at most RUNTIME_ATTEMPTS
-    times; every failed attempt leaves the trajectory as it was and goes to the ledger
-    (outside the receipt body, so a retried run's body equals an undisturbed one's)."""
+    times. A failed attempt's decisions and tool calls leave the trajectory; in their
+    place go an ``attempt_failed`` event (the ledger entry, which the hashed body holds
+    too) and, again, every egress attempt and model exchange it made: those count and
+    invalidate as if the attempt had succeeded, so a retry cannot launder them."""
     for attempt in range(1, outcomes.RUNTIME_ATTEMPTS + 1):
-        mark, seen = ctx.writer.checkpoint(), len(ctx.egress)
-        exchanged = dict(ctx.model_exchanges)
+        mark = ctx.writer.checkpoint()
         try:
             return True, attempt_fn()
         except outcomes.RuntimeFailure as exc:
+            kept = ctx.writer.events_since(mark, KEPT_FROM_FAILED_ATTEMPTS)
             ctx.writer.rollback(mark)
-            ctx.model_exchanges = exchanged
-            discarded = ctx.egress[seen:]
-            del ctx.egress[seen:]
             on_retry()
-            ctx.ledger.append(
-                {
-                    "cell": label,
-                    "attempt": attempt,
-                    "failure": str(exc)[:500],
-                    "egress_attempts_discarded": [a.to_json() for a in discarded],
-                }
-            )
+            entry = {
+                "cell": label,
+                "attempt": attempt,
+                "failure": str(exc)[:500],
+                "egress_attempts": [
+                    {k: v for k, v in e.items() if k not in ("event", "seq")}
+                    for e in kept
+                    if e["event"] == "network_attempt"
+                ],
+                "model_exchanges": sum(e["event"] == "model_exchange" for e in kept),
+            }
+            ctx.ledger.append(entry)
+            ctx.writer.write("attempt_failed", **entry)
+            for event in kept:
+                fields = {k: v for k, v in event.items() if k not in ("event", "seq")}
+                ctx.writer.write(str(event["event"]), **fields)
     return False, None
 
 
@@ -492,7 +504,8 @@ def _finish(
         indexes=window.indexes,
         by_form=by_form,
     )
-    receipt = write_receipt(config.receipt_path, body, attempts=ctx.ledger)
+    body["attempts"] = ctx.ledger
+    receipt = write_receipt(config.receipt_path, body)
     return RunResult(
         receipt,
         Path(config.trajectory_path),

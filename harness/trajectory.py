@@ -75,6 +75,25 @@ class TrajectoryWriter:
         self._handle.flush()
         return self._handle.tell(), self._hash.copy(), self.events
 
+    def events_since(
+        self, mark: tuple[int, Any, int], kinds: tuple[str, ...]
+    ) -> list[dict[str, Any]]:
+        """The events of ``kinds`` written since ``mark``, read back before a rollback
+        (what a failed attempt did that must outlive it)."""
+        import json
+
+        self._handle.flush()
+        wanted = tuple(f'"event":"{kind}"'.encode() for kind in kinds)
+        found: list[dict[str, Any]] = []
+        with open(self._partial, "rb") as handle:
+            handle.seek(mark[0])
+            for line in handle:
+                if any(w in line for w in wanted):
+                    event = json.loads(line)
+                    if event.get("event") in kinds:
+                        found.append(event)
+        return found
+
     def rollback(self, mark: tuple[int, Any, int]) -> None:
         offset, digest, events = mark
         self._handle.flush()

@@ -46,7 +46,7 @@ def check_receipt(path: str | os.PathLike[str]) -> tuple[Report, dict[str, Any]]
     claimed = data["body_sha256"]
     try:
         layout_ok = isinstance(data["emitted_at"], str) and text == receipt_text(
-            body, data["emitted_at"], data["attempts"]
+            body, data["emitted_at"]
         )
     except canonical.CanonicalError:
         layout_ok = False

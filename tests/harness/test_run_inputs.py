@@ -141,7 +141,7 @@ def test_verify_refuses_a_body_whose_config_and_p4_disagree(
     data = json.loads(path.read_text())
     body = data["body"]
     body["protocol"]["P4_costs_and_frictions"]["prices"]["source"] = "a better vendor"
-    forged = receipt_text(body, data["emitted_at"], data["attempts"])  # a consistent hash
+    forged = receipt_text(body, data["emitted_at"])  # a consistent hash
     path.write_text(forged)
     report = verify(path, trajectory=None, bundle=None)
     assert not report.ok

@@ -499,7 +499,7 @@ def test_egress_in_the_probes_constructor_under_abort_ends_in_a_receipt(
     assert (tmp_path / "receipt.json").exists()
 
 
-def test_a_child_killed_mid_cell_is_retried_and_the_body_is_unchanged(
+def test_a_child_killed_mid_cell_is_retried_and_the_body_says_so(
     march_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def agent(prompt: str, tools: Any) -> list[str]:
@@ -521,12 +521,39 @@ def test_a_child_killed_mid_cell_is_retried_and_the_body_is_unchanged(
     monkeypatch.setattr(Toolbox, "pit_coverage", kill_the_cell_once)
     disturbed = run(from_callable(agent), config(march_release, tmp_path / "disturbed"))
     assert killed
-    assert disturbed.receipt["body"] == calm.receipt["body"]
-    assert disturbed.receipt["body_sha256"] == calm.receipt["body_sha256"]
-    [entry] = disturbed.receipt["attempts"]
+    # the same scores; the ledger (hashed) and the trajectory's attempt_failed event differ
+    differs = {"attempts", "binding", "trajectory"}
+    assert {k: v for k, v in disturbed.body.items() if k not in differs} == {
+        k: v for k, v in calm.body.items() if k not in differs
+    }
+    [entry] = disturbed.body["attempts"]
     assert entry["cell"] == "redacted/dump" and entry["attempt"] == 1
     assert "ended unexpectedly" in entry["failure"]
-    assert calm.receipt["attempts"] == []
+    assert entry["egress_attempts"] == [] and entry["model_exchanges"] == 0
+    assert calm.body["attempts"] == []
+    [logged] = [e for e in events(tmp_path / "disturbed" / "trajectory.jsonl")
+                if e["event"] == "attempt_failed"]  # fmt: skip
+    assert {k: logged[k] for k in entry} == entry
+    rederived = rederive(
+        tmp_path / "disturbed" / "receipt.json",
+        trajectory=tmp_path / "disturbed" / "trajectory.jsonl",
+        release=march_release,
+    )
+    assert rederived.ok, rederived.first_mismatch
+    # a ledger stripped from the body (and the body hashed again) is refused
+    from harness.receipt import receipt_text
+
+    data = json.loads((tmp_path / "disturbed" / "receipt.json").read_text())
+    data["body"]["attempts"] = []
+    (tmp_path / "disturbed" / "receipt.json").write_text(
+        receipt_text(data["body"], data["emitted_at"])
+    )
+    stripped = rederive(
+        tmp_path / "disturbed" / "receipt.json",
+        trajectory=tmp_path / "disturbed" / "trajectory.jsonl",
+        release=march_release,
+    )
+    assert stripped.first_mismatch is not None and stripped.first_mismatch.name == "attempts"
 
 
 def _sandbox_leaf() -> int:
@@ -773,7 +800,7 @@ def test_no_kernel_channel_carries_state_to_a_later_cell_or_attempt(
     monkeypatch.setattr(Toolbox, "pit_coverage", crash_the_first_cell_once)
     result = run(from_callable(agent), config(march_release, tmp_path, probe=0))
     assert told
-    [entry] = result.receipt["attempts"]
+    [entry] = result.body["attempts"]
     assert entry["cell"] == "main/leaky"
     first_of_each_attempt: dict[tuple[str, str], dict[str, bool]] = {}
     for e in events(tmp_path / "trajectory.jsonl"):
@@ -1007,3 +1034,77 @@ def test_acceptance_counts_match_a_hand_count(march_release: Path, tmp_path: Pat
             assert entered == 0  # by construction
         if clock == "pit":
             assert by_hand == 0
+
+
+def _crash_when_told(
+    monkeypatch: pytest.MonkeyPatch, times: int, dial_first: bool = False
+) -> list[str]:
+    """The harness tells the agent to end its process on main/leaky's second session,
+    ``times`` times (each a failed attempt on our side, as a died process is); with
+    ``dial_first``, it first tells it to dial out, once, in the first attempt only."""
+    original = Toolbox.pit_coverage
+    told: list[str] = []
+
+    def crash(self: Toolbox) -> dict[str, Any]:
+        result = original(self)
+        first_cell = self.arm == "main" and self.clock == "leaky"
+        if dial_first and first_cell and not told:
+            result = {**result, "dial_now": self.session_date == "2023-03-01"}
+        if len(told) < times and first_cell and self.session_date != "2023-03-01":
+            told.append(self.session_date)
+            return {**result, "crash_now": True}
+        return result
+
+    monkeypatch.setattr(Toolbox, "pit_coverage", crash)
+    return told
+
+
+def test_egress_in_a_failed_attempt_still_invalidates_the_run(
+    march_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Retry laundering: the first attempt dials out and then dies; its retry is clean.
+    The attempt's egress is recorded in the ledger and the trajectory, and counts."""
+
+    def agent(prompt: str, tools: Any) -> list[str]:
+        told = tools.pit_coverage()
+        if told.get("dial_now"):
+            with contextlib.suppress(OSError):
+                socket.create_connection(("example.com", 443), timeout=1)
+        if told.get("crash_now"):
+            os._exit(9)
+        return []
+
+    told = _crash_when_told(monkeypatch, times=1, dial_first=True)
+    result = run(from_callable(agent), config(march_release, tmp_path, probe=0))
+    assert told
+    [entry] = result.body["attempts"]
+    assert entry["egress_attempts"], entry
+    assert all("example.com" in a["target"] for a in entry["egress_attempts"])
+    assert result.body["valid"] is False
+    # every egress attempt of the run was made in the attempt that failed
+    assert result.body["network"]["egress_attempts"] == len(entry["egress_attempts"])
+    rederived = rederive(
+        tmp_path / "receipt.json", trajectory=tmp_path / "trajectory.jsonl", release=march_release
+    )
+    assert rederived.ok, rederived.first_mismatch
+
+
+def test_a_cell_that_fails_every_attempt_re_derives_as_not_rankable(
+    march_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An honest receipt whose cell we could not complete re-derives ok (the cell_failed
+    event is read, not skipped), so the site never calls it the submitter's mismatch."""
+
+    def agent(prompt: str, tools: Any) -> list[str]:
+        if tools.pit_coverage().get("crash_now"):
+            os._exit(9)
+        return []
+
+    _crash_when_told(monkeypatch, times=3)
+    result = run(from_callable(agent), config(march_release, tmp_path, probe=0))
+    assert len(result.body["attempts"]) == 3
+    assert result.body["rankable"] is False
+    rederived = rederive(
+        tmp_path / "receipt.json", trajectory=tmp_path / "trajectory.jsonl", release=march_release
+    )
+    assert rederived.ok, rederived.first_mismatch

@@ -158,7 +158,7 @@ def _reseal(path: Path, edit: Any) -> None:
 
     data = json.loads(path.read_text())
     edit(data["body"])
-    path.write_text(receipt_text(data["body"], data["emitted_at"], data["attempts"]))
+    path.write_text(receipt_text(data["body"], data["emitted_at"]))
 
 
 def test_a_resealed_receipt_with_one_score_edited_fails_verify_naming_the_field(

@@ -433,3 +433,46 @@ def test_the_status_page_costs_the_same_queries_however_many_jobs_and_workers(
     data = Client().get("/status/?format=json").json()
     assert {w["state"] for w in data["workers"]} == {"live"}
     assert data["recent_latencies"][0]["page"].startswith(f"/runs/{template.body_sha256[7:]}/")
+
+
+def test_a_run_that_needed_a_retry_says_so_on_its_page(
+    registered: Any,
+    submitter: User,
+    site_release: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The attempts ledger is in the hashed body; the run page lists each failed attempt
+    as ours, with what it did."""
+    from harness.adapters.plain import from_callable
+    from harness.tools import Toolbox
+
+    original = Toolbox.pit_coverage
+    told: list[str] = []
+
+    def crash_once(self: Toolbox) -> dict[str, Any]:
+        result = original(self)
+        if not told and self.arm == "redacted" and self.clock == "pit":
+            told.append(self.session_date)
+            return {**result, "crash_now": True}
+        return result
+
+    def agent(prompt: str, tools: Any) -> list[str]:
+        import os
+
+        if tools.pit_coverage().get("crash_now"):
+            os._exit(9)  # the agent's process dies: a failed attempt on our side
+        return [r["row_key"] for r in tools.pit_list(limit=2)["rows"]]
+
+    monkeypatch.setattr(Toolbox, "pit_coverage", crash_once)
+    artifacts = make_run(
+        site_release, tmp_path / "retried", agent=from_callable(agent, name="crashes-once")
+    )
+    run = submit(submitter, artifacts)
+    run.refresh_from_db()
+    [entry] = run.body["attempts"]
+    assert run.status == "verified"  # the ledger re-derives from the trajectory
+    sha = run.body_sha256.removeprefix("sha256:")
+    html = Client().get(f"/runs/{sha}/?submission={run.pk}").content.decode()
+    assert 'id="retried"' in html and "1 attempt(s) failed on the harness" in html
+    assert f"{entry['cell']}, attempt 1" in html
