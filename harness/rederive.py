@@ -72,6 +72,7 @@ class _Trail:
     aborted: str | None = None
     failed: list[str] = field(default_factory=list)
     attempts: list[dict[str, Any]] = field(default_factory=list)
+    rejected: dict[tuple[str, str], int] = field(default_factory=dict)
 
 
 def read_trail(trajectory: Path) -> _Trail:
@@ -98,10 +99,11 @@ def read_trail(trajectory: Path) -> _Trail:
 def _take(trail: _Trail, event: dict[str, Any]) -> None:
     """One event into the trail, if it is one that re-derivation reads."""
     kind = event.get("event")
-    if kind == "decision" and event["picks"]:
-        trail.picks.setdefault((event["arm"], event["clock"]), []).append(
-            (event["session"], list(event["picks"]))
-        )
+    if kind == "decision":
+        cell = (event["arm"], event["clock"])
+        trail.rejected[cell] = trail.rejected.get(cell, 0) + len(event.get("rejected") or [])
+        if event["picks"]:
+            trail.picks.setdefault(cell, []).append((event["session"], list(event["picks"])))
     elif kind == "probe_item":
         trail.probe_items.append(event)
     elif kind == "network_attempt":
@@ -193,6 +195,20 @@ def _check_claims(result: Rederivation, body: dict[str, Any], trail: _Trail) -> 
         f"the trajectory records {len(trail.attempts)} failed attempt(s); the receipt's "
         f"ledger lists {len(body.get('attempts') or [])}, or not the same ones",
     )
+    result.add(
+        "sessions",
+        body.get("sessions") == trail.start.get("sessions"),
+        "the receipt's sessions are not the window the trajectory walked",
+    )
+    for cell in body.get("cells") or []:
+        key = (cell.get("arm"), cell.get("clock"))
+        walked = trail.rejected.get(key, 0)
+        result.add(
+            f"cell {key[0]}/{key[1]} rejected_picks",
+            cell.get("rejected_picks") == walked,
+            f"the trajectory rejects {walked} pick(s); the receipt says {cell.get('rejected_picks')}",
+        )
+    _check_agent_process(result, body, config)
     expected_cells = {(a, c) for a in config.get("arms", []) for c in config.get("clocks", [])}
     stated_cells = [(c["arm"], c["clock"]) for c in body.get("cells") or []]
     result.add(
@@ -202,6 +218,20 @@ def _check_claims(result: Rederivation, body: dict[str, Any], trail: _Trail) -> 
     )
     _check_probe(result, body.get("probe") or {}, trail.probe_items)
     _check_protocol(result, body, config)
+
+
+def _check_agent_process(
+    result: Rederivation, body: dict[str, Any], config: dict[str, Any]
+) -> None:
+    """A run configured in process cannot claim the sandbox, nor the reverse ("auto" may
+    be either: the config does not say which it became)."""
+    asked = config.get("agent_process", "auto")
+    claimed = (body.get("capabilities") or {}).get("agent_process")
+    result.add(
+        "capabilities agent_process",
+        asked == "auto" or claimed == asked,
+        f"the bound config asks agent_process={asked}; the receipt claims {claimed}",
+    )
 
 
 def _check_protocol(result: Rederivation, body: dict[str, Any], config: dict[str, Any]) -> None:

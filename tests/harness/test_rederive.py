@@ -157,3 +157,54 @@ def test_a_receipt_claiming_valid_over_recorded_egress_is_caught(
 
     _forge(tmp_path, launder)
     assert _first_mismatch(tmp_path, march_release, None) == "valid"
+
+
+def _in_process_run(release: Path, out: Path) -> Path:
+    def picky(prompt: str, tools: Any) -> list[str]:
+        rows = tools.pit_list(limit=2)["rows"]
+        return [r["row_key"] for r in rows] + ["not-a-row-key"]  # one rejected per session
+
+    from harness.adapters.plain import from_callable
+
+    run(
+        from_callable(picky),
+        RunConfig(
+            bundle_path=str(release),
+            forms=("8-K",),
+            start="2023-03-01",
+            end="2023-03-03",
+            agent_process="in_process",
+            trajectory_path=str(out / "trajectory.jsonl"),
+            receipt_path=str(out / "receipt.json"),
+        ),
+    )
+    return out
+
+
+def test_claims_beyond_the_scores_are_re_derived_too(march_release: Path, tmp_path: Path) -> None:
+    """Each forged and re-hashed, every other hash holding: an in-process run claimed as
+    isolated, a rejected pick hidden, the window's sessions changed."""
+    out = _in_process_run(march_release, tmp_path)
+    assert _first_mismatch(out, march_release, None) is None
+    body = json.loads((out / "receipt.json").read_text())["body"]
+    assert all(c["rejected_picks"] > 0 for c in body["cells"])
+
+    def isolated(body: dict[str, Any]) -> None:
+        body["capabilities"]["agent_process"] = "isolated"
+
+    def no_rejections(body: dict[str, Any]) -> None:
+        body["cells"][4]["rejected_picks"] = 0
+
+    def shorter_window(body: dict[str, Any]) -> None:
+        body["sessions"] = body["sessions"][1:]
+
+    cell = f"cell {body['cells'][4]['arm']}/{body['cells'][4]['clock']} rejected_picks"
+    for change, named in (
+        (isolated, "capabilities agent_process"),
+        (no_rejections, cell),
+        (shorter_window, "sessions"),
+    ):
+        _forge(out, change)
+        assert _first_mismatch(out, march_release, None) == named
+        (out / "receipt.json").unlink()
+        _in_process_run(march_release, out)
