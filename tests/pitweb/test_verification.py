@@ -40,9 +40,16 @@ def test_verified_run_records_every_check(
     assert job.state == JobState.VERIFIED and job.attempts == 1 and job.worker
     assert all(c["status"] == "ok" for c in job.checks)
     assert (
-        len([c for c in job.checks if c["name"].startswith("cell ")]) == 45
-    )  # entered and knowable before acceptance, trades, digest, return x 9
-    assert {"knowability", "rankable"} <= {c["name"] for c in job.checks}
+        len([c for c in job.checks if c["name"].startswith("cell ")]) == 54
+    )  # rejected picks, entered and knowable before acceptance, trades, digest, return x 9
+    names = {c["name"] for c in job.checks}
+    assert {
+        "knowability",
+        "rankable",
+        "attempts",
+        "sessions",
+        "capabilities agent_process",
+    } <= names
 
 
 def test_running_a_job_twice_is_a_no_op(
