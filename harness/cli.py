@@ -144,14 +144,16 @@ def _run_config(args: argparse.Namespace, **forced: Any) -> tuple[RunConfig, Age
 
 def _exit_code(result: RunResult) -> int:
     body = result.body
-    if result.harness_failed:
+    if result.harness_failed or result.incomplete:
         print(
             "pit-harness: "
             + "; ".join(body["not_rankable_because"])
             + ". The receipt is written and says the run is not rankable.",
             file=sys.stderr,
         )
-        return EXIT_INTERNAL
+        # ours is exit 3; a cell whose agent process exited in every attempt is the
+        # agent's side of the line, exit 4
+        return EXIT_INTERNAL if result.harness_failed else EXIT_AGENT_FAILED
     if result.agent_failed:
         print(
             "pit-harness: the agent failed in at least one cell (see agent_fault and "

@@ -11,6 +11,10 @@ agent's jersey, and an agent's problem never wears the harness's.
   unexpectedly, timed out, or the pipe to it broke. The cell is restarted from its
   first step with a fresh process; once attempts run out the cell is ``harness_error``
   and the run is not rankable.
+- ``incomplete`` is neither side's verdict but a fact: the agent's own process exited (or
+  closed its pipe) on every attempt. Seed 002 retries such a cell from its first step;
+  when no attempt gets through, the cell has no result, the run is not rankable, and the
+  receipt says what happened without calling it our failure or the agent's fault.
 """
 
 from __future__ import annotations
@@ -40,8 +44,13 @@ AGENT_ERROR_KINDS = (
 COMPLETE = "complete"
 AGENT_ERROR = "agent_error"
 HARNESS_ERROR = "harness_error"
+INCOMPLETE = "incomplete"
 ABORTED = "aborted"
 NOT_RUN = "not_run"
+CELL_STATUSES = (COMPLETE, AGENT_ERROR, HARNESS_ERROR, INCOMPLETE, ABORTED, NOT_RUN)
+
+# Why a cell is incomplete (the one reason there is).
+AGENT_PROCESS_EXITED = "the agent's process exited"
 
 RUNTIME_ATTEMPTS = 3
 
@@ -78,6 +87,11 @@ class AgentFault(Exception):
 class RuntimeFailure(Exception):
     """Ours or the transport's (retryable): the agent's process died, hung or the
     pipe broke. Never scored as the agent's result."""
+
+
+class AgentProcessExited(RuntimeFailure):
+    """The agent's process exited or closed its pipe mid-cell: retried like any runtime
+    failure; a cell where every attempt ends this way is ``incomplete``."""
 
 
 def json_data_problem(value: object, where: str = "value", depth: int = 0) -> str | None:

@@ -17,7 +17,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness import canonical
+from harness import canonical, outcomes
 from harness.scoring import delta
 from harness.version import HARNESS_NAME, HARNESS_VERSION, RECEIPT_VERSION
 
@@ -204,9 +204,7 @@ def build_body(
             "fall back to published_at (the dump clock's instant)"
         )
     forms_count = Counter(r["form"] for r in rows)
-    failed = [f"cell {c['arm']}/{c['clock']}" for c in cells if c["status"] == "harness_error"]
-    if probe.get("status") == "harness_error":
-        failed.append("probe")
+    failed, exited = _unfinished(cells, probe)
     return {
         "receipt_version": RECEIPT_VERSION,
         "run_id": run_id,
@@ -215,11 +213,16 @@ def build_body(
         "invalidated_by": invalidated
         + ([f"aborted: {aborted}"] if aborted and not invalidated else []),
         "aborted": aborted,
-        "rankable": not failed,
+        "rankable": not failed and not exited,
         "not_rankable_because": [
             f"{what}: the harness failed to run it after its retries (a harness problem, "
             "not the agent's result)"
             for what in failed
+        ]
+        + [
+            f"{what}: incomplete, {outcomes.AGENT_PROCESS_EXITED} in each of its "
+            f"{outcomes.RUNTIME_ATTEMPTS} attempts, so it has no result"
+            for what in exited
         ],
         "capabilities": capabilities,
         "capability_line": capabilities["line"],
@@ -251,6 +254,17 @@ def build_body(
         "protocol_gaps": gaps,
         "limits": limits,
     }
+
+
+def _unfinished(cells: list[dict[str, Any]], probe: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """What has no result: cells (and the probe) the harness failed to run, and those
+    whose every attempt ended with the agent's process exiting."""
+    named = [(f"cell {c['arm']}/{c['clock']}", c["status"]) for c in cells]
+    named.append(("probe", probe.get("status")))
+    return (
+        [what for what, status in named if status == outcomes.HARNESS_ERROR],
+        [what for what, status in named if status == outcomes.INCOMPLETE],
+    )
 
 
 def receipt_text(body: dict[str, Any], emitted_at: str) -> str:

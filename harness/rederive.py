@@ -20,6 +20,7 @@ from harness import canonical
 from harness.binding import config_binding
 from harness.calendar import SessionTable, sessions_for
 from harness.clocks import knowable_before_acceptance, known_at
+from harness.outcomes import HARNESS_ERROR, INCOMPLETE
 from harness.prices import Prices
 from harness.probe import score_answer, verdict
 from harness.release.bundle import Bundle
@@ -70,7 +71,8 @@ class _Trail:
     probe_items: list[dict[str, Any]] = field(default_factory=list)
     egress_attempts: int = 0
     aborted: str | None = None
-    failed: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # the harness could not run them
+    incomplete: list[str] = field(default_factory=list)  # the agent's process exited
     attempts: list[dict[str, Any]] = field(default_factory=list)
     rejected: dict[tuple[str, str], int] = field(default_factory=dict)
 
@@ -110,10 +112,12 @@ def _take(trail: _Trail, event: dict[str, Any]) -> None:
         trail.egress_attempts += 1
     elif kind == "run_end":
         trail.aborted = event.get("aborted")
-    elif kind == "cell_failed":
-        trail.failed.append(f"cell {event['arm']}/{event['clock']}")
-    elif kind == "probe_failed":
-        trail.failed.append("probe")
+    elif kind in ("cell_failed", "probe_failed"):
+        what = "probe" if kind == "probe_failed" else f"cell {event['arm']}/{event['clock']}"
+        if event.get("status", HARNESS_ERROR) == INCOMPLETE:
+            trail.incomplete.append(what)
+        else:
+            trail.failed.append(what)
     elif kind == "attempt_failed":
         trail.attempts.append({k: v for k, v in event.items() if k not in ("event", "seq")})
 
@@ -182,12 +186,12 @@ def _check_claims(result: Rederivation, body: dict[str, Any], trail: _Trail) -> 
         f"the trajectory records {trail.egress_attempts} egress attempt(s) and aborted={trail.aborted!r}; "
         f"the receipt says valid={body.get('valid')}",
     )
-    rankable = not trail.failed
+    rankable = not trail.failed and not trail.incomplete
     result.add(
         "rankable",
         body.get("rankable") is rankable,
-        f"the trajectory records harness failures in {trail.failed}; the receipt says "
-        f"rankable={body.get('rankable')}",
+        f"the trajectory records harness failures in {trail.failed} and incomplete "
+        f"{trail.incomplete}; the receipt says rankable={body.get('rankable')}",
     )
     result.add(
         "attempts",

@@ -105,7 +105,15 @@ class RunResult:
     @property
     def harness_failed(self) -> bool:
         """A cell or the probe ran out of attempts on our side: exit code 3."""
-        return not self.body["rankable"]
+        return outcomes.HARNESS_ERROR in self._statuses()
+
+    @property
+    def incomplete(self) -> bool:
+        """The agent's process exited in every attempt of a cell or the probe: exit 4."""
+        return outcomes.INCOMPLETE in self._statuses()
+
+    def _statuses(self) -> set[str]:
+        return {c["status"] for c in self.body["cells"]} | {self.body["probe"].get("status")}
 
     def total_return(self, arm: str, clock: str) -> float | None:
         return total_return(self.trades(arm, clock))
@@ -195,19 +203,28 @@ class _Context:
 KEPT_FROM_FAILED_ATTEMPTS = ("network_attempt", "model_exchange")
 
 
+@dataclass(frozen=True)
+class _Tries:
+    ok: bool
+    value: Any = None
+    agent_exited: bool = False  # every failed attempt: the agent's own process exited
+
+
 def _retrying(
     ctx: _Context, label: str, attempt_fn: Callable[[], Any], on_retry: Callable[[], None]
-) -> tuple[bool, Any]:
+) -> _Tries:
     """Run ``attempt_fn`` until it does not fail on our side, at most RUNTIME_ATTEMPTS
     times. A failed attempt's decisions and tool calls leave the trajectory; in their
     place go an ``attempt_failed`` event (the ledger entry, which the hashed body holds
     too) and, again, every egress attempt and model exchange it made: those count and
     invalidate as if the attempt had succeeded, so a retry cannot launder them."""
+    exits = 0
     for attempt in range(1, outcomes.RUNTIME_ATTEMPTS + 1):
         mark = ctx.writer.checkpoint()
         try:
-            return True, attempt_fn()
+            return _Tries(True, attempt_fn())
         except outcomes.RuntimeFailure as exc:
+            exits += isinstance(exc, outcomes.AgentProcessExited)
             kept = ctx.writer.events_since(mark, KEPT_FROM_FAILED_ATTEMPTS)
             ctx.writer.rollback(mark)
             on_retry()
@@ -227,7 +244,7 @@ def _retrying(
             for event in kept:
                 fields = {k: v for k, v in event.items() if k not in ("event", "seq")}
                 ctx.writer.write(str(event["event"]), **fields)
-    return False, None
+    return _Tries(False, agent_exited=exits == outcomes.RUNTIME_ATTEMPTS)
 
 
 def run(
@@ -535,14 +552,17 @@ def _cell_with_retries(
         holder["served"] = cell_served
         return _run_cell(ctx, outcome, index, rows, cell_served)
 
-    ok, tools = _retrying(ctx, f"{arm}/{clock}", attempt, lambda: None)
-    if not ok:
-        ctx.writer.write("cell_failed", arm=arm, clock=clock, attempts=outcomes.RUNTIME_ATTEMPTS)
-        cells[(arm, clock)] = CellOutcome(arm, clock, status=outcomes.HARNESS_ERROR)
+    tries = _retrying(ctx, f"{arm}/{clock}", attempt, lambda: None)
+    if not tries.ok:
+        status = outcomes.INCOMPLETE if tries.agent_exited else outcomes.HARNESS_ERROR
+        ctx.writer.write(
+            "cell_failed", arm=arm, clock=clock, attempts=outcomes.RUNTIME_ATTEMPTS, status=status
+        )
+        cells[(arm, clock)] = CellOutcome(arm, clock, status=status)
         return cells[(arm, clock)], None
     for position in holder["served"] or ():
         served.setdefault(position)
-    return holder["outcome"], tools
+    return holder["outcome"], tries.value
 
 
 def _open_agent(ctx: _Context, outcome: CellOutcome) -> CellAgent | None:
@@ -714,17 +734,18 @@ def _probe_with_retries(
     # the probe's tool calls are counted in the last shifted cell, as they are served
     # with its toolbox; a retried probe puts the counters back first
     counters = dict(vars(outcome))
-    ok, probe = _retrying(
+    tries = _retrying(
         ctx,
         "probe",
         lambda: _run_probe(ctx, tools, rows, facts, served),
         lambda: vars(outcome).update(counters),
     )
-    if ok:
-        result: dict[str, Any] = probe
+    if tries.ok:
+        result: dict[str, Any] = tries.value
         return result
-    ctx.writer.write("probe_failed", attempts=outcomes.RUNTIME_ATTEMPTS)
-    return {"arm": "shifted", "status": outcomes.HARNESS_ERROR, "items": []}
+    status = outcomes.INCOMPLETE if tries.agent_exited else outcomes.HARNESS_ERROR
+    ctx.writer.write("probe_failed", attempts=outcomes.RUNTIME_ATTEMPTS, status=status)
+    return {"arm": "shifted", "status": status, "items": []}
 
 
 def _run_probe(

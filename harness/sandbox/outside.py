@@ -396,21 +396,33 @@ class Sandbox:
             raise RuntimeFailure("the sandbox's zygote did not hand over a cell")
         return Channel(socket.socket(fileno=fds[0]))
 
-    def _finish(self, *, kill: bool) -> int | None:
-        """Wait for the cell's process to end (killing it first if asked); its exit code."""
+    def _finish(self, *, kill: bool, grace: float | None = None) -> int | None:
+        """Wait for the cell's process to end (killing it first if asked, or once
+        ``grace`` seconds pass without it ending); its exit code."""
         if self._control is None:
             return None
         try:
             if kill:
                 self._control.send({"op": "kill"})
+            elif grace is not None:
+                try:
+                    return self._exit_code(self._control.recv(timeout=grace))
+                except ChannelTimeout:  # it closed its pipe and lives on: end it
+                    self._control.send({"op": "kill"})
             while True:
                 message = self._control.recv(timeout=30)
                 if message.get("op") == "cell_exit":
-                    code = message.get("code")
-                    return code if isinstance(code, int) else None
+                    return self._exit_code(message)
         except (ChannelClosed, ChannelTimeout, ProtocolError):
             self.stop()
             return None
+
+    @staticmethod
+    def _exit_code(message: dict[str, Any]) -> int | None:
+        if message.get("op") != "cell_exit":
+            raise ProtocolError(f"the zygote said {str(message.get('op'))[:40]!r}, not cell_exit")
+        code = message.get("code")
+        return code if isinstance(code, int) else None
 
     def open_cell(
         self, payload: AgentPayload, policy: str, relay: dict[str, Any] | None = None
@@ -427,7 +439,15 @@ class Sandbox:
         return cell
 
 
+# How long a cell whose pipe closed may take to exit before it is killed.
+EXIT_GRACE = 2.0
+
+
 class RuntimeFailure(outcomes.RuntimeFailure):
+    pass
+
+
+class AgentProcessExited(outcomes.AgentProcessExited):
     pass
 
 
@@ -539,7 +559,7 @@ class IsolatedAgent:
         return reply
 
     def _died(self) -> Exception:
-        code = self._end(kill=False)
+        code = self._end(kill=False, grace=EXIT_GRACE)
         if code == CELL_CPU_LIMIT:
             return outcomes.AgentFault(
                 outcomes.RESOURCE_LIMIT,
@@ -547,14 +567,19 @@ class IsolatedAgent:
             )
         if code == CELL_SETUP_FAILED:
             return RuntimeFailure("the cell's sandbox could not be set up")
-        return RuntimeFailure(f"the agent's process ended unexpectedly (exit code {code})")
+        if code is None:
+            return RuntimeFailure("the sandbox did not report how the agent's process ended")
+        how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+        return AgentProcessExited(
+            f"{outcomes.AGENT_PROCESS_EXITED} or closed its pipe mid-cell ({how})"
+        )
 
-    def _end(self, *, kill: bool) -> int | None:
+    def _end(self, *, kill: bool, grace: float | None = None) -> int | None:
         if self._ended:
             return None
         self._ended = True
         self._chan.close()
-        return self._sandbox._finish(kill=kill)
+        return self._sandbox._finish(kill=kill, grace=grace)
 
     def _last_attempt(self) -> EgressAttempt:
         if self._attempts:

@@ -31,7 +31,7 @@ def body_summary(body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-ERROR_STATUSES = ("agent_error", "harness_error")
+ERROR_STATUSES = ("agent_error", "harness_error", "incomplete")
 
 
 def run_facts(body: dict[str, Any]) -> dict[str, Any]:
@@ -42,8 +42,9 @@ def run_facts(body: dict[str, Any]) -> dict[str, Any]:
         for c in body.get("cells", [])
         if c.get("status") in ERROR_STATUSES
     ]
-    if (body.get("probe") or {}).get("status") == "harness_error":
-        errors.append("probe harness_error")
+    probe_status = (body.get("probe") or {}).get("status")
+    if probe_status in ("harness_error", "incomplete"):
+        errors.append(f"probe {probe_status}")
     return {
         "mask_verdict": (body.get("probe") or {}).get("verdict") or "not_run",
         "error_cells": ", ".join(errors)[:500],

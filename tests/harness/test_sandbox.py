@@ -528,7 +528,7 @@ def test_a_child_killed_mid_cell_is_retried_and_the_body_says_so(
     }
     [entry] = disturbed.body["attempts"]
     assert entry["cell"] == "redacted/dump" and entry["attempt"] == 1
-    assert "ended unexpectedly" in entry["failure"]
+    assert "the agent's process exited" in entry["failure"]
     assert entry["egress_attempts"] == [] and entry["model_exchanges"] == 0
     assert calm.body["attempts"] == []
     [logged] = [e for e in events(tmp_path / "disturbed" / "trajectory.jsonl")
@@ -1089,11 +1089,12 @@ def test_egress_in_a_failed_attempt_still_invalidates_the_run(
     assert rederived.ok, rederived.first_mismatch
 
 
-def test_a_cell_that_fails_every_attempt_re_derives_as_not_rankable(
+def test_a_cell_whose_agent_process_exits_in_every_attempt_is_incomplete_not_our_failure(
     march_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An honest receipt whose cell we could not complete re-derives ok (the cell_failed
-    event is read, not skipped), so the site never calls it the submitter's mismatch."""
+    """Seed 002: an agent process that exits mid-cell is retried from the cell's first
+    step; when every attempt ends that way the cell is incomplete, worded as a fact, the
+    run not rankable, and an honest receipt re-derives ok (cell_failed is read)."""
 
     def agent(prompt: str, tools: Any) -> list[str]:
         if tools.pit_coverage().get("crash_now"):
@@ -1103,8 +1104,76 @@ def test_a_cell_that_fails_every_attempt_re_derives_as_not_rankable(
     _crash_when_told(monkeypatch, times=3)
     result = run(from_callable(agent), config(march_release, tmp_path, probe=0))
     assert len(result.body["attempts"]) == 3
+    statuses = {(c["arm"], c["clock"]): c["status"] for c in result.body["cells"]}
+    assert statuses.pop(("main", "leaky")) == "incomplete"
+    assert set(statuses.values()) == {"complete"}
     assert result.body["rankable"] is False
+    [why] = result.body["not_rankable_because"]
+    assert why.startswith("cell main/leaky: incomplete, the agent's process exited")
+    assert "harness" not in why  # a fact about the agent's process, not our failure
+    assert result.incomplete and not result.harness_failed
+    [failed] = [e for e in events(tmp_path / "trajectory.jsonl") if e["event"] == "cell_failed"]
+    assert failed["status"] == "incomplete"
     rederived = rederive(
         tmp_path / "receipt.json", trajectory=tmp_path / "trajectory.jsonl", release=march_release
     )
     assert rederived.ok, rederived.first_mismatch
+
+
+CLOSES_ITS_PIPE = """
+import os, socket, stat, time
+
+def agent(prompt, tools):
+    if "(main arm, leaky clock)" in prompt:
+        for fd in range(3, 256):
+            try:
+                if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                    socket.socket(fileno=fd).shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        time.sleep(3600)  # its pipe is closed and it lives on
+    return []
+"""
+
+
+def test_an_agent_that_closes_its_pipe_and_lives_on_is_ended_and_the_cell_incomplete(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], march_release: Path
+) -> None:
+    folder = tmp_path / "agentsrc"
+    folder.mkdir()
+    (folder / "pipe_closer.py").write_text(CLOSES_ITS_PIPE)
+    sys.path.insert(0, str(folder))
+    try:
+        code, body, err = _cli_run(
+            capsys, march_release, tmp_path / "out", "pipe_closer:agent", agent_process="isolated"
+        )
+    finally:
+        sys.path.remove(str(folder))
+        sys.modules.pop("pipe_closer", None)
+    assert code == 4, err  # the agent's side of the line, not exit 3
+    assert "incomplete, the agent's process exited" in err
+    by_cell = {(c["arm"], c["clock"]): c["status"] for c in body["cells"]}
+    assert by_cell[("main", "leaky")] == "incomplete"
+    assert [a["cell"] for a in body["attempts"]] == ["main/leaky"] * 3
+    assert all("closed its pipe" in a["failure"] for a in body["attempts"])
+
+
+def test_a_cell_the_sandbox_fails_in_every_attempt_is_our_harness_error(
+    march_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.sandbox import outside
+
+    original = outside.IsolatedAgent.decide
+
+    def broken(self: Any, task: Any, tools: Toolbox) -> Any:
+        if (task.arm, task.clock) == ("shifted", "pit"):
+            raise outside.RuntimeFailure("the sandbox's zygote is gone (test)")
+        return original(self, task, tools)
+
+    monkeypatch.setattr(outside.IsolatedAgent, "decide", broken)
+    result = run(stub(), config(march_release, tmp_path, probe=0))
+    by_cell = {(c["arm"], c["clock"]): c["status"] for c in result.body["cells"]}
+    assert by_cell[("shifted", "pit")] == "harness_error"
+    assert result.harness_failed and not result.incomplete
+    [why] = result.body["not_rankable_because"]
+    assert "a harness problem, not the agent's result" in why

@@ -461,7 +461,7 @@ def test_a_run_that_needed_a_retry_says_so_on_its_page(
         import os
 
         if tools.pit_coverage().get("crash_now"):
-            os._exit(9)  # the agent's process dies: a failed attempt on our side
+            os._exit(9)  # the agent's process exits: retried from the cell's first step
         return [r["row_key"] for r in tools.pit_list(limit=2)["rows"]]
 
     monkeypatch.setattr(Toolbox, "pit_coverage", crash_once)
