@@ -49,7 +49,7 @@ LIMITS = [
 ]
 
 
-def _p2(cutoff: str, start: str, end: str) -> dict[str, Any]:
+def training_cutoff_slot(cutoff: str, start: str, end: str) -> dict[str, Any]:
     if not cutoff:
         return {"status": "gap", "declared": None}
     day = date.fromisoformat(cutoff)
@@ -65,6 +65,41 @@ def _p2(cutoff: str, start: str, end: str) -> dict[str, Any]:
             "the window crosses the declared cutoff: after it the contamination delta should vanish"
         )
     return {"status": "declared", "declared": cutoff, "check": check, "meaning": meaning}
+
+
+def retrieval_slot(
+    cells: list[dict[str, Any]], *, rows: int, stamped: int, pit: bool
+) -> dict[str, Any]:
+    """P3: what the cells were served, and how many of the window's rows carry a stamp."""
+    return {
+        "kind": "measured",
+        "status": "measured",
+        "tool_calls": sum(c["tool_calls"] for c in cells),
+        "rows_served": sum(c["rows_served"] for c in cells),
+        "rows_in_window": rows,
+        "acceptance_stamped_rows": stamped,
+        "pit_fallback_rows": (rows - stamped) if pit else 0,
+        "pit_fallbacks_served": sum(c["pit_fallbacks_served"] for c in cells),
+        "rule": "a row is served only when its clock's known_at is strictly before the session's opening bell",
+    }
+
+
+def costs_slot(statement: dict[str, Any] | None, hold_sessions: int) -> dict[str, Any]:
+    """P4: the prices as stated (declared, not verified) and the frictions not modelled."""
+    return {
+        "kind": "declared",
+        "status": "declared",
+        "prices": statement,
+        "entry": (
+            "long at the entry session's opening auction"
+            if statement is None or statement.get("basis") == "open"
+            else "long at the entry session's close (close-only price file)"
+        ),
+        "hold_sessions": hold_sessions,
+        "costs": "none modelled",
+        "slippage": "none modelled",
+        "shorts": False,
+    }
 
 
 def _protocol(
@@ -90,33 +125,14 @@ def _protocol(
         },
         "P2_training_cutoffs": {
             "kind": "declared_then_checked",
-            **_p2(config.training_cutoff, start, end),
+            **training_cutoff_slot(config.training_cutoff, start, end),
         },
-        "P3_retrieval_timestamps": {
-            "kind": "measured",
-            "status": "measured",
-            "tool_calls": sum(c["tool_calls"] for c in cells),
-            "rows_served": sum(c["rows_served"] for c in cells),
-            "rows_in_window": len(rows),
-            "acceptance_stamped_rows": stamped,
-            "pit_fallback_rows": (len(rows) - stamped) if pit is not None else 0,
-            "pit_fallbacks_served": sum(c["pit_fallbacks_served"] for c in cells),
-            "rule": "a row is served only when its clock's known_at is strictly before the session's opening bell",
-        },
-        "P4_costs_and_frictions": {
-            "kind": "declared",
-            "status": "declared",
-            "prices": prices.statement() if prices is not None else None,
-            "entry": (
-                "long at the entry session's opening auction"
-                if prices is None or prices.basis == "open"
-                else "long at the entry session's close (close-only price file)"
-            ),
-            "hold_sessions": config.hold_sessions,
-            "costs": "none modelled",
-            "slippage": "none modelled",
-            "shorts": False,
-        },
+        "P3_retrieval_timestamps": retrieval_slot(
+            cells, rows=len(rows), stamped=stamped, pit=pit is not None
+        ),
+        "P4_costs_and_frictions": costs_slot(
+            prices.statement() if prices is not None else None, config.hold_sessions
+        ),
         "P5_window_provenance": {
             "kind": "measured",
             "status": "measured",
@@ -181,28 +197,16 @@ def build_body(
         by_form=by_form,
     )
     gaps = [slot for slot, value in protocol.items() if value["status"] == "gap"]
-    invalidated = [
-        f"network_egress: {a['call']} {a['target']} at {a['site']}".replace("  ", " ")
-        for a in network["attempts"]
-    ]
-    from harness.drivers import not_enforced
-
-    limits = not_enforced(capabilities)
-    if capabilities.get("agent_process") != "isolated":
-        limits.insert(
-            0,
-            "agent_process: the agent ran in the harness's own process ("
-            + str(capabilities.get("isolation_unavailable"))
-            + "); only the in-process socket guard applied",
-        )
-        limits.append(IN_PROCESS_NETWORK_LIMIT)
-    limits += LIMITS
-    if "pit" in config.clocks:
-        missing = protocol["P3_retrieval_timestamps"]["pit_fallback_rows"]
-        limits.append(
-            f"pit clock: {missing} of {len(rows)} rows in the window carry no acceptance stamp and "
-            "fall back to published_at (the dump clock's instant)"
-        )
+    invalidated = invalidated_by(network["attempts"], aborted)
+    limits = limits_for(
+        capabilities,
+        pit_fallback_rows=(
+            protocol["P3_retrieval_timestamps"]["pit_fallback_rows"]
+            if "pit" in config.clocks
+            else None
+        ),
+        rows=len(rows),
+    )
     forms_count = Counter(r["form"] for r in rows)
     failed, exited = _unfinished(cells, probe)
     return {
@@ -210,20 +214,10 @@ def build_body(
         "run_id": run_id,
         "harness": {"name": HARNESS_NAME, "version": HARNESS_VERSION},
         "valid": not invalidated and aborted is None,
-        "invalidated_by": invalidated
-        + ([f"aborted: {aborted}"] if aborted and not invalidated else []),
+        "invalidated_by": invalidated,
         "aborted": aborted,
         "rankable": not failed and not exited,
-        "not_rankable_because": [
-            f"{what}: the harness failed to run it after its retries (a harness problem, "
-            "not the agent's result)"
-            for what in failed
-        ]
-        + [
-            f"{what}: incomplete, {outcomes.AGENT_PROCESS_EXITED} in each of its "
-            f"{outcomes.RUNTIME_ATTEMPTS} attempts, so it has no result"
-            for what in exited
-        ],
+        "not_rankable_because": not_rankable_because(failed, exited),
         "capabilities": capabilities,
         "capability_line": capabilities["line"],
         "binding": {
@@ -254,6 +248,52 @@ def build_body(
         "protocol_gaps": gaps,
         "limits": limits,
     }
+
+
+def invalidated_by(attempts: list[dict[str, Any]], aborted: str | None) -> list[str]:
+    """Why a run is invalid: each egress attempt, or the abort when there was none."""
+    lines = [
+        f"network_egress: {a['call']} {a['target']} at {a['site']}".replace("  ", " ")
+        for a in attempts
+    ]
+    return lines + ([f"aborted: {aborted}"] if aborted and not lines else [])
+
+
+def limits_for(
+    capabilities: dict[str, Any], *, pit_fallback_rows: int | None, rows: int
+) -> list[str]:
+    """What the run does not guarantee: every capability that did not hold, the limits
+    every run has, and (with a pit clock) the rows that fall back to published_at."""
+    from harness.drivers import not_enforced
+
+    limits = not_enforced(capabilities)
+    if capabilities.get("agent_process") != "isolated":
+        limits.insert(
+            0,
+            "agent_process: the agent ran in the harness's own process ("
+            + str(capabilities.get("isolation_unavailable"))
+            + "); only the in-process socket guard applied",
+        )
+        limits.append(IN_PROCESS_NETWORK_LIMIT)
+    limits += LIMITS
+    if pit_fallback_rows is not None:
+        limits.append(
+            f"pit clock: {pit_fallback_rows} of {rows} rows in the window carry no acceptance "
+            "stamp and fall back to published_at (the dump clock's instant)"
+        )
+    return limits
+
+
+def not_rankable_because(failed: list[str], exited: list[str]) -> list[str]:
+    return [
+        f"{what}: the harness failed to run it after its retries (a harness problem, "
+        "not the agent's result)"
+        for what in failed
+    ] + [
+        f"{what}: incomplete, {outcomes.AGENT_PROCESS_EXITED} in each of its "
+        f"{outcomes.RUNTIME_ATTEMPTS} attempts, so it has no result"
+        for what in exited
+    ]
 
 
 def _unfinished(cells: list[dict[str, Any]], probe: dict[str, Any]) -> tuple[list[str], list[str]]:

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -19,12 +22,29 @@ from typing import Any
 from harness import canonical
 from harness.binding import config_binding
 from harness.calendar import SessionTable, sessions_for
-from harness.clocks import knowable_before_acceptance, known_at
-from harness.outcomes import HARNESS_ERROR, INCOMPLETE
+from harness.clocks import REACHABLE, knowable_before_acceptance, known_at
+from harness.egress import parse_endpoint
+from harness.outcomes import (
+    ABORTED,
+    AGENT_ERROR,
+    COMPLETE,
+    HARNESS_ERROR,
+    INCOMPLETE,
+    NOT_RUN,
+)
 from harness.prices import Prices
 from harness.probe import score_answer, verdict
+from harness.receipt import (
+    costs_slot,
+    invalidated_by,
+    limits_for,
+    not_rankable_because,
+    retrieval_slot,
+    training_cutoff_slot,
+)
 from harness.release.bundle import Bundle
 from harness.scoring import (
+    add_by_form,
     delta,
     entered_before_acceptance,
     make_trades,
@@ -75,6 +95,42 @@ class _Trail:
     incomplete: list[str] = field(default_factory=list)  # the agent's process exited
     attempts: list[dict[str, Any]] = field(default_factory=list)
     rejected: dict[tuple[str, str], int] = field(default_factory=dict)
+    cells: dict[tuple[str, str], _CellTrail] = field(default_factory=dict)
+    model_exchanges: dict[str, int] = field(default_factory=dict)
+    capabilities: dict[str, Any] | None = None
+    events: int = 0
+    attempt_events: list[dict[str, Any]] = field(default_factory=list)
+
+    def cell(self, event: dict[str, Any]) -> _CellTrail:
+        key = (event["arm"], event["clock"])
+        found = self.cells.get(key)
+        if found is None:
+            found = self.cells[key] = _CellTrail()
+        return found
+
+
+@dataclass
+class _CellTrail:
+    """What the trajectory records of one cell, event by event."""
+
+    started: bool = False
+    ended: bool = False
+    failed_status: str | None = None
+    fault: dict[str, Any] | None = None
+    sessions: int = 0
+    agent_errors: int = 0
+    tool_calls: int = 0
+    rows_served: int = 0
+    fallbacks_served: int = 0
+
+    def status(self) -> str:
+        if self.failed_status is not None:
+            return self.failed_status
+        if self.fault is not None:
+            return AGENT_ERROR
+        if self.ended:
+            return COMPLETE
+        return ABORTED if self.started else NOT_RUN
 
 
 def read_trail(trajectory: Path) -> _Trail:
@@ -83,13 +139,16 @@ def read_trail(trajectory: Path) -> _Trail:
     with open(trajectory, "rb") as handle:
         for number, line in enumerate(handle, start=1):
             if number == 1:
+                trail.events += 1
                 trail.start = json.loads(line)
                 if not isinstance(trail.start, dict):
                     raise TypeError("line 1 is not a run_start object")
                 continue
-            # cheap filter first: most lines are tool calls carrying many rows (an event
-            # whose first key is "arm", cell_failed among them, is read like any other)
+            trail.events += 1
+            # most lines are tool calls carrying many rows: counted without parsing the
+            # rows (every other event, cell_failed among them, is read whole)
             if line.startswith(b'{"args":'):
+                _count_tool_call(trail, line, number)
                 continue
             event = json.loads(line)
             if not isinstance(event, dict):
@@ -98,18 +157,51 @@ def read_trail(trajectory: Path) -> _Trail:
     return trail
 
 
+# What follows a tool call's arguments: its cell and kind (canonical JSON sorts the keys).
+_TOOL_CALL_CELL = re.compile(r',"arm":"([a-z]+)","clock":"([a-z]+)","event":"tool_call","result":')
+_SERVED = '"known_at_source":'  # every served row carries it, and nothing else does
+_FELL_BACK = '"known_at_source":"published_at"'
+
+
+def _count_tool_call(trail: _Trail, line: bytes, number: int) -> None:
+    """A tool call's cell and the rows it served, read past its arguments (which the agent
+    wrote) without parsing the rows. Inside a JSON string every quote is escaped, so the
+    key ``known_at_source`` can be counted as text."""
+    text = line.decode("utf-8")
+    _, end = _DECODER.raw_decode(text, len('{"args":'))
+    found = _TOOL_CALL_CELL.match(text, end)
+    if found is None:
+        raise ValueError(f"line {number} is not a tool_call event")
+    cell = trail.cell({"arm": found[1], "clock": found[2]})
+    cell.tool_calls += 1
+    cell.rows_served += text.count(_SERVED, found.end())
+    if found[2] == "pit":
+        cell.fallbacks_served += text.count(_FELL_BACK, found.end())
+
+
+_DECODER = json.JSONDecoder()
+
+
 def _take(trail: _Trail, event: dict[str, Any]) -> None:
     """One event into the trail, if it is one that re-derivation reads."""
     kind = event.get("event")
+    if kind in _CELL_EVENTS:
+        _take_cell_event(trail.cell(event), kind, event)
     if kind == "decision":
         cell = (event["arm"], event["clock"])
         trail.rejected[cell] = trail.rejected.get(cell, 0) + len(event.get("rejected") or [])
         if event["picks"]:
             trail.picks.setdefault(cell, []).append((event["session"], list(event["picks"])))
+    elif kind == "model_exchange":
+        endpoint = str(event.get("endpoint"))
+        trail.model_exchanges[endpoint] = trail.model_exchanges.get(endpoint, 0) + 1
+    elif kind == "capabilities":
+        trail.capabilities = {k: v for k, v in event.items() if k not in ("event", "seq")}
     elif kind == "probe_item":
         trail.probe_items.append(event)
     elif kind == "network_attempt":
         trail.egress_attempts += 1
+        trail.attempt_events.append({k: v for k, v in event.items() if k not in ("event", "seq")})
     elif kind == "run_end":
         trail.aborted = event.get("aborted")
     elif kind in ("cell_failed", "probe_failed"):
@@ -120,6 +212,26 @@ def _take(trail: _Trail, event: dict[str, Any]) -> None:
             trail.failed.append(what)
     elif kind == "attempt_failed":
         trail.attempts.append({k: v for k, v in event.items() if k not in ("event", "seq")})
+
+
+_CELL_EVENTS = frozenset(
+    {"cell_start", "cell_end", "cell_failed", "agent_error", "session", "decision"}
+)
+
+
+def _take_cell_event(cell: _CellTrail, kind: str, event: dict[str, Any]) -> None:
+    if kind == "cell_start":
+        cell.started = True
+    elif kind == "cell_end":
+        cell.ended = True
+    elif kind == "cell_failed":
+        cell.failed_status = str(event.get("status", HARNESS_ERROR))
+    elif kind == "agent_error":
+        cell.fault = event.get("fault")
+    elif kind == "session":
+        cell.sessions += 1
+    elif kind == "decision" and event.get("agent_error") is not None:
+        cell.agent_errors += 1
 
 
 def rederive(
@@ -212,7 +324,6 @@ def _check_claims(result: Rederivation, body: dict[str, Any], trail: _Trail) -> 
             cell.get("rejected_picks") == walked,
             f"the trajectory rejects {walked} pick(s); the receipt says {cell.get('rejected_picks')}",
         )
-    _check_agent_process(result, body, config)
     expected_cells = {(a, c) for a in config.get("arms", []) for c in config.get("clocks", [])}
     stated_cells = [(c["arm"], c["clock"]) for c in body.get("cells") or []]
     result.add(
@@ -220,8 +331,184 @@ def _check_claims(result: Rederivation, body: dict[str, Any], trail: _Trail) -> 
         set(stated_cells) == expected_cells and len(stated_cells) == len(expected_cells),
         f"the receipt's cells {sorted(stated_cells)} are not the config's arms x clocks",
     )
+    _check_agent_process(result, body, config)
+    _check_cell_events(result, body, trail)
+    _check_counts(result, body, trail)
+    _check_derived_lines(result, body, trail, config)
     _check_probe(result, body.get("probe") or {}, trail.probe_items)
+    _check_probe_status(result, body.get("probe") or {}, trail)
     _check_protocol(result, body, config)
+
+
+# A cell's fields that its events decide, by how the trail counts them.
+_CELL_FIELDS: dict[str, Callable[[_CellTrail], Any]] = {
+    "status": _CellTrail.status,
+    "agent_fault": lambda c: c.fault,
+    "sessions": lambda c: c.sessions,
+    "agent_errors": lambda c: c.agent_errors,
+    "tool_calls": lambda c: c.tool_calls,
+    "rows_served": lambda c: c.rows_served,
+    "pit_fallbacks_served": lambda c: c.fallbacks_served,
+}
+
+
+def _check_cell_events(result: Rederivation, body: dict[str, Any], trail: _Trail) -> None:
+    """Each cell's status, fault and counts, from its events: an agent_error cell
+    turned complete, or a tool call hidden, is named."""
+    for cell in body.get("cells") or []:
+        key = (cell.get("arm"), cell.get("clock"))
+        walked = trail.cells.get(key) or _CellTrail()
+        label = f"cell {key[0]}/{key[1]}"
+        for name, derive in _CELL_FIELDS.items():
+            derived = derive(walked)
+            result.add(
+                f"{label} {name}",
+                cell.get(name) == derived,
+                f"the trajectory gives {derived!r}, the receipt says {cell.get(name)!r}",
+            )
+        picks = len(trail.picks.get(key, []))
+        result.add(
+            f"{label} decisions_with_picks",
+            cell.get("decisions_with_picks") == picks,
+            f"the trajectory gives {picks}, the receipt says {cell.get('decisions_with_picks')}",
+        )
+
+
+def _check_counts(result: Rederivation, body: dict[str, Any], trail: _Trail) -> None:
+    """Run-wide counts and the capabilities the trajectory recorded."""
+    network = body.get("network") or {}
+    attempts = network.get("attempts") or []
+    result.add(
+        "network egress_attempts",
+        network.get("egress_attempts") == trail.egress_attempts == len(attempts)
+        and network.get("clean") is (trail.egress_attempts == 0),
+        f"the trajectory records {trail.egress_attempts} egress attempt(s); the receipt says "
+        f"{network.get('egress_attempts')} (listing {len(attempts)}), clean={network.get('clean')}",
+    )
+    stated = (network.get("model_egress") or {}).get("exchanges") or {}
+    recorded = {e: trail.model_exchanges.get(e, 0) for e in stated}
+    result.add(
+        "network model_egress exchanges",
+        stated == recorded and set(trail.model_exchanges) <= set(stated),
+        f"the trajectory records {trail.model_exchanges}, the receipt says {stated}",
+    )
+    described = body.get("trajectory") or {}
+    result.add(
+        "trajectory events",
+        described.get("events") == trail.events
+        and described.get("sha256") == (body.get("binding") or {}).get("trajectory_sha256"),
+        f"the trajectory holds {trail.events} events, the receipt says {described.get('events')}",
+    )
+    if trail.capabilities is not None:
+        result.add(
+            "capabilities",
+            body.get("capabilities") == trail.capabilities
+            and body.get("capability_line") == trail.capabilities.get("line"),
+            "the receipt's capabilities are not those the trajectory recorded at the run",
+        )
+
+
+def _check_derived_lines(
+    result: Rederivation, body: dict[str, Any], trail: _Trail, config: dict[str, Any]
+) -> None:
+    """The run's identity and every line the receipt builds from other fields, built
+    again by the same functions: run_id, invalidated_by, not_rankable_because, limits,
+    the network block's policy and endpoints, P2 and P4's config-bound parts."""
+    binding = body.get("binding") or {}
+    harness = body.get("harness") or {}
+    run_id = canonical.digest(
+        {
+            "config_sha256": binding.get("config_sha256"),
+            "bundle_content_digest": binding.get("bundle_content_digest"),
+            "harness": harness.get("version"),
+        }
+    )[7:23]
+    result.add(
+        "run_id",
+        body.get("run_id") == run_id == trail.start.get("run_id")
+        and harness == trail.start.get("harness"),
+        f"the binding gives run id {run_id} (trajectory {trail.start.get('run_id')}), the "
+        f"receipt says {body.get('run_id')}",
+    )
+    network = body.get("network") or {}
+    result.add(
+        "aborted", body.get("aborted") == trail.aborted, f"the trajectory says {trail.aborted!r}"
+    )
+    result.add(
+        "network attempts",
+        network.get("attempts") == trail.attempt_events,
+        "the receipt's egress attempts are not those the trajectory records",
+    )
+    expected = invalidated_by(trail.attempt_events, trail.aborted)
+    result.add(
+        "invalidated_by",
+        body.get("invalidated_by") == expected,
+        f"re-derived {expected}, the receipt says {body.get('invalidated_by')}",
+    )
+    order = [f"cell {c.get('arm')}/{c.get('clock')}" for c in body.get("cells") or []]
+    order.append("probe")
+    reasons = not_rankable_because(
+        [w for w in order if w in trail.failed], [w for w in order if w in trail.incomplete]
+    )
+    result.add(
+        "not_rankable_because",
+        body.get("not_rankable_because") == reasons,
+        f"re-derived {reasons}, the receipt says {body.get('not_rankable_because')}",
+    )
+    p3 = (body.get("protocol") or {}).get("P3_retrieval_timestamps") or {}
+    limits = limits_for(
+        body.get("capabilities") or {},
+        pit_fallback_rows=p3.get("pit_fallback_rows")
+        if "pit" in config.get("clocks", [])
+        else None,
+        rows=int((body.get("release") or {}).get("rows") or 0),
+    )
+    result.add("limits", body.get("limits") == limits, "the receipt's limits are not re-derived")
+    _check_config_lines(result, body, config)
+
+
+def _check_config_lines(result: Rederivation, body: dict[str, Any], config: dict[str, Any]) -> None:
+    network = body.get("network") or {}
+    endpoints = sorted(parse_endpoint(e).label for e in config.get("model_endpoints") or [])
+    result.add(
+        "network policy and endpoints",
+        network.get("policy") == config.get("network_policy")
+        and (network.get("model_egress") or {}).get("endpoints") == endpoints,
+        f"the bound config gives policy {config.get('network_policy')} and endpoints {endpoints}",
+    )
+    protocol = body.get("protocol") or {}
+    p2 = {
+        "kind": "declared_then_checked",
+        **training_cutoff_slot(
+            str(config.get("training_cutoff") or ""),
+            str(config.get("start")),
+            str(config.get("end")),
+        ),
+    }
+    result.add(
+        "protocol P2_training_cutoffs",
+        protocol.get("P2_training_cutoffs") == p2,
+        "P2 is not what the config's training cutoff and window give",
+    )
+    p4 = protocol.get("P4_costs_and_frictions") or {}
+    stated = p4.get("prices") or {}
+    bound = config.get("prices") or {}
+    same_prices = all(stated.get(k) == bound.get(k) for k in ("file_sha256", "source", "pulled_at"))
+    result.add(
+        "protocol P4_costs_and_frictions",
+        p4 == costs_slot(p4.get("prices"), int(config.get("hold_sessions") or 0))
+        and (same_prices if bound else p4.get("prices") is None),
+        "P4 does not state the hold and the prices the config binds",
+    )
+    probe = body.get("probe") or {}
+    result.add("probe arm", probe.get("arm") == "shifted", "the probe is asked on the shifted arm")
+    for cell in body.get("cells") or []:
+        clock = cell.get("clock")
+        result.add(
+            f"cell {cell.get('arm')}/{clock} reachable",
+            clock in REACHABLE and cell.get("reachable") is REACHABLE[clock],
+            f"the {clock} clock's reachable is {REACHABLE.get(str(clock))}",
+        )
 
 
 def _check_agent_process(
@@ -243,19 +530,16 @@ def _check_protocol(result: Rederivation, body: dict[str, Any], config: dict[str
     completeness the board shows follow from the slots."""
     protocol = body.get("protocol") or {}
     p1 = protocol.get("P1_model_version") or {}
-    p2 = protocol.get("P2_training_cutoffs") or {}
-    model, cutoff = config.get("model_version") or "", config.get("training_cutoff") or ""
+    model = config.get("model_version") or ""
+    derived = {
+        "kind": "declared",
+        "status": "declared" if model else "gap",
+        "declared": model or None,
+    }
     result.add(
         "protocol P1_model_version",
-        p1.get("status") == ("declared" if model else "gap")
-        and (p1.get("declared") or "") == model,
+        p1 == derived,
         "P1 does not state the model version the config declares",
-    )
-    result.add(
-        "protocol P2_training_cutoffs",
-        p2.get("status") == ("declared" if cutoff else "gap")
-        and (p2.get("declared") or "") == cutoff,
-        "P2 does not state the training cutoff the config declares",
     )
     gaps = [
         slot
@@ -314,6 +598,14 @@ def _price_basis(
             f"price file is sha256:{prices.file_sha256}, the receipt states {stated.get('file_sha256')}",
         )
         return None
+    # what the file's bytes decide (its source and pulled_at are the submitter's words,
+    # checked against the bound config; a verifier loads the file under its own)
+    from_file = {k: prices.statement()[k] for k in ("basis", "bars", "verified_by_harness")}
+    result.add(
+        "protocol P4 prices",
+        {k: stated.get(k) for k in from_file} == from_file,
+        f"the price file gives {from_file}, P4 states { {k: stated.get(k) for k in from_file} }",
+    )
     return prices, False
 
 
@@ -331,12 +623,16 @@ def _check_cells(
     main_by_key = {r["row_key"]: r for r in main_rows}
     table = sessions_for(date.fromisoformat(bundle.start), date.fromisoformat(bundle.end))
     index_of = {d.isoformat(): i for i, d in enumerate(table.sessions)}
+    _check_release_facts(
+        result, body, bundle, main_rows, table, index_of, trail.start.get("rows_in_window")
+    )
     _check_knowability(result, trail.picks, main_by_key, table, index_of)
     if not result.ok:
         return  # a look-ahead pick: nothing scored from this trajectory counts
     hold = int(config.get("hold_sessions", 5))
     scored = _Scoring(main_rows, main_by_key, table, hold, prices, unpriced)
     scores: dict[tuple[str, str], float | None] = {}
+    by_form: dict[str, dict[str, Any]] = {}
     for cell in body.get("cells") or []:
         key = (cell["arm"], cell["clock"])
         try:
@@ -344,11 +640,19 @@ def _check_cells(
         except KeyError as exc:
             result.add(f"cell {key[0]}/{key[1]}", False, f"the trajectory names session {exc}")
             continue
-        score = _check_cell(result, cell, session_picks, scored)
+        score = _check_cell(result, cell, session_picks, scored, by_form)
         if score is not _UNSCORED:
             scores[key] = score
     if scores:
         _check_contamination(result, body.get("contamination") or {}, scores)
+    if len(scores) == len(body.get("cells") or []):
+        p6 = (body.get("protocol") or {}).get("P6_disaggregation") or {}
+        result.add(
+            "protocol P6_disaggregation",
+            canonical.dumps(p6)
+            == canonical.dumps({"kind": "measured", "status": "measured", "by_form": by_form}),
+            "P6's trades and returns by form are not those the cells' trades give",
+        )
 
 
 _UNSCORED = object()
@@ -370,6 +674,7 @@ def _check_cell(
     cell: dict[str, Any],
     session_picks: list[tuple[int, list[str]]],
     scoring: _Scoring,
+    by_form: dict[str, dict[str, Any]],
 ) -> Any:
     """One cell's checks; its re-derived score, or _UNSCORED when it is not scored."""
     label = f"cell {cell['arm']}/{cell['clock']}"
@@ -406,6 +711,20 @@ def _check_cell(
     )
     if scoring.unpriced:
         return _UNSCORED
+    add_by_form(by_form, f"{cell['arm']}/{cell['clock']}", trades)
+    priced = {
+        "priced_trades": sum(1 for t in trades if t.status == "priced"),
+        "unpriced": {
+            s: sum(1 for t in trades if t.status == s)
+            for s in ("no_prices", "no_ticker", "no_price")
+            if any(t.status == s for t in trades)
+        },
+    }
+    result.add(
+        f"{label} priced_trades",
+        {k: cell.get(k) for k in priced} == priced,
+        f"re-derived {priced}, the receipt says { {k: cell.get(k) for k in priced} }",
+    )
     digest = trades_digest(trades)
     result.add(
         f"{label} trades_sha256",
@@ -423,6 +742,74 @@ def _check_cell(
         f"{label} total_return", same, f"re-derived {score}, the receipt says {stated_score}"
     )
     return score
+
+
+def _check_release_facts(
+    result: Rederivation,
+    body: dict[str, Any],
+    bundle: Bundle,
+    main_rows: list[dict[str, Any]],
+    table: SessionTable,
+    index_of: dict[str, int],
+    trail_rows: Any,
+) -> None:
+    """What the body says of the release and the window, counted from the release."""
+    stated = body.get("release") or {}
+    forms = Counter(r["form"] for r in main_rows)
+    derived = {
+        "name": bundle.name,
+        "window": {"start": bundle.start, "end": bundle.end},
+        "forms": list(bundle.forms),
+        "rows": len(main_rows),
+        "rows_by_form": dict(sorted(forms.items())),
+    }
+    result.add("release", stated == derived, f"the release gives {derived}, the receipt {stated}")
+    p3 = (body.get("protocol") or {}).get("P3_retrieval_timestamps") or {}
+    cells = body.get("cells") or []
+    derived_p3 = retrieval_slot(
+        cells,
+        rows=len(main_rows),
+        stamped=sum(1 for r in main_rows if r.get("acceptance_at")),
+        pit="pit" in {c.get("clock") for c in cells},
+    )
+    result.add(
+        "protocol P3_retrieval_timestamps",
+        p3 == derived_p3 and trail_rows == len(main_rows),
+        f"the cells and the release give {derived_p3}, P3 says {p3}",
+    )
+    sessions = body.get("sessions") or []
+    p5 = {
+        "kind": "measured",
+        "status": "measured",
+        "release": bundle.name,
+        "content_digest": bundle.content_digest,
+        "provenance": bundle.manifest.get("provenance"),
+        "source_kind": (bundle.manifest.get("source") or {}).get("kind"),
+        "window": {"start": bundle.start, "end": bundle.end},
+        "forms": list(bundle.forms),
+        "sessions": len(sessions),
+        "first_session": sessions[0] if sessions else None,
+        "last_session": sessions[-1] if sessions else None,
+    }
+    result.add(
+        "protocol P5_window_provenance",
+        (body.get("protocol") or {}).get("P5_window_provenance") == p5,
+        "P5 is not what the release and the window give",
+    )
+    if not sessions or sessions[-1] not in index_of:
+        result.add("sessions", False, "the receipt's last session is not a session of the release")
+        return
+    last_bell = table.opens[index_of[sessions[-1]]]
+    for cell in body.get("cells") or []:
+        clock = cell.get("clock")
+        if clock not in CLOCKS:
+            continue
+        unreached = sum(1 for r in main_rows if known_at(r, clock)[0] >= last_bell)
+        result.add(
+            f"cell {cell.get('arm')}/{clock} unreached_rows",
+            cell.get("unreached_rows") == unreached,
+            f"the release gives {unreached}, the receipt says {cell.get('unreached_rows')}",
+        )
 
 
 def _check_knowability(
@@ -487,6 +874,27 @@ def _check_contamination(
             )
 
 
+def _check_probe_status(result: Rederivation, probe: dict[str, Any], trail: _Trail) -> None:
+    """A probe the trajectory records as failed, or whose agent failed to start, says so."""
+    failed = "probe" in trail.failed or "probe" in trail.incomplete
+    opened = trail.cells.get(("shifted", "probe"))
+    stated = probe.get("status")
+    derived: Any
+    if failed:
+        derived = INCOMPLETE if "probe" in trail.incomplete else HARNESS_ERROR
+    elif opened is not None and opened.fault is not None:
+        derived = AGENT_ERROR
+    elif trail.probe_items:
+        derived = stated if stated in (COMPLETE, AGENT_ERROR) else "complete or agent_error"
+    else:
+        derived = stated if stated in (COMPLETE, NOT_RUN) else "complete or not_run"
+    result.add(
+        "probe status",
+        probe.get("status") == derived,
+        f"the trajectory's probe events do not give status {probe.get('status')!r}",
+    )
+
+
 def _check_probe(
     result: Rederivation, probe: dict[str, Any], recorded: list[dict[str, Any]]
 ) -> None:
@@ -502,7 +910,9 @@ def _check_probe(
     for item, event in zip(items, recorded, strict=True):
         rescored = score_answer(event["answer"], event["answer_key"])
         same = (
-            item.get("answer") == event["answer"]
+            item.get("item") == event.get("item")
+            and item.get("row_key") == event.get("row_key")
+            and item.get("answer") == event["answer"]
             and item.get("answer_key") == event["answer_key"]
             and item.get("score") == rescored
             and item.get("agent_error") == event.get("agent_error")

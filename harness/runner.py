@@ -27,6 +27,7 @@ from harness.release.bundle import Bundle
 from harness.sandbox.outside import SandboxSettings
 from harness.scoring import (
     Trade,
+    add_by_form,
     entered_before_acceptance,
     make_trades,
     total_return,
@@ -278,8 +279,11 @@ def run(
             started = _start(writer, inputs, config, drivers, window)
             ctx = _Context(config, writer, drivers, window.table, window.sessions, window.positions)
             grid = _run_grid(ctx, inputs.bundle, window)
-            writer.write("run_end", aborted=grid.aborted, egress_attempts=len(ctx.egress))
             capabilities = drivers.capabilities()
+            # what the sandbox's probe found, bound into the trajectory: the receipt's
+            # capabilities must be these (measured at the run, not checkable after it)
+            writer.write("capabilities", **capabilities)
+            writer.write("run_end", aborted=grid.aborted, egress_attempts=len(ctx.egress))
             network = drivers.network_block(ctx.egress)
             model = network["model_egress"]
             model["exchanges"] = {e: ctx.model_exchanges.get(e, 0) for e in model["endpoints"]}
@@ -814,19 +818,6 @@ def _probe_summary(
         "agent_errors": sum(1 for i in items if i["agent_error"]),
         "verdict": verdict(items),
     }
-
-
-def add_by_form(by_form: dict[str, dict[str, Any]], cell: str, trades: list[Trade]) -> None:
-    """P6: trades and returns per form, per cell."""
-    groups: dict[str, list[Trade]] = {}
-    for t in trades:
-        groups.setdefault(t.form, []).append(t)
-    for form, group in sorted(groups.items()):
-        by_form.setdefault(form, {})[cell] = {
-            "trades": len(group),
-            "priced_trades": sum(1 for t in group if t.ret is not None),
-            "total_return": total_return(group),
-        }
 
 
 def _cell_json(

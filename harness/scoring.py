@@ -126,3 +126,16 @@ def entered_before_acceptance(
             if accepted is not None and bell < accepted:
                 count += 1
     return count
+
+
+def add_by_form(by_form: dict[str, dict[str, Any]], cell: str, trades: list[Trade]) -> None:
+    """P6: trades and returns per form, per cell."""
+    groups: dict[str, list[Trade]] = {}
+    for t in trades:
+        groups.setdefault(t.form, []).append(t)
+    for form, group in sorted(groups.items()):
+        by_form.setdefault(form, {})[cell] = {
+            "trades": len(group),
+            "priced_trades": sum(1 for t in group if t.ret is not None),
+            "total_return": total_return(group),
+        }

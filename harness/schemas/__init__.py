@@ -2,6 +2,11 @@
 
 ``receipt-body.schema.json``: the body of a receipt, every key ``build_body`` can write
 (a test holds the two together). The site validates uploads against this same file.
+
+``receipt-body.fields.json``: every leaf of that schema, either re-derived (from the
+trajectory, the release, the bound config and the price file, by ``harness.rederive``,
+which ``pit-harness verify`` and the site both call) or a declaration the harness writes
+and cannot check after the run, with how or why.
 """
 
 from __future__ import annotations
@@ -14,6 +19,29 @@ from importlib import resources
 from typing import Any
 
 import jsonschema
+
+
+@cache
+def receipt_body_fields() -> dict[str, dict[str, str]]:
+    """``{"rederived": {path: how}, "declared": {path: why}}`` over the schema's leaves."""
+    text = resources.files(__package__).joinpath("receipt-body.fields.json").read_text("utf-8")
+    fields: dict[str, Any] = json.loads(text)
+    return {"rederived": fields["rederived"], "declared": fields["declared"]}
+
+
+def leaf_paths(node: dict[str, Any], path: str = "") -> list[str]:
+    """Every leaf of a schema as a path: ``.a.b`` for properties, ``[]`` for array items,
+    ``.*`` for the values of an open object; a node with none of these is a leaf."""
+    branches: list[tuple[str, Any]] = [
+        (f"{path}.{key}", value) for key, value in (node.get("properties") or {}).items()
+    ]
+    if isinstance(node.get("additionalProperties"), dict):
+        branches.append((f"{path}.*", node["additionalProperties"]))
+    if isinstance(node.get("items"), dict):
+        branches.append((f"{path}[]", node["items"]))
+    if not branches:
+        return [path]
+    return [leaf for sub, child in branches for leaf in leaf_paths(child, sub)]
 
 
 @cache

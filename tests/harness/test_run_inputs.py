@@ -245,9 +245,9 @@ def test_a_deeply_nested_config_is_a_usage_error(
     ],
 )
 def test_p2_reads_a_cutoff_day_as_inside_the_training_data(cutoff: str, check: str) -> None:
-    from harness.receipt import _p2
+    from harness.receipt import training_cutoff_slot
 
-    assert _p2(cutoff, "2023-03-01", "2023-03-03")["check"] == check
+    assert training_cutoff_slot(cutoff, "2023-03-01", "2023-03-03")["check"] == check
 
 
 @pytest.mark.parametrize(

@@ -39,9 +39,16 @@ def test_verified_run_records_every_check(
     job = run.jobs.get()
     assert job.state == JobState.VERIFIED and job.attempts == 1 and job.worker
     assert all(c["status"] == "ok" for c in job.checks)
-    assert (
-        len([c for c in job.checks if c["name"].startswith("cell ")]) == 54
-    )  # rejected picks, entered and knowable before acceptance, trades, digest, return x 9
+    per_cell = {
+        c["name"].split(" ", 2)[2] for c in job.checks if c["name"].startswith("cell main/pit ")
+    }
+    assert per_cell == {  # each cell's events, its release facts and its score
+        "status", "agent_fault", "sessions", "agent_errors", "tool_calls", "rows_served",
+        "pit_fallbacks_served", "decisions_with_picks", "rejected_picks", "reachable",
+        "unreached_rows", "entered_before_acceptance", "knowable_before_acceptance", "trades",
+        "priced_trades", "trades_sha256", "total_return",
+    }  # fmt: skip
+    assert len([c for c in job.checks if c["name"].startswith("cell ")]) == 9 * len(per_cell)
     names = {c["name"] for c in job.checks}
     assert {
         "knowability",
@@ -49,6 +56,10 @@ def test_verified_run_records_every_check(
         "attempts",
         "sessions",
         "capabilities agent_process",
+        "capabilities",
+        "limits",
+        "protocol P3_retrieval_timestamps",
+        "protocol P6_disaggregation",
     } <= names
 
 
