@@ -29,6 +29,7 @@ from harness.egress import (
     relay_environment,
 )
 from harness.guard import GUARD_NAME, GUARD_SCOPE, EgressAttempt, NetworkAbort, NetworkGuard
+from harness.sandbox import limits as tree_limits
 from harness.sandbox import outside
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ LINE_FIELDS = (
     "capabilities_dropped",
     "memory_enforced",
     "cpu_enforced",
+    "processes_enforced",
     "open_files_enforced",
     "cells_isolated",
     "harness_state_protected",
@@ -61,8 +63,12 @@ _EXPLAIN = {
     "including the release, price files and outputs",
     "pid_isolated": "processes: the agent could see and signal the harness's processes",
     "capabilities_dropped": "privileges: the agent's process kept Linux capabilities",
-    "memory_enforced": "memory: no address-space limit held for the agent's process",
-    "cpu_enforced": "cpu: no CPU-time limit held for the agent's process",
+    "memory_enforced": "memory: no memory limit held for the agent's whole process tree "
+    "(its subprocesses together could use more)",
+    "cpu_enforced": "cpu: no CPU-time limit held for the agent's whole process tree "
+    "(its subprocesses together could use more)",
+    "processes_enforced": "process count: no limit held on how many processes the agent's "
+    "process tree holds at once",
     "open_files_enforced": "files: no open-file limit held for the agent's process",
     "cells_isolated": "cells: state (globals, files, environment, sockets, IPC) can cross "
     "from one cell or attempt "
@@ -248,6 +254,7 @@ class InProcessDrivers:
     def capabilities(self) -> dict[str, Any]:
         fields: dict[str, Any] = {k: False for k in LINE_FIELDS}
         fields["agent_process"] = IN_PROCESS
+        fields["limits_scope"] = None
         fields["sandbox"] = None
         fields["isolation_unavailable"] = self._reason
         return {**fields, "line": capability_line(fields)}
@@ -260,6 +267,31 @@ class InProcessDrivers:
 
 
 # -- isolated ----------------------------------------------------------------------------
+
+# The capability field of each limit held for the whole process tree.
+_TREE_FIELDS = {
+    tree_limits.MEMORY: "memory_enforced",
+    tree_limits.CPU: "cpu_enforced",
+    tree_limits.PROCESSES: "processes_enforced",
+}
+
+
+def tree_fields(found: dict[str, Any]) -> dict[str, bool]:
+    """Each tree limit's field: True only where the probe saw a tree that passed it (its
+    processes together, none alone) killed for it. A limit held per process alone (an
+    address-space or CPU-time rlimit) does not hold for the tree and reads False."""
+    held = found.get("tree_limits") or {}
+    return {field: held.get(which) is True for which, field in _TREE_FIELDS.items()}
+
+
+def limits_scope(found: dict[str, Any]) -> str | None:
+    """How the limits applied: to the whole tree by accounting across it, to each
+    process alone (the tree's accounting did not hold), or not at all."""
+    if all(tree_fields(found).values()):
+        return tree_limits.SCOPE
+    if any((found.get("per_process_limits") or {}).values()):
+        return "per_process"
+    return None
 
 
 class IsolatedDrivers:
@@ -319,8 +351,7 @@ class IsolatedDrivers:
             "pid_isolated": bool(found.get("pid_isolated")),
             "capabilities_dropped": bool(found.get("capabilities_dropped"))
             and found.get("uid") == outside.SANDBOX_UID,
-            "memory_enforced": bool(found.get("memory_enforced")),
-            "cpu_enforced": bool(found.get("cpu_enforced")),
+            **tree_fields(found),
             "open_files_enforced": bool(found.get("open_files_enforced")),
             "cells_isolated": bool(found.get("tmp_private"))
             and bool(found.get("nothing_shared_writable"))
@@ -330,13 +361,16 @@ class IsolatedDrivers:
         }
         return {
             **fields,
+            "limits_scope": limits_scope(found),
             "sandbox": "bubblewrap",
             "uid": found.get("uid"),
             "environment": found.get("environment"),
             "limits": {
                 "memory_bytes": settings.memory_bytes,
                 "cpu_seconds": settings.cpu_seconds,
+                "max_processes": settings.max_processes,
                 "open_files": settings.open_files,
+                "decision_timeout": settings.decision_timeout,
             },
             "line": capability_line(fields),
         }

@@ -10,9 +10,13 @@ every cell, forks a process that
    interface, sockets (TCP states such as TIME_WAIT, abstract Unix names), host name,
    System V IPC and session keyring are its own, and every process it leaves behind dies
    with it (it is the init of its PID namespace);
-2. drops every capability (bounding set too) and sets its resource limits;
+2. drops every capability (bounding set too) and sets its per-process resource limits;
 3. only then loads the agent (by reference or by value) and serves the cell's tasks over
    its own socket, whose other end the zygote handed to the harness.
+
+The cell's outer process, parent of that init and beyond the agent's reach, holds the
+memory, CPU-time and process-count limits for the whole tree (``harness.sandbox.limits``)
+and kills it whole when one is passed, exiting with the code that names the limit.
 
 So no file, global, environment variable or process crosses from one cell to another,
 and the agent's import-time code runs confined like the rest of it. The zygote never
@@ -33,6 +37,7 @@ import socket
 import sys
 from typing import Any
 
+from harness.sandbox import limits as tree_limits
 from harness.sandbox.channel import Channel, ChannelClosed
 
 CLONE_NEWNS = 0x00020000
@@ -63,9 +68,35 @@ SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 CELL_NAMESPACES = ("net", "ipc", "uts", "mnt", "pid", "user")
 _CAP_V3 = 0x20080522
 
-# Exit codes of the cell's outer process, read by the zygote.
+# Exit codes of the cell's outer process, read by the zygote. An agent's own exit code
+# is reported as at most 99, and a signal as 128 + its number, so none reads as these.
 CELL_CPU_LIMIT = 100
 CELL_SETUP_FAILED = 101
+CELL_MEMORY_LIMIT = 102
+CELL_PROCESS_LIMIT = 103
+LIMIT_CODES = {
+    tree_limits.CPU: CELL_CPU_LIMIT,
+    tree_limits.MEMORY: CELL_MEMORY_LIMIT,
+    tree_limits.PROCESSES: CELL_PROCESS_LIMIT,
+}
+# The limit probe: each tree limit set small in a cell of its own, how many children
+# pass it together (none alone), and how long a cell waits to be killed for it.
+_PROBE_BASE = {
+    "memory_bytes": 1 << 30,
+    "cpu_seconds": 60,
+    "open_files": 64,
+    "max_processes": 64,
+    "per_process": False,  # the tree's limits alone
+    "poll_interval": 0.005,
+}
+PROBE_LIMITS: dict[str, dict[str, Any]] = {
+    tree_limits.MEMORY: {"memory_bytes": 32 << 20},
+    tree_limits.CPU: {"cpu_seconds": 0.02},
+    tree_limits.PROCESSES: {"max_processes": 4},
+}
+_PROBE_CHILDREN = {tree_limits.MEMORY: 3, tree_limits.CPU: 2, tree_limits.PROCESSES: 6}
+_PROBE_CHILD_MEMORY = 14 << 20
+_PROBE_PATIENCE = 2.0
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -258,12 +289,30 @@ def _private_proc() -> None:
     os.rmdir(stage)
 
 
-def _set_limits(limits: dict[str, int]) -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"], limits["memory_bytes"]))
-    # soft == hard: the kernel then sends SIGKILL, which reaches a PID namespace's init
-    resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_seconds"], limits["cpu_seconds"]))
+def _set_limits(limits: dict[str, Any]) -> None:
+    """Each process's own limits, a first line under the tree's: address space, CPU time
+    and open files per process, no core files, and a ceiling on tasks (threads count)
+    that stops a fork bomb between two polls of the tree (the kernel skips it for a user
+    that is root outside the sandbox)."""
+    if limits.get("per_process", True):  # a limit probe checks the tree's limits alone
+        memory = limits["memory_bytes"]
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        # soft == hard: the kernel then sends SIGKILL, which reaches a PID namespace's init
+        cpu = max(1, int(limits["cpu_seconds"]))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
     resource.setrlimit(resource.RLIMIT_NOFILE, (limits["open_files"], limits["open_files"]))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    tasks = 16 * limits["max_processes"]
+    resource.setrlimit(resource.RLIMIT_NPROC, (tasks, tasks))
+
+
+def _tree_limits(limits: dict[str, Any]) -> tree_limits.TreeLimits:
+    return tree_limits.TreeLimits(
+        memory_bytes=limits["memory_bytes"],
+        cpu_seconds=limits["cpu_seconds"],
+        max_processes=limits["max_processes"],
+        poll_interval=limits.get("poll_interval", tree_limits.POLL_INTERVAL),
+    )
 
 
 # -- the zygote ---------------------------------------------------------------------
@@ -275,7 +324,7 @@ class _Spare:
     It runs no agent code before the harness sends that message, which happens only
     after the previous cell has ended, so two cells never run agent code at once."""
 
-    def __init__(self, limits: dict[str, int]) -> None:
+    def __init__(self, limits: dict[str, Any]) -> None:
         self.limits = limits
         self.ours, theirs = socket.socketpair()
         self.pid = os.fork()
@@ -311,7 +360,8 @@ def zygote(control: Channel, *, by_value: bool = False) -> None:
     _ZYGOTE_NAMESPACES.update(namespace_ids())
     _preimport(by_value)
     _inherited.add(control.fileno())
-    control.send({"op": "hello", "pid": os.getpid()})
+    held = probe_tree_limits()
+    control.send({"op": "hello", "pid": os.getpid(), "tree_limits": held})
     spare: _Spare | None = None
     try:
         while True:
@@ -333,6 +383,25 @@ def zygote(control: Channel, *, by_value: bool = False) -> None:
     finally:
         if spare is not None:
             spare.discard()
+
+
+def probe_tree_limits() -> dict[str, bool]:
+    """Try each of the tree's limits for effect, in cells of their own run side by side
+    while the harness sets up: which of them killed a cell that passed it only with its
+    children's share counted, with the exit code that names it. No agent code runs in
+    them."""
+    cells = {
+        which: _Spare({**_PROBE_BASE, **PROBE_LIMITS[which]}) for which in tree_limits.TREE_LIMITS
+    }
+    for which, cell in cells.items():
+        with contextlib.suppress(ChannelClosed):
+            Channel(cell.ours).send({"op": "probe_limit", "limit": which})
+    held = {}
+    for which, cell in cells.items():
+        _, status = os.waitpid(cell.pid, 0)
+        held[which] = os.waitstatus_to_exitcode(status) == LIMIT_CODES[which]
+        cell._close()
+    return held
 
 
 def _preimport(by_value: bool) -> None:
@@ -375,13 +444,18 @@ def _run_cell(control: Channel, cell: _Spare) -> _Spare:
     return spare
 
 
-def _cell_outer(sock: socket.socket, limits: dict[str, int]) -> int:
+def _cell_outer(sock: socket.socket, limits: dict[str, Any]) -> int:
+    """Start the cell (init of a new PID namespace) and watch its tree until it ends; the
+    exit code says how: a limit's code, ``128 + signal``, or the cell's own code (<= 99)."""
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     _enter_cell_namespaces()
+    # The sandbox's procfs lists the cell's processes; the cell's own /proc will not.
+    proc = os.open("/proc", os.O_RDONLY | os.O_DIRECTORY)
     pid = os.fork()
     if pid == 0:  # the cell: init of its own PID namespace
         code = CELL_SETUP_FAILED
         try:
+            os.close(proc)  # first: nothing in the cell may read the other processes
             _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             _fresh_mounts()
             _loopback_up()
@@ -399,12 +473,13 @@ def _cell_outer(sock: socket.socket, limits: dict[str, int]) -> int:
         finally:
             os._exit(code)
     sock.close()
-    _, status, usage = os.wait4(pid, 0)
+    hit, status, cpu = tree_limits.watch(pid, _tree_limits(limits), proc)
+    if hit is not None:
+        return LIMIT_CODES[hit]
     if os.WIFSIGNALED(status):
-        cpu = usage.ru_utime + usage.ru_stime
         signal_number = os.WTERMSIG(status)
         if signal_number in (signal.SIGKILL, signal.SIGXCPU) and cpu >= limits["cpu_seconds"] - 0.5:
-            return CELL_CPU_LIMIT
+            return CELL_CPU_LIMIT  # the init's own CPU-time limit, the first line
         return 128 + signal_number
     return min(os.WEXITSTATUS(status), 99)
 
@@ -412,18 +487,57 @@ def _cell_outer(sock: socket.socket, limits: dict[str, int]) -> int:
 # -- the cell ------------------------------------------------------------------------
 
 
-def _cell(chan: Channel, limits: dict[str, int]) -> int:
+def _cell(chan: Channel, limits: dict[str, Any]) -> int:
     message = chan.recv()
     if message.get("op") == "probe":
         chan.send({"op": "capabilities", **probe(message, limits)})
         return 0
+    if message.get("op") == "probe_limit":
+        return exceed(str(message.get("limit")))
     from harness.sandbox.shim import serve
 
     return serve(chan, message)
 
 
-def probe(message: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
-    """Test, for effect, what this cell enforces; every fact comes from trying it."""
+def exceed(which: str) -> int:
+    """Pass the tree's limit ``which`` (set small by the harness for this cell) with
+    children, none of which passes it alone, and wait to be killed for it. Returns (exit
+    code 0) only if the limit did not hold; a cell that is killed exits with its code."""
+    if which not in _PROBE_CHILDREN:
+        return 0
+    release, hold = os.pipe()
+    children = []
+    for _ in range(_PROBE_CHILDREN[which]):
+        child = os.fork()
+        if child == 0:
+            _probe_child(which, release)
+        children.append(child)
+    select.select([], [], [], _PROBE_PATIENCE)
+    os.close(hold)
+    for child in children:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+    return 0
+
+
+def _probe_child(which: str, release: int) -> None:
+    """A child of the limit probe: its share of the limit, then wait (never returns)."""
+    try:
+        if which == tree_limits.MEMORY:
+            held = bytearray(b"\x01") * _PROBE_CHILD_MEMORY
+            held[-1] = 0
+        while which == tree_limits.CPU:
+            pass
+        os.read(release, 1)
+    finally:
+        os._exit(0)
+
+
+def probe(message: dict[str, Any], limits: dict[str, Any]) -> dict[str, Any]:
+    """Test, for effect, what this cell enforces; every fact comes from trying it. (The
+    tree's memory, CPU-time and process limits are tried in cells of their own, each
+    killed for passing one: see ``exceed``.)"""
     return {
         "uid": os.getuid(),
         "capabilities_dropped": _no_capabilities(),
@@ -434,9 +548,10 @@ def probe(message: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
         "tmp_private": _tmp_private(),
         "processes_hidden": [p for p in os.listdir("/proc") if p.isdigit()] == ["1"],
         "nothing_shared_writable": not any(_writable(d) for d in ("/", "/dev", "/proc")),
-        "memory_enforced": _memory_enforced(limits["memory_bytes"]),
-        "cpu_enforced": resource.getrlimit(resource.RLIMIT_CPU)
-        == (limits["cpu_seconds"], limits["cpu_seconds"]),
+        "per_process_limits": {
+            "memory": _memory_enforced(limits["memory_bytes"]),
+            "cpu": resource.getrlimit(resource.RLIMIT_CPU)[1] == max(1, int(limits["cpu_seconds"])),
+        },
         "open_files_enforced": _open_files_enforced(limits["open_files"]),
         "environment": sorted(os.environ),
     }

@@ -5,8 +5,14 @@ The sandbox sees, read-only: the system's library folders, the interpreter (its 
 and the virtual environment's), the ``harness`` package and the agent's own module file
 or package folder. Nothing else of the host: the release, price files and outputs are
 never bound, and where one lies under a bound folder it is masked (an empty tmpfs over a
-folder, ``/dev/null`` over a file). The namespaces and limits are tested for effect in a
-probe cell when the sandbox starts; what the probe could not confirm is reported False.
+folder, ``/dev/null`` over a file). The namespaces and limits are tested for effect in
+probe cells when the sandbox starts; what the probes could not confirm is reported False.
+
+Limits hold for the agent's whole process tree: memory, CPU time and the number of
+processes are accounted across the cell's PID namespace by the cell's outer process
+(``harness.sandbox.limits``), and each decision has a wall-clock budget, tool calls
+included, kept here. Passing any of them kills the cell's tree and is the agent's
+``resource_limit``.
 """
 
 from __future__ import annotations
@@ -15,11 +21,13 @@ import base64
 import contextlib
 import functools
 import os
+import select
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from harness import outcomes
 from harness.agents.base import AgentSpec, Decision, Task, locate_module
 from harness.guard import EgressAttempt
+from harness.sandbox import limits as tree_limits
 from harness.sandbox.channel import (
     Channel,
     ChannelClosed,
@@ -34,7 +43,7 @@ from harness.sandbox.channel import (
     LineTooLong,
     ProtocolError,
 )
-from harness.sandbox.inside import CELL_CPU_LIMIT, CELL_SETUP_FAILED
+from harness.sandbox.inside import CELL_SETUP_FAILED, LIMIT_CODES
 from harness.sandbox.shim import attempt_from_json
 from harness.vocabulary import TOOL_NAMES
 
@@ -67,20 +76,61 @@ class SandboxError(RuntimeError):
 
 @dataclass(frozen=True)
 class SandboxSettings:
-    """Limits for each cell's process, and how long the harness waits for it."""
+    """Limits for each cell, and how long the harness waits for it.
+
+    ``memory_bytes``, ``cpu_seconds`` (over the cell's life) and ``max_processes`` (at
+    once) hold for the agent's whole process tree, ``open_files`` for each process;
+    ``decision_timeout`` is each decision's wall-clock budget, tool calls included."""
 
     memory_bytes: int = 4 << 30
     cpu_seconds: int = 900
     open_files: int = 256
+    max_processes: int = 64
     decision_timeout: float = 900.0
     start_timeout: float = 60.0
 
-    def limits(self) -> dict[str, int]:
+    def limits(self) -> dict[str, Any]:
         return {
             "memory_bytes": self.memory_bytes,
             "cpu_seconds": self.cpu_seconds,
             "open_files": self.open_files,
+            "max_processes": self.max_processes,
         }
+
+
+class DecisionOverBudget(Exception):
+    """A decision's wall-clock budget ran out while the harness waited on its cell."""
+
+
+class CellSocket(socket.socket):
+    """The socket to a cell. While ``deadline`` (a ``time.monotonic()`` instant) is set,
+    no read or write on it waits past that instant: it raises ``DecisionOverBudget``,
+    however the agent trickles its bytes or stops reading."""
+
+    deadline: float | None = None
+
+    def _left(self) -> float:
+        assert self.deadline is not None
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise DecisionOverBudget
+        return left
+
+    def recv(self, bufsize: int, flags: int = 0) -> bytes:
+        if self.deadline is not None and not select.select([self], [], [], self._left())[0]:
+            raise DecisionOverBudget
+        return super().recv(bufsize, flags)
+
+    def sendall(self, data: Any, flags: int = 0) -> None:
+        if self.deadline is None:
+            return super().sendall(data, flags)
+        self.settimeout(self._left())
+        try:
+            return super().sendall(data, flags)
+        except TimeoutError:
+            raise DecisionOverBudget from None
+        finally:
+            self.settimeout(None)
 
 
 @functools.lru_cache(maxsize=1)
@@ -292,6 +342,7 @@ class Sandbox:
         self._started = False
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
         self.capabilities: dict[str, Any] = {}
+        self._tree_limits: dict[str, Any] = {}
 
     # the zygote ------------------------------------------------------------------------
     def launch(self) -> None:
@@ -327,10 +378,14 @@ class Sandbox:
         if hello.get("op") != "hello":
             self.stop()
             raise RuntimeFailure(f"the sandbox said {hello.get('op')!r} instead of hello")
+        tried = hello.get("tree_limits")
+        self._tree_limits = tried if isinstance(tried, dict) else {}
         self._started = True
 
     def probe(self) -> dict[str, Any]:
-        """Run the capability probe in a cell like any other and keep its findings."""
+        """Run the capability probe in a cell like any other and keep its findings, with
+        ``tree_limits`` from the zygote's hello: which of the tree's limits were seen to
+        kill a tree that passed them (each tried in a cell of its own at start)."""
         chan = self._open()
         try:
             chan.send({"op": "probe", "hidden": self._hidden_inside()})
@@ -344,6 +399,8 @@ class Sandbox:
         if found.get("op") != "capabilities":
             raise RuntimeFailure(f"the probe cell answered {found.get('op')!r}")
         found.pop("op")
+        held = self._tree_limits
+        found["tree_limits"] = {w: held.get(w) is True for w in tree_limits.TREE_LIMITS}
         self.capabilities = found
         return found
 
@@ -394,7 +451,7 @@ class Sandbox:
         if not fds:
             self.stop()
             raise RuntimeFailure("the sandbox's zygote did not hand over a cell")
-        return Channel(socket.socket(fileno=fds[0]))
+        return Channel(CellSocket(fileno=fds[0]))
 
     def _finish(self, *, kill: bool, grace: float | None = None) -> int | None:
         """Wait for the cell's process to end (killing it first if asked, or once
@@ -484,6 +541,25 @@ class IsolatedAgent:
         raise outcomes.AgentFault(outcomes.PROTOCOL_VIOLATION, f"unexpected message {op!r}")
 
     def decide(self, task: Task, tools: Toolbox) -> Decision:
+        """The agent's decision, within the decision's wall-clock budget (tool calls
+        included); past it the cell's tree is killed and it is the agent's
+        ``resource_limit``."""
+        sock = self._chan.sock
+        assert isinstance(sock, CellSocket)
+        sock.deadline = time.monotonic() + self._sandbox.settings.decision_timeout
+        try:
+            return self._decide(task, tools)
+        except DecisionOverBudget:
+            self._end(kill=True)
+            raise outcomes.AgentFault(
+                outcomes.RESOURCE_LIMIT,
+                f"decision time limit of {self._sandbox.settings.decision_timeout:g} s "
+                "(wall clock, tool calls included) reached; the agent's process tree was killed",
+            ) from None
+        finally:
+            sock.deadline = None
+
+    def _decide(self, task: Task, tools: Toolbox) -> Decision:
         from harness.guard import NetworkAbort
 
         self._send(
@@ -535,8 +611,13 @@ class IsolatedAgent:
             raise self._died() from None
 
     def _recv(self) -> dict[str, Any]:
+        """The cell's next message. During a decision its socket's deadline bounds the
+        wait (``DecisionOverBudget``); otherwise (loading the agent) no single wait lasts
+        longer than the decision timeout."""
+        deadline = getattr(self._chan.sock, "deadline", None)
+        timeout = None if deadline is not None else self._sandbox.settings.decision_timeout
         try:
-            reply = self._chan.recv(timeout=self._sandbox.settings.decision_timeout)
+            reply = self._chan.recv(timeout=timeout)
         except ChannelTimeout:
             self._end(kill=True)
             raise RuntimeFailure(
@@ -560,10 +641,11 @@ class IsolatedAgent:
 
     def _died(self) -> Exception:
         code = self._end(kill=False, grace=EXIT_GRACE)
-        if code == CELL_CPU_LIMIT:
+        limit = next((which for which, c in LIMIT_CODES.items() if c == code), None)
+        if limit is not None:
             return outcomes.AgentFault(
                 outcomes.RESOURCE_LIMIT,
-                f"CPU time limit of {self._sandbox.settings.cpu_seconds} s reached",
+                f"{self._limit_text(limit)} reached for the agent's process tree",
             )
         if code == CELL_SETUP_FAILED:
             return RuntimeFailure("the cell's sandbox could not be set up")
@@ -573,6 +655,14 @@ class IsolatedAgent:
         return AgentProcessExited(
             f"{outcomes.AGENT_PROCESS_EXITED} or closed its pipe mid-cell ({how})"
         )
+
+    def _limit_text(self, which: str) -> str:
+        settings = self._sandbox.settings
+        if which == tree_limits.MEMORY:
+            return f"memory limit of {_bytes(settings.memory_bytes)}"
+        if which == tree_limits.CPU:
+            return f"CPU time limit of {settings.cpu_seconds:g} s"
+        return f"process limit of {settings.max_processes} processes at once"
 
     def _end(self, *, kill: bool, grace: float | None = None) -> int | None:
         if self._ended:
@@ -637,6 +727,14 @@ class IsolatedAgent:
             self._chan.send_text(text)
         except ChannelClosed:
             raise self._died() from None
+
+
+def _bytes(count: int) -> str:
+    """``count`` bytes in the largest binary unit that divides it, e.g. ``256 MiB``."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if count and count % (1 << shift) == 0:
+            return f"{count >> shift} {unit}"
+    return f"{count} bytes"
 
 
 class _Shown:
