@@ -248,3 +248,106 @@ def test_model_endpoints_are_refused_in_process_and_need_their_variables(
         RunConfig(bundle_path="x", model_endpoints=("http://127.0.0.1:9",))
     with pytest.raises(ConfigError, match="only a run with model_endpoints"):
         RunConfig(bundle_path="x", pass_env=("HOME",))
+
+
+def test_a_forged_host_inside_the_tunnel_is_refused_and_invalidates_the_run(
+    march_release: Path,
+    tmp_path: Path,
+    model: tuple[int, Path, list[dict[str, Any]]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The tunnel goes to the declared endpoint, but the request inside it names another
+    host: the proxy answers 421, forwards nothing, and counts an egress attempt."""
+    require_sandbox()
+    port, cert, seen = model
+    monkeypatch.setenv("PIT_TEST_MODEL_KEY", SECRET)
+
+    def agent(prompt: str, tools: Any) -> dict[str, Any]:
+        import os
+
+        from openai import APIStatusError, OpenAI
+
+        client = OpenAI(
+            base_url=f"https://127.0.0.1:{port}/v1",
+            api_key=os.environ["PIT_TEST_MODEL_KEY"],
+            default_headers={"Host": "evil.example"},
+            max_retries=0,
+            timeout=30,
+        )
+        try:
+            client.chat.completions.create(
+                model="loopback-1", messages=[{"role": "user", "content": prompt}]
+            )
+            return {"picks": [], "text": "answered"}
+        except APIStatusError as exc:
+            return {"picks": [], "text": f"refused {exc.status_code}"}
+
+    cfg = _config(march_release, tmp_path, port, cert, probe=0, arms=("main",), clocks=("pit",))
+    body = run(from_callable(agent), cfg).body
+    assert body["valid"] is False
+    attempts = body["network"]["attempts"]
+    assert attempts and all(
+        (a["call"], a["target"]) == ("model proxy: Host", "evil.example") for a in attempts
+    )
+    texts = [
+        json.loads(line)["text"]
+        for line in (tmp_path / "trajectory.jsonl").read_text().splitlines()
+        if '"event":"decision"' in line
+    ]
+    assert texts and all(t == "refused 421" for t in texts)
+    assert seen == []  # nothing reached the model
+    assert body["network"]["model_egress"]["exchanges"] == {f"127.0.0.1:{port}": 0}
+
+
+def test_a_model_exchange_in_a_failed_attempt_is_recorded_and_counts(
+    march_release: Path,
+    tmp_path: Path,
+    model: tuple[int, Path, list[dict[str, Any]]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Retry laundering through the model: an attempt that asks the model and then dies
+    leaves its exchange in the trajectory, the ledger and the receipt's count."""
+    from harness.rederive import rederive
+    from harness.tools import Toolbox
+
+    require_sandbox()
+    port, cert, seen = model
+    monkeypatch.setenv("PIT_TEST_MODEL_KEY", SECRET)
+    original = Toolbox.pit_coverage
+    told: list[str] = []
+
+    def crash_once(self: Toolbox) -> dict[str, Any]:
+        result = original(self)
+        if not told and (self.arm, self.clock) == ("main", "leaky"):
+            told.append(self.session_date)
+            return {**result, "crash_now": True}
+        return result
+
+    monkeypatch.setattr(Toolbox, "pit_coverage", crash_once)
+    base_url = f"https://127.0.0.1:{port}/v1"
+
+    def agent(prompt: str, tools: Any) -> list[str]:
+        import os
+
+        from openai import OpenAI
+
+        if tools.pit_coverage().get("crash_now"):
+            client = OpenAI(base_url=base_url, api_key=os.environ["PIT_TEST_MODEL_KEY"])
+            client.chat.completions.create(
+                model="loopback-1", messages=[{"role": "user", "content": "before I go"}]
+            )
+            os._exit(9)
+        return []
+
+    result = run(from_callable(agent), _config(march_release, tmp_path, port, cert, probe=0))
+    assert told and len(seen) == 1  # the model answered the attempt that then died
+    [entry] = result.body["attempts"]
+    assert entry["cell"] == "main/leaky" and entry["model_exchanges"] == 1
+    assert result.body["network"]["model_egress"]["exchanges"] == {f"127.0.0.1:{port}": 1}
+    events = [json.loads(line) for line in (tmp_path / "trajectory.jsonl").read_text().splitlines()]
+    [exchange] = [e for e in events if e["event"] == "model_exchange"]
+    assert "before I go" in exchange["request_body"]["text"]
+    rederived = rederive(
+        tmp_path / "receipt.json", trajectory=tmp_path / "trajectory.jsonl", release=march_release
+    )
+    assert rederived.ok, rederived.first_mismatch
