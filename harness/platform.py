@@ -24,7 +24,7 @@ from typing import Any
 
 from harness.calendar import sessions_for
 from harness.prices import Prices
-from harness.rederive import Check, read_trail, rederive
+from harness.rederive import Check, as_main_picks, read_trail, rederive
 from harness.release.bundle import Bundle
 from harness.scoring import Trade, make_trades, total_return
 from harness.vocabulary import CLOCKS
@@ -181,9 +181,10 @@ def rescore(
     table = sessions_for(date.fromisoformat(bundle.start), date.fromisoformat(bundle.end))
     index_of = {d.isoformat(): i for i, d in enumerate(table.sessions)}
     result = Rescore(prices={**prices.reference(), "basis": prices.basis})
+    main_picks = as_main_picks(bundle, trail.picks)  # a control arm's keys are its own
     for arm in config.get("arms", []):
         for clock in config.get("clocks", []):
-            picks = [(index_of[day], keys) for day, keys in trail.picks.get((arm, clock), [])]
+            picks = [(index_of[day], keys) for day, keys in main_picks.get((arm, clock), [])]
             trades = make_trades(
                 picks,
                 main_by_key=main_by_key,

@@ -23,7 +23,6 @@ from harness import canonical
 from harness.binding import config_binding
 from harness.calendar import SessionTable, sessions_for
 from harness.clocks import REACHABLE, knowable_before_acceptance, known_at
-from harness.egress import parse_endpoint
 from harness.outcomes import (
     ABORTED,
     AGENT_ERROR,
@@ -53,7 +52,7 @@ from harness.scoring import (
 )
 from harness.trajectory import file_sha256
 from harness.verify import check_receipt
-from harness.vocabulary import CLOCKS
+from harness.vocabulary import ARMS, CLOCKS
 
 
 @dataclass
@@ -469,7 +468,7 @@ def _check_derived_lines(
 
 def _check_config_lines(result: Rederivation, body: dict[str, Any], config: dict[str, Any]) -> None:
     network = body.get("network") or {}
-    endpoints = sorted(parse_endpoint(e).label for e in config.get("model_endpoints") or [])
+    endpoints = sorted(config.get("model_endpoints") or [])  # the config holds host:port
     result.add(
         "network policy and endpoints",
         network.get("policy") == config.get("network_policy")
@@ -626,7 +625,8 @@ def _check_cells(
     _check_release_facts(
         result, body, bundle, main_rows, table, index_of, trail.start.get("rows_in_window")
     )
-    _check_knowability(result, trail.picks, main_by_key, table, index_of)
+    picks = as_main_picks(bundle, trail.picks)
+    _check_knowability(result, picks, main_by_key, table, index_of)
     if not result.ok:
         return  # a look-ahead pick: nothing scored from this trajectory counts
     hold = int(config.get("hold_sessions", 5))
@@ -636,7 +636,7 @@ def _check_cells(
     for cell in body.get("cells") or []:
         key = (cell["arm"], cell["clock"])
         try:
-            session_picks = [(index_of[day], keys) for day, keys in trail.picks.get(key, [])]
+            session_picks = [(index_of[day], keys) for day, keys in picks.get(key, [])]
         except KeyError as exc:
             result.add(f"cell {key[0]}/{key[1]}", False, f"the trajectory names session {exc}")
             continue
@@ -656,6 +656,25 @@ def _check_cells(
 
 
 _UNSCORED = object()
+
+
+def as_main_picks(
+    bundle: Bundle, picks: dict[tuple[str, str], list[tuple[str, list[str]]]]
+) -> dict[tuple[str, str], list[tuple[str, list[str]]]]:
+    """Each cell's picks as the main arm's keys of the same filings (a control arm's
+    keys are its own; the release's order joins them). A key the arm does not hold (a
+    main-arm key in a control cell among them) is named as no row of the release."""
+    joins = {a: bundle.to_main(a) for a, _ in picks if a in ARMS and a != "main"}
+    return {
+        (arm, clock): [
+            (
+                day,
+                [joins[arm].get(k, f"{k} (no {arm} row)") for k in keys] if arm in joins else keys,
+            )
+            for day, keys in decisions
+        ]
+        for (arm, clock), decisions in picks.items()
+    }
 
 
 @dataclass

@@ -19,6 +19,7 @@ from harness.calendar import SessionTable, sessions_for
 from harness.clocks import REACHABLE, iso_utc, knowable_before_acceptance
 from harness.config import ConfigError, PriceSpec, RunConfig
 from harness.drivers import CellAgent, Drivers, HasAttempts, open_drivers
+from harness.egress import Redactor
 from harness.guard import EgressAttempt, NetworkAbort
 from harness.prices import PriceError, Prices, load_prices
 from harness.probe import MAX_ANSWER, answer_key, pick_items, probe_prompt, score_answer, verdict
@@ -178,8 +179,24 @@ class _Context:
     drivers: Drivers
     table: SessionTable
     window: range
-    positions: dict[str, int]
+    positions: dict[str, int]  # the current arm's row keys -> release position
     egress: list[EgressAttempt] = field(default_factory=list)
+    main_keys: list[str] = field(default_factory=list)  # by release position
+    redactor: Redactor | None = None  # the values passed to the agent (pass_env)
+
+    def redacted(self, value: Any) -> Any:
+        """``value`` with every passed secret out of its strings (and their encodings):
+        what the agent sends is recorded, its credentials are not."""
+        if self.redactor is None:
+            return value
+        if isinstance(value, str):
+            return self.redactor.text(value)
+        if isinstance(value, dict):
+            return {self.redacted(k): self.redacted(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.redacted(v) for v in value]
+        return value
+
     ledger: list[dict[str, Any]] = field(default_factory=list)
     model_exchanges: dict[str, int] = field(default_factory=dict)  # by endpoint, as written
 
@@ -226,6 +243,8 @@ def _retrying(
             return _Tries(True, attempt_fn())
         except outcomes.RuntimeFailure as exc:
             exits += isinstance(exc, outcomes.AgentProcessExited)
+            # model traffic the proxy still holds belongs to this attempt
+            ctx.record_attempts(ctx.drivers.orphan_attempts())
             kept = ctx.writer.events_since(mark, KEPT_FROM_FAILED_ATTEMPTS)
             ctx.writer.rollback(mark)
             on_retry()
@@ -278,6 +297,9 @@ def run(
             drivers.ready()
             started = _start(writer, inputs, config, drivers, window)
             ctx = _Context(config, writer, drivers, window.table, window.sessions, window.positions)
+            ctx.main_keys = [f["row_key"] for f in window.facts]
+            passed = tuple(os.environ.get(name, "") for name in config.pass_env)
+            ctx.redactor = Redactor(passed) if any(passed) else None
             grid = _run_grid(ctx, inputs.bundle, window)
             capabilities = drivers.capabilities()
             # what the sandbox's probe found, bound into the trajectory: the receipt's
@@ -452,6 +474,13 @@ def _run_grid(ctx: _Context, bundle: Bundle, window: _Window) -> _Grid:
             # parses each served row from its line instead (see ArmRows).
             parsed = bundle.rows(arm) if window.keep_parsed else None
             rows = ArmRows(bundle.texts(arm), parsed, window.forms_by_position)
+            # each arm has its own row keys; the agent reads and picks by them, and the
+            # runner joins them to the main arm's by position
+            ctx.positions = (
+                window.positions
+                if arm == "main"
+                else {key: i for i, key in enumerate(bundle.row_keys(arm))}
+            )
             served: dict[int, None] = {}
             last: tuple[CellOutcome, Toolbox] | None = None
             for clock in config.clocks:
@@ -635,7 +664,13 @@ def _run_cell(
                     if clock == "pit" and r.get("known_at_source") == "published_at"
                 )
                 writer.write_tool_call(
-                    result, row_texts, arm=arm, clock=clock, session=_d, tool=tool, args=args
+                    result,
+                    row_texts,
+                    arm=arm,
+                    clock=clock,
+                    session=_d,
+                    tool=tool,
+                    args=ctx.redacted(args),
                 )
 
             tools = Toolbox(
@@ -687,8 +722,8 @@ def _run_cell(
                 decision, knowable_test(index, ctx.positions, table.opens[s])
             )
             outcome.rejected += len(rejected)
-            if accepted:
-                outcome.picks.append((s, accepted))
+            if accepted:  # scored as the main arm's filings they are
+                outcome.picks.append((s, [ctx.main_keys[ctx.positions[k]] for k in accepted]))
             writer.write(
                 "decision",
                 arm=arm,
@@ -696,11 +731,13 @@ def _run_cell(
                 session=session_date,
                 picks=accepted,
                 rejected=rejected,
-                text=decision.text[:4000],
+                text=ctx.redacted(decision.text[:4000]),
                 agent_error=error,
             )
     finally:
         agent.close()
+    # what the agent's process sent between its last decision and its end is the cell's
+    ctx.record_attempts(agent)
     if outcome.status == "running":
         outcome.status = outcomes.COMPLETE
     writer.write("cell_end", arm=arm, clock=clock)
@@ -723,6 +760,10 @@ def _decide(
         raise _Aborted(f"network egress at {exc.attempt.site}") from None
     except outcomes.AgentFault as exc:
         decision, fault = Decision(), exc
+    except outcomes.RuntimeFailure:
+        # the attempt fails; what it did before (egress, model exchanges) is its own
+        ctx.record_attempts(agent)
+        raise
     ctx.record_attempts(agent)
     return decision, fault
 
@@ -787,7 +828,7 @@ def _run_probe(
             item = {
                 "item": n,
                 "row_key": shown["row_key"],
-                "answer": answer,
+                "answer": ctx.redacted(answer),
                 "answer_key": key,
                 "score": score_answer(answer, key),
                 "agent_error": error,
@@ -798,6 +839,7 @@ def _run_probe(
                 break
     finally:
         agent.close()
+    ctx.record_attempts(agent)
     return _probe_summary(items, fault, stride, len(served))
 
 

@@ -4,7 +4,8 @@
 the filename, which carries the CIK); ``shifted`` moves every date ten years forward,
 including full dates and year digits inside free text and the two year digits of the
 accession number, so the real date cannot be read back from any field. ``row_key``
-is never touched: it is the join key between arms.
+is kept here; the release writer gives each arm its own (see ``harness.release.keys``),
+and the join between arms is their common order.
 """
 
 from __future__ import annotations

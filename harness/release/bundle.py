@@ -33,6 +33,19 @@ def _parse_day(value: str | date | None, what: str) -> str | None:
         raise ReleaseError(f"{what} {value!r} is not a date (YYYY-MM-DD)") from None
 
 
+_KEY_AT = '"row_key":"'
+
+
+def _row_key(text: str) -> str:
+    """A stored line's row key, found without parsing the line: canonical JSON escapes
+    every quote inside a string, so the first unescaped ``"row_key":"`` is the key."""
+    at = text.find(_KEY_AT)
+    if at < 0:
+        raise ReleaseError("a row without a row_key")
+    start = at + len(_KEY_AT)
+    return text[start : text.index('"', start)]
+
+
 def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_bytes())
@@ -60,7 +73,7 @@ class Bundle:
     segments: list[dict[str, Any]]
     _rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False)
     _texts: dict[str, list[str]] = field(default_factory=dict, repr=False)
-    _keys: list[str] | None = field(default=None, repr=False)
+    _keys: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def load(
@@ -155,23 +168,26 @@ class Bundle:
         """Each row's canonical JSON line as stored (what the trajectory splices in)."""
         if arm not in self._texts:
             texts = [line.decode("utf-8") for line in self.read_lines(arm)]
-            if arm != "main":
-                keys = self.row_keys()
-                if len(texts) != len(keys) or any(
-                    f'"row_key":"{key}"' not in text for key, text in zip(keys, texts, strict=True)
-                ):
-                    raise ReleaseError(f"{arm_file(arm)}: rows do not line up with main.jsonl")
+            if len(texts) != self.row_count:
+                raise ReleaseError(f"{arm_file(arm)}: rows do not line up with index.json")
             self._texts[arm] = texts
         return self._texts[arm]
 
-    def row_keys(self) -> list[str]:
-        """The window's row keys in release order (without keeping parsed rows)."""
-        if self._keys is None:
-            if "main" in self._rows:
-                self._keys = [r["row_key"] for r in self._rows["main"]]
+    def row_keys(self, arm: str = "main") -> list[str]:
+        """One arm's row keys in release order (the n-th key of every arm names one
+        filing: the join between arms), read without keeping parsed rows."""
+        if arm not in self._keys:
+            if arm in self._rows:
+                self._keys[arm] = [r["row_key"] for r in self._rows[arm]]
             else:
-                self._keys = [json.loads(text)["row_key"] for text in self.texts("main")]
-        return self._keys
+                self._keys[arm] = [_row_key(text) for text in self.texts(arm)]
+            if len(set(self._keys[arm])) != len(self._keys[arm]):
+                raise ReleaseError(f"{arm_file(arm)}: a row key appears more than once")
+        return self._keys[arm]
+
+    def to_main(self, arm: str) -> dict[str, str]:
+        """``arm``'s row key -> the main arm's key of the same filing."""
+        return dict(zip(self.row_keys(arm), self.row_keys("main"), strict=True))
 
     def rows(self, arm: str) -> list[dict[str, Any]]:
         """Parsed rows of one arm, in release order (the same order in every arm)."""
@@ -182,7 +198,7 @@ class Bundle:
     def release_rows(self, arm: str) -> None:
         """Drop an arm's lines and parsed rows (the runner moves arm by arm to bound
         memory); the next call for them reads and checks them again."""
-        self.row_keys()  # kept: other arms are checked against them
+        self.row_keys(arm)  # kept: the join between arms
         self._texts.pop(arm, None)
         self._rows.pop(arm, None)
 

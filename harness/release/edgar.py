@@ -258,6 +258,7 @@ def build_release(
     stamped = sum(1 for r in rows if r["acceptance_at"])
     return write_release(
         out,
+        row_key_secret=row_key_secret,
         name=name,
         rows=rows,
         window=(min(days), max(days)),

@@ -1,9 +1,14 @@
-"""Row keys: the one identifier a row has in all three arms, keyed so it reveals nothing.
+"""Row keys: a row's identifier in one arm, keyed so that it reveals nothing.
 
-A key is ``r-`` and the first 16 hex digits of HMAC-SHA256 of the accession number under
-a secret of the builder's. An unkeyed hash of the accession would undo both masks: one
+A key is ``r-`` and the first 16 hex digits of HMAC-SHA256 under a secret of the
+builder's: of the accession number on the main arm, and of the arm's name, a NUL and the
+accession on a control arm. An unkeyed hash of the accession would undo both masks: one
 hash confirms the real year behind a shifted row, and hashing candidate accessions of a
-filer names the issuer behind a redacted one.
+filer names the issuer behind a redacted one. Keys differ per arm because trajectories
+are public: with one key in every arm, a table built from a main-arm trajectory names
+the issuer of every redacted row and the real date of every shifted one. The join
+between arms is the release's order (the n-th line of every arm is the same filing, in
+segments the index lays out), which only the harness reads; an agent sees its arm's keys.
 
 ``release synth`` derives its secret from its seed (synthetic rows reveal nothing real,
 and the same arguments still write the same bytes); ``release build`` keeps its secret in
@@ -23,12 +28,15 @@ from harness.release.store import ReleaseError
 
 SECRET_BYTES = 32
 SCHEME = (
-    "r- + the first 16 hex digits of HMAC-SHA256(secret, accession); the secret is the builder's"
+    "r- + the first 16 hex digits of HMAC-SHA256(secret, accession) on the main arm and of "
+    "HMAC-SHA256(secret, arm NUL accession) on a control arm; the secret is the builder's"
 )
 
 
-def row_key(secret: bytes, accession: str) -> str:
-    return "r-" + hmac.new(secret, accession.encode("utf-8"), hashlib.sha256).hexdigest()[:16]
+def row_key(secret: bytes, accession: str, arm: str = "main") -> str:
+    """The key of the filing ``accession`` in ``arm``."""
+    message = accession if arm == "main" else f"{arm}\x00{accession}"
+    return "r-" + hmac.new(secret, message.encode("utf-8"), hashlib.sha256).hexdigest()[:16]
 
 
 def synthetic_secret(seed: int) -> bytes:

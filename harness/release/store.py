@@ -7,8 +7,10 @@ A release is a folder::
     index.json       one segment per (partition_date, form): row count and, per arm,
                      the byte offset, length and sha256 of that segment's lines
     main.jsonl  redacted.jsonl  shifted.jsonl
-                     one canonical JSON line per filing, same row_key and the same
-                     order in all three arms, sorted by (partition_date, form, row_key)
+                     one canonical JSON line per filing, in the same order in all
+                     three arms (the n-th line of each is one filing: the join between
+                     arms), sorted by the main arm's (partition_date, form, row_key);
+                     each arm has its own row keys (see ``harness.release.keys``)
 
 Segments let a run read only its window and forms, and still check every byte it
 reads against a hash chained to the manifest's content_digest.
@@ -89,13 +91,20 @@ def write_release(
     window: tuple[str, str],
     provenance: str,
     source: dict[str, Any],
+    row_key_secret: bytes,
 ) -> dict[str, Any]:
     """Write a release from main-arm rows; return its manifest.
 
     ``source`` records how the rows were made (synthetic seed, EDGAR index files);
-    it is part of the manifest and therefore of the content digest.
+    it is part of the manifest and therefore of the content digest. Every arm's row keys
+    are made here from ``row_key_secret`` and each row's accession.
     """
-    main = sorted(rows, key=sort_key)
+    from harness.release.keys import row_key
+
+    main = sorted(
+        ({**r, "row_key": row_key(row_key_secret, str(r.get("accession")))} for r in rows),
+        key=sort_key,
+    )
     keys = [r["row_key"] for r in main]
     if len(set(keys)) != len(keys):
         dup = next(k for k, n in Counter(keys).items() if n > 1)
@@ -119,7 +128,10 @@ def write_release(
             j = i
             chunks: dict[str, list[bytes]] = {arm: [] for arm in ARMS}
             while j < len(main) and (main[j]["partition_date"], main[j]["form"]) == (day, form):
+                accession = main[j]["accession"]
                 for arm, arm_row in derive(main[j]).items():
+                    if arm != "main":
+                        arm_row["row_key"] = row_key(row_key_secret, accession, arm)
                     chunks[arm].append(canonical.line(arm_row).encode() + b"\n")
                 j += 1
             segment: dict[str, Any] = {"date": day, "form": form, "rows": j - i}

@@ -285,6 +285,7 @@ def synth_release(
     label = name or f"synthetic-{start:%Y%m%d}-{end:%Y%m%d}-s{seed}"
     return write_release(
         out,
+        row_key_secret=synthetic_secret(seed),
         name=label,
         rows=data,
         window=(start.isoformat(), end.isoformat()),

@@ -123,8 +123,11 @@ def test_redacted_arm_names_no_filer(tmp_path: Path) -> None:
     main = _by_accession(bundle.rows("main"))
     redacted = bundle.rows("redacted")
     assert sum(1 for r in main.values() if r["ticker"]) == 9
+    by_key = {m["row_key"]: m for m in main.values()}
+    join = bundle.to_main("redacted")
     for row in redacted:
-        source = next(m for m in main.values() if m["row_key"] == row["row_key"])
+        assert row["row_key"] not in by_key  # a redacted row's key names no main row
+        source = by_key[join[row["row_key"]]]
         text = [v for v in row.values() if isinstance(v, str)]
         for value in text:
             assert source["issuer"].casefold() not in value.casefold()
@@ -222,17 +225,19 @@ def _hashes(text: str) -> set[str]:
 def test_no_row_key_is_a_hash_of_its_accession_real_or_shifted(tmp_path: Path) -> None:
     _build(tmp_path / "rel")
     bundle = Bundle.load(tmp_path / "rel")
-    shifted = {r["row_key"]: r for r in bundle.rows("shifted")}
     main = bundle.rows("main")
-    assert main and {r["row_key"] for r in main} == set(shifted)
-    for row in main:
+    arms = {arm: bundle.rows(arm) for arm in ("main", "redacted", "shifted")}
+    assert main
+    for n, row in enumerate(main):
         accession = row["accession"]
         year = accession.split("-")[1]
         candidates = {accession, accession.replace(f"-{year}-", f"-{int(year) + 10:02d}-")}
-        candidates |= {shifted[row["row_key"]].get("accession") or "", accession.replace("-", "")}
-        key = row["row_key"].removeprefix("r-")
-        for text in candidates - {""}:
-            assert key not in _hashes(text), (row["row_key"], text)
+        candidates |= {arms["shifted"][n].get("accession") or "", accession.replace("-", "")}
+        candidates |= {f"{arm}\x00{c}" for arm in ("redacted", "shifted") for c in set(candidates)}
+        for arm, rows in arms.items():
+            key = rows[n]["row_key"].removeprefix("r-")
+            for text in candidates - {""}:
+                assert key not in _hashes(text), (arm, rows[n]["row_key"], text)
 
 
 def test_a_rebuild_with_the_same_secret_writes_the_same_bytes_another_secret_other_keys(

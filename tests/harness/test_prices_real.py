@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import hashlib
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import pytest
 from harness import RunConfig, load_prices, run
 from harness.adapters.plain import from_callable
 from harness.prices import PriceError
+from harness.release.bundle import Bundle
 from harness.release.store import write_release
 from tests.conftest import shared_path
 
@@ -48,7 +48,6 @@ def test_run_priced_from_real_index_closes(tmp_path: Path) -> None:
         for symbol in ("SPX", "DJI", "IXIC"):
             rows.append(
                 {
-                    "row_key": "r-" + hashlib.sha256(f"{symbol}{day}".encode()).hexdigest()[:16],
                     "accession": f"0000000001-23-{len(rows):06d}",
                     "form": "8-K",
                     "cik": f"{len(rows) + 1:010d}",
@@ -69,6 +68,7 @@ def test_run_priced_from_real_index_closes(tmp_path: Path) -> None:
         window=("2023-03-01", "2023-03-31"),
         provenance="test",
         source={"kind": "test"},
+        row_key_secret=bytes(32),
     )
 
     def buy_all(prompt: str, tools: Any) -> list[str]:
@@ -89,11 +89,12 @@ def test_run_priced_from_real_index_closes(tmp_path: Path) -> None:
         prices=load_prices(path, source="FRED", pulled_at="2026-11-01"),
     )
     trades = result.trades("main", "dump")
+    written = {r["row_key"]: r for r in Bundle.load(release).rows("main")}
     assert trades and all(t.status == "priced" for t in trades)
     sessions = sorted(d for d in days)
     expected = []
     for t in trades:
-        filed = next(r for r in rows if r["row_key"] == t.row_key)["partition_date"]
+        filed = written[t.row_key]["partition_date"]
         entry = next(d for d in sessions if d > date.fromisoformat(filed))
         exit_ = (
             sessions[sessions.index(entry) + 5]

@@ -147,49 +147,54 @@ def _forged(value: Any) -> Any:
     return "forged"  # None
 
 
+def _step(node: Any, head: str) -> Any:
+    if head == "[]":
+        return node[0]
+    if head == "*":
+        return node[next(iter(node))]
+    return node[head]
+
+
+def _ways(node: Any, rest: list[str]) -> list[str]:
+    """How the field at ``rest`` below ``node`` can be forged (none if it is absent)."""
+    if not rest:
+        return [f"key {k}" for k in node] if isinstance(node, dict) and node else ["value"]
+    head = rest[0]
+    if head in ("[]", "*") and not node:
+        return ["append"] if len(rest) == 1 else []
+    if head not in ("[]", "*") and not (isinstance(node, dict) and head in node):
+        return []
+    return _ways(_step(node, head), rest[1:])
+
+
+def _forge_at(node: Any, last: str, way: str) -> None:
+    if way == "append":
+        if last == "[]":
+            node.append("forged")
+        else:
+            node["forged"] = 1
+    elif last in ("[]", "*"):
+        first = 0 if last == "[]" else next(iter(node))
+        node[first] = _forged(node[first])
+    elif way.startswith("key "):
+        key = way.removeprefix("key ")
+        node[last][key] = _forged(node[last][key])
+    else:
+        node[last] = _forged(node.get(last))
+
+
 def _forgeries(body: dict[str, Any], path: str) -> list[tuple[str, dict[str, Any]]]:
     """Copies of ``body`` with the field at ``path`` changed: the first element where the
     path crosses an array (or one appended to an empty array leaf), the first key of an
     open object (or a new one), and for an object leaf each of its keys in turn."""
     parts = [p for p in path.replace("[]", ".[]").split(".") if p]
-
-    def step(node: Any, head: str) -> Any:
-        if head == "[]":
-            return node[0]
-        if head == "*":
-            return node[next(iter(node))]
-        return node[head]
-
-    def ways(node: Any, rest: list[str]) -> list[str]:
-        if not rest:
-            return [f"key {k}" for k in node] if isinstance(node, dict) and node else ["value"]
-        head = rest[0]
-        if head in ("[]", "*") and not node:
-            return ["append"] if len(rest) == 1 else []
-        if head not in ("[]", "*") and not (isinstance(node, dict) and head in node):
-            return []
-        return ways(step(node, head), rest[1:])
-
     found = []
-    for way in ways(body, parts):
+    for way in _ways(body, parts):
         copy = json.loads(json.dumps(body))
         node: Any = copy
         for head in parts[:-1]:
-            node = step(node, head)
-        last = parts[-1]
-        if way == "append":
-            if last == "[]":
-                node.append("forged")
-            else:
-                node["forged"] = 1
-        elif last in ("[]", "*"):
-            first = 0 if last == "[]" else next(iter(node))
-            node[first] = _forged(node[first])
-        elif way.startswith("key "):
-            key = way.removeprefix("key ")
-            node[last][key] = _forged(node[last][key])
-        else:
-            node[last] = _forged(node.get(last))
+            node = _step(node, head)
+        _forge_at(node, parts[-1], way)
         found.append((way, copy))
     return found
 

@@ -279,6 +279,7 @@ def test_a_release_refuses_an_acceptance_stamp_without_an_offset(
             window=("2023-03-01", "2023-03-01"),
             provenance="test",
             source={"kind": "test"},
+            row_key_secret=bytes(32),
         )
     row["acceptance_at"] = "2023-03-01T09:15:00-05:00"
     write_release(
@@ -288,6 +289,7 @@ def test_a_release_refuses_an_acceptance_stamp_without_an_offset(
         window=("2023-03-01", "2023-03-01"),
         provenance="test",
         source={"kind": "test"},
+        row_key_secret=bytes(32),
     )
 
 
