@@ -360,8 +360,11 @@ def zygote(control: Channel, *, by_value: bool = False) -> None:
     _ZYGOTE_NAMESPACES.update(namespace_ids())
     _preimport(by_value)
     _inherited.add(control.fileno())
-    held = probe_tree_limits()
-    control.send({"op": "hello", "pid": os.getpid(), "tree_limits": held})
+    # the tree's limits are tried while the run goes on; the harness asks for the
+    # outcome between cells (at the end of a run), so they cost the run no start time
+    trying = start_tree_limit_probes()
+    held: dict[str, bool] | None = None
+    control.send({"op": "hello", "pid": os.getpid()})
     spare: _Spare | None = None
     try:
         while True:
@@ -372,6 +375,9 @@ def zygote(control: Channel, *, by_value: bool = False) -> None:
             op = message.get("op")
             if op == "quit":
                 return
+            if op == "tree_limits":
+                held = collect_tree_limits(trying) if held is None else held
+                control.send({"op": "tree_limits", "held": held})
             if op == "cell":
                 limits = message["limits"]
                 if spare is None or spare.limits != limits:
@@ -385,23 +391,32 @@ def zygote(control: Channel, *, by_value: bool = False) -> None:
             spare.discard()
 
 
-def probe_tree_limits() -> dict[str, bool]:
+def start_tree_limit_probes() -> dict[str, _Spare]:
     """Try each of the tree's limits for effect, in cells of their own run side by side
-    while the harness sets up: which of them killed a cell that passed it only with its
-    children's share counted, with the exit code that names it. No agent code runs in
-    them."""
+    (no agent code runs in them); :func:`collect_tree_limits` reads the outcome."""
     cells = {
         which: _Spare({**_PROBE_BASE, **PROBE_LIMITS[which]}) for which in tree_limits.TREE_LIMITS
     }
     for which, cell in cells.items():
         with contextlib.suppress(ChannelClosed):
             Channel(cell.ours).send({"op": "probe_limit", "limit": which})
+    return cells
+
+
+def collect_tree_limits(cells: dict[str, _Spare]) -> dict[str, bool]:
+    """Which limits killed a cell that passed them only with its children's share
+    counted, with the exit code that names it."""
     held = {}
     for which, cell in cells.items():
         _, status = os.waitpid(cell.pid, 0)
         held[which] = os.waitstatus_to_exitcode(status) == LIMIT_CODES[which]
         cell._close()
     return held
+
+
+def probe_tree_limits() -> dict[str, bool]:
+    """Try each of the tree's limits for effect and wait for the outcome."""
+    return collect_tree_limits(start_tree_limit_probes())
 
 
 def _preimport(by_value: bool) -> None:
@@ -663,6 +678,7 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     control = Channel(socket.socket(fileno=int(args[0])))
     zygote(control, by_value="--by-value" in args[1:])
+    os._exit(0)  # nothing left to tear down that the sandbox's end does not
 
 
 if __name__ == "__main__":

@@ -341,8 +341,8 @@ class Sandbox:
         self._control: Channel | None = None
         self._started = False
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
-        self.capabilities: dict[str, Any] = {}
-        self._tree_limits: dict[str, Any] = {}
+        self._found: dict[str, Any] = {}
+        self._tree_limits: dict[str, Any] | None = None
 
     # the zygote ------------------------------------------------------------------------
     def launch(self) -> None:
@@ -378,8 +378,7 @@ class Sandbox:
         if hello.get("op") != "hello":
             self.stop()
             raise RuntimeFailure(f"the sandbox said {hello.get('op')!r} instead of hello")
-        tried = hello.get("tree_limits")
-        self._tree_limits = tried if isinstance(tried, dict) else {}
+        self._tree_limits = None
         self._started = True
 
     def probe(self) -> dict[str, Any]:
@@ -399,10 +398,31 @@ class Sandbox:
         if found.get("op") != "capabilities":
             raise RuntimeFailure(f"the probe cell answered {found.get('op')!r}")
         found.pop("op")
-        held = self._tree_limits
-        found["tree_limits"] = {w: held.get(w) is True for w in tree_limits.TREE_LIMITS}
-        self.capabilities = found
+        self._found = found
         return found
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """What the probe cell found, with ``tree_limits``: which of the tree's limits were
+        seen to kill a tree that passed them (each tried in a cell of its own from the
+        sandbox's start; the outcome is asked for here, between cells)."""
+        if self._found and "tree_limits" not in self._found:
+            held = self._ask_tree_limits()
+            self._found["tree_limits"] = {w: held.get(w) is True for w in tree_limits.TREE_LIMITS}
+        return self._found
+
+    def _ask_tree_limits(self) -> dict[str, Any]:
+        if self._tree_limits is None:
+            self._tree_limits = {}
+            if self._control is not None:
+                try:
+                    self._control.send({"op": "tree_limits"})
+                    reply = self._control.recv(timeout=self.settings.start_timeout)
+                except (ChannelClosed, ChannelTimeout, ProtocolError):
+                    return {}  # not seen to hold: every tree limit reads False
+                held = reply.get("held") if reply.get("op") == "tree_limits" else None
+                self._tree_limits = held if isinstance(held, dict) else {}
+        return self._tree_limits
 
     def _hidden_inside(self) -> list[str]:
         """Where each hidden path would appear inside: its own path, and its place under
