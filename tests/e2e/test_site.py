@@ -252,3 +252,51 @@ def test_pages_keep_to_the_content_security_policy(
     page.goto(live_server.url + "/api/docs/")
     page.wait_for_selector(".swagger-ui .info", timeout=15_000)
     assert violations == [] and page.console_errors == []
+
+
+def test_an_incomplete_cell_reads_as_a_fact_on_desktop_and_phone(
+    live_server: Any,
+    page: Any,
+    priced_release: Any,
+    submitter: User,
+    site_release: Path,
+    site_prices: Path,
+    tmp_path: Path,
+    screenshots: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cell whose agent process exited in every attempt: the run page says so in words
+    a visitor reads without scrolling sideways, and the run is kept off the ranked board."""
+    from harness.adapters.plain import from_callable
+    from harness.tools import Toolbox
+    from tests.pitweb.conftest import make_run
+
+    original = Toolbox.pit_coverage
+
+    def always(self: Toolbox) -> dict[str, Any]:
+        return {**original(self), "crash_now": (self.arm, self.clock) == ("redacted", "pit")}
+
+    def agent(prompt: str, tools: Any) -> list[str]:
+        import os
+
+        if tools.pit_coverage().get("crash_now"):
+            os._exit(3)
+        return [r["row_key"] for r in tools.pit_list(limit=2)["rows"]]
+
+    monkeypatch.setattr(Toolbox, "pit_coverage", always)
+    run = submit(
+        submitter,
+        make_run(site_release, tmp_path / "exits", site_prices, agent=from_callable(agent)),
+    )
+    assert run.status == "verified"
+    page.goto(live_server.url + f"/runs/{run.body_sha256[7:]}/?submission={run.pk}")
+    said = page.locator("#not-rankable").inner_text()
+    assert "cell redacted/pit: incomplete, the agent's process exited in each of its 3" in said
+    assert "3 attempt(s) ended before their cell did" in page.locator("#retried").inner_text()
+    page.screenshot(path=str(screenshots / "run-incomplete.png"), full_page=True)
+    page.set_viewport_size(PHONE)
+    page.screenshot(path=str(screenshots / "run-incomplete-phone.png"), full_page=True)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"] + 1
+    page.goto(live_server.url + "/")
+    assert run.run_id not in page.locator("table.board").first.inner_text()
+    assert page.console_errors == []

@@ -474,5 +474,49 @@ def test_a_run_that_needed_a_retry_says_so_on_its_page(
     assert run.status == "verified"  # the ledger re-derives from the trajectory
     sha = run.body_sha256.removeprefix("sha256:")
     html = Client().get(f"/runs/{sha}/?submission={run.pk}").content.decode()
-    assert 'id="retried"' in html and "1 attempt(s) failed on the harness" in html
+    assert 'id="retried"' in html and "1 attempt(s) ended before their cell did" in html
     assert f"{entry['cell']}, attempt 1" in html
+    assert 'id="not-rankable"' not in html  # the retry got through
+
+
+def test_a_cell_whose_agent_process_always_exits_is_shown_as_a_fact(
+    registered: Any,
+    submitter: User,
+    site_release: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every attempt of a cell ends with the agent's process exiting: the page says the
+    cell is incomplete and why the run is not rankable, blaming neither side."""
+    from harness.adapters.plain import from_callable
+    from harness.tools import Toolbox
+
+    original = Toolbox.pit_coverage
+
+    def always(self: Toolbox) -> dict[str, Any]:
+        result = original(self)
+        return {**result, "crash_now": (self.arm, self.clock) == ("shifted", "dump")}
+
+    def agent(prompt: str, tools: Any) -> list[str]:
+        import os
+
+        if tools.pit_coverage().get("crash_now"):
+            os._exit(3)
+        return [r["row_key"] for r in tools.pit_list(limit=2)["rows"]]
+
+    monkeypatch.setattr(Toolbox, "pit_coverage", always)
+    artifacts = make_run(
+        site_release, tmp_path / "exits", agent=from_callable(agent, name="always-exits")
+    )
+    run = submit(submitter, artifacts)
+    run.refresh_from_db()
+    assert run.status == "verified"  # an honest receipt of an incomplete cell re-derives
+    sha = run.body_sha256.removeprefix("sha256:")
+    html = Client().get(f"/runs/{sha}/?submission={run.pk}").content.decode()
+    assert 'id="not-rankable"' in html
+    assert "cell shifted/dump: incomplete, the agent&#x27;s process exited in each of its 3" in html
+    assert "<b>incomplete</b>" in html
+    board = Client().get("/").content.decode()
+    apart = board.split('id="errors"')[1].split('id="failed"')[0]
+    assert run.run_id in apart and "cells that did not complete: shifted/dump incomplete" in apart
+    assert run.run_id not in board.split('id="errors"')[0]  # never ranked
