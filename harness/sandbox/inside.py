@@ -30,6 +30,7 @@ import ctypes
 import errno
 import mmap
 import os
+import re
 import resource
 import select
 import signal
@@ -236,8 +237,6 @@ def _submounts(folder: str) -> list[str]:
 
 def _unescape(field: str) -> str:
     """mountinfo writes space, tab, newline and backslash as octal escapes."""
-    import re
-
     return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
