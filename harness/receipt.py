@@ -67,6 +67,51 @@ def training_cutoff_slot(cutoff: str, start: str, end: str) -> dict[str, Any]:
     return {"status": "declared", "declared": cutoff, "check": check, "meaning": meaning}
 
 
+def model_version_slot(model_version: str) -> dict[str, Any]:
+    """P1: the model version as the config declares it, or a gap."""
+    return {
+        "kind": "declared",
+        "status": "declared" if model_version else "gap",
+        "declared": model_version or None,
+    }
+
+
+def provenance_slot(bundle: Bundle, start: str, end: str, sessions: list[str]) -> dict[str, Any]:
+    """P5: the release and the window the run walked."""
+    return {
+        "kind": "measured",
+        "status": "measured",
+        "release": bundle.name,
+        "content_digest": bundle.content_digest,
+        "provenance": bundle.manifest.get("provenance"),
+        "source_kind": (bundle.manifest.get("source") or {}).get("kind"),
+        "window": {"start": start, "end": end},
+        "forms": list(bundle.forms),
+        "sessions": len(sessions),
+        "first_session": sessions[0] if sessions else None,
+        "last_session": sessions[-1] if sessions else None,
+    }
+
+
+def disaggregation_slot(by_form: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """P6: trades and returns per form, per cell."""
+    return {"kind": "measured", "status": "measured", "by_form": by_form}
+
+
+def release_block(
+    bundle: Bundle, start: str, end: str, rows: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The release as the run read it: its name, the window, the forms and their rows."""
+    forms = Counter(r["form"] for r in rows)
+    return {
+        "name": bundle.name,
+        "window": {"start": start, "end": end},
+        "forms": list(bundle.forms),
+        "rows": len(rows),
+        "rows_by_form": dict(sorted(forms.items())),
+    }
+
+
 def retrieval_slot(
     cells: list[dict[str, Any]], *, rows: int, stamped: int, pit: bool
 ) -> dict[str, Any]:
@@ -118,11 +163,7 @@ def _protocol(
     stamped = sum(1 for r in rows if r.get("acceptance_at"))
     pit = indexes.get("pit")
     return {
-        "P1_model_version": {
-            "kind": "declared",
-            "status": "declared" if config.model_version else "gap",
-            "declared": config.model_version or None,
-        },
+        "P1_model_version": model_version_slot(config.model_version),
         "P2_training_cutoffs": {
             "kind": "declared_then_checked",
             **training_cutoff_slot(config.training_cutoff, start, end),
@@ -133,20 +174,8 @@ def _protocol(
         "P4_costs_and_frictions": costs_slot(
             prices.statement() if prices is not None else None, config.hold_sessions
         ),
-        "P5_window_provenance": {
-            "kind": "measured",
-            "status": "measured",
-            "release": bundle.name,
-            "content_digest": bundle.content_digest,
-            "provenance": bundle.manifest.get("provenance"),
-            "source_kind": (bundle.manifest.get("source") or {}).get("kind"),
-            "window": {"start": start, "end": end},
-            "forms": list(bundle.forms),
-            "sessions": len(sessions),
-            "first_session": sessions[0] if sessions else None,
-            "last_session": sessions[-1] if sessions else None,
-        },
-        "P6_disaggregation": {"kind": "measured", "status": "measured", "by_form": by_form},
+        "P5_window_provenance": provenance_slot(bundle, start, end, sessions),
+        "P6_disaggregation": disaggregation_slot(by_form),
     }
 
 
@@ -207,7 +236,6 @@ def build_body(
         ),
         rows=len(rows),
     )
-    forms_count = Counter(r["form"] for r in rows)
     failed, exited = _unfinished(cells, probe)
     return {
         "receipt_version": RECEIPT_VERSION,
@@ -226,13 +254,7 @@ def build_body(
             "trajectory_sha256": trajectory_sha,
         },
         "config": config_body,
-        "release": {
-            "name": bundle.name,
-            "window": {"start": start, "end": end},
-            "forms": list(bundle.forms),
-            "rows": len(rows),
-            "rows_by_form": dict(sorted(forms_count.items())),
-        },
+        "release": release_block(bundle, start, end, rows),
         "sessions": sessions,
         "cells": cells,
         "contamination": contamination,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
@@ -35,9 +34,13 @@ from harness.prices import Prices
 from harness.probe import score_answer, verdict
 from harness.receipt import (
     costs_slot,
+    disaggregation_slot,
     invalidated_by,
     limits_for,
+    model_version_slot,
     not_rankable_because,
+    provenance_slot,
+    release_block,
     retrieval_slot,
     training_cutoff_slot,
 )
@@ -93,7 +96,6 @@ class _Trail:
     failed: list[str] = field(default_factory=list)  # the harness could not run them
     incomplete: list[str] = field(default_factory=list)  # the agent's process exited
     attempts: list[dict[str, Any]] = field(default_factory=list)
-    rejected: dict[tuple[str, str], int] = field(default_factory=dict)
     cells: dict[tuple[str, str], _CellTrail] = field(default_factory=dict)
     model_exchanges: dict[str, int] = field(default_factory=dict)
     capabilities: dict[str, Any] | None = None
@@ -121,6 +123,7 @@ class _CellTrail:
     tool_calls: int = 0
     rows_served: int = 0
     fallbacks_served: int = 0
+    rejected: int = 0
 
     def status(self) -> str:
         if self.failed_status is not None:
@@ -188,7 +191,6 @@ def _take(trail: _Trail, event: dict[str, Any]) -> None:
         _take_cell_event(trail.cell(event), kind, event)
     if kind == "decision":
         cell = (event["arm"], event["clock"])
-        trail.rejected[cell] = trail.rejected.get(cell, 0) + len(event.get("rejected") or [])
         if event["picks"]:
             trail.picks.setdefault(cell, []).append((event["session"], list(event["picks"])))
     elif kind == "model_exchange":
@@ -229,8 +231,9 @@ def _take_cell_event(cell: _CellTrail, kind: str, event: dict[str, Any]) -> None
         cell.fault = event.get("fault")
     elif kind == "session":
         cell.sessions += 1
-    elif kind == "decision" and event.get("agent_error") is not None:
-        cell.agent_errors += 1
+    elif kind == "decision":
+        cell.agent_errors += event.get("agent_error") is not None
+        cell.rejected += len(event.get("rejected") or [])
 
 
 def rederive(
@@ -315,14 +318,6 @@ def _check_claims(result: Rederivation, body: dict[str, Any], trail: _Trail) -> 
         body.get("sessions") == trail.start.get("sessions"),
         "the receipt's sessions are not the window the trajectory walked",
     )
-    for cell in body.get("cells") or []:
-        key = (cell.get("arm"), cell.get("clock"))
-        walked = trail.rejected.get(key, 0)
-        result.add(
-            f"cell {key[0]}/{key[1]} rejected_picks",
-            cell.get("rejected_picks") == walked,
-            f"the trajectory rejects {walked} pick(s); the receipt says {cell.get('rejected_picks')}",
-        )
     expected_cells = {(a, c) for a in config.get("arms", []) for c in config.get("clocks", [])}
     stated_cells = [(c["arm"], c["clock"]) for c in body.get("cells") or []]
     result.add(
@@ -348,6 +343,7 @@ _CELL_FIELDS: dict[str, Callable[[_CellTrail], Any]] = {
     "tool_calls": lambda c: c.tool_calls,
     "rows_served": lambda c: c.rows_served,
     "pit_fallbacks_served": lambda c: c.fallbacks_served,
+    "rejected_picks": lambda c: c.rejected,
 }
 
 
@@ -530,14 +526,9 @@ def _check_protocol(result: Rederivation, body: dict[str, Any], config: dict[str
     protocol = body.get("protocol") or {}
     p1 = protocol.get("P1_model_version") or {}
     model = config.get("model_version") or ""
-    derived = {
-        "kind": "declared",
-        "status": "declared" if model else "gap",
-        "declared": model or None,
-    }
     result.add(
         "protocol P1_model_version",
-        p1 == derived,
+        p1 == model_version_slot(model),
         "P1 does not state the model version the config declares",
     )
     gaps = [
@@ -649,8 +640,7 @@ def _check_cells(
         p6 = (body.get("protocol") or {}).get("P6_disaggregation") or {}
         result.add(
             "protocol P6_disaggregation",
-            canonical.dumps(p6)
-            == canonical.dumps({"kind": "measured", "status": "measured", "by_form": by_form}),
+            canonical.dumps(p6) == canonical.dumps(disaggregation_slot(by_form)),
             "P6's trades and returns by form are not those the cells' trades give",
         )
 
@@ -774,14 +764,7 @@ def _check_release_facts(
 ) -> None:
     """What the body says of the release and the window, counted from the release."""
     stated = body.get("release") or {}
-    forms = Counter(r["form"] for r in main_rows)
-    derived = {
-        "name": bundle.name,
-        "window": {"start": bundle.start, "end": bundle.end},
-        "forms": list(bundle.forms),
-        "rows": len(main_rows),
-        "rows_by_form": dict(sorted(forms.items())),
-    }
+    derived = release_block(bundle, bundle.start, bundle.end, main_rows)
     result.add("release", stated == derived, f"the release gives {derived}, the receipt {stated}")
     p3 = (body.get("protocol") or {}).get("P3_retrieval_timestamps") or {}
     cells = body.get("cells") or []
@@ -797,19 +780,7 @@ def _check_release_facts(
         f"the cells and the release give {derived_p3}, P3 says {p3}",
     )
     sessions = body.get("sessions") or []
-    p5 = {
-        "kind": "measured",
-        "status": "measured",
-        "release": bundle.name,
-        "content_digest": bundle.content_digest,
-        "provenance": bundle.manifest.get("provenance"),
-        "source_kind": (bundle.manifest.get("source") or {}).get("kind"),
-        "window": {"start": bundle.start, "end": bundle.end},
-        "forms": list(bundle.forms),
-        "sessions": len(sessions),
-        "first_session": sessions[0] if sessions else None,
-        "last_session": sessions[-1] if sessions else None,
-    }
+    p5 = provenance_slot(bundle, bundle.start, bundle.end, sessions)
     result.add(
         "protocol P5_window_provenance",
         (body.get("protocol") or {}).get("P5_window_provenance") == p5,

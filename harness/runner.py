@@ -184,6 +184,9 @@ class _Context:
     main_keys: list[str] = field(default_factory=list)  # by release position
     redactor: Redactor | None = None  # the values passed to the agent (pass_env)
 
+    ledger: list[dict[str, Any]] = field(default_factory=list)
+    model_exchanges: dict[str, int] = field(default_factory=dict)  # by endpoint, as written
+
     def redacted(self, value: Any) -> Any:
         """``value`` with every passed secret out of its strings (and their encodings):
         what the agent sends is recorded, its credentials are not."""
@@ -196,9 +199,6 @@ class _Context:
         if isinstance(value, list | tuple):
             return [self.redacted(v) for v in value]
         return value
-
-    ledger: list[dict[str, Any]] = field(default_factory=list)
-    model_exchanges: dict[str, int] = field(default_factory=dict)  # by endpoint, as written
 
     def record_attempts(self, agent: HasAttempts) -> None:
         """The agent's egress attempts, and its model traffic since the last call: each
@@ -823,12 +823,15 @@ def _run_probe(
             error = None if failed is None else failed.fault.message
             if failed is not None and failed.fatal:
                 fault = failed.fault
-            answer = (decision.text or " ".join(str(p) for p in decision.picks))[:MAX_ANSWER]
+            # scored as recorded: what a verifier re-scores is the answer without secrets
+            answer = ctx.redacted(
+                (decision.text or " ".join(str(p) for p in decision.picks))[:MAX_ANSWER]
+            )
             key = answer_key(facts[position])
             item = {
                 "item": n,
                 "row_key": shown["row_key"],
-                "answer": ctx.redacted(answer),
+                "answer": answer,
                 "answer_key": key,
                 "score": score_answer(answer, key),
                 "agent_error": error,

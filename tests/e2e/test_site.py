@@ -267,26 +267,12 @@ def test_an_incomplete_cell_reads_as_a_fact_on_desktop_and_phone(
 ) -> None:
     """A cell whose agent process exited in every attempt: the run page says so in words
     a visitor reads without scrolling sideways, and the run is kept off the ranked board."""
-    from harness.adapters.plain import from_callable
-    from harness.tools import Toolbox
-    from tests.pitweb.conftest import make_run
+    from tests.pitweb.conftest import exiting_agent, make_run
 
-    original = Toolbox.pit_coverage
-
-    def always(self: Toolbox) -> dict[str, Any]:
-        return {**original(self), "crash_now": (self.arm, self.clock) == ("redacted", "pit")}
-
-    def agent(prompt: str, tools: Any) -> list[str]:
-        import os
-
-        if tools.pit_coverage().get("crash_now"):
-            os._exit(3)
-        return [r["row_key"] for r in tools.pit_list(limit=2)["rows"]]
-
-    monkeypatch.setattr(Toolbox, "pit_coverage", always)
+    agent = exiting_agent(monkeypatch, ("redacted", "pit"), times=None, name="always-exits")
     run = submit(
         submitter,
-        make_run(site_release, tmp_path / "exits", site_prices, agent=from_callable(agent)),
+        make_run(site_release, tmp_path / "exits", site_prices, agent=agent),
     )
     assert run.status == "verified"
     page.goto(live_server.url + f"/runs/{run.body_sha256[7:]}/?submission={run.pk}")

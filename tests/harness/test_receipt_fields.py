@@ -23,8 +23,8 @@ from harness.prices import Prices
 from harness.receipt import receipt_text
 from harness.rederive import rederive
 from harness.schemas import leaf_paths, receipt_body_fields, receipt_body_schema
-from harness.tools import Toolbox
 from tests.conftest import require_sandbox
+from tests.harness.test_sandbox import _crash_when_told
 
 
 def test_every_leaf_of_the_schema_is_re_derived_or_named_a_declaration() -> None:
@@ -104,7 +104,7 @@ def runs(
     made = [_Run(out / "priced", march_release, load_prices(march_prices, **_stated(priced)))]
     require_sandbox()
     with pytest.MonkeyPatch.context() as patch:
-        _crash_once_after_dialing(patch)
+        _crash_when_told(patch, times=1, dial_first=True)
         run(from_callable(_picky), config("retried", agent_process="isolated"))
     made.append(_Run(out / "retried", march_release, None))
     return made
@@ -112,22 +112,6 @@ def runs(
 
 def _stated(priced: dict[str, str]) -> dict[str, str]:
     return {"source": priced["source"], "pulled_at": priced["pulled_at"]}
-
-
-def _crash_once_after_dialing(patch: pytest.MonkeyPatch) -> None:
-    original = Toolbox.pit_coverage
-    told: list[str] = []
-
-    def crash(self: Toolbox) -> dict[str, Any]:
-        result = original(self)
-        if (self.arm, self.clock) != ("main", "leaky") or told:
-            return result
-        if self.session_date == "2023-03-01":
-            return {**result, "dial_now": True}
-        told.append(self.session_date)
-        return {**result, "crash_now": True}
-
-    patch.setattr(Toolbox, "pit_coverage", crash)
 
 
 def _forged(value: Any) -> Any:

@@ -19,23 +19,14 @@ from harness.drivers import IsolatedDrivers, capability_line, not_enforced
 from harness.sandbox import limits
 from harness.sandbox.outside import SandboxSettings
 from tests.conftest import require_sandbox
+from tests.harness.test_sandbox import config as sandbox_config
 
 
 def config(release: Path, out: Path, **extra: Any) -> RunConfig:
-    values: dict[str, Any] = {
-        "bundle_path": str(release),
-        "forms": ("8-K",),
-        "start": "2023-03-01",
-        "end": "2023-03-03",
-        "trajectory_path": str(out / "trajectory.jsonl"),
-        "receipt_path": str(out / "receipt.json"),
-        "agent_process": "isolated",
-        "probe": 0,
-        "arms": ("main",),
-        "clocks": ("pit",),
-    }
-    values.update(extra)
-    return RunConfig(**values)
+    """The sandbox tests' run, narrowed to one cell and no probe."""
+    return sandbox_config(
+        release, out, **{"probe": 0, "arms": ("main",), "clocks": ("pit",), **extra}
+    )
 
 
 def only_cell(release: Path, out: Path, agent: Any, settings: SandboxSettings) -> dict[str, Any]:

@@ -77,6 +77,34 @@ def make_run(
     return Artifacts(out / "receipt.json", out / "trajectory.jsonl", prices)
 
 
+def exiting_agent(
+    monkeypatch: pytest.MonkeyPatch, cell: tuple[str, str], times: int | None, name: str
+) -> Any:
+    """An agent whose process exits in ``cell``: in its first ``times`` attempts there, or in
+    every one (None). Elsewhere it buys the first two knowable rows of each session."""
+    from harness.tools import Toolbox
+
+    original = Toolbox.pit_coverage
+    told: list[str] = []
+
+    def tell(self: Toolbox) -> dict[str, Any]:
+        result = original(self)
+        if (self.arm, self.clock) == cell and (times is None or len(told) < times):
+            told.append(self.session_date)
+            return {**result, "crash_now": True}
+        return result
+
+    def agent(prompt: str, tools: Any) -> list[str]:
+        import os
+
+        if tools.pit_coverage().get("crash_now"):
+            os._exit(3)  # the agent's process exits: retried from the cell's first step
+        return [r["row_key"] for r in tools.pit_list(limit=2)["rows"]]
+
+    monkeypatch.setattr(Toolbox, "pit_coverage", tell)
+    return from_callable(agent, name=name)
+
+
 @pytest.fixture(scope="session")
 def stub_run(
     tmp_path_factory: pytest.TempPathFactory, site_release: Path, site_prices: Path

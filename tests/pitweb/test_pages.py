@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 
 from pitweb.runs import services
 from pitweb.runs.models import Run
-from tests.pitweb.conftest import Artifacts, make_run
+from tests.pitweb.conftest import Artifacts, exiting_agent, make_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -443,31 +443,9 @@ def test_a_run_that_needed_a_retry_says_so_on_its_page(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The attempts ledger is in the hashed body; the run page lists each failed attempt
-    as ours, with what it did."""
-    from harness.adapters.plain import from_callable
-    from harness.tools import Toolbox
-
-    original = Toolbox.pit_coverage
-    told: list[str] = []
-
-    def crash_once(self: Toolbox) -> dict[str, Any]:
-        result = original(self)
-        if not told and self.arm == "redacted" and self.clock == "pit":
-            told.append(self.session_date)
-            return {**result, "crash_now": True}
-        return result
-
-    def agent(prompt: str, tools: Any) -> list[str]:
-        import os
-
-        if tools.pit_coverage().get("crash_now"):
-            os._exit(9)  # the agent's process exits: retried from the cell's first step
-        return [r["row_key"] for r in tools.pit_list(limit=2)["rows"]]
-
-    monkeypatch.setattr(Toolbox, "pit_coverage", crash_once)
-    artifacts = make_run(
-        site_release, tmp_path / "retried", agent=from_callable(agent, name="crashes-once")
-    )
+    with what it did."""
+    agent = exiting_agent(monkeypatch, ("redacted", "pit"), times=1, name="crashes-once")
+    artifacts = make_run(site_release, tmp_path / "retried", agent=agent)
     run = submit(submitter, artifacts)
     run.refresh_from_db()
     [entry] = run.body["attempts"]
@@ -488,26 +466,8 @@ def test_a_cell_whose_agent_process_always_exits_is_shown_as_a_fact(
 ) -> None:
     """Every attempt of a cell ends with the agent's process exiting: the page says the
     cell is incomplete and why the run is not rankable, blaming neither side."""
-    from harness.adapters.plain import from_callable
-    from harness.tools import Toolbox
-
-    original = Toolbox.pit_coverage
-
-    def always(self: Toolbox) -> dict[str, Any]:
-        result = original(self)
-        return {**result, "crash_now": (self.arm, self.clock) == ("shifted", "dump")}
-
-    def agent(prompt: str, tools: Any) -> list[str]:
-        import os
-
-        if tools.pit_coverage().get("crash_now"):
-            os._exit(3)
-        return [r["row_key"] for r in tools.pit_list(limit=2)["rows"]]
-
-    monkeypatch.setattr(Toolbox, "pit_coverage", always)
-    artifacts = make_run(
-        site_release, tmp_path / "exits", agent=from_callable(agent, name="always-exits")
-    )
+    agent = exiting_agent(monkeypatch, ("shifted", "dump"), times=None, name="always-exits")
+    artifacts = make_run(site_release, tmp_path / "exits", agent=agent)
     run = submit(submitter, artifacts)
     run.refresh_from_db()
     assert run.status == "verified"  # an honest receipt of an incomplete cell re-derives
