@@ -186,11 +186,19 @@ def _platform_context(run: Run, proven: bool) -> dict[str, Any]:
         )
         return context
     context["figures"]["returns"] = _figure(charts.returns_by_clock(frame))
-    values = [v for d in context["platform_deltas"].values() for v in d.values() if v is not None]
+    deltas = [v for d in context["platform_deltas"].values() for v in d.values()]
+    values = [v for v in deltas if v is not None]
     if values and all(v == 0 for v in values):
+        missing = len(deltas) - len(values)
         context["no_delta_chart_because"] = (
-            "Every contamination delta is +0.00 pp: the agent's priced trades were the same on "
-            "every arm, so there is no bar to draw. "
+            (
+                "Every contamination delta is +0.00 pp: the agent's priced trades were the "
+                "same on every arm"
+                if not missing
+                else f"Every contamination delta with a figure is +0.00 pp ({missing} n/a: "
+                "a cell without a figure)"
+            )
+            + ", so there is no bar to draw. "
             + (
                 "Its mask leaks, so this says nothing about memory."
                 if run.mask_verdict == "mask_leaks"

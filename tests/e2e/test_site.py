@@ -279,6 +279,9 @@ def test_an_incomplete_cell_reads_as_a_fact_on_desktop_and_phone(
     said = page.locator("#not-rankable").inner_text()
     assert "cell redacted/pit: incomplete, the agent's process exited in each of its 3" in said
     assert "3 attempt(s) ended before their cell did" in page.locator("#retried").inner_text()
+    # the incomplete cell has no figure: its delta is not counted as one of "every" zero
+    said = page.locator("#no-delta-chart").inner_text()
+    assert "Every contamination delta with a figure is +0.00 pp (1 n/a" in said
     page.screenshot(path=str(screenshots / "run-incomplete.png"), full_page=True)
     page.set_viewport_size(PHONE)
     page.screenshot(path=str(screenshots / "run-incomplete-phone.png"), full_page=True)
