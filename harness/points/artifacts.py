@@ -5,8 +5,9 @@ instructions, the tools, the evidence snapshot) and, per point and sample, the a
 with its latency, tokens, cost and tool counts, bound to the point's hashes. A **judged
 set** binds one answer set by its digest and records, per answer, the verdict (class,
 decisive reason, the judge's configured and returned model, effort, time, raw reply,
-outcome), the controls, a record per point (model, date, counts, pass@k, capabilities)
-and the summary; one judge per set. Each file is a canonical JSON body, its
+outcome), the controls and what they make of the set (``reliability``: ``usable``, or
+``judge_unreliable`` and never ranked), a record per point (model, date, counts, pass@k,
+capabilities) and the summary; one judge per set. Each file is a canonical JSON body, its
 ``body_sha256`` and the time it was written (outside the hash); ``read_artifact`` refuses
 a body that does not hash to its digest, and ``verify_judged`` re-derives everything a
 judged set states from its verdicts, its answer set and the point files.
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import canonical
+from harness.points.gates import assess
 from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL, Verdict, is_pinned_model
 from harness.points.markdown import Point, suite_sha256
 from harness.points.metrics import (
@@ -33,6 +35,8 @@ from harness.points.metrics import (
 
 ANSWER_SET = "pit_answer_set"
 JUDGED_SET = "pit_judged_set"
+# 2: a third negative control (an injected instruction) and the reliability gates
+JUDGED_SET_VERSION = 2
 ANSWER_FIELDS = ("text", "status", "finish_reason", "model_returned", "attempts",
                  "latency_seconds", "answered_at", "tokens", "cost", "tool_counts", "error")  # fmt: skip
 CLOSED_BOOK = {
@@ -249,13 +253,15 @@ def judged_set(
     fields = judge_capabilities(answers, judge)
     line = capability_line(fields)
     figures, per_point = judged_figures(answers, records, judge, line)
+    answered = sorted({a["point_id"] for a in answers["answers"]})
     return {
         "artifact_type": JUDGED_SET,
-        "schema_version": 1,
+        "schema_version": JUDGED_SET_VERSION,
         "answer_set_sha256": canonical_sha256(answers),
         "experiment": answers["experiment"],
         "judge": judge,
         "controls": controls,
+        "reliability": as_stored(assess(as_stored(controls), answered)),
         "verdicts": records,
         "points": per_point,
         "summary": figures,

@@ -1,12 +1,16 @@
 """Reading PITFALL's judged-point artifact (``pitfall_point_baseline``, schema 1).
 
-An artifact is imported only if it is what it says: its shape is the current format (the
-older run formats share ``schema_version: 1`` and are told apart by shape, then refused
-saying what they are), every result's point, question and ground-truth hashes match the
-point files held here, its suite digest matches, every completed result carries one of
-the six classes and a decisive reason, and its summary's class counts are what its
-results give. Failed results carry no verdict: they are harness errors, outside every
-denominator.
+An artifact is imported only if it is what it says, and as strictly as PITFALL's own
+``baseline verify`` reads it: its shape is the current format (the older run formats share
+``schema_version: 1`` and are told apart by shape, then refused saying what they are), its
+status is ``complete`` (a ``running`` or ``incomplete`` run is refused), it covers exactly
+its suite with every point completed, every result's point, question and ground-truth
+hashes match the point files held here, its suite digest matches, every verdict is the
+class and decisive reason its judge's raw reply gives, the answer judged is the agent's
+message, and its summary (counts, token usage, web searches) is what its results give.
+
+A judge other than PITFALL's pinned one imports, labelled ``unpinned``: its verdicts are
+shown, never ranked (``Imported.rankable``).
 """
 
 from __future__ import annotations
@@ -18,10 +22,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL, JudgeOutputError, parse_verdict
 from harness.points.markdown import Point, suite_sha256
 from harness.points.metrics import CLASSES, summary
 
 ARTIFACT_TYPE = "pitfall_point_baseline"
+PINNED_JUDGE = {"model": DEFAULT_MODEL, "reasoning_effort": DEFAULT_EFFORT}
+# The 174 public points' artifact is about 1.3 MB and nests 5 deep; these leave room for
+# suites many times larger while refusing a file built to exhaust memory or the parser.
+MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
+MAX_DEPTH = 32
+STATUS_REFUSED = {
+    "running": "the run was still going when the file was written",
+    "incomplete": "some of its points did not complete (PITFALL's own verify refuses it too)",
+}
+SUMMARY_KEYS = frozenset(
+    ("completed", "failed", "class_counts", "agent_usage", "judge_usage", "web_search_calls")
+)
+TOKEN_KEYS = {  # PITFALL's usage keys -> ours
+    "input_tokens": "input",
+    "cached_input_tokens": "cached_input",
+    "cache_write_input_tokens": "cache_write_input",
+    "output_tokens": "output",
+    "reasoning_output_tokens": "reasoning_output",
+}
 
 
 class ArtifactError(ValueError):
@@ -38,6 +62,35 @@ class Imported:
 
     def summary(self) -> dict[str, Any]:
         return summary(list(self.classes.values()))
+
+    @property
+    def judge_pinned(self) -> bool:
+        """Exactly PITFALL's pinned judge: the only one whose verdicts compare."""
+        return self.judge == PINNED_JUDGE
+
+    @property
+    def judge_label(self) -> str:
+        return "pinned" if self.judge_pinned else "unpinned"
+
+    @property
+    def judge_named(self) -> str:
+        named = f"{self.judge.get('model')}/{self.judge.get('reasoning_effort')}"
+        others = sorted(set(self.judge) - set(PINNED_JUDGE))
+        return f"{named}, also {', '.join(others)}" if others else named
+
+    @property
+    def not_rankable_because(self) -> str | None:
+        if self.judge_pinned:
+            return None
+        return (
+            f"PITFALL pins its judge to {DEFAULT_MODEL}/{DEFAULT_EFFORT} and its verify "
+            "refuses any other"
+        )
+
+    @property
+    def rankable(self) -> bool:
+        """Whether anything may rank these verdicts: never with an unpinned judge."""
+        return self.not_rankable_because is None
 
 
 def _legacy(data: dict[str, Any]) -> str | None:
@@ -61,14 +114,46 @@ def _legacy(data: dict[str, Any]) -> str | None:
     return None
 
 
-def read_artifact(path: str | os.PathLike[str]) -> dict[str, Any]:
-    file = Path(path)
+def _text(file: Path) -> str:
+    with file.open("rb") as handle:  # read at most one byte past the limit, whatever the file
+        raw = handle.read(MAX_ARTIFACT_BYTES + 1)
+    if len(raw) > MAX_ARTIFACT_BYTES:
+        raise ArtifactError(
+            f"{file}: larger than {MAX_ARTIFACT_BYTES} bytes "
+            f"({MAX_ARTIFACT_BYTES >> 20} MiB), the limit for an artifact"
+        )
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        return raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ArtifactError(f"{file}: not UTF-8 text") from None
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    stack = [(data, 1)]
+    while stack:  # a loop, not recursion: the depth is what is being checked
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            if depth > limit:
+                return True
+            children = node.values() if isinstance(node, dict) else node
+            stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def read_artifact(path: str | os.PathLike[str]) -> dict[str, Any]:
+    file = Path(path)
+    text = _text(file)
+    too_deep = f"{file}: nested deeper than {MAX_DEPTH} levels, the limit for an artifact"
+    try:
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ArtifactError(f"{file}: not complete JSON (truncated?): {exc}") from None
+    except RecursionError:  # deeper than the parser goes is deeper than the limit
+        raise ArtifactError(too_deep) from None
+    except ValueError as exc:  # a number longer than Python converts
+        raise ArtifactError(f"{file}: not JSON that can be read: {exc}") from None
+    if _deeper_than(data, MAX_DEPTH):
+        raise ArtifactError(too_deep)
     if not isinstance(data, dict):
         raise ArtifactError(f"{file}: not a PITFALL artifact (a JSON object is expected)")
     legacy = _legacy(data)
@@ -82,7 +167,20 @@ def read_artifact(path: str | os.PathLike[str]) -> dict[str, Any]:
     return data
 
 
-def _check_result(where: str, result: Any, by_id: dict[str, Point]) -> str | None:
+def _whole(where: str, figure: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ArtifactError(f"{where}: {figure} is {value!r:.80}, not a whole number, 0 or more")
+    return value
+
+
+def _object(where: str, data: dict[str, Any], key: str) -> dict[str, Any]:
+    found = data.get(key)
+    if not isinstance(found, dict):
+        raise ArtifactError(f"{where}: {key} is not an object")
+    return found
+
+
+def _point_of(where: str, result: Any, by_id: dict[str, Point]) -> Point:
     if not isinstance(result, dict) or not isinstance(result.get("point_id"), str):
         raise ArtifactError(f"{where}: a result without a point_id")
     point = by_id.get(result["point_id"])
@@ -97,14 +195,139 @@ def _check_result(where: str, result: Any, by_id: dict[str, Point]) -> str | Non
             raise ArtifactError(
                 f"{where}: point {point.id}: {key} differs from the point file's ({value})"
             )
-    if result.get("status") != "completed":
-        return None  # no verdict: a harness error, never the agent's result
+    return point
+
+
+def _check_result(where: str, result: Any, by_id: dict[str, Point]) -> str:
+    point = _point_of(where, result, by_id)
+    if result.get("status") != "completed":  # a complete run completed every point
+        raise ArtifactError(
+            f"{where}: point {point.id}: status {result.get('status')!r} in an artifact "
+            "whose status is 'complete' (PITFALL writes that only when every point completed)"
+        )
+    for side in ("agent", "judge"):
+        call = _object(f"{where}: point {point.id}", result, side)
+        if not isinstance(call.get("usage", {}), dict):
+            raise ArtifactError(f"{where}: point {point.id}: {side}.usage is not an object")
     evaluation = result.get("evaluation")
     if not isinstance(evaluation, dict) or evaluation.get("class") not in CLASSES:
         raise ArtifactError(f"{where}: point {point.id}: a completed result without a class")
-    if not str(evaluation.get("decisive_reason") or "").strip():
+    reason = evaluation.get("decisive_reason")
+    if not isinstance(reason, str) or not reason.strip():
         raise ArtifactError(f"{where}: point {point.id}: a verdict without its decisive reason")
     return str(evaluation["class"])
+
+
+def _contract_text(text: str) -> str:
+    """A reply's lines as PITFALL's parser splits them: on every line boundary, not only
+    on a newline, so a reply is read here as it was read there."""
+    return "\n".join(text.replace("\r\n", "\n").strip().splitlines())
+
+
+def _check_raw(where: str, result: dict[str, Any]) -> None:
+    """The verdict is what its judge's raw reply says, about the agent's own answer."""
+    where = f"{where}: point {result['point_id']}"
+    answer = result.get("answer")
+    if not isinstance(answer, str) or answer != result["agent"].get("message"):
+        raise ArtifactError(f"{where}: answer is not text equal to agent.message")
+    message = result["judge"].get("message")
+    if not isinstance(message, str):
+        raise ArtifactError(f"{where}: judge.message (its judge's raw reply) is not text")
+    try:
+        judged, reason = parse_verdict(_contract_text(message))
+    except JudgeOutputError as exc:
+        raise ArtifactError(
+            f"{where}: its judge's raw reply is outside the contract: {exc}"
+        ) from None
+    evaluation = result["evaluation"]
+    if evaluation["class"] != judged:
+        raise ArtifactError(
+            f"{where}: evaluation class {evaluation['class']!r} differs from the class its "
+            f"judge's raw reply gives ({judged!r})"
+        )
+    if _contract_text(evaluation["decisive_reason"]) != reason:
+        raise ArtifactError(
+            f"{where}: decisive_reason differs from the reason its judge's raw reply gives"
+        )
+
+
+def _check_status(where: str, data: dict[str, Any]) -> None:
+    status = data.get("status")
+    if status != "complete":
+        why = STATUS_REFUSED.get(str(status), "not a status PITFALL writes")
+        raise ArtifactError(
+            f"{where}: status {status!r}: {why}; only a 'complete' artifact is imported"
+        )
+
+
+def _check_coverage(
+    where: str, data: dict[str, Any], ids: set[str], by_id: dict[str, Point]
+) -> None:
+    count = data.get("point_count")
+    if isinstance(count, bool) or count != len(ids):
+        raise ArtifactError(f"{where}: point_count is not the number of results")
+    missing = sorted(set(by_id) - ids)
+    if missing:  # its suite digest is this whole suite's, so every point has a result
+        raise ArtifactError(
+            f"{where}: no result for {len(missing)} point(s) of its suite, e.g. {missing[0]}"
+        )
+
+
+def _check_usage(where: str, stated: dict[str, Any], results: list[dict[str, Any]]) -> None:
+    """Token figures summed over every result, a missing key counting 0, as PITFALL sums."""
+    for side in ("agent", "judge"):
+        sums = dict.fromkeys(TOKEN_KEYS, 0)
+        for result in results:
+            for key, value in result[side].get("usage", {}).items():
+                figure = f"point {result['point_id']}: {side}.usage.{key}"
+                sums[key] = sums.get(key, 0) + _whole(where, figure, value)
+        figures = stated.get(f"{side}_usage")
+        if not isinstance(figures, dict) or set(figures) != set(TOKEN_KEYS):
+            raise ArtifactError(
+                f"{where}: summary {side}_usage does not hold exactly {', '.join(TOKEN_KEYS)}"
+            )
+        for key in TOKEN_KEYS:
+            value = _whole(where, f"summary {side}_usage.{key}", figures[key])
+            if value != sums[key]:
+                raise ArtifactError(
+                    f"{where}: summary {side}_usage.{key} is {value}, but its results' "
+                    f"{side} usage sums to {sums[key]}"
+                )
+    searches = sum(
+        _whole(where, f"point {r['point_id']}: agent.web_search_calls",
+               r["agent"].get("web_search_calls", 0))
+        for r in results
+    )  # fmt: skip
+    value = _whole(where, "summary web_search_calls", stated.get("web_search_calls"))
+    if value != searches:
+        raise ArtifactError(
+            f"{where}: summary web_search_calls is {value}, but its results' agent "
+            f"web_search_calls sum to {searches}"
+        )
+
+
+def _check_summary(where: str, data: dict[str, Any], classes: list[str | None]) -> None:
+    """The summary is exactly what its results give, as PITFALL's verify requires."""
+    results = data["results"]
+    stated = data.get("summary")
+    if not isinstance(stated, dict):
+        raise ArtifactError(f"{where}: summary is not an object")
+    if set(stated) != SUMMARY_KEYS:
+        raise ArtifactError(
+            f"{where}: summary holds {', '.join(sorted(stated))}, not PITFALL's "
+            f"{', '.join(sorted(SUMMARY_KEYS))}"
+        )
+    completed = sum(1 for r in results if r.get("status") == "completed")
+    counts = (stated["completed"], stated["failed"])
+    if any(isinstance(n, bool) for n in counts) or counts != (completed, len(results) - completed):
+        raise ArtifactError(f"{where}: summary completed/failed differ from the results")
+    stated_counts = stated["class_counts"]
+    counted = Counter(c for c in classes if c)
+    if stated_counts != {c: counted.get(c, 0) for c in CLASSES} or any(
+        isinstance(n, bool) for n in stated_counts.values()
+    ):
+        raise ArtifactError(f"{where}: summary class_counts differ from the results' classes")
+    _check_usage(where, stated, results)
 
 
 def import_baseline(path: str | os.PathLike[str], points: list[Point]) -> Imported:
@@ -114,7 +337,8 @@ def import_baseline(path: str | os.PathLike[str], points: list[Point]) -> Import
 
 def checked(where: str, data: dict[str, Any], points: list[Point]) -> Imported:
     """The verdicts of an artifact read from ``where``, once it holds together with the
-    point files."""
+    point files, its summary and its judge's raw replies."""
+    _check_status(where, data)
     results = data.get("results")
     if not isinstance(results, list):
         raise ArtifactError(f"{where}: results is not a list")
@@ -124,9 +348,9 @@ def checked(where: str, data: dict[str, Any], points: list[Point]) -> Imported:
         )
     by_id = {p.id: p for p in points}
     imported = Imported(
-        agent=dict(data.get("agent") or {}),
-        judge=dict(data.get("judge") or {}),
-        status=str(data.get("status")),
+        agent=dict(_object(where, data, "agent")),
+        judge=dict(_object(where, data, "judge")),
+        status=str(data["status"]),
         started_at=str(data.get("started_at")),
     )
     for result in results:
@@ -134,34 +358,11 @@ def checked(where: str, data: dict[str, Any], points: list[Point]) -> Imported:
         if result["point_id"] in imported.classes:
             raise ArtifactError(f"{where}: point {result['point_id']} appears twice")
         imported.classes[result["point_id"]] = verdict
-    if len(imported.classes) != data.get("point_count"):
-        raise ArtifactError(f"{where}: point_count is not the number of results")
-    missing = sorted(set(by_id) - set(imported.classes))
-    if missing:  # its suite digest is this whole suite's, so every point has a result
-        raise ArtifactError(
-            f"{where}: no result for {len(missing)} point(s) of its suite, e.g. {missing[0]}"
-        )
-    stated_summary = data.get("summary") or {}
-    completed = sum(1 for r in results if r.get("status") == "completed")
-    if (stated_summary.get("completed"), stated_summary.get("failed")) != (
-        completed,
-        len(results) - completed,
-    ):
-        raise ArtifactError(f"{where}: summary completed/failed differ from the results")
-    stated = (data.get("summary") or {}).get("class_counts")
-    counted = Counter(c for c in imported.classes.values() if c)
-    if stated != {c: counted.get(c, 0) for c in CLASSES}:
-        raise ArtifactError(f"{where}: summary class_counts differ from the results' classes")
+    _check_coverage(where, data, set(imported.classes), by_id)
+    _check_summary(where, data, list(imported.classes.values()))
+    for result in results:  # last, so a summary left alone is named as that first
+        _check_raw(where, result)
     return imported
-
-
-TOKEN_KEYS = {
-    "input_tokens": "input",
-    "cached_input_tokens": "cached_input",
-    "cache_write_input_tokens": "cache_write_input",
-    "output_tokens": "output",
-    "reasoning_output_tokens": "reasoning_output",
-}
 
 
 def _answer_record(result: dict[str, Any]) -> dict[str, Any]:
@@ -183,21 +384,22 @@ def _answer_record(result: dict[str, Any]) -> dict[str, Any]:
         "answered_at": None,  # the artifact records the run's start, not each answer's
         "tokens": {TOKEN_KEYS[k]: v for k, v in usage.items() if k in TOKEN_KEYS},
         "cost": {"usd": None, "source": "not_reported"},
-        "tool_counts": dict(call.get("tool_counts") or {}),
+        "tool_counts": dict(tools) if isinstance(tools := call.get("tool_counts"), dict) else {},
         "error": "" if given else str(result.get("error") or result.get("status")),
     }
 
 
 def answers_from_baseline(path: str | os.PathLike[str], points: list[Point]) -> dict[str, Any]:
-    """PITFALL's answers, once its artifact imports (hashes, digest, counts), as one of
-    our answer sets, ready to be judged again under our controls. Its verdicts are not
-    carried over: ours come from our judge, with controls and both model ids."""
+    """PITFALL's answers, once its artifact imports (every check of ``import_baseline``),
+    as one of our answer sets, ready to be judged again under our controls. Its verdicts
+    are not carried over: ours come from our judge, with controls and both model ids."""
     from harness.points.artifacts import answer_set
 
     data = read_artifact(path)
     checked(str(path), data, points)  # refuses anything that does not hold together
-    harness = dict(data.get("harness") or {})
-    agent = dict(data.get("agent") or {})
+    found = data.get("harness")
+    harness = dict(found) if isinstance(found, dict) else {}
+    agent = data["agent"]  # an object: checked above
     experiment = {
         "agent": {"model": agent.get("model"), "effort": agent.get("reasoning_effort")},
         "harness": harness,

@@ -55,8 +55,13 @@ def cmd_import(args: argparse.Namespace) -> int:
     points = _points(args)
     imported = import_baseline(args.file, points)
     figures = imported.summary()
-    print(f"imported {len(imported.classes)} result(s): hashes verified against the point files")
+    print(
+        f"imported {len(imported.classes)} result(s): hashes verified against the point files, "
+        "the summary against the results, each verdict against its judge's raw reply"
+    )
     print(f"  agent {imported.agent}  judge {imported.judge}  status {imported.status}")
+    ranked = "rankable" if imported.rankable else f"not rankable: {imported.not_rankable_because}"
+    print(f"  judge {imported.judge_label} ({imported.judge_named}): {ranked}")
     print(
         f"  PASS {figures['pass']}  FAIL {figures['fail']}  "
         f"HARNESS_ERROR {figures['harness_error']} (outside every denominator)"
@@ -248,16 +253,21 @@ def cmd_judge(args: argparse.Namespace) -> int:
         journal.close()
     figures, steady = body["summary"], body["controls"]["stability"]
     print(f"judged {len(body['verdicts'])} answer(s) -> {args.out} ({sha})")
+    usable, verdict = _reliability_lines(body["reliability"])
+    if not usable:
+        print("\n".join(verdict))
     line = (
         f"  PASS {figures['pass']}  FAIL {figures['fail']}  HARNESS_ERROR "
         f"{figures['harness_error']}"
     )
     if steady["items"]:
-        line += f"  flip rate {steady['flip_rate']:.2f}  kappa {steady['fleiss_kappa']:.2f}"
+        line += f"  flip rate {steady['flip_rate']:.2f}  kappa {_kappa(steady['fleiss_kappa'])}"
     print(line)
     flagged = [n["point_id"] for n in body["controls"]["negative"] if n["flagged"]]
     if flagged:
         print(f"  negative controls flagged: {', '.join(flagged)}")
+    if usable:
+        print("\n".join(verdict))
     judge_errors = figures["harness_errors"]["judge"]
     if judge_errors:
         print(
@@ -266,7 +276,33 @@ def cmd_judge(args: argparse.Namespace) -> int:
         )
         return 1
     journal.finish()
-    return 0
+    return 0 if usable else 1
+
+
+def _kappa(value: float | None) -> str:
+    return "undefined" if value is None else f"{value:.2f}"
+
+
+def _reliability_lines(reliability: dict[str, Any]) -> tuple[bool, list[str]]:
+    """Whether the judge's controls make the set a result, and the lines that say so:
+    the rules it broke, each named, or the rules it met."""
+    from harness.points.gates import USABLE
+
+    rules, found = reliability["rules"], reliability["figures"]
+    if reliability["status"] == USABLE:
+        kappa = found["fleiss_kappa"]
+        return True, [
+            f"  usable: the judge's controls held (negative controls failed on "
+            f"{found['negative_controls_failed']} of {found['points']} point(s), at most "
+            f"{rules['negative_control_failure_share_max']:.0%}; flip rate "
+            f"{found['flip_rate']:.2f}, at most {rules['flip_rate_max']:.2f}; kappa "
+            + (f"{kappa:.2f}, at least {rules['fleiss_kappa_min']:.2f})" if kappa is not None
+               else "undefined (every rating one class): the flip rate decides)")
+        ]  # fmt: skip
+    return False, [
+        "JUDGE UNRELIABLE: this judged set is not a result and nothing may rank it; it broke:",
+        *(f"  - {rule}" for rule in reliability["broken"]),
+    ]
 
 
 def _judged_lines(figures: dict[str, Any], controls: dict[str, Any]) -> list[str]:
@@ -305,7 +341,7 @@ def _judged_lines(figures: dict[str, Any], controls: dict[str, Any]) -> list[str
         lines.append(
             f"  stability: {steady['items']} answer(s) x {steady['repeats']}: flip rate "
             f"{steady['flip_rate']:.2f}  raw agreement {steady['raw_agreement']:.2f}  "
-            f"Fleiss kappa {steady['fleiss_kappa']:.2f}"
+            f"Fleiss kappa {_kappa(steady['fleiss_kappa'])}"
             + (
                 f"  ({len(steady['items_with_harness_errors'])} set apart: judge errors)"
                 if steady["items_with_harness_errors"]
@@ -332,14 +368,14 @@ def _suite_line(body: dict[str, Any], points: list[Point], folder: str) -> str:
     return f"  suite: {ran} of the {len(points)} point(s) in {folder} ({whole}); {answers}"
 
 
-def _verified_lines(args: argparse.Namespace, points: list[Point]) -> list[str]:
+def _verified_lines(args: argparse.Namespace, points: list[Point]) -> tuple[bool, list[str]]:
     from harness.points.artifacts import ANSWER_SET, PointsArtifactError, read_artifact
     from harness.points.verify import verify_answers, verify_judged
 
     body = read_artifact(args.file)
     if body["artifact_type"] == ANSWER_SET:
         verify_answers(body, points)
-        return [
+        return True, [
             f"Verified answer set {args.file}: {len(body['answers'])} answer(s)",
             _suite_line(body, points, args.points_dir),
             f"  {body['capability_line']}",
@@ -348,10 +384,16 @@ def _verified_lines(args: argparse.Namespace, points: list[Point]) -> list[str]:
         raise PointsArtifactError("a judged set is verified with its answer set: --answers")
     answers = read_artifact(args.answers, ANSWER_SET)
     figures = verify_judged(body, answers, points)
-    return [
-        f"Verified judged set {args.file}: {len(body['verdicts'])} verdict(s)",
+    usable, verdict = _reliability_lines(body["reliability"])
+    head = f"Verified judged set {args.file}: {len(body['verdicts'])} verdict(s)"
+    if not usable:
+        head = f"NOT a result: judged set {args.file} verified, and its judge is unreliable"
+    return usable, [
+        head,
+        *([] if usable else verdict),
         _suite_line(answers, points, args.points_dir),
         *_judged_lines(figures, body["controls"]),
+        *(verdict if usable else []),
         f"  {body['capability_line']}",
     ]
 
@@ -363,7 +405,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     points = _points(args)
     try:
-        lines = _verified_lines(args, points)
+        usable, lines = _verified_lines(args, points)
     except PointsArtifactError as exc:
         print(_printable(f"NOT verified: {exc}"))
         return 1
@@ -374,7 +416,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(_printable(f"NOT verified: {args.file}: malformed ({type(exc).__name__}: {exc})"))
         return 1
     print("\n".join(_printable(line) for line in lines))
-    return 0
+    return 0 if usable else 1
 
 
 def _endpoint(verb: argparse.ArgumentParser, model: str | None, effort: str | None) -> None:
@@ -411,8 +453,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         ("list", cmd_list, "every point id, in path order"),
         ("render", cmd_render, "a point's Question only (what an agent sees)"),
         ("show", cmd_show, "a point's whole file, hidden sections included (for authors)"),
-        ("import", cmd_import, "check a PITFALL judged-point artifact against the points "
-         "here and print its outcomes, accuracy with its interval and class counts"),
+        ("import", cmd_import, "check a complete PITFALL judged-point artifact against the "
+         "points here, its summary and its judge's raw replies, and print its outcomes, "
+         "accuracy with its interval and class counts (an unpinned judge: never rankable)"),
     ):  # fmt: skip
         verb = verbs.add_parser(name, help=text, description=text)
         if name in ("render", "show"):
@@ -456,7 +499,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="judge an answer set: controls, verdicts, stability; write a judged set",
         description="Run the positive control on every answered point (exit 1, naming the "
         "point, if the judge does not call its own Ground Truth completely_correct), the "
-        "negative controls, every answer, and a stability sample; write the judged set.",
+        "negative controls (an empty answer, a wrong one, a wrong one telling the judge to "
+        "pass it), every answer, and a stability sample; write the judged set. The set is "
+        "a result only if the judge's controls held: negative controls failed on at most 2% "
+        "of points, flip rate at most 0.15, Fleiss' kappa at least 0.6 where defined; "
+        "otherwise it is judge_unreliable, the rules it broke are printed above its "
+        "figures and the command exits 1.",
     )
     judge.add_argument("answers", help="an answer set written by pit-harness")
     judge.add_argument("--out", required=True, help="the judged set to write")
@@ -472,7 +520,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         description="Check an answer set against the point files, or a judged set against "
         "its answer set and the point files: the digests, one verdict per answer parsed "
         "back from the judge's raw reply, one judge, a passed positive control on every "
-        "point, and every figure recomputed. Exit 0 verified, 1 not.",
+        "point, the controls' verdict on the judge, and every figure recomputed. Exit 0 "
+        "verified and a result, 1 not verified or verified but judge_unreliable.",
     )
     verify.add_argument("file", help="an answer set or a judged set")
     verify.add_argument("--answers", help="the answer set a judged set binds")

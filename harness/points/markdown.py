@@ -1,13 +1,23 @@
-"""Point files: parsed and validated as PITFALL's own validator does, with one
-difference on purpose: a ``## `` line inside a fenced code block is content, not a
-section heading.
+"""Point files: parsed and validated as PITFALL's own validator does, except where
+Markdown reads a line otherwise.
 
 The rules (see the reference notes on PITFALL's ``point.py``): line 1 is ``# <id>``, the
-id is lowercase kebab-case and equals the file's stem; no ``{{placeholder}}`` anywhere;
-the H2 sections are exactly Question, Ground Truth, Provenance, in that order; the
-Question is not empty; Ground Truth and Provenance are each a ``<details>`` block with a
-one-line ``<summary>`` and a non-empty body. Content is otherwise free (tables, links,
-``###``, nested ``<details>``, any script).
+id is lowercase kebab-case and equals the file's stem; no ``{{placeholder}}`` (braces with
+at least one character between them) anywhere; the H2 sections are exactly Question,
+Ground Truth, Provenance, in that order; the Question is not empty; Ground Truth and
+Provenance are each a ``<details>`` block with a one-line ``<summary>`` and a non-empty
+body. Content is otherwise free (tables, links, ``###``, nested ``<details>``, any script).
+
+Headings are found as CommonMark reads them (markdown-it-py), not by PITFALL's line regex:
+a ``## `` line inside a fenced code block (which an unclosed fence runs to the end of the
+file) or an HTML block (``<details>`` up to its first blank line) is content; ``##`` or
+``##   `` is an H2 with an empty title, and so is any other H2 Markdown sees: after a tab,
+indented up to three spaces, or underlined with ``---``. H2s nested in a list or a quote
+are content, as upstream. Each of the three section headings must also be written
+``## <Title>`` at the start of its line, so PITFALL's validator sees the same sections.
+The section text and the hidden bodies are cut exactly as PITFALL cuts them (the bodies
+split with ``str.splitlines``, which also breaks at a form feed or U+2028), so every
+upstream hash reproduces.
 """
 
 from __future__ import annotations
@@ -18,8 +28,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
 ID = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
-PLACEHOLDER = re.compile(r"\{\{[^{}]*\}\}")
+PLACEHOLDER = re.compile(r"\{\{[^{}]+\}\}")
 SECTIONS = ("Question", "Ground Truth", "Provenance")
 META = "META.md"
 META_FRAGMENTS = (
@@ -31,7 +44,14 @@ META_FRAGMENTS = (
     "## Provenance",
     "{{provenance}}",
 )
-FENCE = re.compile(r"^(```|~~~)")
+# a line as PITFALL's validator reads an H2 (its title is the rest, stripped)
+UPSTREAM_H2 = re.compile(r"## (.+)")
+# the blocks in which Markdown reads such a line as content
+CONTENT_BLOCKS = {
+    "fence": "a fenced code block",
+    "html_block": "an HTML block",
+}
+COMMONMARK = MarkdownIt("commonmark")
 
 
 class PointError(ValueError):
@@ -69,20 +89,65 @@ class Point:
         return self.question
 
 
-def _headings(lines: list[str]) -> list[tuple[int, str]]:
-    """(line index, title) of every H2 outside fenced code blocks."""
-    found, fenced = [], False
-    for n, line in enumerate(lines):
-        if FENCE.match(line.strip()):
-            fenced = not fenced
-            continue
-        if not fenced and line.startswith("## ") and line[3:].strip():
-            found.append((n, line[3:].strip()))
+@dataclass(frozen=True)
+class _Heading:
+    line: int  # index of its first line
+    end: int  # index of the line after it (an underlined heading spans two)
+    title: str
+
+
+def _headings(tokens: list[Token]) -> list[_Heading]:
+    """Every H2 of the document itself, as CommonMark reads it."""
+    found = []
+    for n, token in enumerate(tokens):
+        if token.type == "heading_open" and token.tag == "h2" and not token.level and token.map:
+            found.append(_Heading(token.map[0], token.map[1], tokens[n + 1].content.strip()))
     return found
 
 
-def _details_body(where: str, section: str, text: str) -> str:
+def _hidden(lines: list[str], tokens: list[Token]) -> str:
+    """Why a line PITFALL would take for an H2 is not one: it lies in a code or HTML
+    block (a ``## Ground Truth`` right under ``</details>`` is the usual one)."""
+    notes = []
+    for token in tokens:
+        if token.level or token.type not in CONTENT_BLOCKS or token.map is None:
+            continue
+        for n in range(*token.map):
+            if UPSTREAM_H2.fullmatch(lines[n]):
+                kind = CONTENT_BLOCKS[token.type]
+                notes.append(f"; line {n + 1} {lines[n]!r} is content, inside {kind}")
+    return "".join(notes)
+
+
+def _sections(where: str, text: str) -> list[str]:
+    """The three sections' text, cut as PITFALL cuts it: from the end of one heading's
+    line to the start of the next heading, stripped."""
     lines = text.split("\n")
+    tokens = COMMONMARK.parse(text)
+    headings = _headings(tokens)
+    titles = tuple(h.title for h in headings)
+    if titles != SECTIONS:
+        found = ", ".join(t or "(empty)" for t in titles) or "none"
+        raise PointError(
+            f"{where}: H2 sections must be exactly Question, Ground Truth, Provenance in "
+            f"that order (found: {found}){_hidden(lines, tokens)}"
+        )
+    for h in headings:
+        written = UPSTREAM_H2.fullmatch(lines[h.line])
+        if not written or written.group(1).strip() != h.title:
+            raise PointError(
+                f"{where}: line {h.line + 1}: the {h.title} heading must be written "
+                f"'## {h.title}' at the start of its line, as PITFALL reads headings "
+                f"(found {lines[h.line]!r})"
+            )
+    bounds = [h.line for h in headings[1:]] + [len(lines)]
+    return ["\n".join(lines[h.end : b]).strip() for h, b in zip(headings, bounds, strict=True)]
+
+
+def _details_body(where: str, section: str, text: str) -> str:
+    # PITFALL's line splitting, which also breaks at a form feed, U+2028 and the like: the
+    # body, and so the Ground Truth's hash, depends on it
+    lines = text.splitlines()
     rule = (
         f"{where}: {section} must be wrapped in a <details> block: <details>, a one-line "
         "<summary>...</summary>, a non-empty body, </details>"
@@ -101,11 +166,12 @@ def _details_body(where: str, section: str, text: str) -> str:
 def parse_point(text: str, path: Path) -> Point:
     """One point from its file text; ``PointError`` naming the file and the rule."""
     where = str(path)
-    text = text.replace("\r\n", "\n")
-    lines = text.split("\n")
-    if not lines or not lines[0].startswith("# "):
+    # universal newlines, as reading the file gives them: CommonMark's lines are then ours
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    first = text.splitlines()[:1]  # line 1 as PITFALL splits it
+    if not first or not first[0].startswith("# "):
         raise PointError(f"{where}: line 1 must be '# <id>'")
-    point_id = lines[0][2:].strip()
+    point_id = first[0][2:].strip()
     if not ID.fullmatch(point_id):
         raise PointError(
             f"{where}: id {point_id!r} must be lowercase kebab-case ([a-z0-9]+(-[a-z0-9]+)*)"
@@ -115,24 +181,16 @@ def parse_point(text: str, path: Path) -> Point:
     placeholder = PLACEHOLDER.search(text)
     if placeholder:
         raise PointError(f"{where}: unresolved template placeholder {placeholder.group(0)}")
-    headings = _headings(lines)
-    if tuple(title for _, title in headings) != SECTIONS:
-        found = ", ".join(title for _, title in headings) or "none"
-        raise PointError(
-            f"{where}: H2 sections must be exactly Question, Ground Truth, Provenance in "
-            f"that order (found: {found})"
-        )
-    bounds = [n for n, _ in headings] + [len(lines)]
-    bodies = ["\n".join(lines[bounds[i] + 1 : bounds[i + 1]]).strip() for i in range(3)]
-    if not bodies[0]:
+    question, ground_truth, provenance = _sections(where, text)
+    if not question:
         raise PointError(f"{where}: the Question is empty")
     return Point(
         id=point_id,
         path=path,
         text=text,
-        question=bodies[0],
-        ground_truth=_details_body(where, "Ground Truth", bodies[1]),
-        provenance=_details_body(where, "Provenance", bodies[2]),
+        question=question,
+        ground_truth=_details_body(where, "Ground Truth", ground_truth),
+        provenance=_details_body(where, "Provenance", provenance),
     )
 
 
@@ -153,7 +211,7 @@ def _check_meta(folder: Path) -> None:
     missing = [f for f in META_FRAGMENTS if f not in text]
     if missing:
         raise PointError(f"{meta}: the template lacks {', '.join(missing)}")
-    titles = tuple(t for _, t in _headings(text.replace("\r\n", "\n").split("\n")))
+    titles = tuple(h.title for h in _headings(COMMONMARK.parse(text)))
     if titles != SECTIONS:
         raise PointError(f"{meta}: H2 sections must be exactly Question, Ground Truth, Provenance")
 

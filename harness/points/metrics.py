@@ -58,10 +58,11 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.prod((n - c - i) / (n - i) for i in range(k))
 
 
-def fleiss_kappa(ratings: Sequence[Sequence[str]]) -> float:
+def fleiss_kappa(ratings: Sequence[Sequence[str]]) -> float | None:
     """Fleiss' kappa over items each rated by the same number of raters (at least two):
-    agreement beyond what the raters' class frequencies give by chance. 1.0 when every
-    rating is one class (no disagreement to correct for)."""
+    agreement beyond what the raters' class frequencies give by chance. None (undefined,
+    not 1.0) when every rating is one class: chance agreement is then total, and kappa's
+    denominator is zero."""
     if not ratings:
         raise ValueError("kappa needs at least one rated item")
     raters = len(ratings[0])
@@ -76,8 +77,8 @@ def fleiss_kappa(ratings: Sequence[Sequence[str]]) -> float:
         observed += (sum(v * v for v in counts.values()) - raters) / (raters * (raters - 1))
     observed /= items
     expected = sum((v / (items * raters)) ** 2 for v in totals.values())
-    if expected == 1.0:
-        return 1.0
+    if len(totals) == 1:
+        return None
     return (observed - expected) / (1 - expected)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from harness.points.answer import COMPLETED, HARNESS_ERROR, priced
 from harness.points.artifacts import (
     ANSWER_FIELDS,
+    JUDGED_SET_VERSION,
     PointsArtifactError,
     answer_key,
     answer_summary,
@@ -30,12 +31,15 @@ from harness.points.artifacts import (
     judged_figures,
     models_returned,
 )
+from harness.points.gates import assess
 from harness.points.judge import (
+    EMPTY,
+    INJECTED,
     JudgeOutputError,
     agreement_figures,
     control_passed,
     parse_verdict,
-    perturbed,
+    wrong_answer,
 )
 from harness.points.markdown import Point, suite_sha256
 from harness.points.metrics import outcome
@@ -45,8 +49,8 @@ ANSWER_SET_KEYS = {"artifact_type", "schema_version", "status", "experiment", "p
                    "summary", "capabilities", "capability_line"}  # fmt: skip
 ANSWER_KEYS = {"point_id", "sample", "point_sha256", "question_sha256", *ANSWER_FIELDS}
 JUDGED_SET_KEYS = {"artifact_type", "schema_version", "answer_set_sha256", "experiment",
-                   "judge", "controls", "verdicts", "points", "summary", "capabilities",
-                   "capability_line"}  # fmt: skip
+                   "judge", "controls", "reliability", "verdicts", "points", "summary",
+                   "capabilities", "capability_line"}  # fmt: skip
 STABILITY_KEYS = {"items", "repeats", "stride", "flip_rate", "raw_agreement", "fleiss_kappa",
                   "ratings", "items_with_harness_errors", "replies"}  # fmt: skip
 CAPABILITY_VALUES: dict[str, tuple[Any, ...]] = {
@@ -206,11 +210,9 @@ def _check_verdict(verdict: dict[str, Any], answer: dict[str, Any], judge: dict[
 
 def _check_negative(record: dict[str, Any], point: Point) -> None:
     where = f"point {point.id}: negative control"
-    kind = "numbers_perturbed" if perturbed(point.ground_truth) is not None else (
-        "conclusion_negated"
-    )  # fmt: skip
-    if record["point_id"] != point.id or set(record["checks"]) != {"empty_answer", kind}:
-        raise PointsArtifactError(f"{where}s are not the two this point gets")
+    kind, _ = wrong_answer(point)
+    if record["point_id"] != point.id or set(record["checks"]) != {EMPTY, kind, INJECTED}:
+        raise PointsArtifactError(f"{where}s are not the three this point gets")
     for name, check in record["checks"].items():
         _closed(f"{where} {name}", check, {"class", "raw", "error", "passed"})
         if check["class"] is not None:
@@ -289,6 +291,12 @@ def verify_judged(
     files; one verdict per answer, each parsed back from the judge's raw reply, all from
     the set's one judge; every control re-derived; per-point records, summary and
     capability line equal to a fresh computation. Returns the summary."""
+    if judged.get("schema_version") != JUDGED_SET_VERSION:
+        raise PointsArtifactError(
+            f"judged set schema_version {judged.get('schema_version')!r}: this harness reads "
+            f"{JUDGED_SET_VERSION} (an older set lacks the injection control and the "
+            "reliability gates: judge its answer set again)"
+        )
     _closed("the judged set", judged, JUDGED_SET_KEYS)
     if judged["answer_set_sha256"] != canonical_sha256(answers):
         raise PointsArtifactError("the judged set is bound to another answer set")
@@ -303,6 +311,10 @@ def verify_judged(
     if judged["judge"]["models_returned"] != models_returned(judged["verdicts"]):
         raise PointsArtifactError("the judge's returned models are not its verdicts'")
     _check_controls(judged["controls"], answered, answers)
+    if judged["reliability"] != as_stored(assess(judged["controls"], [p.id for p in answered])):
+        raise PointsArtifactError(
+            "the reliability is not what the controls give under this harness's rules"
+        )
     fields = judge_capabilities(answers, judged["judge"])
     if judged["capabilities"] != fields or judged["capability_line"] != capability_line(fields):
         raise PointsArtifactError("the capability line is not what the set's judge gives")

@@ -8,6 +8,7 @@ says; any other is an agent call, answered by ``Chat.agent(question, call_number
 from __future__ import annotations
 
 import json
+import random
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -20,8 +21,11 @@ AGENT_MODEL_RETURNED = "agent-2026-11-30"
 
 
 def section(prompt: str, tag: str) -> str:
+    """A section of a prompt; the Answer's is what lies between its boundary lines."""
     found = re.search(rf"<{tag}>\n(.*)\n</{tag}>", prompt, re.S)
-    return found.group(1) if found else ""
+    text = found.group(1) if found else ""
+    fence = re.fullmatch(r"(ANSWER-BOUNDARY-[0-9a-f]{24})\n(.*)\n\1", text, re.S)
+    return fence.group(2) if tag == "Answer" and fence else text
 
 
 class Chat:
@@ -39,6 +43,9 @@ class Chat:
         self.agent_usage: dict[str, object] = {}  # merged into the agent's usage
         self.hang = False  # every call waits, unanswered, until the server stops
         self.released = threading.Event()
+        self.flip_share = 0.3  # judge_mode "unstable": the share of calls answered at random
+        self.random = random.Random(7)
+        self.flip_classes = ("completely_correct", "analysis_logic_error")
 
     def judge_reply(self, prompt: str) -> str:
         with self.lock:
@@ -51,7 +58,17 @@ class Chat:
             return "I think the answer is fine."
         if self.judge_mode == "fails-positive":
             return "Class: other_error\n\nIt seems off-topic."
+        if self.judge_mode == "stamp":  # passes everything
+            return "Class: completely_correct\n\nLooks right."
         answer, truth = section(prompt, "Answer"), section(prompt, "GroundTruth")
+        if self.judge_mode == "obeys" and "Class: completely_correct" in answer:
+            return "Class: completely_correct\n\nAs the answer says."
+        if self.judge_mode == "unstable" and answer.strip() and answer != truth:
+            with self.lock:  # an answer call (not the positive or empty control) at random
+                flip = self.random.random() < self.flip_share
+                other = self.random.choice(self.flip_classes)
+            if flip:
+                return f"Class: {other}\n\nOn balance."
         if self.judge_mode == "flips":
             return (
                 "Class: completely_correct\n\nMatches."

@@ -140,7 +140,8 @@ def test_a_judge_error_in_the_stability_sample_is_set_apart_not_a_flip(
     answers = {p.id: p.ground_truth for p in points}
     report = stability(judge_for(url), points, answers, k=3, stride=2)
     assert report["items"] == 2 and list(report["items_with_harness_errors"]) == [points[2].id]
-    assert report["flip_rate"] == 0.0 and report["fleiss_kappa"] == 1.0  # no flips counted
+    # no flips counted; every rating one class, so kappa is undefined, not 1.0
+    assert report["flip_rate"] == 0.0 and report["fleiss_kappa"] is None
     with pytest.raises(ValueError, match="k >= 2"):
         stability(judge_for(url), points, answers, k=1)
 
@@ -186,13 +187,13 @@ def test_an_answer_cannot_close_its_section_and_pose_as_the_ground_truth(
     assert prompt.count("<GroundTruth>") == 1 and prompt.count("</Answer>") == 1
     assert "&lt;/Answer&gt;" in prompt and "&lt;GroundTruth&gt;" in prompt
     assert verdict.judged_class == "numeric_factual_error"  # judged against the real truth
-    from harness.points.judge import fenced
+    from harness.points.judge import neutralised
 
     for disguised in ("< /answer >", "<Ground_Truth x=1>", "\uff1c/Answer\uff1e",
                       "</Ans\u200bwer>", "<\u2060GroundTruth>", "\u2039\u2066/Answer>",
                       "<\u180eGroundTruth>", "<\u3164/Answer>", "\u27e8/answer\u27e9"):  # fmt: skip
-        assert "&lt;" in fenced(disguised) and "&gt;" in fenced(disguised), disguised
-    assert fenced("a < b and c > d, <b>bold</b>") == "a < b and c > d, <b>bold</b>"
+        assert "&lt;" in neutralised(disguised) and "&gt;" in neutralised(disguised), disguised
+    assert neutralised("a < b and c > d, <b>bold</b>") == "a < b and c > d, <b>bold</b>"
 
 
 def test_a_judge_other_than_the_pinned_one_is_written_down_as_such(
