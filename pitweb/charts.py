@@ -6,6 +6,8 @@ answers one question, and a page draws none when there is nothing to draw.
 
 from __future__ import annotations
 
+import html
+import textwrap
 from typing import Any
 
 import pandas as pd
@@ -22,12 +24,32 @@ FORM_PALETTE = [
     "#17becf", "#bcbd22", "#393b79", "#637939", "#843c39",
 ]  # fmt: skip
 OTHER_COLOUR = "#9a9a9a"
+# a category's tick label: lines of at most this many characters (the hover has it whole)
+TICK_CHARS = 18
 _LAYOUT: dict[str, Any] = {
     "margin": {"l": 55, "r": 45, "t": 70, "b": 40},  # r: room for the vertical mode bar
     "height": 320,
     "template": "plotly_white",
     "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "right", "x": 1},
 }
+
+
+def literal(value: object) -> str:
+    """A string of someone else's (an agent name, a run id, a form) as Plotly text that
+    shows as written. Plotly reads a subset of HTML in every text it draws (tick labels,
+    hover, titles, legends): ``<a href>`` becomes a link, ``<span style>`` restyles,
+    ``<br>`` breaks a line. With ``&``, ``<`` and ``>`` escaped no tag is left to read,
+    and Plotly's one pass of entity decoding gives back the characters as written."""
+    return html.escape(str(value), quote=False)
+
+
+def tick_label(label: str) -> str:
+    """A long label as a tick that leaves the plot its room: shortened in its middle, so
+    its start and its end stay (an agent's name, a run id), in at most three lines."""
+    if len(label) > 2 * TICK_CHARS:
+        label = label[: TICK_CHARS - 1] + "…" + label[-TICK_CHARS:]
+    lines = textwrap.wrap(label, TICK_CHARS, break_on_hyphens=False) or [label]
+    return "<br>".join(literal(line) for line in lines)
 
 
 def platform_frame(cells: list[dict[str, Any]]) -> pd.DataFrame:
@@ -105,7 +127,7 @@ def contamination(deltas: dict[str, dict[str, float | None]], verdict: str) -> g
     if not drawn:
         return None
     figure.update_layout(
-        title=f"Contamination delta per clock (mask: {verdict})",
+        title=f"Contamination delta per clock (mask: {literal(verdict)})",
         barmode="group",
         yaxis_title="percentage points",
         **_LAYOUT,
@@ -114,16 +136,19 @@ def contamination(deltas: dict[str, dict[str, float | None]], verdict: str) -> g
 
 
 def compare_runs(runs: dict[str, pd.DataFrame]) -> go.Figure | None:
-    """Several runs' platform pit-clock returns, shifted and main arm, with intervals."""
+    """Several runs' platform pit-clock returns, shifted and main arm, with intervals.
+    ``runs`` is keyed by each run's label (the submitter's words, drawn as text)."""
     figure = go.Figure()
     drawn = False
+    shown: dict[str, str] = {}
     for arm in ("shifted", "main"):
         labels, values, up, down = [], [], [], []
         for label, frame in runs.items():
             row = frame[(frame["arm"] == arm) & (frame["clock"] == "pit")]
             if row.empty or pd.isna(row["percent"].iloc[0]):
                 continue
-            labels.append(label)
+            labels.append(literal(label))
+            shown[labels[-1]] = tick_label(label)
             values.append(float(row["percent"].iloc[0]))
             up.append(float(row["high"].iloc[0] - row["percent"].iloc[0]))
             down.append(float(row["percent"].iloc[0] - row["low"].iloc[0]))
@@ -135,6 +160,8 @@ def compare_runs(runs: dict[str, pd.DataFrame]) -> go.Figure | None:
                 y=values,
                 marker_color=ARM_COLOURS[arm],
                 error_y={"type": "data", "symmetric": False, "array": up, "arrayminus": down},
+                customdata=labels,  # the hover names the run whole, its tick may be short
+                hovertemplate="%{customdata}<br>" + arm + " arm: %{y:.2f}%<extra></extra>",
             )
     if not drawn:
         return None
@@ -142,6 +169,7 @@ def compare_runs(runs: dict[str, pd.DataFrame]) -> go.Figure | None:
         title="Platform pit-clock return: shifted (ranked) and main arm, 95% interval",
         barmode="group",
         yaxis_title="mean return per trade, %",
+        xaxis={"tickmode": "array", "tickvals": list(shown), "ticktext": list(shown.values())},
         **_LAYOUT,
     )
     return figure
@@ -159,7 +187,10 @@ def rows_per_day(frame: pd.DataFrame, top: int = len(FORM_PALETTE) - 1) -> go.Fi
         part = folded[folded["form"] == form]
         colour = OTHER_COLOUR if form == "other" else FORM_PALETTE[n % len(FORM_PALETTE)]
         figure.add_bar(
-            name=str(form), x=part["date"].tolist(), y=part["rows"].tolist(), marker_color=colour
+            name=literal(form),
+            x=part["date"].tolist(),
+            y=part["rows"].tolist(),
+            marker_color=colour,
         )
     figure.update_layout(
         title="Rows per day by form", barmode="stack", yaxis_title="rows", **_LAYOUT

@@ -5,7 +5,7 @@ class Release(models.Model):
     """A frozen release the server holds, identified by its content digest."""
 
     content_digest = models.CharField(max_length=71, unique=True)
-    name = models.CharField(max_length=200)
+    name = models.TextField()  # the manifest's, which no format bounds
     manifest = models.JSONField()
     window_start = models.DateField()
     window_end = models.DateField()

@@ -49,7 +49,8 @@ class Run(models.Model):
     protocol_complete = models.BooleanField()
     model_version = models.CharField(max_length=200, blank=True)
     agent = models.CharField(max_length=200)
-    forms = models.CharField(max_length=200)
+    # the release's forms the run read, comma-joined: as many as the release has
+    forms = models.TextField()
     window_start = models.DateField()
     window_end = models.DateField()
     # Read off the receipt body at submission (recomputable from it): self-reported.

@@ -10,6 +10,27 @@ from typing import Any
 
 from harness.vocabulary import CLOCKS
 
+# Where a receipt body's strings land in bounded columns: the column ("app.Model.field")
+# and the schema leaves it is made of (as ``harness.schemas.leaf_paths`` names them). One
+# leaf is stored as is; several are composed by ``run_facts``. A test holds each leaf's
+# schema bound at or below its column's, so an upload too long for a column is refused by
+# the schema (a 400 naming the field) before anything is written. A body string in no
+# bounded column (an answer, the forms) is stored in a text or JSON column.
+BODY_COLUMNS: dict[str, tuple[str, ...]] = {
+    "runs.Run.run_id": (".run_id",),
+    # the registered release the body's digest names
+    "runs.Run.release_digest": (".binding.bundle_content_digest",),
+    "runs.Run.trajectory_sha256": (".binding.trajectory_sha256",),
+    "runs.Run.agent": (".config.agent",),
+    "runs.Run.model_version": (".config.model_version",),
+    "runs.Run.mask_verdict": (".probe.verdict",),
+    "runs.Run.error_cells": (".cells[].arm", ".cells[].clock", ".cells[].status", ".probe.status"),
+    "runs.Cell.arm": (".cells[].arm",),
+    "runs.Cell.clock": (".cells[].clock",),
+    "runs.Cell.status": (".cells[].status",),
+    "runs.ProbeItem.row_key": (".probe.items[].row_key",),
+}
+
 
 def body_summary(body: dict[str, Any]) -> dict[str, Any]:
     main = {c["clock"]: c["total_return"] for c in body.get("cells", []) if c["arm"] == "main"}
@@ -47,7 +68,7 @@ def run_facts(body: dict[str, Any]) -> dict[str, Any]:
         errors.append(f"probe {probe_status}")
     return {
         "mask_verdict": (body.get("probe") or {}).get("verdict") or "not_run",
-        "error_cells": ", ".join(errors)[:500],
+        "error_cells": ", ".join(errors),
         "agent_isolated": capabilities.get("agent_process") == "isolated"
         and bool(capabilities.get("network_isolated"))
         and bool(capabilities.get("filesystem_confined")),
