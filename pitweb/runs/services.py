@@ -15,7 +15,6 @@ import hashlib
 import json
 import os
 import socket
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -37,6 +36,7 @@ from harness.binding import config_binding
 from harness.receipt import ReceiptError
 from harness.schemas import receipt_body_validator
 from harness.verify import check_receipt
+from pitweb.artifacts import job_file, job_folder
 from pitweb.releases.models import Release
 from pitweb.runs.errors import SubmissionError
 from pitweb.runs.models import (
@@ -119,9 +119,7 @@ def spool(upload: IO[bytes], limit: int, what: str) -> tuple[Path, str, int]:
     """Copy an upload to a private temporary file, hashing it; refuse past ``limit``."""
     digest = hashlib.sha256()
     size = 0
-    handle = tempfile.NamedTemporaryFile(  # noqa: SIM115
-        prefix="pitweb-", delete=False, dir=settings.FILE_UPLOAD_TEMP_DIR
-    )
+    handle = job_file("spool", what, delete=False)  # the caller unlinks it; a dead one's is swept
     try:
         while chunk := upload.read(CHUNK):
             size += len(chunk)
@@ -174,8 +172,8 @@ def run_submit(
     """
     receipt_bytes = _read_limited(receipt, settings.PITWEB_MAX_RECEIPT_BYTES, "receipt")
     _read_json(receipt_bytes, "receipt")
-    with tempfile.TemporaryDirectory(prefix="pitweb-", dir=settings.FILE_UPLOAD_TEMP_DIR) as tmp:
-        receipt_path = Path(tmp) / "receipt.json"
+    with job_folder("upload", "run") as tmp:
+        receipt_path = tmp / "receipt.json"
         receipt_path.write_bytes(receipt_bytes)
         body, body_sha = _checked_receipt(receipt_path)
         known = _known_submission(user, body, body_sha)
@@ -399,10 +397,6 @@ def _check_body(body: dict[str, Any]) -> None:
             raise SubmissionError(
                 "invalid_receipt", f"receipt config/{key}: longer than {bound} characters"
             )
-    if len(",".join(config.get("forms") or [])) > 200:
-        raise SubmissionError(
-            "invalid_receipt", "receipt config/forms: longer than 200 characters together"
-        )
     cells = [(c["arm"], c["clock"]) for c in body["cells"]]
     if len(set(cells)) != len(cells):
         raise SubmissionError("invalid_receipt", "receipt cells: an (arm, clock) appears twice")

@@ -7,7 +7,6 @@ are retried and then harness_error, a timeout is final.
 from __future__ import annotations
 
 import logging
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +17,7 @@ from django.conf import settings
 from harness.platform import Rescore, RescoreRefused, rescore
 from harness.prices import Prices, load_prices
 from harness.rederive import Rederivation, rederive
-from pitweb.artifacts import copy_to, release_copy, release_held
+from pitweb.artifacts import copy_to, job_folder, release_copy, release_held
 from pitweb.releases.models import ReferencePrices
 from pitweb.runs import platform, services
 from pitweb.runs.models import JobState, PlatformScore, Run, VerificationJob
@@ -77,10 +76,10 @@ def _submitted_prices(run: Run, work: Path) -> Prices | None:
     )
 
 
-def _rederived(run: Run, release_dir: Path) -> Rederivation:
-    """The run re-derived from copies of its artifacts, made for this job."""
-    with tempfile.TemporaryDirectory(prefix="pitweb-job-") as tmp:
-        work = Path(tmp)
+def _rederived(job_id: int, run: Run, release_dir: Path) -> Rederivation:
+    """The run re-derived from copies of its artifacts, made for this job (the folder is
+    removed however the job ends; a killed worker's by the next sweep)."""
+    with job_folder("verify", job_id) as work:
         return rederive(
             copy_to(run.receipt_name, work / "receipt.json"),
             trajectory=copy_to(run.trajectory_name, work / "trajectory.jsonl"),
@@ -102,7 +101,7 @@ def verify_job(*, job_id: int, worker: str) -> Outcome:
         )  # fmt: skip
     try:
         with _Heartbeat(job_id, worker):
-            result = _rederived(run, release_copy(run.release))
+            result = _rederived(job_id, run, release_copy(run.release))
     except SoftTimeLimitExceeded:  # the same bytes would take as long again: final, ours
         limit = settings.CELERY_TASK_SOFT_TIME_LIMIT
         return _finish(
@@ -150,9 +149,8 @@ def _verdict(job_id: int, worker: str, result: Rederivation) -> Outcome:
     )  # fmt: skip
 
 
-def _rescored(run: Run, reference: ReferencePrices, release_dir: Path) -> Rescore:
-    with tempfile.TemporaryDirectory(prefix="pitweb-score-") as tmp:
-        work = Path(tmp)
+def _rescored(score_id: int, run: Run, reference: ReferencePrices, release_dir: Path) -> Rescore:
+    with job_folder("score", score_id) as work:
         prices = load_prices(
             copy_to(reference.file_name, work / "reference.csv"),
             source=reference.source,
@@ -175,7 +173,7 @@ def score_run(*, score_id: int, worker: str) -> Outcome:
     run, reference = score.run, score.prices
     try:
         assert run.release is not None  # a run is stored only for a release the server holds
-        result = _rescored(run, reference, release_copy(run.release))
+        result = _rescored(score_id, run, reference, release_copy(run.release))
     except RescoreRefused as exc:  # by name: no stated value repeated
         refused = "the artifacts do not hold together: " + ", ".join(c.name for c in exc.failed)
         platform.platform_finish(

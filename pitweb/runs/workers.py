@@ -1,4 +1,5 @@
-"""Workers heart-beat from the moment they are ready until they stop, job or no job."""
+"""Workers heart-beat from the moment they are ready until they stop, job or no job, and
+clear what dead workers left on this machine when they start."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import logging
 import threading
 from typing import Any
 
-from celery.signals import worker_ready, worker_shutdown
+from celery.signals import worker_process_init, worker_ready, worker_shutdown
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 from django.utils import timezone
@@ -39,10 +40,29 @@ def _loop(name: str) -> None:
             return
 
 
+def sweep_dead_folders() -> None:
+    """Remove the job folders that dead processes left on this machine (a live one's
+    stay: ``pitweb.artifacts`` says why)."""
+    from pitweb.artifacts import scratch_sweep
+
+    try:
+        scratch_sweep()
+    except OSError:  # an unreadable folder must not keep a worker from working
+        log.warning("job folders of dead workers not swept", exc_info=True)
+
+
+@worker_process_init.connect
+def _process_started(sender: Any = None, **kwargs: Any) -> None:
+    """A pool process starting: a new worker, or the one that replaces a killed one."""
+    sweep_dead_folders()
+
+
 @worker_ready.connect
 def _start(sender: Any = None, **kwargs: Any) -> None:
     from harness.sandbox.outside import availability
     from pitweb.runs.services import worker_name
+
+    sweep_dead_folders()
 
     name = worker_name()
     isolated, why = availability()

@@ -5,6 +5,8 @@ environment (service host names mapped to 127.0.0.1)."""
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
 import os
 import shutil
@@ -12,10 +14,13 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
 import zipfile
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +100,140 @@ def test_nginx_accepts_the_proxy_configuration(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "test is successful" in done.stderr
+
+
+class _Upstream(BaseHTTPRequestHandler):
+    """A stand-in application server: its own JSON 413, a page, and an answer that never
+    comes (until the test ends)."""
+
+    release = threading.Event()
+
+    def do_GET(self) -> None:
+        if self.path == "/api/slow/":
+            self.release.wait(timeout=60)
+            return
+        status, kind, body = (
+            (413, "application/json", b'{"error": {"code": "too_large", "message": "ours"}}')
+            if self.path == "/api/own-413/"
+            else (200, "text/html", b"<p>a page</p>")
+        )
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def _ask(port: int, method: str, path: str, announced: int | None = None) -> tuple[int, str, bytes]:
+    """One request; ``announced``: a body of that many bytes is announced and its first
+    64 KiB sent (the proxy answers from the headers)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.putrequest(method, path)
+        if announced is not None:
+            conn.putheader("Content-Type", "multipart/form-data; boundary=x")
+            conn.putheader("Content-Length", str(announced))
+        conn.endheaders()
+        if announced is not None:
+            conn.send(b"x" * 65536)
+        response = conn.getresponse()
+        return response.status, response.getheader("Content-Type", ""), response.read()
+    finally:
+        conn.close()
+
+
+def _envelope(content_type: str, body: bytes) -> dict[str, str]:
+    from pitweb.runs.errors import error_body
+
+    assert content_type == "application/json", content_type
+    error = json.loads(body)["error"]
+    assert json.loads(body) == error_body(error["code"], error["message"]) and error["message"]
+    return dict(error)
+
+
+TEMP_PATHS = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+
+
+def proxy_limit() -> int:
+    """The proxy's body limit, in bytes, as deploy/nginx.conf sets it."""
+    server = (REPO / "deploy" / "nginx.conf").read_text()
+    return int(server.split("client_max_body_size ")[1].split("m;")[0]) * 1024 * 1024
+
+
+@contextlib.contextmanager
+def nginx_in_front(folder: Path, upstream: int, read_timeout: str = "300s") -> Iterator[int]:
+    """The real nginx serving deploy/nginx.conf on a loopback port (yielded), in front of
+    the application server on ``upstream``."""
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    need(Path(nginx), "nginx (apt-get install nginx; .ci/run installs it)")
+    port = _free_port()
+    server = (REPO / "deploy" / "nginx.conf").read_text()
+    for old, new in (
+        ("server web:8000;", f"server 127.0.0.1:{upstream};"),
+        ("listen 80;", f"listen 127.0.0.1:{port};"),
+        ("/srv/pitweb/static/", f"{folder}/static/"),
+        ("proxy_read_timeout 300s;", f"proxy_read_timeout {read_timeout};"),
+    ):
+        assert old in server
+        server = server.replace(old, new)
+    (folder / "pitweb.conf").write_text(server)
+    temp = "".join(f"  {kind}_temp_path {folder}/{kind};\n" for kind in TEMP_PATHS)
+    (folder / "nginx.conf").write_text(
+        f"pid {folder}/nginx.pid;\nerror_log {folder}/error.log;\n"
+        "daemon off;\nmaster_process off;\nevents {}\n"
+        f"http {{\n  access_log off;\n{temp}  include {folder}/pitweb.conf;\n}}\n"
+    )
+    proxy = subprocess.Popen([nginx, "-p", str(folder), "-c", str(folder / "nginx.conf")])
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert proxy.poll() is None, (folder / "error.log").read_text()
+                assert time.monotonic() < deadline, "nginx did not listen"
+                time.sleep(0.05)
+        yield port
+    finally:
+        proxy.terminate()
+        proxy.wait(timeout=30)
+
+
+def test_nginxs_own_errors_answer_the_api_envelope_and_pages_stay_html(tmp_path: Path) -> None:
+    """The real nginx with deploy/nginx.conf on a loopback port, in front of a stand-in
+    application server: a body past the limit, the server too slow, the server down."""
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), _Upstream)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    limit = proxy_limit()
+    try:
+        # proxy_read_timeout shortened, for the 504 within the test
+        with nginx_in_front(tmp_path, upstream.server_address[1], read_timeout="1s") as port:
+            # a body past the limit: the API's envelope on /api/, nginx's page elsewhere
+            status, kind, body = _ask(port, "POST", "/api/runs/", announced=2 * limit)
+            assert status == 413 and _envelope(kind, body)["code"] == "too_large"
+            assert str(limit // (1024 * 1024)) in json.loads(body)["error"]["message"]
+            status, kind, body = _ask(port, "POST", "/", announced=2 * limit)
+            assert status == 413 and kind == "text/html" and b"<html>" in body
+            # the application's own errors pass through untouched
+            status, kind, body = _ask(port, "GET", "/api/own-413/")
+            assert status == 413 and _envelope(kind, body)["message"] == "ours"
+            # the application too slow
+            status, kind, body = _ask(port, "GET", "/api/slow/")
+            assert status == 504 and _envelope(kind, body)["code"] == "gateway_timeout"
+            # the application down
+            upstream.shutdown()
+            upstream.server_close()
+            status, kind, body = _ask(port, "POST", "/api/runs/", announced=1000)
+            assert status == 502 and _envelope(kind, body)["code"] == "bad_gateway"
+            status, kind, body = _ask(port, "GET", "/")
+            assert status == 502 and kind == "text/html" and b"<html>" in body
+    finally:
+        _Upstream.release.set()
+        upstream.server_close()
 
 
 def _env_example() -> dict[str, str]:
