@@ -223,7 +223,8 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 
 def _cache_url(broker: str) -> str:
     """The cache's own Redis database: the broker's index plus one, so clearing the
-    cache never touches queued jobs (or PITWEB_CACHE_URL)."""
+    cache never touches queued jobs (or PITWEB_CACHE_URL: in production a Redis of its
+    own, with a memory limit and an eviction policy the broker's must never have)."""
     given = os.environ.get("PITWEB_CACHE_URL", "")
     if given:
         return given
@@ -235,9 +236,12 @@ def _cache_url(broker: str) -> str:
 
 CACHES = {
     "default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        # for speed only: an unreachable Redis means each process caches on its own
+        "BACKEND": "pitweb.cache.ForgivingRedisCache",
         "LOCATION": _cache_url(REDIS_URL),
         "KEY_PREFIX": "pitweb",
+        # a cache that does not answer at once is treated as down, not waited for
+        "OPTIONS": {"socket_connect_timeout": 0.25, "socket_timeout": 0.5},
     }
     if REDIS_URL
     else {

@@ -5,16 +5,24 @@ from __future__ import annotations
 
 import csv
 import io
+import re
+from collections.abc import Mapping
 from datetime import date
 from typing import TYPE_CHECKING, Any, cast
 
 from django.conf import settings
-from django.contrib.auth.models import User
-from django.core.cache import cache
-from django.http import HttpResponse
+from django.contrib.auth.models import AnonymousUser, User
+from django.db import connection
+from django.http import HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    inline_serializer,
+)
 from rest_framework import permissions, serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.parsers import MultiPartParser
@@ -25,15 +33,106 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from pitweb.releases.models import Release
-from pitweb.runs import selectors, services
-from pitweb.runs.errors import SubmissionError
+from pitweb.runs import boardcache, selectors, services
+from pitweb.runs.errors import SubmissionError, validation_message
 from pitweb.runs.models import Run, VerificationJob
 from pitweb.runs.tables import csv_safe
+from pitweb.runs.uploads import FORMS
 
 if TYPE_CHECKING:
     Serializer = serializers.Serializer[Any]
 else:
     Serializer = serializers.Serializer
+
+# -- query and form parameters -------------------------------------------------------
+# One parser for every id a query or a form gives (``submission``, ``page``): ASCII
+# digits only (``str.isdigit`` and ``int`` also take "²" or "٣"), a bounded length (so
+# ``int`` never sees thousands of digits) and within the id column's range. Each query
+# has its serializer; what fails it is a 400: the JSON envelope under /api/, the site's
+# 400 page elsewhere.
+DIGITS = re.compile(r"[0-9]+")
+
+
+def id_max() -> int:
+    """The largest value the database's id column holds."""
+    low_high = connection.ops.integer_field_range(Run._meta.pk.get_internal_type())
+    return int(low_high[1] if low_high[1] is not None else 2**63 - 1)
+
+
+def parse_id(value: object) -> int | None:
+    """The id ``value`` gives (a query's or a form's text, or a JSON number), None when
+    it is absent or empty; a ValueError saying the rule otherwise."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):  # a JSON number
+        value = str(value)
+    top = id_max()
+    if (
+        isinstance(value, str)
+        and len(value) <= len(str(top))
+        and DIGITS.fullmatch(value)
+        and int(value) <= top
+    ):
+        return int(value)
+    raise ValueError(f"must be a whole number written with the digits 0-9, at most {top}")
+
+
+@extend_schema_field(OpenApiTypes.INT)
+class IdField(serializers.Field):  # type: ignore[type-arg]
+    """An id in a query or a form, read by ``parse_id``; a parameter given twice is
+    refused (which copy counts is never left to the parser)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(required=False, allow_null=True, **kwargs)
+
+    def get_value(self, dictionary: Any) -> Any:
+        name = str(self.field_name)
+        if isinstance(dictionary, QueryDict) and len(dictionary.getlist(name)) > 1:
+            return dictionary.getlist(name)
+        return super().get_value(dictionary)
+
+    def to_internal_value(self, data: Any) -> int | None:
+        if isinstance(data, list):
+            raise serializers.ValidationError(f"given {len(data)} times; give it once")
+        try:
+            return parse_id(data)
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+class RunQuery(Serializer):
+    """What a run's pages, tables, downloads, API and staff form read besides the key."""
+
+    submission = IdField()
+
+
+class PageQuery(Serializer):
+    page = IdField()
+
+
+def validated(query: type[Serializer], params: Any) -> dict[str, Any]:
+    """``params`` (a query string or a form) through its serializer; the first field it
+    refuses is a SubmissionError named for that field (``invalid_submission``)."""
+    given = query(data=params)
+    if not given.is_valid():
+        name, problems = next(iter(given.errors.items()))
+        raise SubmissionError(f"invalid_{name}", f"{name}: {validation_message(problems)}")
+    return dict(given.validated_data)
+
+
+def submission_wanted(params: Any) -> int | None:
+    """The ``submission`` a run URL's query or a staff form asks for, if any."""
+    return validated(RunQuery, params).get("submission")
+
+
+def requester(context: Mapping[str, Any]) -> Any:
+    """Who a serializer answers (anonymous when no request was given)."""
+    request = context.get("request")
+    return request.user if request is not None else AnonymousUser()
+
 
 REFUTED_DETAIL = "differs from what the system re-derived (the stated value is on the run's page)"
 
@@ -128,12 +227,14 @@ class RunDetailOut(RunOut):
     jobs = serializers.SerializerMethodField()
 
     def get_jobs(self, run: Run) -> list[dict[str, Any]]:
-        return JobOut(selectors.run_jobs(run), many=True).data  # type: ignore[return-value]
+        jobs = selectors.run_jobs(run, user=requester(self.context))
+        return JobOut(jobs, many=True).data  # type: ignore[return-value]
 
 
 def _visible_run(request: Request, sha_hex: str) -> Run:
+    wanted = submission_wanted(request.query_params)
     runs = selectors.visible_runs(request.user).select_related("platform", "platform__prices")
-    found, candidates = selectors.pick(runs, sha_hex, request.query_params.get("submission"))
+    found, candidates = selectors.pick(runs, sha_hex, wanted)
     if found is None and candidates:
         raise SubmissionError(
             "ambiguous",
@@ -147,15 +248,19 @@ def _visible_run(request: Request, sha_hex: str) -> Run:
     return found
 
 
-UPLOAD_FIELDS = ("receipt", "trajectory", "config", "prices")
+UPLOAD_FIELDS = FORMS["api-runs"].files  # one list: the upload handler refuses at the header
 
 
 def _only_fields(request: Request, *, files: tuple[str, ...], data: tuple[str, ...] = ()) -> None:
     """Refuse a multipart field the endpoint does not take, and any field sent twice:
     which of two copies counts is never left to the parser."""
-    unknown = sorted(
-        {*request.FILES.keys(), *request.data.keys()} - {*files, *data}  # type: ignore[union-attr]
-    )
+    if not isinstance(request.data, QueryDict):  # no body at all: nothing was parsed
+        raise SubmissionError(
+            "form_required",
+            f"this endpoint takes a multipart/form-data body with {', '.join((*files, *data))}; "
+            "the request had none",
+        )
+    unknown = sorted({*request.FILES.keys(), *request.data.keys()} - {*files, *data})
     if unknown:
         raise SubmissionError(
             "unknown_field",
@@ -164,7 +269,7 @@ def _only_fields(request: Request, *, files: tuple[str, ...], data: tuple[str, .
         )
     counts = {name: len(request.FILES.getlist(name)) for name in files}
     for name in (*files, *data):  # plain values (a file field sent as text counts too)
-        values = request.data.getlist(name)  # type: ignore[union-attr]
+        values = request.data.getlist(name)
         counts[name] = counts.get(name, 0) + sum(1 for v in values if isinstance(v, str))
     twice = sorted(name for name, n in counts.items() if n > 1)
     if twice:
@@ -221,7 +326,7 @@ class RunsApi(APIView):
             config=request.FILES.get("config"),
             prices=request.FILES.get("prices"),
         )
-        data = RunDetailOut(submission.run).data
+        data = RunDetailOut(submission.run, context={"request": request}).data
         return Response(
             data, status=status.HTTP_201_CREATED if submission.created else status.HTTP_200_OK
         )
@@ -229,23 +334,34 @@ class RunsApi(APIView):
 
 class RunApi(APIView):
     @extend_schema(
-        responses=RunDetailOut, summary="One run, with its receipt body and verification history"
+        responses=RunDetailOut,
+        summary="One run, with its receipt body and verification history",
+        parameters=[
+            OpenApiParameter(
+                "submission", int, description="which submission of the body (digits 0-9)"
+            )
+        ],
     )
     def get(self, request: Request, sha: str) -> Response:
-        return Response(RunDetailOut(_visible_run(request, sha)).data)
+        run = _visible_run(request, sha)
+        return Response(RunDetailOut(run, context={"request": request}).data)
 
 
 class JobApi(APIView):
     @extend_schema(responses=JobOut, summary="One verification job")
     def get(self, request: Request, job_id: int) -> Response:
-        job = get_object_or_404(VerificationJob.objects.select_related("run"), pk=job_id)
-        if not selectors.visible_runs(request.user).filter(pk=job.run_id).exists():
-            return Response({"error": {"code": "not_found", "message": "no such job"}}, status=404)
+        job = selectors.visible_job(request.user, job_id)
+        if job is None:
+            raise NotFound("no such job")
         return Response(JobOut(job).data)
 
 
 class ReasonIn(Serializer):
     reason = serializers.CharField(max_length=2000)
+
+
+class ReverifyIn(ReasonIn):
+    submission = IdField()
 
 
 class ReverifyApi(APIView):
@@ -254,16 +370,14 @@ class ReverifyApi(APIView):
     throttle_classes = [ScopedRateThrottle]
 
     @extend_schema(
-        request=ReasonIn,
+        request=ReverifyIn,
         responses={202: JobOut},
         summary="Staff: verify a run again (with a reason)",
     )
     def post(self, request: Request, sha: str) -> Response:
-        given = ReasonIn(data=request.data)
+        given = ReverifyIn(data=request.data)
         given.is_valid(raise_exception=True)
-        run = selectors.submission(
-            Run.objects.all(), sha, str(given.initial_data.get("submission") or "") or None
-        )
+        run = selectors.submission(Run.objects.all(), sha, given.validated_data.get("submission"))
         if run is None:
             raise NotFound("no such run")
         job = services.run_reverify(
@@ -363,13 +477,18 @@ class LeaderboardApi(APIView):
     def get(self, request: Request) -> HttpResponse:
         if request.user.is_authenticated:
             return Response(_board(request))
-        # the public board, rendered once per board version and query: any change a
-        # service makes bumps the version, so nobody is served a stale board
-        key = f"board-api:{selectors.board_version()}:{request.GET.urlencode()}"
-        body = cache.get(key)
+        # the public board, rendered once per board version and query the board links to
+        # (boardcache): any change a service makes bumps the version, so nobody is served
+        # a stale board, and a query that parses the same is the same entry
+        every = request.GET.get("all") in ("1", "true")
+        key = boardcache.key(
+            "board-api", selectors.board_version(), _filters(request),
+            1 if every else _page_number(request), every=every,
+        )  # fmt: skip
+        body = boardcache.get(key)
         if body is None:
             body = JSONRenderer().render(_board(request))
-            cache.set(key, body, timeout=300)
+            boardcache.put(key, body)
         return HttpResponse(body, content_type="application/json")
 
 
@@ -395,10 +514,7 @@ def _day(value: str | None) -> str | None:
 
 
 def _page_number(request: Any) -> int:
-    try:
-        return max(1, int(request.GET.get("page", "1")))
-    except ValueError:
-        raise SubmissionError("invalid_page", "page must be a positive integer") from None
+    return max(1, validated(PageQuery, request.GET).get("page") or 1)
 
 
 def _board(request: Any) -> dict[str, Any]:
@@ -469,7 +585,8 @@ class ReferencePricesApi(APIView):
         from pitweb.runs.platform import reference_prices_register
 
         release = get_object_or_404(Release, content_digest=f"sha256:{digest}")
-        _only_fields(request, files=("prices",), data=("source", "pulled_at", "reason"))
+        form = FORMS["api-reference-prices"]
+        _only_fields(request, files=form.files, data=form.data)
         given = ReferencePricesIn(data=request.data)
         given.is_valid(raise_exception=True)
         data = given.validated_data

@@ -3,7 +3,7 @@
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
@@ -40,6 +40,16 @@ def error_body(code: str, message: str, **extra: Any) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, **extra}}
 
 
+def validation_message(detail: Any) -> str:
+    """A serializer's errors in one line: ``field: what is wrong; ...``."""
+    if isinstance(detail, dict):
+        return "; ".join(
+            f"{k}: {' '.join(map(str, v if isinstance(v, list) else [v]))}"
+            for k, v in detail.items()
+        )
+    return " ".join(map(str, detail)) if isinstance(detail, list) else str(detail)
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, SubmissionError):
         return Response(error_body(exc.code, exc.message), status=exc.http_status)
@@ -49,11 +59,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     code = next((c for kind, c in _CODES.items() if isinstance(exc, kind)), "error")
     detail = response.data
     if isinstance(exc, exceptions.ValidationError):
-        message = (
-            "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in detail.items())
-            if isinstance(detail, dict)
-            else str(detail)
-        )
+        message = validation_message(detail)
     else:
         message = str(detail.get("detail", detail)) if isinstance(detail, dict) else str(detail)
     response.data = error_body(code, message)
@@ -90,3 +96,10 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Any
     if _is_api(request):
         return JsonResponse(error_body("bad_request", "the request could not be read"), status=400)
     return defaults.bad_request(request, exception or ValueError("bad request"))
+
+
+def bad_request_page(request: HttpRequest, message: str) -> HttpResponse:
+    """A page's 400, as the site's other page errors: the 400 page saying what was wrong."""
+    from django.shortcuts import render
+
+    return render(request, "400.html", {"message": f"Bad request: {message}."}, status=400)

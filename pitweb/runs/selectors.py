@@ -8,12 +8,13 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
-from django.core.cache import cache
 from django.db.models import Count, F, Min, Q, QuerySet
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 
 from harness.platform import RankRange, rank_ranges
+from pitweb.runs import boardcache
 from pitweb.runs.models import (
     AuditEvent,
     BoardVersion,
@@ -147,23 +148,21 @@ def matching(runs: QuerySet[Run], key: str) -> QuerySet[Run]:
     return found.order_by("submitted_at", "pk")
 
 
-def pick(runs: QuerySet[Run], key: str, wanted: str | None) -> tuple[Run | None, list[Run]]:
+def pick(runs: QuerySet[Run], key: str, wanted: int | None) -> tuple[Run | None, list[Run]]:
     """The run a key names, and the candidates when it names several bodies. The
-    submission asked for by id (``?submission=``) wins; several submissions of one body
-    give the earliest. Only runs the requester may see are ever considered, so nothing
-    is revealed about the others."""
+    submission asked for by id (``?submission=``, parsed by the caller) wins; several
+    submissions of one body give the earliest. Only runs the requester may see are ever
+    considered, so nothing is revealed about the others."""
     found = matching(runs, key)
-    if wanted:
-        if not wanted.isdigit():
-            return None, []
-        found = found.filter(pk=int(wanted))
+    if wanted is not None:
+        found = found.filter(pk=wanted)
     candidates = list(found[:51])
     if len({r.body_sha256 for r in candidates}) == 1:
         return candidates[0], candidates
     return None, candidates
 
 
-def submission(runs: QuerySet[Run], key: str, wanted: str | None) -> Run | None:
+def submission(runs: QuerySet[Run], key: str, wanted: int | None) -> Run | None:
     """The one run a key names, or None (none visible, or several bodies)."""
     return pick(runs, key, wanted)[0]
 
@@ -341,14 +340,15 @@ def leaderboard(
     and pending verification (no numbers), invalid. A fixed number of queries however
     many runs; the public board is cached until the next change (one query)."""
     args = (release, form, start, end, isolated, page, per_page)
-    if not user.is_authenticated:
-        key = "board:{}:{}".format(board_version(), ":".join(map(str, args)))
-        cached = cache.get(key)
-        if cached is None:
-            cached = _leaderboard(user, *args)
-            cache.set(key, cached, timeout=300)
-        return cached  # type: ignore[no-any-return]
-    return _leaderboard(user, *args)
+    if user.is_authenticated or per_page != PER_PAGE:
+        return _leaderboard(user, *args)
+    filters = {"release": release, "form": form, "start": start, "end": end, "isolated": isolated}
+    key = boardcache.key("board", board_version(), filters, page)
+    cached = boardcache.get(key)
+    if cached is None:
+        cached = _leaderboard(user, *args)
+        boardcache.put(key, cached)
+    return cached  # type: ignore[no-any-return]
 
 
 def _leaderboard(
@@ -417,8 +417,37 @@ def leaderboard_export(
     }
 
 
-def run_jobs(run: Run) -> list[VerificationJob]:
-    return list(run.jobs.select_related("requested_by").order_by("created_at", "id"))
+def worker_label(name: str, user: User | AnonymousUser) -> str:
+    """A worker as the requester may see it: staff see its name (host and process id);
+    anyone else a stable pseudonym, the same on every page, that tells workers apart
+    and names no host."""
+    if not name or (user.is_authenticated and user.is_staff):
+        return name
+    return "worker-" + salted_hmac("pitweb.runs.worker", name).hexdigest()[:10]
+
+
+def _as_seen_by(jobs: list[VerificationJob], user: User | AnonymousUser) -> list[VerificationJob]:
+    """The jobs for display: each worker by ``worker_label`` (the rows are never saved)."""
+    for job in jobs:
+        job.worker = worker_label(job.worker, user)
+    return jobs
+
+
+def run_jobs(run: Run, *, user: User | AnonymousUser) -> list[VerificationJob]:
+    """A run's jobs, oldest first, as ``user`` may see them."""
+    jobs = list(run.jobs.select_related("requested_by").order_by("created_at", "id"))
+    return _as_seen_by(jobs, user)
+
+
+def visible_job(user: User | AnonymousUser, job_id: int) -> VerificationJob | None:
+    """A job of a run the requester may see, or None: a job of any other run answers
+    exactly like a job that does not exist."""
+    found = list(
+        VerificationJob.objects.select_related("run", "requested_by").filter(
+            pk=job_id, run__in=visible_runs(user).values("pk")
+        )
+    )
+    return _as_seen_by(found, user)[0] if found else None
 
 
 def job_diffs(jobs: list[VerificationJob]) -> list[dict[str, Any]]:
@@ -454,9 +483,29 @@ def changelog(limit: int = 200) -> QuerySet[AuditEvent]:
     return AuditEvent.objects.filter(public=True).select_related("actor", "run")[:limit]
 
 
-def status_data() -> dict[str, Any]:
-    """The queue, every worker marked live or stale by its heartbeat, and the latest jobs
-    with their runs. Five queries, however many workers and jobs."""
+def _recent_job_row(job: VerificationJob, shown: bool) -> dict[str, Any]:
+    """A finished job's row. Of a run the requester may not see, only its state and how
+    long it took: no job number, run id, body hash or link."""
+    row: dict[str, Any] = {"job": None, "run_id": None, "page": None}
+    if shown:
+        row = {
+            "job": job.pk,
+            "run_id": job.run.run_id,
+            "page": reverse("run", args=[job.run.body_sha256.removeprefix("sha256:")])
+            + f"?submission={job.run.pk}",
+        }
+    return {
+        **row,
+        "state": job.state,
+        "seconds": round((job.finished_at - job.created_at).total_seconds(), 3),  # type: ignore[operator]
+    }
+
+
+def status_data(user: User | AnonymousUser) -> dict[str, Any]:
+    """The queue, every worker marked live or stale by its heartbeat, and the latest jobs,
+    as ``user`` may see them: every job is counted, but only the runs ``visible_runs``
+    lets them see are named, and workers go by ``worker_label``. Six queries, however
+    many workers and jobs."""
     now = timezone.now()
     waiting = VerificationJob.objects.filter(state=JobState.RECEIVED)
     queue = waiting.aggregate(depth=Count("id"), oldest=Min("created_at"))
@@ -464,7 +513,7 @@ def status_data() -> dict[str, Any]:
     stale_after = timedelta(seconds=settings.PITWEB_STALE_AFTER_SECONDS)
     workers = [
         {
-            "worker": w.name,
+            "worker": worker_label(w.name, user),
             "last_heartbeat": w.last_seen.isoformat(),
             "agent_isolation": "available"
             if w.isolation
@@ -475,10 +524,14 @@ def status_data() -> dict[str, Any]:
         }
         for w in WorkerBeat.objects.order_by("-last_seen")[:50]
     ]
-    recent = (
+    recent = list(
         VerificationJob.objects.exclude(finished_at=None)
         .select_related("run")
+        .only("state", "created_at", "finished_at", "run", "run__run_id", "run__body_sha256")
         .order_by("-finished_at")[:20]
+    )
+    shown = set(
+        visible_runs(user).filter(pk__in={j.run_id for j in recent}).values_list("pk", flat=True)
     )
     return {
         "queue_depth": queue["depth"],
@@ -487,15 +540,5 @@ def status_data() -> dict[str, Any]:
         if queue["oldest"]
         else None,
         "workers": workers,
-        "recent_latencies": [
-            {
-                "job": j.pk,
-                "run_id": j.run.run_id,
-                "page": reverse("run", args=[j.run.body_sha256.removeprefix("sha256:")])
-                + f"?submission={j.run.pk}",
-                "state": j.state,
-                "seconds": round((j.finished_at - j.created_at).total_seconds(), 3),  # type: ignore[operator]
-            }
-            for j in recent
-        ],
+        "recent_latencies": [_recent_job_row(j, j.run_id in shown) for j in recent],
     }

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from functools import wraps
 from typing import Any, cast
 from urllib.parse import urlencode
 
@@ -10,17 +12,17 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.models import User
-from django.core.cache import cache
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from pitweb import charts
 from pitweb.releases.models import Release
-from pitweb.runs import selectors, services, tables
-from pitweb.runs.api import LEADERBOARD_COLUMNS, leaderboard_csv
-from pitweb.runs.errors import SubmissionError
+from pitweb.runs import boardcache, selectors, services, tables
+from pitweb.runs.api import LEADERBOARD_COLUMNS, leaderboard_csv, submission_wanted
+from pitweb.runs.errors import SubmissionError, bad_request_page
 from pitweb.runs.models import FINAL_STATES, Run
 
 
@@ -31,36 +33,35 @@ def _figure(figure: Any) -> Any:
 def leaderboard_page(request: HttpRequest) -> HttpResponse:
     from pitweb.runs.api import _filters, _page_number
 
-    # The public page is rendered once per board version and query; any change a
-    # service makes bumps the version, so nobody is served a stale board.
-    key = None
-    if not request.user.is_authenticated:
-        key = f"board-page:{selectors.board_version()}:{request.GET.urlencode()}"
-        html = cache.get(key)
-        if html is not None:
-            return HttpResponse(html)
     try:
         filters, page = _filters(request), _page_number(request)
     except SubmissionError as exc:
         return render(request, "400.html", {"message": f"Bad filter: {exc.message}."}, status=400)
+    # The public page is rendered once per board version and query the board links to
+    # (boardcache); any change a service makes bumps the version, so nobody is served a
+    # stale board. The page is drawn from the parsed query alone, so one cached copy is
+    # right for every request that parses to it.
+    key = None
+    if not request.user.is_authenticated:
+        key = boardcache.key("board-page", selectors.board_version(), filters, page)
+        html = boardcache.get(key)
+        if html is not None:
+            return HttpResponse(html)
     board = selectors.leaderboard(**filters, page=page)
-    params = request.GET.copy()
-    params.pop("page", None)
+    shown = {k: filters[k] or "" for k in ("release", "form", "start", "end")}
+    shown["isolated"] = "1" if filters["isolated"] else ""
     response = render(
         request,
         "leaderboard.html",
         {
             "board": board,
-            "query": params.urlencode(),
+            "query": urlencode({k: v for k, v in shown.items() if v}),
             "pagination": board["pagination"],
             "releases": Release.objects.order_by("name").values_list("name", flat=True),
-            "filters": {
-                k: request.GET.get(k, "") for k in ("release", "form", "start", "end", "isolated")
-            },
+            "filters": shown,
         },
     )
-    if key is not None:
-        cache.set(key, response.content.decode(), timeout=300)
+    boardcache.put(key, response.content.decode())
     return response
 
 
@@ -81,9 +82,26 @@ def leaderboard_csv_page(request: HttpRequest) -> HttpResponse:
     return response
 
 
+def refuses_bad_queries(
+    view: Callable[..., HttpResponseBase],
+) -> Callable[..., HttpResponseBase]:
+    """A query or form the view's serializer refuses is the site's 400 page, saying what
+    was wrong (the API answers the same with its JSON envelope)."""
+
+    @wraps(view)
+    def checked(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        try:
+            return view(request, *args, **kwargs)
+        except SubmissionError as exc:
+            return bad_request_page(request, exc.message)
+
+    return checked
+
+
 def _run_or_404(request: HttpRequest, sha: str) -> Run:
+    wanted = submission_wanted(request.GET)
     runs = selectors.visible_runs(request.user).select_related("platform", "platform__prices")
-    found = selectors.submission(runs, sha, request.GET.get("submission"))
+    found = selectors.submission(runs, sha, wanted)
     if found is None:
         raise Http404("no such run")
     return found
@@ -212,9 +230,11 @@ def _platform_context(run: Run, proven: bool) -> dict[str, Any]:
     return context
 
 
+@refuses_bad_queries
 def run_page(request: HttpRequest, sha: str) -> HttpResponse:
+    wanted = submission_wanted(request.GET)
     runs = selectors.visible_runs(request.user).select_related("platform", "platform__prices")
-    found, candidates = selectors.pick(runs, sha, request.GET.get("submission"))
+    found, candidates = selectors.pick(runs, sha, wanted)
     if found is None and candidates:  # a run id or prefix naming several runs: list them
         return render(
             request, "run_choices.html", {"key": sha, "runs": candidates[:50]}, status=300
@@ -228,7 +248,7 @@ def run_page(request: HttpRequest, sha: str) -> HttpResponse:
         )
     run = found
     body = run.body
-    jobs = selectors.run_jobs(run)
+    jobs = selectors.run_jobs(run, user=request.user)
     proven = selectors.proven(run)
     return render(
         request,
@@ -260,6 +280,7 @@ def run_page(request: HttpRequest, sha: str) -> HttpResponse:
     )
 
 
+@refuses_bad_queries
 def run_table(request: HttpRequest, sha: str, name: str) -> HttpResponse:
     """One of the run page's tables as CSV or JSON: cells, probe or jobs."""
     run = _run_or_404(request, sha)
@@ -273,7 +294,7 @@ def run_table(request: HttpRequest, sha: str, name: str) -> HttpResponse:
             fmt, "probe", tables.PROBE_COLUMNS, tables.probe_rows(run.body.get("probe", {}))
         )
     elif name == "jobs":
-        rows = tables.job_rows(selectors.job_diffs(selectors.run_jobs(run)))
+        rows = tables.job_rows(selectors.job_diffs(selectors.run_jobs(run, user=request.user)))
         response = tables.table_response(fmt, "jobs", tables.JOB_COLUMNS, rows)
     else:
         raise Http404("no such table")
@@ -282,6 +303,7 @@ def run_table(request: HttpRequest, sha: str, name: str) -> HttpResponse:
     return response
 
 
+@refuses_bad_queries
 def run_cells_json(request: HttpRequest, sha: str) -> JsonResponse:
     run = _run_or_404(request, sha)
     if not selectors.proven(run):
@@ -291,6 +313,7 @@ def run_cells_json(request: HttpRequest, sha: str) -> JsonResponse:
     )
 
 
+@refuses_bad_queries
 def run_status_json(request: HttpRequest, sha: str) -> JsonResponse:
     """Polled by the run page for live verification progress."""
     run = _run_or_404(request, sha)
@@ -300,6 +323,7 @@ def run_status_json(request: HttpRequest, sha: str) -> JsonResponse:
     )
 
 
+@refuses_bad_queries
 def run_download(request: HttpRequest, sha: str, what: str) -> FileResponse:
     from django.core.files.storage import default_storage
 
@@ -458,7 +482,7 @@ def changelog_page(request: HttpRequest) -> HttpResponse:
 
 
 def status_page(request: HttpRequest) -> HttpResponse:
-    data = selectors.status_data()
+    data = selectors.status_data(request.user)
     if request.GET.get("format") == "json" and "table" not in request.GET:
         return JsonResponse(data)
     table = request.GET.get("table")
@@ -476,10 +500,16 @@ def status_page(request: HttpRequest) -> HttpResponse:
     return render(request, "status.html", {"data": data})
 
 
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
 @staff_member_required
 @require_POST
+@refuses_bad_queries
 def staff_action(request: HttpRequest, sha: str, action: str) -> HttpResponse:
-    found = selectors.submission(Run.objects.all(), sha, request.POST.get("submission"))
+    if request.content_type not in FORM_TYPES:  # no body, or not a form: nothing to read
+        return bad_request_page(request, "a staff action is posted as the run page's form")
+    found = selectors.submission(Run.objects.all(), sha, submission_wanted(request.POST))
     if found is None:
         raise Http404("no such run")
     run: Run = found
