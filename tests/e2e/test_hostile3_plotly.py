@@ -108,9 +108,14 @@ def test_the_compare_chart_draws_agent_names_as_text_on_desktop_and_phone(
     hovered = []
     bars = page.locator("[data-figure='fig-compare'] .trace.bars .point path")
     assert bars.count() == 4
+    label = "[data-figure='fig-compare'] .hoverlayer .hovertext"
     for n in range(bars.count()):
+        # away first, until the last bar's label is gone: a label still showing would be
+        # read as this bar's
+        page.mouse.move(0, 0)
+        page.wait_for_selector(label, state="detached")
         bars.nth(n).hover(force=True)
-        page.wait_for_selector("[data-figure='fig-compare'] .hoverlayer .hovertext")
+        page.wait_for_selector(label)
         hovered.append(page.locator("[data-figure='fig-compare'] .hoverlayer").text_content())
         no_markup(page)
     assert any(f"{LINK} {a.run_id}" in h for h in hovered), hovered
