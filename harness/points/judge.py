@@ -11,6 +11,7 @@ agent's failure, never its success.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import threading
@@ -83,15 +84,13 @@ SECTIONS = ("question", "answer", "groundtruth")
 BOUNDARY_WORD = "ANSWER-BOUNDARY"
 # after folding: an opening bracket and a section's name, or our boundary's word
 TAG_LIKE = re.compile(r"<(?:question|answer|groundtruth)|answerboundary")
-_FOLD: dict[str, str] = {}
 
 
+@functools.cache
 def _fold_table() -> dict[str, str]:
     """Every character Unicode's confusables list as looking like one printable ASCII
     character, mapped to it (followed one step further where a lookalike's lookalike
     is ASCII), and every bracket we know of mapped to ``<`` or ``>``."""
-    if _FOLD:
-        return _FOLD
     from confusable_homoglyphs.confusables import confusables_data  # type: ignore[import-untyped]
 
     def ascii_of(char: str, depth: int = 0) -> str | None:
@@ -114,24 +113,24 @@ def _fold_table() -> dict[str, str]:
                 table[char] = found
     table.update(dict.fromkeys(OPEN, "<"))
     table.update(dict.fromkeys(CLOSE, ">"))
-    _FOLD.update(table)
-    return _FOLD
+    return table
 
 
 LATIN_NAME = re.compile(r"LATIN (?:\w+ )*(?:LETTER|CAPITAL) ([A-Z])(?: WITH .*)?")
 
 
+@functools.lru_cache(maxsize=65536)
 def _looks_like(char: str) -> str:
     """The ASCII character ``char`` looks like: from Unicode's confusables, else from
     its name where that is a Latin letter (small capitals, letters with marks), else
     ``char`` itself."""
     if char.isascii():
         return char
-    fold = _fold_table()
-    if char not in fold:
+    found = _fold_table().get(char)
+    if found is None:
         named = LATIN_NAME.fullmatch(unicodedata.name(char, ""))
-        fold[char] = named.group(1).lower() if named else char
-    return fold[char]
+        found = named.group(1).lower() if named else char
+    return found
 
 
 def _skeleton(text: str) -> tuple[str, list[int]]:
@@ -192,12 +191,9 @@ def fenced(answer: str) -> str:
 
 def prompt_for(question: str, answer: str, ground_truth: str) -> str:
     """The whole judge prompt for one answer."""
-    text = neutralised(answer)
-    line = boundary(text)
-    return PROMPT.format(
-        question=question, boundary=line, answer=f"{line}\n{text}\n{line}",
-        ground_truth=ground_truth,
-    )  # fmt: skip
+    block = fenced(answer)
+    line = block.partition("\n")[0]
+    return PROMPT.format(question=question, boundary=line, answer=block, ground_truth=ground_truth)
 
 
 class JudgeOutputError(ValueError):

@@ -358,8 +358,6 @@ class _Stored:
 
 
 _VALIDATOR = receipt_body_validator()
-# what the site stores of a body in bounded columns, with the column's bound
-_BOUNDED = (("agent", 200), ("model_version", 200))
 
 
 def _nul_in(value: Any) -> str | None:
@@ -391,12 +389,6 @@ def _check_body(body: dict[str, Any]) -> None:
             "unreadable_input",
             f"receipt {holding_nul}: a string holds a NUL character, which the site cannot store",
         )
-    config = body["config"]
-    for key, bound in _BOUNDED:
-        if len(str(config.get(key) or "")) > bound:
-            raise SubmissionError(
-                "invalid_receipt", f"receipt config/{key}: longer than {bound} characters"
-            )
     cells = [(c["arm"], c["clock"]) for c in body["cells"]]
     if len(set(cells)) != len(cells):
         raise SubmissionError("invalid_receipt", "receipt cells: an (arm, clock) appears twice")

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from harness.agents.baselines import earliest_five
 from harness.points import Point, load_points
 from harness.points.run import answer_points, judge_answer_set
 from tests.conftest import build_prices, build_release, require_sandbox, shared_path
-from tests.harness.chat_server import Chat, serving
+from tests.harness.chat_server import Chat
 from tests.harness.test_points_run import answerer, judge, knows
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
@@ -120,12 +119,6 @@ def _steady(value: Any) -> Any:
     if isinstance(value, list):
         return [_steady(v) for v in value]
     return value
-
-
-@pytest.fixture()
-def server() -> Iterator[tuple[Chat, str]]:
-    with serving() as running:
-        yield running
 
 
 def test_an_answer_set_and_its_judged_set_are_identical_but_for_their_times(

@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +20,8 @@ from harness.points.metrics import fleiss_kappa
 from harness.points.run import answer_points, judge_answer_set
 from harness.points.verify import verify_judged
 from tests.conftest import shared_path
-from tests.harness.chat_server import Chat, section, serving
+from tests.harness.chat_server import Chat, section
 from tests.harness.test_points_run import _cli, answerer, knows
-
-
-@pytest.fixture()
-def server() -> Iterator[tuple[Chat, str]]:
-    with serving() as running:
-        yield running
 
 
 @pytest.fixture(scope="module")
@@ -157,7 +150,8 @@ def controls(points: int, failed: int, flip: float | None, kappa: float | None) 
         (50, 2, 0.0, None, ["negative controls failed on 2 of 50 point(s) (4.0%)"]),
         (174, 3, 0.0, None, []),  # three of PITFALL's 174 (1.7%)
         (174, 4, 0.0, None, ["negative controls failed on 4 of 174 point(s) (2.3%)"]),
-        (49, 1, 0.0, None, ["negative controls failed on 1 of 49 point(s) (2.0%)"]),
+        # 1/49 is 2.04%, past the limit though it prints as 2.0%
+        (49, 1, 0.0, None, ["negative controls failed on 1 of 49 point(s) (2.0%); at most 2%"]),
         (50, 0, 0.16, 0.9, ["flip rate 0.16 over 20 re-judged answer(s); at most 0.15"]),
         (50, 0, 0.05, 0.59, ["Fleiss kappa 0.59; at least 0.60"]),
         (50, 0, 0.0, None, []),  # kappa undefined: the flip rate alone decides
@@ -168,8 +162,6 @@ def test_each_rule_at_its_edge(
     points: int, failed: int, flip: float | None, kappa: float | None, broken: list[str]
 ) -> None:
     found, ids = controls(points, failed, flip, kappa)
-    if points == 49:  # 1/49 is 2.04%: past the limit
-        broken = ["negative controls failed on 1 of 49 point(s) (2.0%); at most 2% may fail"]
     result = assess(found, ids)
     assert result["status"] == (UNRELIABLE if broken else USABLE)
     assert len(result["broken"]) == len(broken)

@@ -5,7 +5,6 @@ positive control, one that flips."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,13 +20,7 @@ from harness.points.judge import (
     stability,
 )
 from tests.conftest import shared_path
-from tests.harness.chat_server import JUDGE_MODEL_RETURNED, Chat, serving
-
-
-@pytest.fixture()
-def server() -> Iterator[tuple[Chat, str]]:
-    with serving() as running:
-        yield running
+from tests.harness.chat_server import JUDGE_MODEL_RETURNED, Chat
 
 
 def judge_for(url: str) -> Judge:

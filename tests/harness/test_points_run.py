@@ -10,7 +10,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +33,7 @@ from harness.points.metrics import pass_at_k
 from harness.points.run import answer_points, judge_answer_set
 from harness.points.verify import verify_answers, verify_judged
 from tests.conftest import shared_path
-from tests.harness.chat_server import AGENT_MODEL_RETURNED, JUDGE_MODEL_RETURNED, Chat, serving
-
-
-@pytest.fixture()
-def server() -> Iterator[tuple[Chat, str]]:
-    with serving() as running:
-        yield running
+from tests.harness.chat_server import AGENT_MODEL_RETURNED, JUDGE_MODEL_RETURNED, Chat
 
 
 @pytest.fixture(scope="module")
