@@ -22,12 +22,14 @@ from typing import Any
 import pytest
 
 from harness import RunConfig, run
+from harness.adapters.plain import from_callable
 from harness.agents import stub
 from harness.agents.baselines import earliest_five
 from harness.points import Point, load_points
 from harness.points.run import answer_points, judge_answer_set
 from tests.conftest import build_prices, build_release, require_sandbox, shared_path
 from tests.harness.chat_server import Chat
+from tests.harness.test_model_egress import SECRET, _config, _openai_agent, model  # noqa: F401
 from tests.harness.test_points_run import answerer, judge, knows
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
@@ -134,3 +136,38 @@ def test_an_answer_set_and_its_judged_set_are_identical_but_for_their_times(
         per_point["date"] = VOLATILE  # the day it was judged
     matches("answer-set.json", json.dumps(_steady(answers), indent=1, sort_keys=True) + "\n")
     matches("judged-set.json", json.dumps(_steady(judged), indent=1, sort_keys=True) + "\n")
+
+
+def _without_port(text: str, port: int, folder: Path) -> str:
+    return text.replace(f":{port}", ":<port>").replace(str(folder), "<tmp>")
+
+
+def test_an_egress_run_on_loopback_is_identical_but_for_its_port_and_machine(
+    march_release: Path,
+    tmp_path: Path,
+    model: tuple[int, Path, list[dict[str, Any]]],  # noqa: F811 (the fixture)
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An isolated agent calling a loopback model through the recording proxy: the body
+    with the server's port, the run's folder and what the sandbox found set aside (the
+    config's hash covers the port), and the trajectory's decisions and exchanges but for
+    their headers and times."""
+    require_sandbox()
+    port, cert, _ = model
+    monkeypatch.setenv("PIT_TEST_MODEL_KEY", SECRET)
+    agent = from_callable(_openai_agent(f"https://127.0.0.1:{port}/v1"))
+    run(agent, _config(march_release, tmp_path, port, cert))
+    body = _without_machine(json.loads(body_text(tmp_path / "receipt.json")))
+    body["binding"]["config_sha256"] = body["run_id"] = VOLATILE  # hashes over the port
+    text = _without_port(json.dumps(body, indent=1), port, tmp_path)
+    matches("egress-loopback.body.json", text + "\n")
+    kept = []
+    for line in (tmp_path / "trajectory.jsonl").read_text(encoding="utf-8").splitlines():
+        event = json.loads(line)
+        if event.get("event") == "model_exchange":
+            event = {k: v for k, v in event.items() if "header" not in k and "time" not in k}
+            event = {k: v for k, v in event.items() if k not in {"started_at", "elapsed_ms"}}
+        elif event.get("event") != "decision":
+            continue
+        kept.append(_without_port(json.dumps(event, sort_keys=True), port, tmp_path))
+    matches("egress-loopback.trajectory.json", "\n".join(kept) + "\n")
