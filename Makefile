@@ -60,9 +60,9 @@ lint: setup
 	$(BIN)/ruff check --target-version py313 harness
 	# the code stays readable: no function anywhere over McCabe complexity 12
 	$(BIN)/ruff check --select C901 --config 'lint.mccabe.max-complexity = 12' .
-	$(BIN)/mypy harness
+	env -u DJANGO_SETTINGS_MODULE $(BIN)/mypy harness pit_harness
 	# the site too, strict, with the Django and DRF stubs
-	$(BIN)/mypy pitweb
+	$(BIN)/mypy --config-file mypy-site.ini pitweb
 	# the harness's pinned dependencies install on newer Pythons too (wheels only, no install)
 	for v in 3.12 3.13; do $(BIN)/pip install --quiet --disable-pip-version-check --dry-run \
 	  --target $$(mktemp -d) --ignore-installed --only-binary=:all: --python-version $$v \

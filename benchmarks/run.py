@@ -53,7 +53,7 @@ def best_of(fn, repeat: int = 5) -> float:  # type: ignore[no-untyped-def]
 def seed_run() -> list[tuple[str, str, str]]:
     from harness import Bundle, RunConfig, run
     from harness.agents import stub
-    from harness.calendar import sessions_for
+    from harness.market.calendar import sessions_for
 
     window = {"forms": ("8-K",), "start": "2023-03-01", "end": "2023-03-10"}
     cold_in_process = cold_cli("in_process")
@@ -76,7 +76,7 @@ def seed_run() -> list[tuple[str, str, str]]:
         )
         run(stub(), config)
 
-    from harness.sandbox.outside import availability
+    from harness.isolation.sandbox.outside import availability
 
     parse = best_of(parse_once)
     warm = best_of(lambda: one_run("in_process"))
@@ -194,7 +194,7 @@ def whole_window(agent_process: str) -> tuple[float, float, Path, bool]:
 
 
 def whole_window_rows() -> tuple[list[tuple[str, str, str]], Path]:
-    from harness.sandbox.outside import availability
+    from harness.isolation.sandbox.outside import availability
 
     in_process, in_peak, in_trajectory, _ = whole_window("in_process")
     rows = [
@@ -228,7 +228,7 @@ def whole_window_rows() -> tuple[list[tuple[str, str, str]], Path]:
 
 
 def verify_big(trajectory: Path) -> list[tuple[str, str, str]]:
-    from harness.verify import verify
+    from harness.receipt.verify import verify
 
     receipt = trajectory.with_name("receipt.json")
     size = trajectory.stat().st_size

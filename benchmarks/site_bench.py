@@ -80,7 +80,7 @@ from datetime import date
 from pathlib import Path
 from harness import RunConfig, run
 from harness.agents import stub
-from harness.prices import synth_prices
+from harness.market.prices import synth_prices
 from harness.release.bundle import Bundle
 from harness.release.synth import synth_release
 from pitweb.releases.services import release_register

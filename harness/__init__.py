@@ -3,7 +3,7 @@
 The public API mirrors the integration example::
 
     from harness import Bundle, RunConfig, load_prices, run
-    from harness.adapters.plain import from_callable
+    from harness.agents.adapters.plain import from_callable
 
 Names are imported on first use, so the agent's sandbox can import the small modules it
 needs without loading the calendar and pandas.
@@ -17,17 +17,17 @@ from typing import TYPE_CHECKING, Any
 from harness.version import HARNESS_VERSION as __version__
 
 if TYPE_CHECKING:
-    from harness.config import RunConfig
-    from harness.prices import load_prices
+    from harness.market.prices import load_prices
     from harness.release.bundle import Bundle
-    from harness.runner import RunResult, run
+    from harness.runs.config import RunConfig
+    from harness.runs.runner import RunResult, run
 
 _LAZY = {
     "Bundle": "harness.release.bundle",
-    "RunConfig": "harness.config",
-    "RunResult": "harness.runner",
-    "load_prices": "harness.prices",
-    "run": "harness.runner",
+    "RunConfig": "harness.runs.config",
+    "RunResult": "harness.runs.runner",
+    "load_prices": "harness.market.prices",
+    "run": "harness.runs.runner",
 }
 __all__ = ["Bundle", "RunConfig", "RunResult", "__version__", "load_prices", "run"]
 

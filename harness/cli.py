@@ -21,8 +21,8 @@ from harness.vocabulary import ARMS, CLOCKS
 
 if TYPE_CHECKING:
     from harness.agents.base import AgentSpec
-    from harness.config import RunConfig
-    from harness.runner import RunResult
+    from harness.runs.config import RunConfig
+    from harness.runs.runner import RunResult
 
 
 class UsageError(Exception):
@@ -62,7 +62,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 
 def cmd_prices_synth(args: argparse.Namespace) -> int:
-    from harness.prices import synth_prices
+    from harness.market.prices import synth_prices
     from harness.release.bundle import Bundle
 
     bundle = Bundle.load(args.bundle)
@@ -117,7 +117,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 def _run_config(args: argparse.Namespace, **forced: Any) -> tuple[RunConfig, AgentSpec]:
     """The config file with the command line's overrides, and the agent it names."""
     from harness.agents.base import load_agent
-    from harness.config import RunConfig, replace_config
+    from harness.runs.config import RunConfig, replace_config
 
     config = RunConfig.from_file(args.config)
     changes: dict[str, Any] = dict(forced)
@@ -165,7 +165,7 @@ def _exit_code(result: RunResult) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from harness.runner import run
+    from harness.runs.runner import run
 
     config, spec = _run_config(args)
     result = run(spec, config)
@@ -200,8 +200,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_clocks_report(args: argparse.Namespace) -> int:
     """The seed's clock experiment: one agent, one window, the main arm under each clock."""
-    from harness.reports import clock_report
-    from harness.runner import run
+    from harness.runs.reports import clock_report
+    from harness.runs.runner import run
 
     config, spec = _run_config(args, arms=("main",), clocks=CLOCKS, probe=0)
     result = run(spec, config)
@@ -229,8 +229,8 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     """Platform figures: the run's trades re-derived and priced with reference prices."""
     import json
 
-    from harness.platform import RescoreRefused, rescore
-    from harness.prices import load_prices
+    from harness.market.prices import load_prices
+    from harness.receipt.rescore import RescoreRefused, rescore
 
     prices = load_prices(args.prices, source=args.source, pulled_at=args.pulled_at)
     try:
@@ -268,7 +268,7 @@ def cmd_rescore(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from harness.verify import verify
+    from harness.receipt.verify import verify
 
     report = verify(args.receipt, trajectory=args.trajectory, bundle=args.bundle)
     for line in report.lines:
@@ -287,8 +287,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def _rederive_scores(args: argparse.Namespace) -> int:
     """The site's own check, on the reader's machine: every claim the body makes that the
     trajectory, the release and the config determine, derived again and compared."""
-    from harness.prices import PriceError, load_prices
-    from harness.rederive import rederive
+    from harness.market.prices import PriceError, load_prices
+    from harness.receipt.rederive import rederive
 
     prices = None
     if args.prices:
@@ -309,8 +309,8 @@ def _rederive_scores(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from harness.export import export_points
     from harness.release.bundle import Bundle
+    from harness.runs.export import export_points
 
     bundle = Bundle.load(args.bundle, forms=args.forms, start=args.start, end=args.end)
     count = export_points(
@@ -505,10 +505,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from harness.canonical import CanonicalError
-    from harness.config import ConfigError
-    from harness.prices import PriceError
-    from harness.receipt import ReceiptError
+    from harness.market.prices import PriceError
+    from harness.receipt.build import ReceiptError
     from harness.release.store import ReleaseError
+    from harness.runs.config import ConfigError
 
     parser = build_parser()
     args = parser.parse_args(argv)

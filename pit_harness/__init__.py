@@ -16,13 +16,13 @@ from harness import __version__
 if TYPE_CHECKING:
     from harness import Bundle, RunConfig, RunResult, load_prices, run
     from harness.agents.base import AgentSpec, Decision, Task
-    from harness.prices import Prices
+    from harness.market.prices import Prices
 
 _MORE = {
     "AgentSpec": "harness.agents.base",
     "Decision": "harness.agents.base",
     "Task": "harness.agents.base",
-    "Prices": "harness.prices",
+    "Prices": "harness.market.prices",
 }
 __all__ = [
     "AgentSpec",

@@ -31,7 +31,7 @@ def build_release(out: Path, *, end: date, seed: int, rows: int) -> Path:
 
 def build_prices(out: Path, release: Path, *, seed: int) -> Path:
     """SYNTHETIC prices for every ticker of ``release``, with room for holds either side."""
-    from harness.prices import synth_prices
+    from harness.market.prices import synth_prices
     from harness.release.bundle import Bundle
 
     tickers = sorted({r["ticker"] for r in Bundle.load(release).rows("main") if r["ticker"]})
@@ -56,7 +56,7 @@ def march_prices(tmp_path_factory: pytest.TempPathFactory, march_release: Path) 
 
 def require_sandbox() -> None:
     """Skip where bubblewrap cannot run, with the reason; in CI, fail instead."""
-    from harness.sandbox.outside import availability
+    from harness.isolation.sandbox.outside import availability
 
     available, why = availability()
     if not available:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from harness.tools import Toolbox
+    from harness.tools.toolbox import Toolbox
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ def as_agent(agent: AgentSpec | Callable[..., Any] | str) -> AgentSpec:
     if isinstance(agent, str):
         return load_agent(agent)
     if callable(agent):
-        from harness.adapters.plain import from_callable
+        from harness.agents.adapters.plain import from_callable
 
         return from_callable(agent)
     raise TypeError(
@@ -137,7 +137,7 @@ def _import_ref(name: str) -> AgentSpec:
     if isinstance(target, AgentSpec):
         return AgentSpec(target.name, target.factory, ref=name, source=target.source)
     if callable(target):
-        from harness.adapters.plain import from_callable
+        from harness.agents.adapters.plain import from_callable
 
         spec = from_callable(target, name=name)
         return AgentSpec(spec.name, spec.factory, ref=name, source=spec.source)

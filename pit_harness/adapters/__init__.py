@@ -1,1 +1,1 @@
-"""Adapters from the shapes agents already have (see ``harness.adapters``)."""
+"""Adapters from the shapes agents already have (see ``harness.agents.adapters``)."""

@@ -1,6 +1,6 @@
-"""``from_callable`` and ``from_tool_loop``: see ``harness.adapters.plain``."""
+"""``from_callable`` and ``from_tool_loop``: see ``harness.agents.adapters.plain``."""
 
-from harness.adapters.plain import (
+from harness.agents.adapters.plain import (
     ROW_KEY,
     SYSTEM_PROMPT,
     ToolLoopError,

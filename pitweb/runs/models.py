@@ -110,7 +110,7 @@ class Cell(models.Model):
 
 class PlatformScore(models.Model):
     """A run's platform figures with one reference-price version: its trades re-derived
-    from the trajectory by ``harness.platform.rescore`` and priced with the release's
+    from the trajectory by ``harness.receipt.rescore.rescore`` and priced with the release's
     reference prices. One row per (run, version); a new version is a new row."""
 
     class State(models.TextChoices):

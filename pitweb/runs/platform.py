@@ -25,7 +25,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from harness.prices import PriceError, load_prices
+from harness.market.prices import PriceError, load_prices
 from pitweb.releases.models import ReferencePrices, Release
 from pitweb.runs.errors import SubmissionError
 from pitweb.runs.models import AuditEvent, PlatformScore, Run

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
-from harness.platform import RankRange, rank_ranges
+from harness.receipt.rescore import RankRange, rank_ranges
 from pitweb.runs import boardcache
 from pitweb.runs.models import (
     AuditEvent,

@@ -32,10 +32,10 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from harness import canonical
-from harness.binding import config_binding
-from harness.receipt import ReceiptError
-from harness.schemas import receipt_body_validator
-from harness.verify import check_receipt
+from harness.receipt.binding import config_binding
+from harness.receipt.build import ReceiptError
+from harness.receipt.schemas import receipt_body_validator
+from harness.receipt.verify import check_receipt
 from pitweb.artifacts import job_file, job_folder
 from pitweb.releases.models import Release
 from pitweb.runs.errors import SubmissionError

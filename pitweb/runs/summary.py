@@ -11,7 +11,7 @@ from typing import Any
 from harness.vocabulary import CLOCKS
 
 # Where a receipt body's strings land in bounded columns: the column ("app.Model.field")
-# and the schema leaves it is made of (as ``harness.schemas.leaf_paths`` names them). One
+# and the schema leaves it is made of (as ``harness.receipt.schemas.leaf_paths`` names them). One
 # leaf is stored as is; several are composed by ``run_facts``. A test holds each leaf's
 # schema bound at or below its column's, so an upload too long for a column is refused by
 # the schema (a 400 naming the field) before anything is written. A body string in no

@@ -14,9 +14,9 @@ from pathlib import Path
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
-from harness.platform import Rescore, RescoreRefused, rescore
-from harness.prices import Prices, load_prices
-from harness.rederive import Rederivation, rederive
+from harness.market.prices import Prices, load_prices
+from harness.receipt.rederive import Rederivation, rederive
+from harness.receipt.rescore import Rescore, RescoreRefused, rescore
 from pitweb.artifacts import copy_to, job_folder, release_copy, release_held
 from pitweb.releases.models import ReferencePrices
 from pitweb.runs import platform, services

@@ -59,7 +59,7 @@ def _process_started(sender: Any = None, **kwargs: Any) -> None:
 
 @worker_ready.connect
 def _start(sender: Any = None, **kwargs: Any) -> None:
-    from harness.sandbox.outside import availability
+    from harness.isolation.sandbox.outside import availability
     from pitweb.runs.services import worker_name
 
     sweep_dead_folders()

@@ -42,7 +42,7 @@ MARKUP = """() => {
 
 
 def hostile_run(out: Path, release: Path, prices: Path, name: str, version: str) -> Artifacts:
-    from harness.adapters.plain import from_callable
+    from harness.agents.adapters.plain import from_callable
 
     def first_two(prompt: str, tools: Any) -> list[str]:
         return [r["row_key"] for r in tools.pit_list(limit=2)["rows"]]

@@ -177,7 +177,7 @@ def test_a_forged_runs_number_appears_nowhere_but_in_its_refuted_claim(
 ) -> None:
     import json
 
-    from harness.receipt import receipt_text
+    from harness.receipt.build import receipt_text
 
     data = json.loads(stub_run.receipt.read_text())
     body = data["body"]

@@ -1,4 +1,4 @@
-"""harness.adapters.plain: a plain callable and an OpenAI-style tool loop.
+"""harness.agents.adapters.plain: a plain callable and an OpenAI-style tool loop.
 
 The toolbox is bound to the opening bell of Wednesday 2023-03-08 (14:30Z) on the
 pit clock; three rows were accepted since Tuesday's bell, one after Wednesday's.
@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from harness.adapters.plain import ToolLoopError, from_callable, from_tool_loop
+from harness.agents.adapters.plain import ToolLoopError, from_callable, from_tool_loop
 from harness.agents.base import Decision, Task
-from harness.calendar import sessions_for
+from harness.market.calendar import sessions_for
 from harness.release.store import ROW_FIELDS
-from harness.tools import ClockIndex, Toolbox
+from harness.tools.toolbox import ClockIndex, Toolbox
 
 TABLE = sessions_for(date(2023, 3, 1), date(2023, 3, 10))
 SESSION = date(2023, 3, 8)

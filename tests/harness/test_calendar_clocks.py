@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.calendar import SessionTable, sessions_for
-from harness.clocks import known_at
+from harness.market.calendar import SessionTable, sessions_for
+from harness.market.clocks import known_at
 
 NY = ZoneInfo("America/New_York")
 OPEN = time(9, 30)

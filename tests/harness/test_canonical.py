@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness import canonical
-from harness.receipt import receipt_text
+from harness.receipt.build import receipt_text
 
 finite = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12)
 scalars = st.none() | st.booleans() | st.integers(-(10**15), 10**15) | finite | st.text(max_size=12)

@@ -27,7 +27,7 @@ from urllib.parse import quote, unquote
 
 import pytest
 
-from harness.egress import CA_NAME, SOCKET_NAME, Endpoint, ModelProxy
+from harness.isolation.egress import CA_NAME, SOCKET_NAME, Endpoint, ModelProxy
 from tests.harness.test_model_egress import _self_signed
 
 SECRET = "sk-test-5b1f0c3e9a7d4c21"
@@ -447,7 +447,7 @@ def test_a_passed_secret_is_out_of_decision_text_tool_arguments_and_probe_answer
     """What the agent writes is recorded, the credential it was passed is not: verbatim,
     in base64 or percent-encoded, in its decision text, a tool argument or a probe answer."""
     from harness import RunConfig, run
-    from harness.adapters.plain import from_callable
+    from harness.agents.adapters.plain import from_callable
     from tests.conftest import require_sandbox
 
     require_sandbox()

@@ -22,14 +22,15 @@ from typing import Any
 import pytest
 
 from harness import RunConfig, run
-from harness.adapters.plain import from_callable
 from harness.agents import stub
+from harness.agents.adapters.plain import from_callable
 from harness.agents.baselines import earliest_five
 from harness.points import Point, load_points
 from harness.points.run import answer_points, judge_answer_set
 from tests.conftest import build_prices, build_release, require_sandbox, shared_path
 from tests.harness.chat_server import Chat
-from tests.harness.test_model_egress import SECRET, _config, _openai_agent, model  # noqa: F401
+from tests.harness.loopback_agents import openai_agent
+from tests.harness.test_model_egress import SECRET, _config, model  # noqa: F401
 from tests.harness.test_points_run import answerer, judge, knows
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
@@ -155,7 +156,7 @@ def test_an_egress_run_on_loopback_is_identical_but_for_its_port_and_machine(
     require_sandbox()
     port, cert, _ = model
     monkeypatch.setenv("PIT_TEST_MODEL_KEY", SECRET)
-    agent = from_callable(_openai_agent(f"https://127.0.0.1:{port}/v1"))
+    agent = from_callable(openai_agent(f"https://127.0.0.1:{port}/v1"))
     run(agent, _config(march_release, tmp_path, port, cert))
     body = _without_machine(json.loads(body_text(tmp_path / "receipt.json")))
     body["binding"]["config_sha256"] = body["run_id"] = VOLATILE  # hashes over the port

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.guard import (
+from harness.isolation.guard import (
     EgressAttempt,
     NetworkAbort,
     NetworkBlocked,

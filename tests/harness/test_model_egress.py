@@ -19,11 +19,12 @@ import jsonschema
 import pytest
 
 from harness import RunConfig, run
-from harness.adapters.plain import from_callable
-from harness.config import ConfigError
-from harness.schemas import receipt_body_schema
-from harness.verify import verify
+from harness.agents.adapters.plain import from_callable
+from harness.receipt.schemas import receipt_body_schema
+from harness.receipt.verify import verify
+from harness.runs.config import ConfigError
 from tests.conftest import require_sandbox
+from tests.harness.loopback_agents import openai_agent as _openai_agent
 
 SECRET = "sk-test-5b1f0c3e9a7d4c21"
 
@@ -132,31 +133,6 @@ def _config(release: Path, out: Path, port: int, cert: Path, **extra: Any) -> Ru
     }
     values.update(extra)
     return RunConfig(**values)
-
-
-def _openai_agent(base_url: str, elsewhere: str | None = None) -> Any:
-    def agent(prompt: str, tools: Any) -> dict[str, Any]:
-        import os
-
-        from openai import APIConnectionError, OpenAI
-
-        client = OpenAI(
-            base_url=base_url, api_key=os.environ["PIT_TEST_MODEL_KEY"], max_retries=0, timeout=30
-        )
-        rows = tools.pit_list(limit=2)["rows"]
-        reply = client.chat.completions.create(
-            model="loopback-1", messages=[{"role": "user", "content": prompt}]
-        )
-        text = reply.choices[0].message.content or ""
-        if elsewhere:
-            try:
-                OpenAI(base_url=elsewhere, api_key="x", max_retries=0, timeout=10).models.list()
-                text += " | elsewhere answered"
-            except APIConnectionError as exc:
-                text += f" | elsewhere refused: {type(exc).__name__}"
-        return {"picks": [r["row_key"] for r in rows][:1], "text": text}
-
-    return agent
 
 
 def test_an_isolated_openai_agent_reaches_its_declared_model_and_every_exchange_is_recorded(
@@ -307,8 +283,8 @@ def test_a_model_exchange_in_a_failed_attempt_is_recorded_and_counts(
 ) -> None:
     """Retry laundering through the model: an attempt that asks the model and then dies
     leaves its exchange in the trajectory, the ledger and the receipt's count."""
-    from harness.rederive import rederive
-    from harness.tools import Toolbox
+    from harness.receipt.rederive import rederive
+    from harness.tools.toolbox import Toolbox
 
     require_sandbox()
     port, cert, seen = model

@@ -11,8 +11,8 @@ import pytest
 
 from harness import RunConfig, load_prices, run
 from harness.agents import stub
-from harness.platform import RankRange, RescoreRefused, block_bootstrap, rank_ranges, rescore
-from harness.scoring import Trade, total_return
+from harness.market.scoring import Trade, total_return
+from harness.receipt.rescore import RankRange, RescoreRefused, block_bootstrap, rank_ranges, rescore
 from tests.conftest import build_prices
 
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from harness import RunConfig, load_prices, run
-from harness.adapters.plain import from_callable
-from harness.prices import PriceError
+from harness.agents.adapters.plain import from_callable
+from harness.market.prices import PriceError
 from harness.release.bundle import Bundle
 from harness.release.store import write_release
 from tests.conftest import shared_path

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from harness import RunConfig, load_prices, run
-from harness.adapters.plain import from_callable
-from harness.prices import Prices
-from harness.receipt import receipt_text
-from harness.rederive import rederive
-from harness.schemas import leaf_paths, receipt_body_fields, receipt_body_schema
+from harness.agents.adapters.plain import from_callable
+from harness.market.prices import Prices
+from harness.receipt.build import receipt_text
+from harness.receipt.rederive import rederive
+from harness.receipt.schemas import leaf_paths, receipt_body_fields, receipt_body_schema
 from tests.conftest import require_sandbox
 from tests.harness.test_sandbox import _crash_when_told
 

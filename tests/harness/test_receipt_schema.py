@@ -13,7 +13,7 @@ import pytest
 from harness import RunConfig, run
 from harness.agents import stub
 from harness.agents.base import AgentSpec, Decision
-from harness.schemas import receipt_body_schema
+from harness.receipt.schemas import receipt_body_schema
 from harness.version import RECEIPT_VERSION
 
 INT_MAX = 2**31 - 1

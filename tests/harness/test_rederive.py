@@ -9,8 +9,8 @@ from typing import Any
 
 from harness import RunConfig, load_prices, run
 from harness.agents import stub
-from harness.receipt import receipt_text
-from harness.rederive import rederive
+from harness.receipt.build import receipt_text
+from harness.receipt.rederive import rederive
 
 
 def priced_run(release: Path, prices_csv: Path, out: Path) -> Path:
@@ -131,7 +131,7 @@ def test_a_receipt_claiming_valid_over_recorded_egress_is_caught(
 ) -> None:
     import socket
 
-    from harness.adapters.plain import from_callable
+    from harness.agents.adapters.plain import from_callable
 
     def reaching(prompt: str, tools: Any) -> list[str]:
         with contextlib.suppress(OSError):
@@ -164,7 +164,7 @@ def _in_process_run(release: Path, out: Path) -> Path:
         rows = tools.pit_list(limit=2)["rows"]
         return [r["row_key"] for r in rows] + ["not-a-row-key"]  # one rejected per session
 
-    from harness.adapters.plain import from_callable
+    from harness.agents.adapters.plain import from_callable
 
     run(
         from_callable(picky),

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from harness import RunConfig, run
-from harness.adapters.plain import from_callable
-from harness.rederive import rederive
+from harness.agents.adapters.plain import from_callable
+from harness.receipt.rederive import rederive
 
 
 def _config(release: Path, out: Path, **extra: Any) -> RunConfig:
@@ -100,8 +100,8 @@ def test_rederive_refuses_a_control_pick_edited_to_a_main_key(
 ) -> None:
     """The runner rejects a main-arm key in a control cell; a trajectory edited to accept
     one (and its receipt hashed again) does not re-derive."""
-    from harness.receipt import receipt_text
-    from harness.trajectory import file_sha256
+    from harness.receipt.build import receipt_text
+    from harness.runs.trajectory import file_sha256
 
     run(from_callable(_reads_everything), _config(march_release, tmp_path, clocks=("pit",)))
     trajectory = tmp_path / "trajectory.jsonl"

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from harness import Bundle, RunConfig, load_prices, run
-from harness.adapters.plain import from_callable
 from harness.agents import stub
-from harness.config import ConfigError
-from harness.receipt import receipt_text
-from harness.verify import verify
+from harness.agents.adapters.plain import from_callable
+from harness.receipt.build import receipt_text
+from harness.receipt.verify import verify
+from harness.runs.config import ConfigError
 from tests.conftest import build_prices, build_release, shared_path
 
 WINDOW: dict[str, Any] = {"forms": ("8-K",), "start": "2023-03-01", "end": "2023-03-03"}
@@ -245,7 +245,7 @@ def test_a_deeply_nested_config_is_a_usage_error(
     ],
 )
 def test_p2_reads_a_cutoff_day_as_inside_the_training_data(cutoff: str, check: str) -> None:
-    from harness.receipt import training_cutoff_slot
+    from harness.receipt.build import training_cutoff_slot
 
     assert training_cutoff_slot(cutoff, "2023-03-01", "2023-03-03")["check"] == check
 
@@ -298,8 +298,8 @@ def test_export_counts_what_the_runner_counts_holding_one_segment(
 ) -> None:
     import tracemalloc
 
-    from harness.calendar import sessions_for
-    from harness.export import export_points
+    from harness.market.calendar import sessions_for
+    from harness.runs.export import export_points
 
     release = build_release(tmp_path / "rel", end=date(2023, 3, 31), seed=9, rows=30_000)
     window = {"forms": None, "start": "2023-03-01", "end": "2023-03-31"}
@@ -359,8 +359,8 @@ def test_a_november_2022_window_has_identical_pit_and_dump_cells(tmp_path: Path)
 def test_clocks_report_prints_each_clocks_return_and_the_trades_bought_before_acceptance(
     march_release: Path, march_prices: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from harness.calendar import sessions_for
-    from harness.clocks import acceptance_instant
+    from harness.market.calendar import sessions_for
+    from harness.market.clocks import acceptance_instant
 
     values = {
         "bundle_path": str(march_release),

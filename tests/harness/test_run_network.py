@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from harness import RunConfig, run
-from harness.adapters.plain import from_callable
+from harness.agents.adapters.plain import from_callable
 
 ORIGINALS = {
     "socket": socket.socket,

@@ -18,16 +18,16 @@ from typing import Any
 import pytest
 
 from harness import RunConfig, run
-from harness.adapters.plain import from_callable
 from harness.agents import stub
+from harness.agents.adapters.plain import from_callable
 from harness.agents.base import AgentSpec
 from harness.cli import main as cli_main
-from harness.config import ConfigError
-from harness.drivers import LINE_FIELDS
-from harness.rederive import rederive
+from harness.isolation.drivers import LINE_FIELDS
+from harness.isolation.sandbox.outside import SandboxSettings
+from harness.receipt.rederive import rederive
 from harness.release.bundle import Bundle
-from harness.sandbox.outside import SandboxSettings
-from harness.tools import Toolbox
+from harness.runs.config import ConfigError
+from harness.tools.toolbox import Toolbox
 from tests.conftest import build_release, require_sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -292,8 +292,8 @@ def test_rederive_refuses_a_trajectory_edited_to_hold_a_look_ahead_pick(
     march_release: Path, tmp_path: Path
 ) -> None:
     from harness import canonical
-    from harness.receipt import receipt_text
-    from harness.trajectory import file_sha256
+    from harness.receipt.build import receipt_text
+    from harness.runs.trajectory import file_sha256
 
     result = run(stub(), config(march_release, tmp_path, agent_process="in_process"))
     rows = Bundle.load(march_release).rows("main")
@@ -542,7 +542,7 @@ def test_a_child_killed_mid_cell_is_retried_and_the_body_says_so(
     )
     assert rederived.ok, rederived.first_mismatch
     # a ledger stripped from the body (and the body hashed again) is refused
-    from harness.receipt import receipt_text
+    from harness.receipt.build import receipt_text
 
     data = json.loads((tmp_path / "disturbed" / "receipt.json").read_text())
     data["body"]["attempts"] = []
@@ -576,7 +576,7 @@ def _sandbox_leaf() -> int:
         depth, pid = stack.pop()
         if (
             pid != os.getpid()
-            and b"harness.sandbox.inside" in Path(f"/proc/{pid}/cmdline").read_bytes()
+            and b"harness.isolation.sandbox.inside" in Path(f"/proc/{pid}/cmdline").read_bytes()
         ):
             started = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
             found.append((-depth, started, pid))
@@ -961,7 +961,7 @@ def test_the_seeds_script_example_runs_isolated(march_release: Path, tmp_path: P
     script = tmp_path / "example.py"
     script.write_text(
         "from harness import Bundle, RunConfig, run\n"
-        "from harness.adapters.plain import from_callable\n"
+        "from harness.agents.adapters.plain import from_callable\n"
         f"bundle = Bundle.load({str(march_release)!r}, forms=['8-K'], start='2023-03-01', end='2023-03-03')\n"
         "def my_agent(prompt, tools):\n"
         "    return [r['row_key'] for r in tools.pit_list(limit=20)['rows']]\n"
@@ -981,7 +981,7 @@ def test_the_seeds_script_example_runs_isolated(march_release: Path, tmp_path: P
 def test_isolated_without_a_sandbox_is_a_config_error(
     march_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness.sandbox import outside
+    from harness.isolation.sandbox import outside
 
     monkeypatch.setattr(outside, "availability", lambda: (False, "bubblewrap is not installed"))
     with pytest.raises(ConfigError, match="bubblewrap"):
@@ -1166,7 +1166,7 @@ def test_an_agent_that_closes_its_pipe_and_lives_on_is_ended_and_the_cell_incomp
 def test_a_cell_the_sandbox_fails_in_every_attempt_is_our_harness_error(
     march_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness.sandbox import outside
+    from harness.isolation.sandbox import outside
 
     original = outside.IsolatedAgent.decide
 

@@ -29,11 +29,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.calendar import sessions_for
-from harness.clocks import known_at as clock_known_at
+from harness.market.calendar import sessions_for
+from harness.market.clocks import known_at as clock_known_at
 from harness.release.arms import redacted_row, shifted_row
 from harness.release.store import ROW_FIELDS
-from harness.tools import ClockIndex, Toolbox
+from harness.tools.toolbox import ClockIndex, Toolbox
 
 NEW_YORK = ZoneInfo("America/New_York")
 TABLE = sessions_for(date(2023, 3, 1), date(2023, 3, 10))

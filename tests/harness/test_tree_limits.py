@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from harness import RunConfig, run
-from harness.adapters.plain import from_callable
-from harness.drivers import IsolatedDrivers, capability_line, not_enforced
-from harness.sandbox import limits
-from harness.sandbox.outside import SandboxSettings
+from harness.agents.adapters.plain import from_callable
+from harness.isolation.drivers import IsolatedDrivers, capability_line, not_enforced
+from harness.isolation.sandbox import limits
+from harness.isolation.sandbox.outside import SandboxSettings
 from tests.conftest import require_sandbox
 from tests.harness.test_sandbox import config as sandbox_config
 

@@ -154,7 +154,7 @@ def test_whitespace_added_to_the_receipt_is_caught(
 def _reseal(path: Path, edit: Any) -> None:
     """A forger's receipt: the body edited, then hashed and laid out again, so every hash
     holds and only re-derivation can tell."""
-    from harness.receipt import receipt_text
+    from harness.receipt.build import receipt_text
 
     data = json.loads(path.read_text())
     edit(data["body"])
@@ -350,7 +350,7 @@ def test_help_lists_every_command() -> None:
 
 def test_harness_imports_no_django() -> None:
     code = (
-        "import sys, harness, harness.cli, harness.runner, harness.verify, harness.export, "
+        "import sys, harness, harness.cli, harness.runs.runner, harness.receipt.verify, harness.runs.export, "
         "harness.release.edgar, harness.release.synth\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('django', 'rest_framework', 'celery', 'pitweb'))\n"
         "print(bad); sys.exit(1 if bad else 0)"

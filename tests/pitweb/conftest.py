@@ -13,8 +13,8 @@ from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
 from harness import RunConfig, run
-from harness.adapters.plain import from_callable
 from harness.agents import stub
+from harness.agents.adapters.plain import from_callable
 from pitweb import celery_app
 from tests.conftest import build_prices, build_release
 
@@ -82,7 +82,7 @@ def exiting_agent(
 ) -> Any:
     """An agent whose process exits in ``cell``: in its first ``times`` attempts there, or in
     every one (None). Elsewhere it buys the first two knowable rows of each session."""
-    from harness.tools import Toolbox
+    from harness.tools.toolbox import Toolbox
 
     original = Toolbox.pit_coverage
     told: list[str] = []

@@ -15,7 +15,7 @@ from django.contrib.auth.models import User
 from django.db import models
 
 from harness import canonical
-from harness.schemas import leaf_paths, receipt_body_schema
+from harness.receipt.schemas import leaf_paths, receipt_body_schema
 from harness.vocabulary import ARMS, CLOCKS
 from pitweb.runs.models import Run
 from pitweb.runs.summary import BODY_COLUMNS, ERROR_STATUSES, run_facts
@@ -213,7 +213,7 @@ def longest_names_run(
 ) -> Artifacts:
     """An honest run whose agent name and model version are as long as their columns,
     in characters that take two bytes each."""
-    from harness.adapters.plain import from_callable
+    from harness.agents.adapters.plain import from_callable
 
     def first_two(prompt: str, tools: Any) -> list[str]:
         return [r["row_key"] for r in tools.pit_list(limit=2)["rows"]]

@@ -18,7 +18,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.contrib.auth.models import User
 
-from harness.rederive import rederive
+from harness.receipt.rederive import rederive
 from pitweb import celery_app
 from pitweb.artifacts import job_folder, scratch_root, scratch_sweep
 from pitweb.runs.models import JobState, VerificationJob

@@ -17,7 +17,7 @@ from django.core.files.storage import default_storage
 from rest_framework.test import APIClient
 
 from harness import canonical
-from harness.receipt import receipt_text
+from harness.receipt.build import receipt_text
 from pitweb.runs.models import AuditEvent, Cell, PlatformScore, ProbeItem, Run, VerificationJob
 from tests.pitweb.conftest import Artifacts, make_run, token_client
 
@@ -470,7 +470,7 @@ def hostile_run(
 ) -> Artifacts:
     """An honest run whose every free-text field is hostile: its agent's name and model
     version, and every probe answer (a formula, markup, a script)."""
-    from harness.adapters.plain import from_callable
+    from harness.agents.adapters.plain import from_callable
 
     def answer(prompt: str, tools: Any) -> Any:
         if prompt.startswith("Mask probe"):
@@ -540,7 +540,7 @@ def test_an_honest_answer_with_a_nul_character_is_refused_clearly(
 ) -> None:
     """No database stores a NUL in text: the upload says so and stores nothing (on
     Postgres it would otherwise be a 500)."""
-    from harness.adapters.plain import from_callable
+    from harness.agents.adapters.plain import from_callable
 
     def answer(prompt: str, tools: Any) -> Any:
         if prompt.startswith("Mask probe"):

@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from harness.receipt import receipt_text
+from harness.receipt.build import receipt_text
 from pitweb.runs.models import Run
 from tests.pitweb.conftest import Artifacts, submit_run, token_client
 

@@ -56,8 +56,8 @@ def test_leaderboard_ranks_on_the_platform_shifted_pit_return_and_exports(
     site_release: Path,
     settings: Any,
 ) -> None:
-    from harness.platform import rescore
-    from harness.prices import load_prices
+    from harness.market.prices import load_prices
+    from harness.receipt.rescore import rescore
 
     settings.PITWEB_MIN_RANKED_TRADES = 1
     a, b = submit(submitter, stub_run), submit(submitter, picky_run)
@@ -186,7 +186,7 @@ def arm_aware_run(
     """An agent that trades differently per arm (as a model that remembers the period
     would): every filing on main, the first of each session on shifted, every other one
     on redacted. Its contamination deltas are not zero."""
-    from harness.adapters.plain import from_callable
+    from harness.agents.adapters.plain import from_callable
 
     def by_arm(prompt: str, tools: Any) -> list[str]:
         rows = tools.pit_list(limit=None)["rows"]

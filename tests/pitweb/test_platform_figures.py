@@ -215,8 +215,8 @@ def test_a_scorer_failure_is_ours_and_refused_artifacts_get_no_figure(
     stub_run: Artifacts,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from harness.platform import RescoreRefused
-    from harness.rederive import Check
+    from harness.receipt.rederive import Check
+    from harness.receipt.rescore import RescoreRefused
     from pitweb.runs import verification
 
     run = submit(submitter, stub_run)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from harness.receipt import receipt_text
+from harness.receipt.build import receipt_text
 from pitweb.runs.models import JobState, Run
 from tests.pitweb.conftest import Artifacts, submit_run
 

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.files.storage import default_storage
 
-from harness.receipt import receipt_text
+from harness.receipt.build import receipt_text
 from pitweb.runs.models import Cell, JobState, ProbeItem, Run, VerificationJob
 from tests.pitweb.conftest import Artifacts, token_client
 

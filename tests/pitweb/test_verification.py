@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from django.core.files.storage import default_storage
 from django.utils import timezone
 
-from harness.receipt import receipt_text
+from harness.receipt.build import receipt_text
 from pitweb.runs import services
 from pitweb.runs.errors import SubmissionError
 from pitweb.runs.models import JobState, Run, VerificationJob

@@ -134,7 +134,7 @@ def test_upload_is_verified_and_priced_by_a_real_worker_that_beats_while_idle(
         assert [w["state"] for w in status["workers"]] == ["live"]
         # the worker probed its machine for agent isolation when it started, and says so
         [isolation] = [w["agent_isolation"] for w in status["workers"]]
-        from harness.sandbox.outside import availability
+        from harness.isolation.sandbox.outside import availability
 
         available, why = availability()
         assert isolation == ("available" if available else f"unavailable: {why}")

@@ -18,7 +18,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from harness import RunConfig, run
 from harness.agents.base import load_agent
-from harness.prices import synth_prices
+from harness.market.prices import synth_prices
 from harness.release.bundle import Bundle
 from harness.release.synth import synth_release
 from pitweb.accounts.services import token_issue

@@ -15,9 +15,9 @@ from typing import Any
 
 from harness import outcomes
 from harness.agents.base import AgentSpec, Decision, Task, load_agent
-from harness.guard import EgressAttempt, NetworkAbort, NetworkGuard
-from harness.sandbox.channel import Channel
-from harness.tools import TOOL_SCHEMA
+from harness.isolation.guard import EgressAttempt, NetworkAbort, NetworkGuard
+from harness.isolation.sandbox.channel import Channel
+from harness.tools.toolbox import TOOL_SCHEMA
 
 
 class RemoteToolbox:
@@ -124,7 +124,7 @@ def _install_guard(message: dict[str, Any]) -> NetworkGuard:
     if relay:  # a run with model endpoints: one way out, to the recording proxy
         import os
 
-        from harness.sandbox.relay import start_relay
+        from harness.isolation.sandbox.relay import start_relay
 
         os.environ.update(relay["environment"])
         start_relay(int(relay["port"]), str(relay["socket"]))

@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from harness import outcomes
 from harness.agents.base import Agent, AgentSpec, Decision, Task
-from harness.config import ConfigError, RunConfig
-from harness.egress import (
+from harness.isolation.egress import (
     INSIDE,
     RELAY_PORT,
     SOCKET_NAME,
@@ -28,12 +27,19 @@ from harness.egress import (
     parse_endpoint,
     relay_environment,
 )
-from harness.guard import GUARD_NAME, GUARD_SCOPE, EgressAttempt, NetworkAbort, NetworkGuard
-from harness.sandbox import limits as tree_limits
-from harness.sandbox import outside
+from harness.isolation.guard import (
+    GUARD_NAME,
+    GUARD_SCOPE,
+    EgressAttempt,
+    NetworkAbort,
+    NetworkGuard,
+)
+from harness.isolation.sandbox import limits as tree_limits
+from harness.isolation.sandbox import outside
+from harness.runs.config import ConfigError, RunConfig
 
 if TYPE_CHECKING:
-    from harness.tools import Toolbox
+    from harness.tools.toolbox import Toolbox
 
 ISOLATED, IN_PROCESS = "isolated", "in_process"
 ISOLATED_GUARD = "network-namespace"

@@ -19,9 +19,17 @@ from pathlib import Path
 from typing import Any
 
 from harness import canonical
-from harness.binding import config_binding
-from harness.calendar import SessionTable, sessions_for
-from harness.clocks import REACHABLE, knowable_before_acceptance, known_at
+from harness.market.calendar import SessionTable, sessions_for
+from harness.market.clocks import REACHABLE, knowable_before_acceptance, known_at
+from harness.market.prices import Prices
+from harness.market.scoring import (
+    add_by_form,
+    delta,
+    entered_before_acceptance,
+    make_trades,
+    total_return,
+    trades_digest,
+)
 from harness.outcomes import (
     ABORTED,
     AGENT_ERROR,
@@ -30,9 +38,8 @@ from harness.outcomes import (
     INCOMPLETE,
     NOT_RUN,
 )
-from harness.prices import Prices
-from harness.probe import score_answer, verdict
-from harness.receipt import (
+from harness.receipt.binding import config_binding
+from harness.receipt.build import (
     costs_slot,
     disaggregation_slot,
     invalidated_by,
@@ -44,17 +51,10 @@ from harness.receipt import (
     retrieval_slot,
     training_cutoff_slot,
 )
+from harness.receipt.verify import check_receipt
 from harness.release.bundle import Bundle
-from harness.scoring import (
-    add_by_form,
-    delta,
-    entered_before_acceptance,
-    make_trades,
-    total_return,
-    trades_digest,
-)
-from harness.trajectory import file_sha256
-from harness.verify import check_receipt
+from harness.runs.probe import score_answer, verdict
+from harness.runs.trajectory import file_sha256
 from harness.vocabulary import ARMS, CLOCKS
 
 

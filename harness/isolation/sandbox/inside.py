@@ -1,6 +1,6 @@
 """What runs inside the sandbox: the zygote, and the cell process it forks for each cell.
 
-``python -m harness.sandbox.inside FD`` is started by bubblewrap with FD a Unix socket
+``python -m harness.isolation.sandbox.inside FD`` is started by bubblewrap with FD a Unix socket
 to the harness (the control channel). The zygote imports the shim once and then, for
 every cell, forks a process that
 
@@ -15,7 +15,7 @@ every cell, forks a process that
    its own socket, whose other end the zygote handed to the harness.
 
 The cell's outer process, parent of that init and beyond the agent's reach, holds the
-memory, CPU-time and process-count limits for the whole tree (``harness.sandbox.limits``)
+memory, CPU-time and process-count limits for the whole tree (``harness.isolation.sandbox.limits``)
 and kills it whole when one is passed, exiting with the code that names the limit.
 
 So no file, global, environment variable or process crosses from one cell to another,
@@ -38,8 +38,8 @@ import socket
 import sys
 from typing import Any
 
-from harness.sandbox import limits as tree_limits
-from harness.sandbox.channel import Channel, ChannelClosed
+from harness.isolation.sandbox import limits as tree_limits
+from harness.isolation.sandbox.channel import Channel, ChannelClosed
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
@@ -421,12 +421,12 @@ def probe_tree_limits() -> dict[str, bool]:
 def _preimport(by_value: bool) -> None:
     # The shim's own modules, so that a cell starts without importing them again; the
     # unpickler only for an agent that travels by value.
-    import harness.adapters.plain
+    import harness.agents.adapters.plain
     import harness.agents.baselines
     import harness.agents.stub
-    import harness.guard
-    import harness.sandbox.shim
-    import harness.tools  # noqa: F401
+    import harness.isolation.guard
+    import harness.isolation.sandbox.shim
+    import harness.tools.toolbox  # noqa: F401
 
     if by_value:
         with contextlib.suppress(ImportError):  # without it, the cell reports the failure
@@ -508,7 +508,7 @@ def _cell(chan: Channel, limits: dict[str, Any]) -> int:
         return 0
     if message.get("op") == "probe_limit":
         return exceed(str(message.get("limit")))
-    from harness.sandbox.shim import serve
+    from harness.isolation.sandbox.shim import serve
 
     return serve(chan, message)
 

@@ -22,11 +22,11 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from harness.calendar import sessions_for
-from harness.prices import Prices
-from harness.rederive import Check, as_main_picks, read_trail, rederive
+from harness.market.calendar import sessions_for
+from harness.market.prices import Prices
+from harness.market.scoring import Trade, make_trades, total_return
+from harness.receipt.rederive import Check, as_main_picks, read_trail, rederive
 from harness.release.bundle import Bundle
-from harness.scoring import Trade, make_trades, total_return
 from harness.vocabulary import CLOCKS
 
 BOOTSTRAP_REPLICATES = 2000

@@ -16,11 +16,11 @@ from datetime import date
 from pathlib import Path
 
 from harness import canonical
-from harness.calendar import sessions_for
-from harness.clocks import iso_utc, known_at
+from harness.market.calendar import sessions_for
+from harness.market.clocks import iso_utc, known_at
 from harness.release.arms import shift_iso
 from harness.release.bundle import Bundle
-from harness.runner import trade_prompt
+from harness.runs.runner import trade_prompt
 from harness.vocabulary import CLOCKS
 
 

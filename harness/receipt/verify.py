@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from harness import canonical
-from harness.binding import config_binding
-from harness.receipt import ReceiptError, read_receipt, receipt_text
+from harness.receipt.binding import config_binding
+from harness.receipt.build import ReceiptError, read_receipt, receipt_text
 from harness.release.bundle import Bundle
 from harness.release.store import ReleaseError
-from harness.trajectory import file_sha256, first_event
+from harness.runs.trajectory import file_sha256, first_event
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """Inside a cell of a run with model endpoints: a loopback TCP port that leads to the
-run's model proxy through the Unix socket bound into the sandbox (``harness.egress``).
+run's model proxy through the Unix socket bound into the sandbox (``harness.isolation.egress``).
 
 It is the harness's code in the agent's process, built on the raw ``_socket`` type so the
 cell's own guard (which lets the agent reach this port and nothing else) does not stand

@@ -15,18 +15,14 @@ from typing import Any
 
 from harness import canonical, outcomes
 from harness.agents.base import AgentSpec, Decision, Task, as_agent
-from harness.calendar import SessionTable, sessions_for
-from harness.clocks import REACHABLE, iso_utc, knowable_before_acceptance
-from harness.config import ConfigError, PriceSpec, RunConfig
-from harness.drivers import CellAgent, Drivers, HasAttempts, open_drivers
-from harness.egress import Redactor
-from harness.guard import EgressAttempt, NetworkAbort
-from harness.prices import PriceError, Prices, load_prices
-from harness.probe import MAX_ANSWER, answer_key, pick_items, probe_prompt, score_answer, verdict
-from harness.receipt import build_body, write_receipt
-from harness.release.bundle import Bundle
-from harness.sandbox.outside import SandboxSettings
-from harness.scoring import (
+from harness.isolation.drivers import CellAgent, Drivers, HasAttempts, open_drivers
+from harness.isolation.egress import Redactor
+from harness.isolation.guard import EgressAttempt, NetworkAbort
+from harness.isolation.sandbox.outside import SandboxSettings
+from harness.market.calendar import SessionTable, sessions_for
+from harness.market.clocks import REACHABLE, iso_utc, knowable_before_acceptance
+from harness.market.prices import PriceError, Prices, load_prices
+from harness.market.scoring import (
     Trade,
     add_by_form,
     entered_before_acceptance,
@@ -34,8 +30,19 @@ from harness.scoring import (
     total_return,
     trades_digest,
 )
-from harness.tools import ArmRows, ClockIndex, Toolbox, knowable_test
-from harness.trajectory import TrajectoryWriter
+from harness.receipt.build import build_body, write_receipt
+from harness.release.bundle import Bundle
+from harness.runs.config import ConfigError, PriceSpec, RunConfig
+from harness.runs.probe import (
+    MAX_ANSWER,
+    answer_key,
+    pick_items,
+    probe_prompt,
+    score_answer,
+    verdict,
+)
+from harness.runs.trajectory import TrajectoryWriter
+from harness.tools.toolbox import ArmRows, ClockIndex, Toolbox, knowable_test
 from harness.version import HARNESS_NAME, HARNESS_VERSION
 
 # A window of at most this many rows is parsed once up front, every arm (about 1 KB

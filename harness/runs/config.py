@@ -10,8 +10,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from harness.egress import EgressError, parse_endpoint
-from harness.guard import POLICIES
+from harness.isolation.egress import EgressError, parse_endpoint
+from harness.isolation.guard import POLICIES
 from harness.vocabulary import ARMS, CLOCKS
 
 # ``auto`` isolates the agent where bubblewrap works and falls back (saying so) elsewhere;

@@ -10,7 +10,7 @@ probe cells when the sandbox starts; what the probes could not confirm is report
 
 Limits hold for the agent's whole process tree: memory, CPU time and the number of
 processes are accounted across the cell's PID namespace by the cell's outer process
-(``harness.sandbox.limits``), and each decision has a wall-clock budget, tool calls
+(``harness.isolation.sandbox.limits``), and each decision has a wall-clock budget, tool calls
 included, kept here. Passing any of them kills the cell's tree and is the agent's
 ``resource_limit``.
 """
@@ -34,21 +34,21 @@ from typing import TYPE_CHECKING, Any
 
 from harness import outcomes
 from harness.agents.base import AgentSpec, Decision, Task, locate_module
-from harness.guard import EgressAttempt
-from harness.sandbox import limits as tree_limits
-from harness.sandbox.channel import (
+from harness.isolation.guard import EgressAttempt
+from harness.isolation.sandbox import limits as tree_limits
+from harness.isolation.sandbox.channel import (
     Channel,
     ChannelClosed,
     ChannelTimeout,
     LineTooLong,
     ProtocolError,
 )
-from harness.sandbox.inside import CELL_SETUP_FAILED, LIMIT_CODES
-from harness.sandbox.shim import attempt_from_json
+from harness.isolation.sandbox.inside import CELL_SETUP_FAILED, LIMIT_CODES
+from harness.isolation.sandbox.shim import attempt_from_json
 from harness.vocabulary import TOOL_NAMES
 
 if TYPE_CHECKING:
-    from harness.tools import Toolbox
+    from harness.tools.toolbox import Toolbox
 
 SANDBOX_UID = 65534
 AGENT_ROOT = "/pit-agent"
@@ -188,7 +188,7 @@ def _interpreter_roots() -> list[str]:
 
 
 def harness_root() -> str:
-    return str(Path(__file__).resolve().parents[1])
+    return str(Path(__file__).resolve().parents[2])  # the folder holding the harness package
 
 
 def visible_roots() -> list[str]:
@@ -275,7 +275,7 @@ def bwrap_command(
     # nothing writable is shared between cells: each cell mounts its own /tmp and /dev/shm
     command += ["--remount-ro", "/dev", "--remount-ro", "/"]
     command += ["--chdir", "/tmp", "--", sys.executable, "-s", "-B", "-P"]
-    command += ["-m", "harness.sandbox.inside", str(fd)]
+    command += ["-m", "harness.isolation.sandbox.inside", str(fd)]
     if by_value:
         command.append("--by-value")  # the zygote then imports cloudpickle once for all
     return command
@@ -504,7 +504,7 @@ class Sandbox:
     def open_cell(
         self, payload: AgentPayload, policy: str, relay: dict[str, Any] | None = None
     ) -> IsolatedAgent:
-        from harness.guard import NetworkAbort
+        from harness.isolation.guard import NetworkAbort
 
         chan = self._open()
         cell = IsolatedAgent(self, chan)
@@ -542,7 +542,7 @@ class IsolatedAgent:
         return taken
 
     def load(self, payload: AgentPayload, policy: str, relay: dict[str, Any] | None = None) -> None:
-        from harness.guard import NetworkAbort
+        from harness.isolation.guard import NetworkAbort
 
         # the relay's environment may hold API keys: it travels over the cell's own
         # socket only, never on a command line or in a file
@@ -580,7 +580,7 @@ class IsolatedAgent:
             sock.deadline = None
 
     def _decide(self, task: Task, tools: Toolbox) -> Decision:
-        from harness.guard import NetworkAbort
+        from harness.isolation.guard import NetworkAbort
 
         self._send(
             {

@@ -15,9 +15,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.clocks import iso_utc, known_at
+from harness.market.clocks import iso_utc, known_at
 from harness.release.arms import shift_iso
-from harness.trajectory import served_row_text
+from harness.runs.trajectory import served_row_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable

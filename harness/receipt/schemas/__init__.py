@@ -4,7 +4,7 @@
 (a test holds the two together). The site validates uploads against this same file.
 
 ``receipt-body.fields.json``: every leaf of that schema, either re-derived (from the
-trajectory, the release, the bound config and the price file, by ``harness.rederive``,
+trajectory, the release, the bound config and the price file, by ``harness.receipt.rederive``,
 which ``pit-harness verify`` and the site both call) or a declaration the harness writes
 and cannot check after the run, with how or why.
 """

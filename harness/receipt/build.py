@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import canonical, outcomes
-from harness.scoring import delta
+from harness.market.scoring import delta
 from harness.version import HARNESS_NAME, HARNESS_VERSION, RECEIPT_VERSION
 
 if TYPE_CHECKING:
-    from harness.config import RunConfig
-    from harness.prices import Prices
+    from harness.market.prices import Prices
     from harness.release.bundle import Bundle
-    from harness.tools import ClockIndex
+    from harness.runs.config import RunConfig
+    from harness.tools.toolbox import ClockIndex
 
 
 class ReceiptError(ValueError):
@@ -286,7 +286,7 @@ def limits_for(
 ) -> list[str]:
     """What the run does not guarantee: every capability that did not hold, the limits
     every run has, and (with a pit clock) the rows that fall back to published_at."""
-    from harness.drivers import not_enforced
+    from harness.isolation.drivers import not_enforced
 
     limits = not_enforced(capabilities)
     if capabilities.get("agent_process") != "isolated":

@@ -140,7 +140,7 @@ def synth_prices(
     """
     import random
 
-    from harness.calendar import sessions_for
+    from harness.market.calendar import sessions_for
 
     table = sessions_for(start, end)
     days = [d for d in table.sessions if start <= d <= end]

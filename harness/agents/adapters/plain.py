@@ -22,7 +22,7 @@ from harness.agents.base import AgentSpec, Decision, Task, source_file
 from harness.vocabulary import TOOL_NAMES
 
 if TYPE_CHECKING:
-    from harness.tools import Toolbox
+    from harness.tools.toolbox import Toolbox
 
 ROW_KEY = re.compile(r"\br-[0-9a-f]{16}\b")
 SYSTEM_PROMPT = (

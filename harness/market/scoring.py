@@ -15,9 +15,9 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from harness import canonical
-from harness.calendar import SessionTable
-from harness.clocks import acceptance_instant
-from harness.prices import Prices
+from harness.market.calendar import SessionTable
+from harness.market.clocks import acceptance_instant
+from harness.market.prices import Prices
 
 
 class Trade(NamedTuple):

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, unquote_plus, urlsplit
 
-from harness.guard import EgressAttempt
+from harness.isolation.guard import EgressAttempt
 
 # Where the proxy's folder (its socket and the run's CA certificate) appears in the sandbox,
 # and the loopback port a cell's relay listens on.

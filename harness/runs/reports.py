@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.clocks import acceptance_instant
-from harness.scoring import total_return
+from harness.market.clocks import acceptance_instant
+from harness.market.scoring import total_return
 
 if TYPE_CHECKING:
-    from harness.runner import RunResult
+    from harness.runs.runner import RunResult
 
 
 @dataclass(frozen=True)
