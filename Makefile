@@ -63,6 +63,8 @@ lint: setup
 	env -u DJANGO_SETTINGS_MODULE $(BIN)/mypy harness pit_harness
 	# the site too, strict, with the Django and DRF stubs
 	$(BIN)/mypy --config-file mypy-site.ini pitweb
+	# the boundaries: the engine never imports the site; the sandbox stays light (pyproject.toml)
+	$(BIN)/lint-imports
 	# the harness's pinned dependencies install on newer Pythons too (wheels only, no install)
 	for v in 3.12 3.13; do $(BIN)/pip install --quiet --disable-pip-version-check --dry-run \
 	  --target $$(mktemp -d) --ignore-installed --only-binary=:all: --python-version $$v \

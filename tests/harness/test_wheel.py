@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,11 @@ def test_the_harness_installs_from_its_own_wheel_and_runs_without_the_site(
     _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
          "--quiet", "-w", dist, ROOT)  # fmt: skip
     [wheel] = dist.glob("*.whl")
+    # the wheel is the engine alone: the site runs from its checkout, never from this wheel
+    with zipfile.ZipFile(wheel) as archive:
+        tops = {name.split("/")[0] for name in archive.namelist() if "/" in name}
+    assert {t for t in tops if not t.endswith(".dist-info")} == {"harness", "pit_harness"}
+    assert "harness/receipt/schemas/receipt-body.schema.json" in archive.namelist()
     venv = tmp_path / "venv"
     _run(sys.executable, "-m", "venv", venv)
     python = venv / "bin" / "python"
@@ -49,7 +55,7 @@ def test_the_harness_installs_from_its_own_wheel_and_runs_without_the_site(
     probe = _run(
         python,
         "-c",
-        "import importlib.util as u, json; from harness.schemas import receipt_body_schema; "
+        "import importlib.util as u, json; from harness.receipt.schemas import receipt_body_schema; "
         "print(json.dumps([u.find_spec(m) is None for m in ('django', 'celery', 'rest_framework')]"
         " + [receipt_body_schema()['title']]))",
         cwd=tmp_path,
@@ -103,6 +109,11 @@ def test_everything_under_a_temporary_folder_runs_sandboxed_as_anywhere(tmp_path
     _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
          "--quiet", "-w", dist, ROOT)  # fmt: skip
     [wheel] = dist.glob("*.whl")
+    # the wheel is the engine alone: the site runs from its checkout, never from this wheel
+    with zipfile.ZipFile(wheel) as archive:
+        tops = {name.split("/")[0] for name in archive.namelist() if "/" in name}
+    assert {t for t in tops if not t.endswith(".dist-info")} == {"harness", "pit_harness"}
+    assert "harness/receipt/schemas/receipt-body.schema.json" in archive.namelist()
     venv = tmp_path / "venv"
     _run(sys.executable, "-m", "venv", venv)
     _run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-index",
