@@ -422,9 +422,12 @@ def test_answer_judge_verify_from_the_command_line(
     assert done.returncode == 2 and "belongs to another run" in done.stderr
     journal_path(judged).unlink()
     assert len(state.bodies) == calls
-    # no key: said plainly, before any call
-    done = _cli("answer", "--out", answers, *where, "--model", "m", key=None)
+    # no key for an endpoint off this machine: said plainly, before any call (a loopback
+    # endpoint may need none)
+    remote = ("--base-url", "https://models.example/v1")
+    done = _cli("answer", "--out", answers, *where, *remote, "--model", "m", key=None)
     assert done.returncode == 2 and "set OPENAI_API_KEY" in done.stderr
+    assert len(state.bodies) == calls
     done = _cli("answer", "--out", answers, *where, "--model", "m", "--point-id", "no-such")
     assert done.returncode == 2 and "unknown point(s)" in done.stderr
 
