@@ -476,21 +476,6 @@ def test_pitfall_answers_are_judged_again_under_our_controls(
     assert judged["controls"]["stability"]["items"] == 6
 
 
-def test_the_readme_points_block_prints_what_the_readme_says(
-    server: tuple[Chat, str], folder: Path
-) -> None:
-    from tests.harness.test_readme import README, matches_in_order, run_block, runnable_blocks
-
-    _, url = server
-    blocks = runnable_blocks(README.read_text(), marker_prefix="<!-- runnable-points:")
-    assert len(blocks) == 1 and blocks[0][1]
-    code, expected = blocks[0]
-    done = run_block(code, folder.parent, MODEL_URL=url, OPENAI_API_KEY="k")
-    assert done.returncode == 0, done.stderr[-3000:]
-    missing = matches_in_order(done.stdout, expected or "")
-    assert missing is None, f"the README shows {missing!r}; the commands printed:\n{done.stdout}"
-
-
 @pytest.mark.parametrize(
     ("message", "finish", "status", "text"),
     [
