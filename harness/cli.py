@@ -204,6 +204,13 @@ def cmd_clocks_report(args: argparse.Namespace) -> int:
     from harness.runs.runner import run
 
     config, spec = _run_config(args, arms=("main",), clocks=CLOCKS, probe=0)
+    there = [p for p in (config.trajectory_path, config.receipt_path) if Path(p).exists()]
+    if there and not args.force:
+        # the config is often a run's own: its receipt must not be replaced unannounced
+        raise UsageError(
+            f"{' and '.join(there)} already exist: clocks-report would overwrite them; give "
+            "it files of its own (--trajectory, --receipt) or pass --force"
+        )
     result = run(spec, config)
     report = clock_report(result)
     body = result.body
@@ -428,7 +435,8 @@ def build_parser() -> argparse.ArgumentParser:
         "dump, pit) and print each clock's return and how many trades were bought at an "
         "opening auction that had already begun when EDGAR accepted the filing, of the trades "
         "whose filing carries an acceptance stamp. Writes a trajectory and receipt like run "
-        "(arms, clocks and probe are set for the experiment). Exit codes as for run.",
+        "(arms, clocks and probe are set for the experiment), and refuses (exit 2) to "
+        "overwrite existing ones unless --force. Exit codes as for run.",
     )
     report.add_argument("--config", required=True, help="run.json (keys follow RunConfig)")
     report.add_argument("--trajectory", help="trajectory path (overrides trajectory_path)")
@@ -438,6 +446,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--agent-process",
         choices=["auto", "isolated", "in_process"],
         help="as for run (overrides agent_process)",
+    )
+    report.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite a trajectory or receipt already at those paths (refused without it)",
     )
     report.add_argument(
         "--pass-env",

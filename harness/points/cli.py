@@ -140,13 +140,22 @@ def _journal(args: argparse.Namespace, header: dict[str, Any]) -> Any:
     return journal
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+NO_KEY = "no-key-on-loopback"  # the client needs a string; a loopback server may need none
+
+
 def _credentials(args: argparse.Namespace) -> str:
+    """The endpoint's key from the environment; on a loopback endpoint (the demo model, a
+    model served on this machine) it may be unset."""
     import os
+    from urllib.parse import urlsplit
 
     key = os.environ.get(args.api_key_env, "")
-    if not key:
-        raise PointError(f"set {args.api_key_env} to the endpoint's API key (--api-key-env)")
-    return key
+    if key:
+        return key
+    if urlsplit(args.base_url).hostname in LOOPBACK_HOSTS:
+        return NO_KEY
+    raise PointError(f"set {args.api_key_env} to the endpoint's API key (--api-key-env)")
 
 
 def _selected(args: argparse.Namespace) -> list[Point]:
@@ -268,6 +277,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
         print(f"  negative controls flagged: {', '.join(flagged)}")
     if usable:
         print("\n".join(verdict))
+    for unpinned in _unpinned_lines(body):
+        print(unpinned)
     judge_errors = figures["harness_errors"]["judge"]
     if judge_errors:
         print(
@@ -277,6 +288,30 @@ def cmd_judge(args: argparse.Namespace) -> int:
         return 1
     journal.finish()
     return 0 if usable else 1
+
+
+def _unpinned_lines(body: dict[str, Any]) -> list[str]:
+    """A line saying the judge is not the seed's pinned one (none when it is), and, for
+    the demo model, that its verdicts are a string rule."""
+    from harness.points.demo import DEMO_MODEL
+    from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL
+
+    if body["capabilities"].get("judge_pinned"):
+        return []
+    judge = body["judge"]
+    named = f"{judge['model']}/{judge['effort']}"
+    returned = ", ".join(judge["models_returned"]) or "none"
+    lines = [
+        f"  judge unpinned ({named}, returned {returned}): not the seed's pinned judge "
+        f"({DEFAULT_MODEL}/{DEFAULT_EFFORT}); these figures do not compare with a pinned "
+        "judge's and are not for ranking"
+    ]
+    if DEMO_MODEL in (judge["model"], *judge["models_returned"]):
+        lines.append(
+            f"  DEMO: {DEMO_MODEL} is not a model; its verdicts are a fixed string rule, "
+            "for trying the commands only"
+        )
+    return lines
 
 
 def _kappa(value: float | None) -> str:
@@ -395,6 +430,7 @@ def _verified_lines(args: argparse.Namespace, points: list[Point]) -> tuple[bool
         *_judged_lines(figures, body["controls"]),
         *(verdict if usable else []),
         f"  {body['capability_line']}",
+        *_unpinned_lines(body),
     ]
 
 
@@ -419,11 +455,41 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0 if usable else 1
 
 
+def cmd_demo_model(args: argparse.Namespace) -> int:
+    """Serve the demo model on loopback until stopped (Ctrl-C, or kill its process)."""
+    import os
+    from pathlib import Path
+
+    from harness.points.demo import DEMO_MODEL, base_url, demo_server
+
+    server = demo_server(args.port)
+    url = base_url(server)
+    print(
+        f"{DEMO_MODEL} at {url}: a demo, not a model (a fixed string rule plays the "
+        "answering model and the judge); its judged sets say judge_pinned=False, and "
+        "nothing should rank them",
+        flush=True,
+    )
+    if args.url_file:
+        tmp = Path(f"{args.url_file}.tmp")
+        tmp.write_text(url + "\n", encoding="utf-8")
+        os.replace(tmp, args.url_file)  # whole or absent: a reader never sees half a URL
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
 def _endpoint(verb: argparse.ArgumentParser, model: str | None, effort: str | None) -> None:
     verb.add_argument("--points-dir", default="points", help="the points folder")
     verb.add_argument("--base-url", required=True, help="an OpenAI-compatible API base URL")
     verb.add_argument(
-        "--api-key-env", default="OPENAI_API_KEY", help="the variable holding the key"
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        help="the variable holding the key (may be unset for a loopback endpoint)",
     )
     if model is None:
         verb.add_argument("--model", required=True, help="the model under test")
@@ -527,3 +593,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     verify.add_argument("--answers", help="the answer set a judged set binds")
     verify.add_argument("--points-dir", default="points", help="the points folder")
     verify.set_defaults(func=cmd_verify)
+    demo = verbs.add_parser(
+        "demo-model",
+        help="serve a demo model on 127.0.0.1 for trying answer and judge (not a model)",
+        description="Serve an OpenAI-compatible chat-completions endpoint on 127.0.0.1 that "
+        "answers only the model 'demo-judge-not-a-model': every question gets one fixed "
+        "text, and a judge prompt a class by string comparison with the Ground Truth. No key, "
+        "no network. Its judged sets say judge_pinned=False and describe that rule, not a "
+        "model: never rank them. Serves until stopped.",
+    )
+    demo.add_argument("--port", type=_count(0), default=0, help="port (default: a free one)")
+    demo.add_argument("--url-file", help="write the base URL here once it listens")
+    demo.set_defaults(func=cmd_demo_model)

@@ -147,7 +147,7 @@ CASES = {
     "## Ground Truth right under </details>": Case(in_question("<details><summary>资料</summary>\n\n资料\n\n</details>", blank=False), ACCEPTED, "'## Ground Truth' is content, inside an HTML block"),
 }  # fmt: skip
 
-# the rows of the README's table "Where ours and PITFALL's validator differ on purpose"
+# the rows of docs/points.md's table "Where ours and PITFALL's validator differ on purpose"
 ON_PURPOSE = {
     "a bare ##",
     "an H2 indented by a space",

@@ -1,5 +1,7 @@
 """The README's submit path, run as written against a site this test starts (its
-release registered, a token issued), and every README block that is not run, with why."""
+release registered, a token issued), and docs/site.md's staff commands, run as written
+from a shell that has not set DJANGO_DEBUG. Which blocks no test runs, and why, is
+listed in tests/harness/test_readme.py."""
 
 from __future__ import annotations
 
@@ -8,11 +10,13 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
 
 from pitweb.runs.models import Run
 from tests.harness.test_readme import (
+    DOCS,
     README,
-    fenced_blocks,
+    REPO,
     matches_in_order,
     run_block,
     runnable_blocks,
@@ -20,36 +24,6 @@ from tests.harness.test_readme import (
 from tests.pitweb.conftest import Artifacts
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-# Every fenced block of the README that no test runs, by its first line, and why.
-NOT_RUN = {
-    "make demo    # set up": "the two commands themselves: CI runs `make test`; "
-    "`make demo` serves until stopped (its seeding is tested by test_demo_seed)",
-    "from pit_harness import Bundle": "the seed's Python example: tests/harness/test_readme.py "
-    "runs it verbatim from the seed file (test_the_seed_example_runs_in_isolation)",
-    "clocks-report ": "sample output of a command, not a command",
-    '{"bundle_path": "release"': "a sample run config, shown for its keys",
-    '"capabilities": {': "an excerpt of a receipt, not a command",
-    "python manage.py register_prices": "a staff command on a deployed site; "
-    "test_platform_figures runs register_prices",
-    "cp .env.example .env": "needs a Docker engine; test_deploy checks the compose file, "
-    "the proxy configuration and the image's runtime instead",
-    "pit-harness points validate": "run on the real points by tests/harness/test_points.py "
-    "(validate, render, show)",
-}
-
-
-def test_every_readme_block_is_run_or_says_why_not() -> None:
-    text = README.read_text()
-    for before, first in fenced_blocks(text):
-        if before.startswith(("<!-- runnable", "<!-- output")):
-            continue
-        assert any(first.startswith(key) for key in NOT_RUN), (
-            f"README block {first!r} is neither marked runnable nor listed in NOT_RUN"
-        )
-    firsts = [first for _, first in fenced_blocks(text)]
-    for key in NOT_RUN:
-        assert any(f.startswith(key) for f in firsts), f"NOT_RUN lists {key!r}: no such block"
 
 
 def test_the_readme_submit_path_works_as_written(
@@ -77,3 +51,39 @@ def test_the_readme_submit_path_works_as_written(
     [run] = Run.objects.filter(submitter=submitter)
     assert run.status == "verified"
     assert f"/runs/{run.body_sha256[7:]}/?submission={run.pk}" in done.stdout
+
+
+def _database_url() -> str:
+    """The URL of the database this test writes, for a process of its own."""
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{db['NAME']}"
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+    return f"postgres://{auth}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+
+
+def test_the_staff_commands_work_as_written_in_a_fresh_shell(
+    site_release: Path, tmp_path: Path
+) -> None:
+    from pitweb.accounts.models import ApiToken
+    from pitweb.releases.models import ReferencePrices, Release
+
+    User.objects.create_user("staff", password="staff-demo-password", is_staff=True)  # the demo's
+    blocks = [b for doc in DOCS for b in runnable_blocks(doc.read_text(), "<!-- runnable-staff:")]
+    [(code, expected)] = blocks
+    (tmp_path / "manage.py").symlink_to(REPO / "manage.py")
+    done = run_block(
+        code,
+        tmp_path,
+        drop=("DJANGO_DEBUG", "DJANGO_SECRET_KEY", "DJANGO_SETTINGS_MODULE"),
+        DATABASE_URL=_database_url(),
+        PITWEB_VAR_DIR=str(tmp_path / "var"),
+        PITWEB_RELEASE=str(site_release),
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    missing = matches_in_order(done.stdout, expected or "")
+    assert missing is None, f"docs/site.md shows {missing!r}; the block printed:\n{done.stdout}"
+    [release] = Release.objects.all()
+    [reference] = ReferencePrices.objects.filter(release=release)
+    assert reference.version == 1 and reference.registered_by.username == "staff"
+    assert ApiToken.objects.filter(user__username="alice").count() == 1
