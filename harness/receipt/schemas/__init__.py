@@ -88,10 +88,12 @@ def _tidy(node: Any, definitions: dict[str, Any]) -> Any:
         out["enum"] = next((list(w) for w in _WORD_ORDER if sorted(w) == sorted(words)), words)
         if len(words) == 1:
             out["const"] = out.pop("enum")[0]
+    # ``T | None`` of a plain T as a type list; an object or null stays an anyOf, a
+    # leaf of the schema that a verifier takes (and a forgery changes) whole
     options = out.get("anyOf")
     if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
         (other,) = [o for o in options if o != {"type": "null"}]
-        if isinstance(other.get("type"), str):
+        if other.get("type") not in (None, "object"):
             del out["anyOf"]
             out = {**out, **other, "type": [other["type"], "null"]}
     return out
