@@ -85,7 +85,9 @@ def model_version_part(model_version: str) -> model.ModelVersionSlot:
     )
 
 
-def provenance_part(bundle: Bundle, span: model.Window, sessions: list[str]) -> model.ProvenanceSlot:
+def provenance_part(
+    bundle: Bundle, span: model.Window, sessions: list[str]
+) -> model.ProvenanceSlot:
     """P5: the release and the window the run walked."""
     return model.ProvenanceSlot(
         kind="measured",
@@ -123,7 +125,9 @@ def release_part(bundle: Bundle, span: model.Window, rows: list[dict[str, Any]])
     )
 
 
-def retrieval_part(served: Counter[str], *, rows: int, stamped: int, pit: bool) -> model.RetrievalSlot:
+def retrieval_part(
+    served: Counter[str], *, rows: int, stamped: int, pit: bool
+) -> model.RetrievalSlot:
     """P3: what the cells were served (``served`` sums their counters), and how many of
     the window's rows carry a stamp."""
     return model.RetrievalSlot(
@@ -264,7 +268,7 @@ def _protocol(
 
 def _contamination(clocks: tuple[str, ...], cells: list[model.Cell]) -> dict[str, model.Delta]:
     """Per clock, the main arm's return minus each control arm's."""
-    returns = {(c.arm, c.clock): c.total_return for c in cells}
+    returns: dict[tuple[str, str], float | None] = {(c.arm, c.clock): c.total_return for c in cells}
     return {
         clock: model.Delta(
             main_minus_shifted=delta(returns.get(("main", clock)), returns.get(("shifted", clock))),
@@ -292,7 +296,9 @@ def build_body(
     span = model.Window(start=resolved.start, end=resolved.end)
     protocol = _protocol(config, bound.bundle, span, window, outcome, prices)
     gaps = [name for name, slot in protocol.slots().items() if slot.status == "gap"]
-    invalidated = invalidated_by([msgspec.to_builtins(a) for a in network.attempts], outcome.aborted)
+    invalidated = invalidated_by(
+        [msgspec.to_builtins(a) for a in network.attempts], outcome.aborted
+    )
     limits = limits_for(
         msgspec.to_builtins(capabilities),
         pit_fallback_rows=protocol.p3.pit_fallback_rows if "pit" in config.clocks else None,

@@ -23,6 +23,8 @@ from msgspec import UNSET, Meta, UnsetType, field
 
 from harness.vocabulary import Arm, Clock
 
+__all__ = ["Arm", "Clock"]  # the vocabulary's words, as the parts use them
+
 INT_MAX = 2**31 - 1  # what a 32-bit database column stores: the site keeps counts in them
 
 # -- the field kinds -----------------------------------------------------------------------
@@ -46,13 +48,14 @@ CutoffCheck = Literal[
 
 
 class Part(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """A part of a receipt body: closed (an unknown field is refused) and immutable."""
+    """A part of a receipt body: closed (an unknown field is refused) and immutable.
+    (Each part says so again: a type checker reads the options class by class.)"""
 
 
 # -- what the run was told -----------------------------------------------------------------
 
 
-class PriceReference(Part):
+class PriceReference(Part, frozen=True, forbid_unknown_fields=True):
     """The price file a config binds: its name and sha256, and the submitter's statement."""
 
     file: str
@@ -61,7 +64,7 @@ class PriceReference(Part):
     pulled_at: str
 
 
-class Config(Part):
+class Config(Part, frozen=True, forbid_unknown_fields=True):
     """The settings that can change a result, as the run resolved them."""
 
     forms: list[Form]
@@ -81,12 +84,12 @@ class Config(Part):
     model_endpoints: list[str]
 
 
-class Harness(Part):
+class Harness(Part, frozen=True, forbid_unknown_fields=True):
     name: str
     version: str
 
 
-class Binding(Part):
+class Binding(Part, frozen=True, forbid_unknown_fields=True):
     """The three hashes a reader recomputes against the files they hold."""
 
     bundle_content_digest: BoundSha256
@@ -94,12 +97,12 @@ class Binding(Part):
     trajectory_sha256: BoundSha256
 
 
-class Window(Part):
+class Window(Part, frozen=True, forbid_unknown_fields=True):
     start: IsoDate
     end: IsoDate
 
 
-class Release(Part):
+class Release(Part, frozen=True, forbid_unknown_fields=True):
     """The release as the run read it: its name, the window, the forms and their rows."""
 
     name: str
@@ -109,7 +112,7 @@ class Release(Part):
     rows_by_form: dict[str, Count]
 
 
-class Trajectory(Part):
+class Trajectory(Part, frozen=True, forbid_unknown_fields=True):
     path: str
     events: Count
     sha256: Sha256
@@ -118,14 +121,14 @@ class Trajectory(Part):
 # -- what the run did ----------------------------------------------------------------------
 
 
-class Fault(Part):
+class Fault(Part, frozen=True, forbid_unknown_fields=True):
     """The kind and message of an agent's fault."""
 
     kind: str
     message: str
 
 
-class Cell(Part):
+class Cell(Part, frozen=True, forbid_unknown_fields=True):
     """One (arm, clock) of the grid: what the agent was served and what its picks scored."""
 
     arm: Arm
@@ -150,7 +153,7 @@ class Cell(Part):
     trades_sha256: Sha256
 
 
-class AnswerKey(Part):
+class AnswerKey(Part, frozen=True, forbid_unknown_fields=True):
     """What a probe item's answer is scored against: the real dates and issuer."""
 
     dates: list[str]
@@ -158,7 +161,7 @@ class AnswerKey(Part):
     ticker: str | None
 
 
-class Score(Part):
+class Score(Part, frozen=True, forbid_unknown_fields=True):
     date_recovered: bool
     matched: list[str]
     renderings: list[str]
@@ -167,7 +170,7 @@ class Score(Part):
     issuer_matched_by: str | None
 
 
-class ProbeItem(Part):
+class ProbeItem(Part, frozen=True, forbid_unknown_fields=True):
     item: Count
     row_key: Annotated[str, Meta(max_length=40)]
     answer: str
@@ -176,14 +179,14 @@ class ProbeItem(Part):
     agent_error: str | None
 
 
-class Probe(Part):
+class Probe(Part, frozen=True, forbid_unknown_fields=True):
     """The mask probe on the shifted arm. A probe that did not run (or that the harness
     failed to run) carries its arm, status and no items, and nothing else."""
 
     arm: Arm
     status: ProbeStatus
     items: Annotated[list[ProbeItem], Meta(max_length=1000)]
-    fault: Fault | None | UnsetType = UNSET
+    fault: Fault | UnsetType | None = UNSET
     stride: Count | UnsetType = UNSET
     served_rows: Count | UnsetType = UNSET
     total: Count | UnsetType = UNSET
@@ -194,14 +197,14 @@ class Probe(Part):
     verdict: Verdict | UnsetType = UNSET
 
 
-class Delta(Part):
+class Delta(Part, frozen=True, forbid_unknown_fields=True):
     """Per clock: the main arm's return minus each control arm's."""
 
     main_minus_shifted: float | None
     main_minus_redacted: float | None
 
 
-class EgressAttempt(Part):
+class EgressAttempt(Part, frozen=True, forbid_unknown_fields=True):
     """A network attempt the guard stopped, with its call site."""
 
     call: str
@@ -210,13 +213,13 @@ class EgressAttempt(Part):
     stack: list[str]
 
 
-class ModelEgress(Part):
+class ModelEgress(Part, frozen=True, forbid_unknown_fields=True):
     endpoints: list[str]
     exchanges: dict[str, Count]
     line: str
 
 
-class Network(Part):
+class Network(Part, frozen=True, forbid_unknown_fields=True):
     guard: str
     policy: str
     clean: bool
@@ -226,7 +229,7 @@ class Network(Part):
     model_egress: ModelEgress
 
 
-class Capabilities(Part):
+class Capabilities(Part, frozen=True, forbid_unknown_fields=True):
     """What was and was not enforced. An in-process run says why isolation was not used;
     an isolated one what its sandbox's probe found (its uid, the environment's variable
     names) and the limits the sandbox was given (as set, in the sandbox's own units)."""
@@ -245,13 +248,13 @@ class Capabilities(Part):
     limits_scope: str | None
     sandbox: str | None
     line: str
-    isolation_unavailable: str | None | UnsetType = UNSET
-    uid: Count | None | UnsetType = UNSET
-    environment: list[str] | None | UnsetType = UNSET
+    isolation_unavailable: str | UnsetType | None = UNSET
+    uid: Count | UnsetType | None = UNSET
+    environment: list[str] | UnsetType | None = UNSET
     limits: dict[str, Any] | UnsetType = UNSET
 
 
-class Attempt(Part):
+class Attempt(Part, frozen=True, forbid_unknown_fields=True):
     """An attempt that failed on the harness's side and was run again."""
 
     cell: Annotated[str, Meta(max_length=64)]
@@ -264,7 +267,7 @@ class Attempt(Part):
 # -- the protocol slots P1-P6 --------------------------------------------------------------
 
 
-class ModelVersionSlot(Part):
+class ModelVersionSlot(Part, frozen=True, forbid_unknown_fields=True):
     """P1: the model version as the config declares it, or a gap."""
 
     kind: Literal["declared"]
@@ -272,7 +275,7 @@ class ModelVersionSlot(Part):
     declared: str | None
 
 
-class TrainingCutoffSlot(Part):
+class TrainingCutoffSlot(Part, frozen=True, forbid_unknown_fields=True):
     """P2: the declared training cutoff, checked against the window; a gap has no check."""
 
     kind: Literal["declared_then_checked"]
@@ -282,7 +285,7 @@ class TrainingCutoffSlot(Part):
     meaning: str | UnsetType = UNSET
 
 
-class RetrievalSlot(Part):
+class RetrievalSlot(Part, frozen=True, forbid_unknown_fields=True):
     """P3: what the cells were served, and how many of the window's rows carry a stamp."""
 
     kind: Literal["measured"]
@@ -296,7 +299,7 @@ class RetrievalSlot(Part):
     rule: str
 
 
-class PriceStatement(Part):
+class PriceStatement(Part, frozen=True, forbid_unknown_fields=True):
     """The prices as the submitter states them: declared, not verified."""
 
     source: Annotated[str, Meta(max_length=2000)]
@@ -308,7 +311,7 @@ class PriceStatement(Part):
     verified_by_harness: bool
 
 
-class CostsSlot(Part):
+class CostsSlot(Part, frozen=True, forbid_unknown_fields=True):
     """P4: the prices as stated and the frictions not modelled."""
 
     kind: Literal["declared"]
@@ -321,7 +324,7 @@ class CostsSlot(Part):
     shorts: bool
 
 
-class ProvenanceSlot(Part):
+class ProvenanceSlot(Part, frozen=True, forbid_unknown_fields=True):
     """P5: the release and the window the run walked."""
 
     kind: Literal["measured"]
@@ -337,13 +340,13 @@ class ProvenanceSlot(Part):
     last_session: str | None
 
 
-class FormCell(Part):
+class FormCell(Part, frozen=True, forbid_unknown_fields=True):
     trades: Count
     priced_trades: Count
     total_return: float | None
 
 
-class DisaggregationSlot(Part):
+class DisaggregationSlot(Part, frozen=True, forbid_unknown_fields=True):
     """P6: trades and returns per form, per cell (``arm/clock``)."""
 
     kind: Literal["measured"]
@@ -351,7 +354,7 @@ class DisaggregationSlot(Part):
     by_form: dict[str, dict[str, FormCell]]
 
 
-class Protocol(Part):
+class Protocol(Part, frozen=True, forbid_unknown_fields=True):
     """P1-P6, each slot an object; P4's prices is the submitter's statement or null."""
 
     p1: ModelVersionSlot = field(name="P1_model_version")
@@ -361,16 +364,25 @@ class Protocol(Part):
     p5: ProvenanceSlot = field(name="P5_window_provenance")
     p6: DisaggregationSlot = field(name="P6_disaggregation")
 
-    def slots(self) -> dict[str, ModelVersionSlot | TrainingCutoffSlot | Part]:
+    def slots(self) -> dict[str, Slot]:
         """Each slot by its published name."""
-        names = msgspec.structs.fields(self)
-        return {f.encode_name: getattr(self, f.name) for f in names}
+        return {f.encode_name: getattr(self, f.name) for f in msgspec.structs.fields(self)}
+
+
+Slot = (
+    ModelVersionSlot
+    | TrainingCutoffSlot
+    | RetrievalSlot
+    | CostsSlot
+    | ProvenanceSlot
+    | DisaggregationSlot
+)
 
 
 # -- the body ------------------------------------------------------------------------------
 
 
-class ReceiptBody(Part):
+class ReceiptBody(Part, frozen=True, forbid_unknown_fields=True):
     """The body of a pit-harness receipt (the part body_sha256 hashes)."""
 
     receipt_version: Literal[2]
@@ -423,7 +435,7 @@ def decode_body(raw: bytes | str) -> ReceiptBody:
     try:
         return _DECODER.decode(raw)
     except msgspec.ValidationError as exc:
-        raise BodyError(f"receipt body: {exc}") from None
+        raise BodyError(_located(exc)) from None
     except msgspec.DecodeError as exc:
         raise BodyError(f"receipt body: not JSON ({exc})") from None
 
@@ -433,7 +445,13 @@ def body_from_dict(body: dict[str, Any]) -> ReceiptBody:
     try:
         return msgspec.convert(body, ReceiptBody, strict=True)
     except msgspec.ValidationError as exc:
-        raise BodyError(f"receipt body: {exc}") from None
+        raise BodyError(_located(exc)) from None
+
+
+def _located(exc: msgspec.ValidationError) -> str:
+    """msgspec's message, which names the path below the body (and none at its top)."""
+    message = str(exc)
+    return f"receipt body: {message}" + ("" if " - at `" in message else " - at `$`")
 
 
 def body_dict(body: ReceiptBody) -> dict[str, Any]:

@@ -25,6 +25,7 @@ import jsonschema
 import msgspec
 
 from harness.receipt import model
+from harness.vocabulary import Arm, Clock
 
 SCHEMA_FILE = "receipt-body.schema.json"
 SCHEMA_ID = "https://pitweb.invalid/schemas/receipt-body.schema.json"
@@ -40,8 +41,8 @@ SCHEMA_DESCRIPTION = (
 _WORD_ORDER = [
     get_args(words)
     for words in (
-        model.Arm,
-        model.Clock,
+        Arm,
+        Clock,
         model.CellStatus,
         model.ProbeStatus,
         model.Verdict,
