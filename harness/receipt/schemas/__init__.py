@@ -3,7 +3,8 @@
 ``receipt-body.schema.json``: the body of a receipt, generated from the types in
 ``harness.receipt.model`` by :func:`generate` (``python -m harness.receipt.schemas`` writes
 it again; a test holds the file and the types together). The site validates uploads
-against this same file.
+against this same file. ``receipt-body.header.json`` holds what no type says: the
+schema's draft, ``$id``, title and description.
 
 ``receipt-body.fields.json``: every leaf of that schema, either re-derived (from the
 trajectory, the release, the bound config and the price file, by ``harness.receipt.rederive``,
@@ -28,15 +29,7 @@ from harness.receipt import model
 from harness.vocabulary import Arm, Clock
 
 SCHEMA_FILE = "receipt-body.schema.json"
-SCHEMA_ID = "https://pitweb.invalid/schemas/receipt-body.schema.json"
-SCHEMA_DESCRIPTION = (
-    "The body of a pit-harness receipt (the part body_sha256 hashes), generated from the "
-    "types in harness.receipt.model that harness.receipt.build_body writes. Every key the "
-    "body can hold is listed and every object is closed; the site checks uploads against "
-    "this file. Integers are bounded by what a 32-bit database column stores. A string the "
-    "site stores in a bounded column is an enum or has a maxLength no larger than the "
-    "column (a pattern alone is not taken as a bound)."
-)
+HEADER_FILE = "receipt-body.header.json"  # $schema, $id, title, description: what no type says
 # msgspec lists a Literal's words sorted; the schema keeps the order they are declared in.
 _WORD_ORDER = [
     get_args(words)
@@ -59,13 +52,8 @@ def generate() -> dict[str, Any]:
     definitions = raw["$defs"]
     body = _tidy(definitions["ReceiptBody"], definitions)
     body.pop("description", None)
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": SCHEMA_ID,
-        "title": "pit-harness receipt body",
-        "description": SCHEMA_DESCRIPTION,
-        **body,
-    }
+    header = resources.files(__package__).joinpath(HEADER_FILE).read_text("utf-8")
+    return {**json.loads(header), **body}
 
 
 def schema_text() -> str:
