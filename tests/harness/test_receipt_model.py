@@ -21,6 +21,7 @@ from harness.receipt.schemas import (
     receipt_body_schema,
     receipt_body_validator,
     schema_text,
+    write_schema,
 )
 from tests.harness.test_receipt_schema import _Flaky
 
@@ -195,10 +196,11 @@ def test_text_that_is_not_json_is_refused(raw: str | bytes) -> None:
         decode_body(raw)
 
 
-def test_the_schema_file_is_the_one_the_types_generate() -> None:
+def test_the_schema_file_is_the_one_the_types_generate(tmp_path: Path) -> None:
     published = (Path(model.__file__).parent / "schemas" / SCHEMA_FILE).read_text("utf-8")
     assert published == schema_text(), "python -m harness.receipt.schemas writes it again"
     assert receipt_body_schema() == generate()
+    assert write_schema(tmp_path).read_text("utf-8") == published
 
 
 def test_every_object_of_the_schema_is_closed() -> None:
