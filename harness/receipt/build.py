@@ -6,6 +6,11 @@ layout. ``emitted_at`` is the only field allowed to differ between two runs of t
 configuration over the same release. The ledger of attempts that failed on our side
 (``attempts``) is inside the body: a run that needed a retry says so, and what its
 failed attempts did (egress, model exchanges) counts.
+
+``build_body`` builds the typed body (``harness.receipt.model``) from what the run bound,
+the window it read and what it produced; each part has its ``*_part`` builder. The
+``*_slot`` and ``release_block`` functions give the same parts as plain dicts, the form
+the verifier's re-derivation compares a body's dicts with.
 """
 
 from __future__ import annotations
