@@ -176,9 +176,38 @@ class JudgedSet(Record, forbid_unknown_fields=True):
     capability_line: str
 
 
+# -- PITFALL's judged point set, as imported -------------------------------------------------
+
+
+class PitfallUsage(Record, forbid_unknown_fields=True):
+    """PITFALL's token figures, one side's (the agent's or the judge's)."""
+
+    input_tokens: int
+    cached_input_tokens: int
+    cache_write_input_tokens: int
+    output_tokens: int
+    reasoning_output_tokens: int
+
+
+class PitfallSummary(Record, forbid_unknown_fields=True):
+    """The summary PITFALL's verify requires of its artifact."""
+
+    completed: int
+    failed: int
+    class_counts: dict[str, int]
+    agent_usage: PitfallUsage
+    judge_usage: PitfallUsage
+    web_search_calls: int
+
+
 def keys(kind: type[msgspec.Struct]) -> frozenset[str]:
     """The keys a body of ``kind`` holds: its fields, by the names they are written as."""
     return frozenset(f.encode_name for f in msgspec.structs.fields(kind))
+
+
+def names(kind: type[msgspec.Struct]) -> tuple[str, ...]:
+    """The fields of ``kind`` in the order they are declared."""
+    return tuple(f.encode_name for f in msgspec.structs.fields(kind))
 
 
 def plain(record: msgspec.Struct) -> dict[str, Any]:

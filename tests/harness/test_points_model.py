@@ -92,3 +92,12 @@ def test_a_body_with_a_wrong_type_is_not_written_and_the_field_is_named() -> Non
 def test_the_measured_fields_are_the_answer_less_its_binding() -> None:
     binding = {"point_id", "sample", "point_sha256", "question_sha256"}
     assert set(model.MEASURED) == model.keys(model.Answer) - binding
+
+
+def test_pitfalls_token_keys_map_onto_the_answer_sets_tokens() -> None:
+    from harness.points.baseline import SUMMARY_KEYS, TOKEN_KEYS
+
+    assert list(TOKEN_KEYS) == list(model.names(model.PitfallUsage))
+    tokens = {k for a in _golden("answer-set.json")["answers"] for k in a["tokens"]}
+    assert tokens <= set(TOKEN_KEYS.values())
+    assert {"agent_usage", "judge_usage"} <= SUMMARY_KEYS == model.keys(model.PitfallSummary)
