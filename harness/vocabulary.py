@@ -6,10 +6,14 @@ site) takes them from here.
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 # The release's three arms: as served, with issuer identity removed, every date +10 years.
-ARMS = ("main", "redacted", "shifted")
+Arm = Literal["main", "redacted", "shifted"]
+ARMS: tuple[Arm, ...] = get_args(Arm)
 # When a row becomes knowable: the filed date at midnight (unreachable), the nightly dump,
 # the acceptance stamp.
-CLOCKS = ("leaky", "dump", "pit")
+Clock = Literal["leaky", "dump", "pit"]
+CLOCKS: tuple[Clock, ...] = get_args(Clock)
 # The four window tools an agent may call.
 TOOL_NAMES = ("pit_list", "pit_search", "pit_read", "pit_coverage")

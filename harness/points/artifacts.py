@@ -22,6 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from harness import canonical
 from harness.points.gates import assess
 from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL, Verdict, is_pinned_model
@@ -32,13 +34,13 @@ from harness.points.metrics import (
     pass_at_k,
     summary,
 )
+from harness.points.model import MEASURED, AnswerSet, JudgedSet
 
 ANSWER_SET = "pit_answer_set"
 JUDGED_SET = "pit_judged_set"
 # 2: a third negative control (an injected instruction) and the reliability gates
 JUDGED_SET_VERSION = 2
-ANSWER_FIELDS = ("text", "status", "finish_reason", "model_returned", "attempts",
-                 "latency_seconds", "answered_at", "tokens", "cost", "tool_counts", "error")  # fmt: skip
+ANSWER_FIELDS = MEASURED  # what each answer records of itself, as its type declares
 CLOSED_BOOK = {
     "ground_truth_visible_to_agent": False,
     "provenance_visible_to_agent": False,
@@ -54,6 +56,17 @@ class PointsArtifactError(ValueError):
 
 def capability_line(fields: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in fields.items())
+
+
+def typed(body: dict[str, Any], kind: type[msgspec.Struct]) -> dict[str, Any]:
+    """``body``, once it is what its type declares (every field, no other, each of its
+    type); PointsArtifactError naming the field otherwise. A writer checks what it is
+    about to write, so a body and its type cannot drift apart."""
+    try:
+        msgspec.convert(body, kind, strict=True)
+    except msgspec.ValidationError as exc:
+        raise PointsArtifactError(f"{kind.__name__}: {exc}") from None
+    return body
 
 
 def canonical_sha256(body: dict[str, Any]) -> str:
@@ -107,7 +120,7 @@ def answer_set(
         raise PointsArtifactError(f"every point is answered {samples} time(s), samples 0..")
     fields = dict(CLOSED_BOOK if capabilities is None else capabilities)
     failed = sum(1 for a in answers if a["status"] != "completed")
-    return {
+    body = {
         "artifact_type": ANSWER_SET,
         "schema_version": 1,
         "status": "incomplete" if failed else "complete",
@@ -121,6 +134,7 @@ def answer_set(
         "capabilities": fields,
         "capability_line": capability_line(fields),
     }
+    return typed(body, AnswerSet)
 
 
 def answer_summary(answers: list[dict[str, Any]]) -> dict[str, Any]:
@@ -254,7 +268,7 @@ def judged_set(
     line = capability_line(fields)
     figures, per_point = judged_figures(answers, records, judge, line)
     answered = sorted({a["point_id"] for a in answers["answers"]})
-    return {
+    body = {
         "artifact_type": JUDGED_SET,
         "schema_version": JUDGED_SET_VERSION,
         "answer_set_sha256": canonical_sha256(answers),
@@ -268,6 +282,7 @@ def judged_set(
         "capabilities": fields,
         "capability_line": line,
     }
+    return typed(body, JudgedSet)
 
 
 def write_artifact(path: str | os.PathLike[str], body: dict[str, Any]) -> str:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.points import model
 from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL, JudgeOutputError, parse_verdict
 from harness.points.markdown import Point, suite_sha256
 from harness.points.metrics import CLASSES, summary
@@ -36,16 +37,9 @@ STATUS_REFUSED = {
     "running": "the run was still going when the file was written",
     "incomplete": "some of its points did not complete (PITFALL's own verify refuses it too)",
 }
-SUMMARY_KEYS = frozenset(
-    ("completed", "failed", "class_counts", "agent_usage", "judge_usage", "web_search_calls")
-)
-TOKEN_KEYS = {  # PITFALL's usage keys -> ours
-    "input_tokens": "input",
-    "cached_input_tokens": "cached_input",
-    "cache_write_input_tokens": "cache_write_input",
-    "output_tokens": "output",
-    "reasoning_output_tokens": "reasoning_output",
-}
+SUMMARY_KEYS = model.keys(model.PitfallSummary)
+# PITFALL's usage keys -> ours (``input_tokens`` -> ``input``), in PITFALL's order
+TOKEN_KEYS = {key: key.removesuffix("_tokens") for key in model.names(model.PitfallUsage)}
 
 
 class ArtifactError(ValueError):

@@ -16,9 +16,9 @@ import math
 import re
 from typing import Any
 
+from harness.points import model
 from harness.points.answer import COMPLETED, HARNESS_ERROR, priced
 from harness.points.artifacts import (
-    ANSWER_FIELDS,
     JUDGED_SET_VERSION,
     PointsArtifactError,
     answer_key,
@@ -44,15 +44,16 @@ from harness.points.judge import (
 from harness.points.markdown import Point, suite_sha256
 from harness.points.metrics import outcome
 
-ANSWER_SET_KEYS = {"artifact_type", "schema_version", "status", "experiment", "point_count",
-                   "samples_per_point", "point_ids", "point_suite_sha256", "answers",
-                   "summary", "capabilities", "capability_line"}  # fmt: skip
-ANSWER_KEYS = {"point_id", "sample", "point_sha256", "question_sha256", *ANSWER_FIELDS}
-JUDGED_SET_KEYS = {"artifact_type", "schema_version", "answer_set_sha256", "experiment",
-                   "judge", "controls", "reliability", "verdicts", "points", "summary",
-                   "capabilities", "capability_line"}  # fmt: skip
-STABILITY_KEYS = {"items", "repeats", "stride", "flip_rate", "raw_agreement", "fleiss_kappa",
-                  "ratings", "items_with_harness_errors", "replies"}  # fmt: skip
+# the keys of each closed record, as its type declares them
+ANSWER_SET_KEYS = model.keys(model.AnswerSet)
+ANSWER_KEYS = model.keys(model.Answer)
+JUDGED_SET_KEYS = model.keys(model.JudgedSet)
+STABILITY_KEYS = model.keys(model.Stability)
+CONTROLS_KEYS = model.keys(model.Controls)
+JUDGE_KEYS = model.keys(model.Judge)
+NEGATIVE_KEYS = model.keys(model.NegativeControl)
+CHECK_KEYS = model.keys(model.ControlCheck)
+VERDICT_KEYS = model.keys(model.Verdict)
 CAPABILITY_VALUES: dict[str, tuple[Any, ...]] = {
     "ground_truth_visible_to_agent": (False, True, "unknown"),
     "provenance_visible_to_agent": (False, True, "unknown"),
@@ -61,11 +62,9 @@ CAPABILITY_VALUES: dict[str, tuple[Any, ...]] = {
 }
 TOOLS = re.compile(r"none|[a-z_]+(\([a-z-]+\))?(,[a-z_]+(\([a-z-]+\))?)*")
 LIMIT = 10**12  # no count or sample in a set comes near this
-VERDICT_KEYS = {"point_id", "sample", "class", "decisive_reason", "outcome", "judge",
-                "attempts", "latency_seconds", "judged_at", "raw", "error"}  # fmt: skip
 
 
-def _closed(where: str, record: dict[str, Any], keys: set[str]) -> None:
+def _closed(where: str, record: dict[str, Any], keys: frozenset[str]) -> None:
     if set(record) != keys:
         extra, missing = sorted(set(record) - keys), sorted(keys - set(record))
         raise PointsArtifactError(f"{where}: unexpected keys {extra}, missing keys {missing}")
@@ -214,14 +213,14 @@ def _check_negative(record: dict[str, Any], point: Point) -> None:
     if record["point_id"] != point.id or set(record["checks"]) != {EMPTY, kind, INJECTED}:
         raise PointsArtifactError(f"{where}s are not the three this point gets")
     for name, check in record["checks"].items():
-        _closed(f"{where} {name}", check, {"class", "raw", "error", "passed"})
+        _closed(f"{where} {name}", check, CHECK_KEYS)
         if check["class"] is not None:
             _parses_to(f"{where} {name}", check["raw"], check["class"])
         if check["passed"] is not control_passed(name, check["class"]):
             raise PointsArtifactError(f"{where} {name}: passed contradicts its class")
         if check["class"] is None and not _is_harness_error(check["raw"]):
             raise PointsArtifactError(f"{where} {name}: a verdict hidden as an error")
-    _closed(where, record, {"point_id", "checks", "flagged"})
+    _closed(where, record, NEGATIVE_KEYS)
     if record["flagged"] is not (not all(c["passed"] for c in record["checks"].values())):
         raise PointsArtifactError(f"{where}: flagged contradicts its checks")
 
@@ -265,7 +264,7 @@ def _check_stability(steady: dict[str, Any], sampled: list[str]) -> None:
 def _check_controls(
     controls: dict[str, Any], answered: list[Point], answers: dict[str, Any]
 ) -> None:
-    _closed("controls", controls, {"positive", "negative", "stability"})
+    _closed("controls", controls, CONTROLS_KEYS)
     positive = controls["positive"]
     if sorted(positive) != [p.id for p in answered]:
         raise PointsArtifactError("a positive control for every answered point, no other")
@@ -305,7 +304,7 @@ def verify_judged(
     keys = [answer_key(v) for v in judged["verdicts"]]
     if keys != sorted(by_key):
         raise PointsArtifactError("the verdicts are not one per answer, in order")
-    _closed("judge", judged["judge"], {"model", "effort", "models_returned"})
+    _closed("judge", judged["judge"], JUDGE_KEYS)
     for verdict in judged["verdicts"]:
         _check_verdict(verdict, by_key[answer_key(verdict)], judged["judge"])
     if judged["judge"]["models_returned"] != models_returned(judged["verdicts"]):

@@ -6,6 +6,11 @@ layout. ``emitted_at`` is the only field allowed to differ between two runs of t
 configuration over the same release. The ledger of attempts that failed on our side
 (``attempts``) is inside the body: a run that needed a retry says so, and what its
 failed attempts did (egress, model exchanges) counts.
+
+``build_body`` builds the typed body (``harness.receipt.model``) from what the run bound,
+the window it read and what it produced; each part has its ``*_part`` builder. The
+``*_slot`` and ``release_block`` functions give the same parts as plain dicts, the form
+the verifier's re-derivation compares a body's dicts with.
 """
 
 from __future__ import annotations
@@ -13,12 +18,16 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
 
 from harness import canonical, outcomes
 from harness.market.scoring import delta
+from harness.receipt import model
 from harness.version import HARNESS_NAME, HARNESS_VERSION, RECEIPT_VERSION
 
 if TYPE_CHECKING:
@@ -49,10 +58,13 @@ LIMITS = [
 ]
 
 
-def training_cutoff_slot(cutoff: str, start: str, end: str) -> dict[str, Any]:
+def training_cutoff_part(cutoff: str, start: str, end: str) -> model.TrainingCutoffSlot:
+    """P2: the declared cutoff checked against the window, or a gap."""
+    kind: Literal["declared_then_checked"] = "declared_then_checked"
     if not cutoff:
-        return {"status": "gap", "declared": None}
+        return model.TrainingCutoffSlot(kind=kind, status="gap", declared=None)
     day = date.fromisoformat(cutoff)
+    check: model.CutoffCheck
     if date.fromisoformat(end) <= day:  # the cutoff day itself is in the training data
         check = "window_ends_before_cutoff"
         meaning = "the window is inside the model's training data: the main arm's score is not evidence of forecasting"
@@ -64,118 +76,212 @@ def training_cutoff_slot(cutoff: str, start: str, end: str) -> dict[str, Any]:
         meaning = (
             "the window crosses the declared cutoff: after it the contamination delta should vanish"
         )
-    return {"status": "declared", "declared": cutoff, "check": check, "meaning": meaning}
+    return model.TrainingCutoffSlot(
+        kind=kind, status="declared", declared=cutoff, check=check, meaning=meaning
+    )
+
+
+def model_version_part(model_version: str) -> model.ModelVersionSlot:
+    """P1: the model version as the config declares it, or a gap."""
+    return model.ModelVersionSlot(
+        kind="declared",
+        status="declared" if model_version else "gap",
+        declared=model_version or None,
+    )
+
+
+def provenance_part(
+    bundle: Bundle, span: model.Window, sessions: list[str]
+) -> model.ProvenanceSlot:
+    """P5: the release and the window the run walked."""
+    return model.ProvenanceSlot(
+        kind="measured",
+        status="measured",
+        release=bundle.name,
+        content_digest=bundle.content_digest,
+        provenance=bundle.manifest.get("provenance"),
+        source_kind=(bundle.manifest.get("source") or {}).get("kind"),
+        window=span,
+        forms=list(bundle.forms),
+        sessions=len(sessions),
+        first_session=sessions[0] if sessions else None,
+        last_session=sessions[-1] if sessions else None,
+    )
+
+
+def disaggregation_part(by_form: dict[str, dict[str, Any]]) -> model.DisaggregationSlot:
+    """P6: trades and returns per form, per cell."""
+    return model.DisaggregationSlot(
+        kind="measured",
+        status="measured",
+        by_form=msgspec.convert(by_form, dict[str, dict[str, model.FormCell]]),
+    )
+
+
+def release_part(bundle: Bundle, span: model.Window, rows: list[dict[str, Any]]) -> model.Release:
+    """The release as the run read it: its name, the window, the forms and their rows."""
+    forms = Counter(r["form"] for r in rows)
+    return model.Release(
+        name=bundle.name,
+        window=span,
+        forms=list(bundle.forms),
+        rows=len(rows),
+        rows_by_form=dict(sorted(forms.items())),
+    )
+
+
+def retrieval_part(
+    served: Counter[str], *, rows: int, stamped: int, pit: bool
+) -> model.RetrievalSlot:
+    """P3: what the cells were served (``served`` sums their counters), and how many of
+    the window's rows carry a stamp."""
+    return model.RetrievalSlot(
+        kind="measured",
+        status="measured",
+        tool_calls=served["tool_calls"],
+        rows_served=served["rows_served"],
+        rows_in_window=rows,
+        acceptance_stamped_rows=stamped,
+        pit_fallback_rows=(rows - stamped) if pit else 0,
+        pit_fallbacks_served=served["pit_fallbacks_served"],
+        rule="a row is served only when its clock's known_at is strictly before the session's opening bell",
+    )
+
+
+_SERVED = ("tool_calls", "rows_served", "pit_fallbacks_served")
+
+
+def _entry(statement: dict[str, Any] | None) -> str:
+    if statement is None or statement.get("basis") == "open":
+        return "long at the entry session's opening auction"
+    return "long at the entry session's close (close-only price file)"
+
+
+def costs_part(statement: dict[str, Any] | None, hold_sessions: int) -> model.CostsSlot:
+    """P4: the prices as stated (declared, not verified) and the frictions not modelled."""
+    return model.CostsSlot(
+        kind="declared",
+        status="declared",
+        prices=None if statement is None else msgspec.convert(statement, model.PriceStatement),
+        entry=_entry(statement),
+        hold_sessions=hold_sessions,
+        costs="none modelled",
+        slippage="none modelled",
+        shorts=False,
+    )
+
+
+# -- the same parts as plain dicts, as the verifier's re-derivation compares them ---------
+
+
+def _plain(part: model.Part) -> dict[str, Any]:
+    plain: dict[str, Any] = msgspec.to_builtins(part)
+    return plain
+
+
+def training_cutoff_slot(cutoff: str, start: str, end: str) -> dict[str, Any]:
+    """P2 without its kind."""
+    slot = _plain(training_cutoff_part(cutoff, start, end))
+    del slot["kind"]
+    return slot
 
 
 def model_version_slot(model_version: str) -> dict[str, Any]:
-    """P1: the model version as the config declares it, or a gap."""
-    return {
-        "kind": "declared",
-        "status": "declared" if model_version else "gap",
-        "declared": model_version or None,
-    }
+    return _plain(model_version_part(model_version))
 
 
 def provenance_slot(bundle: Bundle, start: str, end: str, sessions: list[str]) -> dict[str, Any]:
-    """P5: the release and the window the run walked."""
-    return {
-        "kind": "measured",
-        "status": "measured",
-        "release": bundle.name,
-        "content_digest": bundle.content_digest,
-        "provenance": bundle.manifest.get("provenance"),
-        "source_kind": (bundle.manifest.get("source") or {}).get("kind"),
-        "window": {"start": start, "end": end},
-        "forms": list(bundle.forms),
-        "sessions": len(sessions),
-        "first_session": sessions[0] if sessions else None,
-        "last_session": sessions[-1] if sessions else None,
-    }
+    return _plain(provenance_part(bundle, model.Window(start=start, end=end), sessions))
 
 
 def disaggregation_slot(by_form: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """P6: trades and returns per form, per cell."""
-    return {"kind": "measured", "status": "measured", "by_form": by_form}
+    return _plain(disaggregation_part(by_form))
 
 
 def release_block(
     bundle: Bundle, start: str, end: str, rows: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    """The release as the run read it: its name, the window, the forms and their rows."""
-    forms = Counter(r["form"] for r in rows)
-    return {
-        "name": bundle.name,
-        "window": {"start": start, "end": end},
-        "forms": list(bundle.forms),
-        "rows": len(rows),
-        "rows_by_form": dict(sorted(forms.items())),
-    }
+    return _plain(release_part(bundle, model.Window(start=start, end=end), rows))
 
 
 def retrieval_slot(
     cells: list[dict[str, Any]], *, rows: int, stamped: int, pit: bool
 ) -> dict[str, Any]:
-    """P3: what the cells were served, and how many of the window's rows carry a stamp."""
-    return {
-        "kind": "measured",
-        "status": "measured",
-        "tool_calls": sum(c["tool_calls"] for c in cells),
-        "rows_served": sum(c["rows_served"] for c in cells),
-        "rows_in_window": rows,
-        "acceptance_stamped_rows": stamped,
-        "pit_fallback_rows": (rows - stamped) if pit else 0,
-        "pit_fallbacks_served": sum(c["pit_fallbacks_served"] for c in cells),
-        "rule": "a row is served only when its clock's known_at is strictly before the session's opening bell",
-    }
+    served = Counter({key: sum(c[key] for c in cells) for key in _SERVED})
+    return _plain(retrieval_part(served, rows=rows, stamped=stamped, pit=pit))
 
 
 def costs_slot(statement: dict[str, Any] | None, hold_sessions: int) -> dict[str, Any]:
-    """P4: the prices as stated (declared, not verified) and the frictions not modelled."""
-    return {
-        "kind": "declared",
-        "status": "declared",
-        "prices": statement,
-        "entry": (
-            "long at the entry session's opening auction"
-            if statement is None or statement.get("basis") == "open"
-            else "long at the entry session's close (close-only price file)"
-        ),
-        "hold_sessions": hold_sessions,
-        "costs": "none modelled",
-        "slippage": "none modelled",
-        "shorts": False,
-    }
+    """P4 around a statement as a body holds it (taken as it is, not checked)."""
+    slot = _plain(costs_part(None, hold_sessions))
+    return {**slot, "prices": statement, "entry": _entry(statement)}
+
+
+@dataclass(frozen=True)
+class WindowRead:
+    """The window as the run read it: its sessions, its rows (the main arm's facts) and
+    each clock's index over them."""
+
+    sessions: list[str]
+    rows: list[dict[str, Any]]
+    indexes: dict[str, ClockIndex]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the run produced: the cells, the probe, the trades by form, the abort (if
+    any) and the ledger of attempts that failed on the harness's side."""
+
+    cells: list[model.Cell]
+    probe: model.Probe
+    by_form: dict[str, dict[str, Any]]
+    aborted: str | None
+    attempts: list[model.Attempt]
+
+
+@dataclass(frozen=True)
+class Bound:
+    """What the body binds: the release, the config as resolved (and its sha256), the
+    trajectory written."""
+
+    bundle: Bundle
+    config: dict[str, Any]
+    config_sha256: str
+    trajectory: model.Trajectory
 
 
 def _protocol(
-    *,
     config: RunConfig,
     bundle: Bundle,
-    start: str,
-    end: str,
-    cells: list[dict[str, Any]],
+    span: model.Window,
+    window: WindowRead,
+    outcome: Outcome,
     prices: Prices | None,
-    rows: list[dict[str, Any]],
-    indexes: dict[str, ClockIndex],
-    sessions: list[str],
-    by_form: dict[str, dict[str, Any]],
-) -> dict[str, Any]:
+) -> model.Protocol:
+    rows = window.rows
     stamped = sum(1 for r in rows if r.get("acceptance_at"))
-    pit = indexes.get("pit")
+    served = Counter({key: sum(getattr(c, key) for c in outcome.cells) for key in _SERVED})
+    return model.Protocol(
+        p1=model_version_part(config.model_version),
+        p2=training_cutoff_part(config.training_cutoff, span.start, span.end),
+        p3=retrieval_part(served, rows=len(rows), stamped=stamped, pit="pit" in window.indexes),
+        p4=costs_part(prices.statement() if prices is not None else None, config.hold_sessions),
+        p5=provenance_part(bundle, span, window.sessions),
+        p6=disaggregation_part(outcome.by_form),
+    )
+
+
+def _contamination(clocks: tuple[str, ...], cells: list[model.Cell]) -> dict[str, model.Delta]:
+    """Per clock, the main arm's return minus each control arm's."""
+    returns: dict[tuple[str, str], float | None] = {(c.arm, c.clock): c.total_return for c in cells}
     return {
-        "P1_model_version": model_version_slot(config.model_version),
-        "P2_training_cutoffs": {
-            "kind": "declared_then_checked",
-            **training_cutoff_slot(config.training_cutoff, start, end),
-        },
-        "P3_retrieval_timestamps": retrieval_slot(
-            cells, rows=len(rows), stamped=stamped, pit=pit is not None
-        ),
-        "P4_costs_and_frictions": costs_slot(
-            prices.statement() if prices is not None else None, config.hold_sessions
-        ),
-        "P5_window_provenance": provenance_slot(bundle, start, end, sessions),
-        "P6_disaggregation": disaggregation_slot(by_form),
+        clock: model.Delta(
+            main_minus_shifted=delta(returns.get(("main", clock)), returns.get(("shifted", clock))),
+            main_minus_redacted=delta(
+                returns.get(("main", clock)), returns.get(("redacted", clock))
+            ),
+        )
+        for clock in clocks
     }
 
 
@@ -183,93 +289,57 @@ def build_body(
     *,
     run_id: str,
     config: RunConfig,
-    config_body: dict[str, Any],
-    config_sha: str,
-    bundle: Bundle,
-    trajectory_sha: str,
-    trajectory_path: str,
-    events: int,
-    sessions: list[str],
-    cells: list[dict[str, Any]],
-    probe: dict[str, Any],
-    network: dict[str, Any],
-    capabilities: dict[str, Any],
-    aborted: str | None,
+    bound: Bound,
+    window: WindowRead,
+    outcome: Outcome,
+    capabilities: model.Capabilities,
+    network: model.Network,
     prices: Prices | None,
-    rows: list[dict[str, Any]],
-    indexes: dict[str, ClockIndex],
-    by_form: dict[str, dict[str, Any]],
-) -> dict[str, Any]:
-    start, end = config_body["start"], config_body["end"]
-    by_cell = {(c["arm"], c["clock"]): c for c in cells}
-    contamination = {}
-    for clock in config.clocks:
-        main = by_cell.get(("main", clock), {}).get("total_return")
-        contamination[clock] = {
-            "main_minus_shifted": delta(
-                main, by_cell.get(("shifted", clock), {}).get("total_return")
-            ),
-            "main_minus_redacted": delta(
-                main, by_cell.get(("redacted", clock), {}).get("total_return")
-            ),
-        }
-    protocol = _protocol(
-        config=config,
-        bundle=bundle,
-        start=start,
-        end=end,
-        cells=cells,
-        prices=prices,
-        rows=rows,
-        indexes=indexes,
-        sessions=sessions,
-        by_form=by_form,
+) -> model.ReceiptBody:
+    """The receipt body of a finished run."""
+    resolved = msgspec.convert(bound.config, model.Config)
+    span = model.Window(start=resolved.start, end=resolved.end)
+    protocol = _protocol(config, bound.bundle, span, window, outcome, prices)
+    gaps = [name for name, slot in protocol.slots().items() if slot.status == "gap"]
+    invalidated = invalidated_by(
+        [msgspec.to_builtins(a) for a in network.attempts], outcome.aborted
     )
-    gaps = [slot for slot, value in protocol.items() if value["status"] == "gap"]
-    invalidated = invalidated_by(network["attempts"], aborted)
     limits = limits_for(
-        capabilities,
-        pit_fallback_rows=(
-            protocol["P3_retrieval_timestamps"]["pit_fallback_rows"]
-            if "pit" in config.clocks
-            else None
-        ),
-        rows=len(rows),
+        msgspec.to_builtins(capabilities),
+        pit_fallback_rows=protocol.p3.pit_fallback_rows if "pit" in config.clocks else None,
+        rows=len(window.rows),
     )
-    failed, exited = _unfinished(cells, probe)
-    return {
-        "receipt_version": RECEIPT_VERSION,
-        "run_id": run_id,
-        "harness": {"name": HARNESS_NAME, "version": HARNESS_VERSION},
-        "valid": not invalidated and aborted is None,
-        "invalidated_by": invalidated,
-        "aborted": aborted,
-        "rankable": not failed and not exited,
-        "not_rankable_because": not_rankable_because(failed, exited),
-        "capabilities": capabilities,
-        "capability_line": capabilities["line"],
-        "binding": {
-            "bundle_content_digest": bundle.content_digest,
-            "config_sha256": config_sha,
-            "trajectory_sha256": trajectory_sha,
-        },
-        "config": config_body,
-        "release": release_block(bundle, start, end, rows),
-        "sessions": sessions,
-        "cells": cells,
-        "contamination": contamination,
-        "probe": probe,
-        "network": network,
-        "trajectory": {
-            "path": Path(trajectory_path).name,
-            "events": events,
-            "sha256": trajectory_sha,
-        },
-        "protocol": protocol,
-        "protocol_complete": not gaps,
-        "protocol_gaps": gaps,
-        "limits": limits,
-    }
+    failed, exited = _unfinished(outcome.cells, outcome.probe)
+    return model.ReceiptBody(
+        receipt_version=RECEIPT_VERSION,
+        run_id=run_id,
+        harness=model.Harness(name=HARNESS_NAME, version=HARNESS_VERSION),
+        valid=not invalidated and outcome.aborted is None,
+        invalidated_by=invalidated,
+        aborted=outcome.aborted,
+        rankable=not failed and not exited,
+        not_rankable_because=not_rankable_because(failed, exited),
+        capabilities=capabilities,
+        capability_line=capabilities.line,
+        binding=model.Binding(
+            bundle_content_digest=bound.bundle.content_digest,
+            config_sha256=bound.config_sha256,
+            trajectory_sha256=bound.trajectory.sha256,
+        ),
+        config=resolved,
+        release=release_part(bound.bundle, span, window.rows),
+        sessions=window.sessions,
+        cells=outcome.cells,
+        contamination=_contamination(config.clocks, outcome.cells),
+        probe=outcome.probe,
+        network=network,
+        trajectory=bound.trajectory,
+        protocol=protocol,
+        protocol_complete=not gaps,
+        protocol_gaps=gaps,
+        limits=limits,
+        attempts=outcome.attempts,
+    )
 
 
 def invalidated_by(attempts: list[dict[str, Any]], aborted: str | None) -> list[str]:
@@ -318,18 +388,20 @@ def not_rankable_because(failed: list[str], exited: list[str]) -> list[str]:
     ]
 
 
-def _unfinished(cells: list[dict[str, Any]], probe: dict[str, Any]) -> tuple[list[str], list[str]]:
+def _unfinished(cells: list[model.Cell], probe: model.Probe) -> tuple[list[str], list[str]]:
     """What has no result: cells (and the probe) the harness failed to run, and those
     whose every attempt ended with the agent's process exiting."""
-    named = [(f"cell {c['arm']}/{c['clock']}", c["status"]) for c in cells]
-    named.append(("probe", probe.get("status")))
+    named: list[tuple[str, str]] = [(f"cell {c.arm}/{c.clock}", c.status) for c in cells]
+    named.append(("probe", probe.status))
     return (
         [what for what, status in named if status == outcomes.HARNESS_ERROR],
         [what for what, status in named if status == outcomes.INCOMPLETE],
     )
 
 
-def receipt_text(body: dict[str, Any], emitted_at: str) -> str:
+def receipt_text(body: dict[str, Any] | model.ReceiptBody, emitted_at: str) -> str:
+    if isinstance(body, model.ReceiptBody):
+        body = model.body_dict(body)
     body_text = canonical.dumps(body)
     sha = "sha256:" + canonical.sha256_hex(body_text.encode())
     return (
@@ -343,7 +415,9 @@ def receipt_text(body: dict[str, Any], emitted_at: str) -> str:
     )
 
 
-def write_receipt(path: str | os.PathLike[str], body: dict[str, Any]) -> dict[str, Any]:
+def write_receipt(
+    path: str | os.PathLike[str], body: dict[str, Any] | model.ReceiptBody
+) -> dict[str, Any]:
     emitted_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     text = receipt_text(body, emitted_at)
     target = Path(path)

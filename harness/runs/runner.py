@@ -13,6 +13,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from harness import canonical, outcomes
 from harness.agents.base import AgentSpec, Decision, Task, as_agent
 from harness.isolation.drivers import CellAgent, Drivers, HasAttempts, open_drivers
@@ -30,7 +32,8 @@ from harness.market.scoring import (
     total_return,
     trades_digest,
 )
-from harness.receipt.build import build_body, write_receipt
+from harness.receipt import model
+from harness.receipt.build import Bound, Outcome, WindowRead, build_body, write_receipt
 from harness.release.bundle import Bundle
 from harness.runs.config import ConfigError, PriceSpec, RunConfig
 from harness.runs.probe import (
@@ -460,7 +463,7 @@ def _start(
 @dataclass
 class _Grid:
     cells: dict[tuple[str, str], CellOutcome]
-    probe: dict[str, Any]
+    probe: model.Probe
     aborted: str | None = None
 
 
@@ -473,7 +476,9 @@ def _run_grid(ctx: _Context, bundle: Bundle, window: _Window) -> _Grid:
             for arm in config.arms
             for clock in config.clocks
         },
-        probe={"arm": "shifted", "status": "not_run", "items": []},
+        probe=msgspec.convert(
+            {"arm": "shifted", "status": outcomes.NOT_RUN, "items": []}, model.Probe
+        ),
     )
     try:
         for arm in config.arms:
@@ -530,7 +535,7 @@ def _finish(
             prices=inputs.prices,
         )
 
-    cell_json = []
+    cells = []
     by_form: dict[str, dict[str, Any]] = {}
     knowable_early = {clock: knowable_before_acceptance(facts, clock) for clock in config.clocks}
     last_bell = table.opens[window.sessions[-1]]
@@ -538,30 +543,33 @@ def _finish(
         outcome.unreached_rows = len(facts) - window.indexes[clock].knowable(last_bell)
         trades = trader(outcome)
         entered_early = entered_before_acceptance(outcome.picks, window.main_by_key, table)
-        cell_json.append(_cell_json(outcome, trades, entered_early, knowable_early[clock]))
+        cells.append(_cell(outcome, trades, entered_early, knowable_early[clock]))
         add_by_form(by_form, f"{arm}/{clock}", trades)
 
+    trajectory = model.Trajectory(
+        path=Path(config.trajectory_path).name, events=ctx.writer.events, sha256=trajectory_sha
+    )
     body = build_body(
         run_id=started.run_id,
         config=config,
-        config_body=started.config_body,
-        config_sha=started.config_sha,
-        bundle=inputs.bundle,
-        trajectory_sha=trajectory_sha,
-        trajectory_path=config.trajectory_path,
-        events=ctx.writer.events,
-        sessions=[table.sessions[s].isoformat() for s in window.sessions],
-        cells=cell_json,
-        probe=grid.probe,
-        network=network,
-        capabilities=capabilities,
-        aborted=grid.aborted,
+        bound=Bound(inputs.bundle, started.config_body, started.config_sha, trajectory),
+        window=WindowRead(
+            sessions=[table.sessions[s].isoformat() for s in window.sessions],
+            rows=facts,
+            indexes=window.indexes,
+        ),
+        outcome=Outcome(
+            cells=cells,
+            probe=grid.probe,
+            by_form=by_form,
+            aborted=grid.aborted,
+            attempts=msgspec.convert(ctx.ledger, list[model.Attempt]),
+        ),
+        # what the drivers report, typed: a field the receipt does not declare is refused
+        capabilities=msgspec.convert(capabilities, model.Capabilities),
+        network=msgspec.convert(network, model.Network),
         prices=inputs.prices,
-        rows=facts,
-        indexes=window.indexes,
-        by_form=by_form,
     )
-    body["attempts"] = ctx.ledger
     receipt = write_receipt(config.receipt_path, body)
     return RunResult(
         receipt,
@@ -781,7 +789,7 @@ def _probe_with_retries(
     rows: ArmRows,
     facts: list[dict[str, Any]],
     served: dict[int, None],
-) -> dict[str, Any]:
+) -> model.Probe:
     outcome, tools = last
     # the probe's tool calls are counted in the last shifted cell, as they are served
     # with its toolbox; a retried probe puts the counters back first
@@ -793,11 +801,11 @@ def _probe_with_retries(
         lambda: vars(outcome).update(counters),
     )
     if tries.ok:
-        result: dict[str, Any] = tries.value
+        result: model.Probe = tries.value
         return result
     status = outcomes.INCOMPLETE if tries.agent_exited else outcomes.HARNESS_ERROR
     ctx.writer.write("probe_failed", attempts=outcomes.RUNTIME_ATTEMPTS, status=status)
-    return {"arm": "shifted", "status": status, "items": []}
+    return msgspec.convert({"arm": "shifted", "status": status, "items": []}, model.Probe)
 
 
 def _run_probe(
@@ -806,13 +814,13 @@ def _run_probe(
     rows: ArmRows,
     facts: list[dict[str, Any]],
     served: dict[int, None],
-) -> dict[str, Any]:
+) -> model.Probe:
     stride, chosen = pick_items(list(served), ctx.config.probe)
     probe_outcome = CellOutcome("shifted", "probe")
     agent = _open_agent(ctx, probe_outcome)
     if agent is None:
         summary = _probe_summary([], probe_outcome.fault, stride, len(served))
-        return {**summary, "agent_errors": 1, "verdict": "inconclusive"}
+        return msgspec.structs.replace(summary, agent_errors=1, verdict="inconclusive")
     items = []
     fault: outcomes.Fault | None = None
     try:
@@ -855,8 +863,8 @@ def _run_probe(
 
 def _probe_summary(
     items: list[dict[str, Any]], fault: outcomes.Fault | None, stride: int, served: int
-) -> dict[str, Any]:
-    return {
+) -> model.Probe:
+    summary = {
         "arm": "shifted",
         "status": outcomes.COMPLETE if fault is None else outcomes.AGENT_ERROR,
         "fault": None if fault is None else fault.to_json(),
@@ -870,12 +878,13 @@ def _probe_summary(
         "agent_errors": sum(1 for i in items if i["agent_error"]),
         "verdict": verdict(items),
     }
+    return msgspec.convert(summary, model.Probe)  # typed: what the types refuse, raises here
 
 
-def _cell_json(
+def _cell(
     outcome: CellOutcome, trades: list[Trade], entered_early: int, knowable_early: int
-) -> dict[str, Any]:
-    return {
+) -> model.Cell:
+    cell = {
         "arm": outcome.arm,
         "clock": outcome.clock,
         "reachable": REACHABLE[outcome.clock],
@@ -901,3 +910,4 @@ def _cell_json(
         "total_return": total_return(trades),
         "trades_sha256": trades_digest(trades),
     }
+    return msgspec.convert(cell, model.Cell)  # typed: what the types refuse, raises here

@@ -1,7 +1,10 @@
 """The published JSON Schemas of what the harness writes.
 
-``receipt-body.schema.json``: the body of a receipt, every key ``build_body`` can write
-(a test holds the two together). The site validates uploads against this same file.
+``receipt-body.schema.json``: the body of a receipt, generated from the types in
+``harness.receipt.model`` by :func:`generate` (``python -m harness.receipt.schemas`` writes
+it again; a test holds the file and the types together). The site validates uploads
+against this same file. ``receipt-body.header.json`` holds what no type says: the
+schema's draft, ``$id``, title and description.
 
 ``receipt-body.fields.json``: every leaf of that schema, either re-derived (from the
 trajectory, the release, the bound config and the price file, by ``harness.receipt.rederive``,
@@ -16,9 +19,80 @@ import re
 from collections.abc import Iterator
 from functools import cache
 from importlib import resources
-from typing import Any
+from pathlib import Path
+from typing import Any, get_args
 
 import jsonschema
+import msgspec
+
+from harness.receipt import model
+from harness.vocabulary import Arm, Clock
+
+SCHEMA_FILE = "receipt-body.schema.json"
+HEADER_FILE = "receipt-body.header.json"  # $schema, $id, title, description: what no type says
+# msgspec lists a Literal's words sorted; the schema keeps the order they are declared in.
+_WORD_ORDER = [
+    get_args(words)
+    for words in (
+        Arm,
+        Clock,
+        model.CellStatus,
+        model.ProbeStatus,
+        model.Verdict,
+        model.AgentProcess,
+        model.CutoffCheck,
+    )
+]
+
+
+def generate() -> dict[str, Any]:
+    """The receipt body's JSON Schema (draft 2020-12), from the types: every reference
+    written in place, ``T | None`` as a type list, a one-word enum as a const."""
+    raw = msgspec.json.schema(model.ReceiptBody)
+    definitions = raw["$defs"]
+    body = _tidy(definitions["ReceiptBody"], definitions)
+    body.pop("description", None)
+    header = resources.files(__package__).joinpath(HEADER_FILE).read_text("utf-8")
+    return {**json.loads(header), **body}
+
+
+def schema_text() -> str:
+    return json.dumps(generate(), indent=2, ensure_ascii=False) + "\n"
+
+
+def _tidy(node: Any, definitions: dict[str, Any]) -> Any:
+    if isinstance(node, list):
+        return [_tidy(item, definitions) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        return _tidy(definitions[node["$ref"].rsplit("/", 1)[1]], definitions)
+    out = {key: _tidy(value, definitions) for key, value in node.items() if key != "title"}
+    if "description" in out:
+        out["description"] = " ".join(out["description"].split())
+    if out.get("additionalProperties") == {}:
+        del out["additionalProperties"]
+    if "enum" in out:
+        words = out["enum"]
+        out["enum"] = next((list(w) for w in _WORD_ORDER if sorted(w) == sorted(words)), words)
+        if len(words) == 1:
+            out["const"] = out.pop("enum")[0]
+    # ``T | None`` of a plain T as a type list; an object or null stays an anyOf, a
+    # leaf of the schema that a verifier takes (and a forgery changes) whole
+    options = out.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
+        (other,) = [o for o in options if o != {"type": "null"}]
+        if other.get("type") not in (None, "object"):
+            del out["anyOf"]
+            out = {**out, **other, "type": [other["type"], "null"]}
+    return out
+
+
+def write_schema(folder: str | Path | None = None) -> Path:
+    """Write the generated schema into the package (or ``folder``); its path."""
+    target = Path(folder or Path(__file__).parent) / SCHEMA_FILE
+    target.write_text(schema_text(), encoding="utf-8")
+    return target
 
 
 @cache
@@ -46,7 +120,7 @@ def leaf_paths(node: dict[str, Any], path: str = "") -> list[str]:
 
 @cache
 def receipt_body_schema() -> dict[str, Any]:
-    text = resources.files(__package__).joinpath("receipt-body.schema.json").read_text("utf-8")
+    text = resources.files(__package__).joinpath(SCHEMA_FILE).read_text("utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
 
