@@ -6,7 +6,7 @@ DEMO := demo-out
 # a developer's machine: the site's DEBUG is off unless asked for (production sets a key)
 export DJANGO_DEBUG ?= true
 
-.PHONY: setup demo demo-harness test bench lint lock clean
+.PHONY: setup demo demo-harness test bench lint lock schema clean
 
 setup: $(VENV)/.installed
 
@@ -70,6 +70,10 @@ lint: setup
 	  --target $$(mktemp -d) --ignore-installed --only-binary=:all: --python-version $$v \
 	  --require-hashes -r requirements/harness.lock || exit 1; done
 	$(BIN)/python manage.py makemigrations --check --dry-run
+
+# The receipt body's published JSON Schema, written again from its types (never by hand).
+schema: setup
+	$(BIN)/python -m harness.receipt.schemas
 
 clean:
 	rm -rf $(VENV) $(DEMO) bench-out .wheels
