@@ -20,7 +20,7 @@ from typing import Any
 
 from harness import canonical
 from harness.market.calendar import SessionTable, sessions_for
-from harness.market.clocks import REACHABLE, knowable_before_acceptance, known_at
+from harness.market.clocks import REACHABLE, knowable_at, knowable_before_acceptance
 from harness.market.prices import Prices
 from harness.market.scoring import (
     add_by_form,
@@ -794,7 +794,7 @@ def _check_release_facts(
         clock = cell.get("clock")
         if clock not in CLOCKS:
             continue
-        unreached = sum(1 for r in main_rows if known_at(r, clock)[0] >= last_bell)
+        unreached = sum(1 for r in main_rows if not knowable_at(r, clock, last_bell))
         result.add(
             f"cell {cell.get('arm')}/{clock} unreached_rows",
             cell.get("unreached_rows") == unreached,
@@ -829,7 +829,7 @@ def _check_knowability(
                         f"cell {arm}/{clock} session {day}: row {key} is not in the release",
                     )
                     return
-                if known_at(row, clock)[0] >= bell:
+                if not knowable_at(row, clock, bell):
                     result.add(
                         "knowability",
                         False,

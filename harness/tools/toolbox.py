@@ -10,12 +10,11 @@ a prefix found by bisection, so a call costs the same however large the release 
 from __future__ import annotations
 
 import json
-from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.market.clocks import iso_utc, known_at
+from harness.market.clocks import iso_utc, knowable_count, known_at
 from harness.release.arms import shift_iso
 from harness.runs.trajectory import served_row_text
 
@@ -55,7 +54,7 @@ class ClockIndex:
 
     def knowable(self, bell: float) -> int:
         """How many rows became knowable strictly before ``bell``."""
-        return bisect_left(self.known, bell)
+        return knowable_count(self.known, bell)
 
 
 def knowable_test(
