@@ -4,8 +4,11 @@ puts on the pipe. Each is held to what agents met before the tools were one tabl
 
 from __future__ import annotations
 
+import inspect
 import json
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +18,9 @@ import pytest
 from harness.agents.base import Task
 from harness.isolation.sandbox.channel import Channel
 from harness.isolation.sandbox.shim import RemoteToolbox
+from harness.tools.table import TOOLS
+from harness.tools.toolbox import Toolbox
+from harness.vocabulary import TOOL_NAMES
 from tests.harness.test_tools import SESSION, base_rows, make_toolbox
 
 SPECS = Path(__file__).parent / "fixtures" / "tool-specs.json"
@@ -218,3 +224,42 @@ def test_a_proxy_refuses_arguments_that_are_not_json(
     remote, _ = proxies
     with pytest.raises(TypeError, match=r"^pit_read: arguments must be JSON values"):
         remote.pit_read(object())  # type: ignore[arg-type]
+
+
+# -- one table -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("owner", [Toolbox, RemoteToolbox])
+def test_every_toolbox_has_the_tables_signatures(owner: type) -> None:
+    for tool in TOOLS.values():
+        params = list(inspect.signature(getattr(owner, tool.name)).parameters.values())[1:]
+        assert [p.name for p in params] == [p.name for p in tool.params], tool.name
+        assert [p.default for p in params] == [
+            inspect.Parameter.empty if p.required else p.default for p in tool.params
+        ], tool.name
+
+
+def test_the_table_names_the_vocabularys_tools_in_order() -> None:
+    assert tuple(TOOLS) == TOOL_NAMES
+
+
+def test_the_table_imports_nothing_the_sandbox_lacks() -> None:
+    """The inside of the sandbox imports the table: the standard library only."""
+    assert imported_beyond_the_standard_library("harness.tools.table") == [
+        "harness",
+        "harness.tools",
+        "harness.tools.table",
+        "harness.version",
+    ]
+
+
+def imported_beyond_the_standard_library(module: str) -> list[str]:
+    """What importing ``module`` in a fresh interpreter loads that the standard library
+    does not hold (the interpreter's own start-up hooks, named with a ``_``, aside)."""
+    code = (
+        f"import sys, json; import {module}; print(json.dumps(sorted(m for m in sys.modules "
+        "if m.split('.')[0] not in sys.stdlib_module_names and m[0] != '_')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    found: list[str] = json.loads(done.stdout)
+    return found

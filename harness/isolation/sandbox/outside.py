@@ -45,7 +45,7 @@ from harness.isolation.sandbox.channel import (
 )
 from harness.isolation.sandbox.inside import CELL_SETUP_FAILED, LIMIT_CODES
 from harness.isolation.sandbox.shim import attempt_from_json
-from harness.vocabulary import TOOL_NAMES
+from harness.tools.table import TOOLS
 
 if TYPE_CHECKING:
     from harness.tools.toolbox import Toolbox
@@ -60,12 +60,6 @@ ENVIRONMENT = {
     "LANG": "C.UTF-8",
     "PYTHONHASHSEED": "0",
     "PYTHONDONTWRITEBYTECODE": "1",
-}
-_TOOL_ARGS = {
-    "pit_list": {"limit", "offset", "since", "form"},
-    "pit_search": {"query", "limit", "form"},
-    "pit_read": {"row_key"},
-    "pit_coverage": set(),
 }
 _ROWS_MARK = '"\\u0000rows\\u0000"'
 
@@ -719,9 +713,9 @@ class IsolatedAgent:
     def _serve_tool(self, request: dict[str, Any], tools: Toolbox) -> None:
         name, args = request.get("tool"), request.get("args")
         if (
-            name not in TOOL_NAMES
+            name not in TOOLS
             or not isinstance(args, dict)
-            or set(args) != _TOOL_ARGS[str(name)]
+            or set(args) != TOOLS[str(name)].arg_names
         ):
             self._end(kill=True)
             raise outcomes.AgentFault(

@@ -1,7 +1,7 @@
 """The agent's side of the pipe, inside a cell: load the agent, answer tasks.
 
-The agent gets a ``RemoteToolbox``: the four tools with the same signatures as the
-harness's own, each call a message to the harness, which alone holds the release, the
+The agent gets a ``RemoteToolbox``: the four tools with the signatures the tool table
+declares (the harness's own have them too), each call a message to the harness, which alone holds the release, the
 clocks and the trajectory. Every failure is reported in the harness's taxonomy
 (``harness.outcomes``); the network guard runs here too, and its attempts travel with
 every reply so the harness can record their call sites.
@@ -17,7 +17,7 @@ from harness import outcomes
 from harness.agents.base import AgentSpec, Decision, Task, load_agent
 from harness.isolation.guard import EgressAttempt, NetworkAbort, NetworkGuard
 from harness.isolation.sandbox.channel import Channel
-from harness.tools.toolbox import TOOL_SCHEMA
+from harness.tools.table import TOOL_SCHEMA, TOOLS, proxy
 
 
 class RemoteToolbox:
@@ -41,31 +41,16 @@ class RemoteToolbox:
         result: dict[str, Any] = reply["result"]
         return result
 
-    def pit_list(
-        self,
-        limit: int | None = 100,
-        offset: int = 0,
-        since: str = "previous_session",
-        form: str | None = None,
-    ) -> dict[str, Any]:
-        return self._call(
-            "pit_list", {"limit": limit, "offset": offset, "since": since, "form": form}
-        )
-
-    def pit_search(self, query: str, limit: int = 20, form: str | None = None) -> dict[str, Any]:
-        return self._call("pit_search", {"query": query, "limit": limit, "form": form})
-
-    def pit_read(self, row_key: str) -> dict[str, Any]:
-        return self._call("pit_read", {"row_key": row_key})
-
-    def pit_coverage(self) -> dict[str, Any]:
-        return self._call("pit_coverage", {})
-
     def newly_knowable(self) -> int:
         return self._new
 
     def schema(self) -> list[dict[str, Any]]:
         return TOOL_SCHEMA
+
+
+# pit_list, pit_search, pit_read, pit_coverage: each a message to the harness
+for _tool in TOOLS.values():
+    setattr(RemoteToolbox, _tool.name, proxy(_tool, RemoteToolbox.__qualname__))
 
 
 class _Attempts:
