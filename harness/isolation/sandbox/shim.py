@@ -13,9 +13,12 @@ import base64
 import json
 from typing import Any
 
+import msgspec
+
 from harness import outcomes
 from harness.agents.base import AgentSpec, Decision, Task, load_agent
 from harness.isolation.guard import EgressAttempt, NetworkAbort, NetworkGuard
+from harness.isolation.sandbox import messages as msg
 from harness.isolation.sandbox.channel import Channel
 from harness.tools.table import TOOL_SCHEMA, TOOLS, proxy
 
@@ -33,13 +36,14 @@ class RemoteToolbox:
 
     def _call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         try:
-            text = json.dumps({"op": "tool", "tool": tool, "args": args})
+            text = json.dumps(msg.ToolCall(tool=tool, args=args).wire())
         except (TypeError, ValueError) as exc:
             raise TypeError(f"{tool}: arguments must be JSON values ({exc})") from None
         self._chan.send_text(text)
-        reply = self._chan.recv()
-        result: dict[str, Any] = reply["result"]
-        return result
+        reply = msg.read(self._chan.recv(), msg.ToCell)
+        if not isinstance(reply, msg.ToolResult):
+            raise msg.MessageError(f"the harness answered a tool call with {type(reply).__name__}")
+        return reply.result
 
     def newly_knowable(self) -> int:
         return self._new
@@ -58,10 +62,10 @@ class _Attempts:
         self._guard = guard
         self._seen = 0
 
-    def take(self) -> list[dict[str, object]]:
+    def take(self) -> list[msg.Attempt]:
         new = self._guard.attempts[self._seen :]
         self._seen = len(self._guard.attempts)
-        return [a.to_json() for a in new]
+        return [msg.Attempt(a.call, a.target, a.site, list(a.stack)) for a in new]
 
 
 def _load(agent: dict[str, Any]) -> AgentSpec:
@@ -79,33 +83,33 @@ def _load(agent: dict[str, Any]) -> AgentSpec:
 
 
 def _fault(chan: Channel, attempts: _Attempts, kind: str, message: str) -> int:
-    chan.send({"op": "agent_error", "kind": kind, "message": message, "attempts": attempts.take()})
+    chan.send(msg.AgentError(kind=kind, message=message, attempts=attempts.take()).wire())
     return 0
 
 
 def _abort(chan: Channel, attempts: _Attempts, exc: NetworkAbort) -> int:
-    chan.send({"op": "abort", "attempts": attempts.take(), "site": exc.attempt.site})
+    chan.send(msg.Abort(attempts=attempts.take(), site=exc.attempt.site).wire())
     return 0
 
 
-def serve(chan: Channel, message: dict[str, Any]) -> int:
+def serve(chan: Channel, message: msg.Load) -> int:
     """Serve one cell; the return value is the process's exit code."""
     attempts = _Attempts(_install_guard(message))
-    agent, code = _make_agent(chan, attempts, message["agent"])
+    agent, code = _make_agent(chan, attempts, message.agent)
     if code is not None:
         return code
-    chan.send({"op": "ready", "attempts": attempts.take()})
+    chan.send(msg.Ready(attempts=attempts.take()).wire())
     while True:
-        request = chan.recv()
-        if request.get("op") != "task":
+        request = msg.read(chan.recv(), msg.ToCell)
+        if not isinstance(request, msg.TaskRequest):
             return 0
         code = _answer(chan, attempts, agent, request)
         if code is not None:
             return code
 
 
-def _install_guard(message: dict[str, Any]) -> NetworkGuard:
-    relay = message.get("relay")
+def _install_guard(message: msg.Load) -> NetworkGuard:
+    relay = message.relay
     if relay:  # a run with model endpoints: one way out, to the recording proxy
         import os
 
@@ -113,9 +117,7 @@ def _install_guard(message: dict[str, Any]) -> NetworkGuard:
 
         os.environ.update(relay["environment"])
         start_relay(int(relay["port"]), str(relay["socket"]))
-    guard = NetworkGuard(
-        message.get("policy", "fail_closed"), relay_port=int(relay["port"]) if relay else None
-    )
+    guard = NetworkGuard(message.policy, relay_port=int(relay["port"]) if relay else None)
     guard.install()
     return guard
 
@@ -143,10 +145,10 @@ def _make_agent(
         return None, _fault(chan, attempts, outcomes.AGENT_EXIT, outcomes.error_text(exc))
 
 
-def _answer(chan: Channel, attempts: _Attempts, agent: Any, request: dict[str, Any]) -> int | None:
+def _answer(chan: Channel, attempts: _Attempts, agent: Any, request: msg.TaskRequest) -> int | None:
     """One task: its decision sent, or None to go on; an exit code when the cell ends."""
-    task = Task(**request["task"])
-    tools = RemoteToolbox(chan, task, request["newly_knowable"])
+    task = Task(**msgspec.structs.asdict(request.task))
+    tools = RemoteToolbox(chan, task, request.newly_knowable)
     try:
         decision = Decision.coerce(agent.decide(task, tools))
     except NetworkAbort as exc:
@@ -154,8 +156,8 @@ def _answer(chan: Channel, attempts: _Attempts, agent: Any, request: dict[str, A
     except MemoryError as exc:
         return _fault(chan, attempts, outcomes.RESOURCE_LIMIT, outcomes.error_text(exc))
     except Exception as exc:
-        error = {"op": "decision_error", "message": outcomes.error_text(exc)}
-        chan.send({**error, "attempts": attempts.take()})
+        error = msg.DecisionError(message=outcomes.error_text(exc), attempts=attempts.take())
+        chan.send(error.wire())
         return None
     except BaseException as exc:
         return _fault(chan, attempts, outcomes.AGENT_EXIT, outcomes.error_text(exc))
@@ -166,25 +168,13 @@ def _answer(chan: Channel, attempts: _Attempts, agent: Any, request: dict[str, A
         if not isinstance(pick, str):
             bad[str(n)] = repr(pick)[:80]
     chan.send(
-        {
-            "op": "decision",
-            "picks": picks,
-            "bad": bad,
-            "text": decision.text,
-            "attempts": attempts.take(),
-        }
+        msg.Decided(picks=picks, bad=bad, text=decision.text, attempts=attempts.take()).wire()
     )
     return None
 
 
-def attempt_from_json(value: Any) -> EgressAttempt:
-    """An attempt reported by a cell (the harness's side checks the shape)."""
-    if not isinstance(value, dict):
-        raise ValueError("an egress attempt must be an object")
-    stack = value.get("stack") or []
-    if not isinstance(stack, list) or not all(isinstance(s, str) for s in stack):
-        raise ValueError("an egress attempt's stack must be a list of strings")
-    fields = [value.get(k) for k in ("call", "target", "site")]
-    if not all(isinstance(f, str) for f in fields):
-        raise ValueError("an egress attempt needs call, target and site strings")
-    return EgressAttempt(fields[0][:200], fields[1][:200], fields[2][:300], tuple(stack[:8]))  # type: ignore[index]
+def attempt_from_message(attempt: msg.Attempt) -> EgressAttempt:
+    """An attempt reported by a cell (its message type checked the shape), cut to size."""
+    return EgressAttempt(
+        attempt.call[:200], attempt.target[:200], attempt.site[:300], tuple(attempt.stack[:8])
+    )
