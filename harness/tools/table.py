@@ -2,10 +2,11 @@
 bounds) of each.
 
 Everything else about a tool's surface comes from here: the model-facing OpenAI specs
-(``TOOL_SCHEMA``), the toolbox's argument checks and their words (``Tool.check``), the names a
-sandboxed call may carry, and the sandbox's proxies (``proxy``), whose signatures are the
-table's. The inside of the sandbox imports this module, so it imports nothing but the
-standard library.
+(``TOOL_SCHEMA``), the toolbox's argument checks and their words (``Tool.check``), the
+names a sandboxed call may carry, and the sandbox's proxies (``proxy``), whose signatures
+are the table's. The toolbox's own methods are written out, for their types and the
+agents' editors, and a test holds their signatures to the table. The inside of the
+sandbox imports this module, so it imports nothing but the standard library.
 """
 
 from __future__ import annotations

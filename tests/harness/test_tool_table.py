@@ -21,7 +21,7 @@ from harness.isolation.sandbox.shim import RemoteToolbox
 from harness.tools.table import TOOLS
 from harness.tools.toolbox import Toolbox
 from harness.vocabulary import TOOL_NAMES
-from tests.harness.test_tools import SESSION, base_rows, make_toolbox
+from tests.harness.test_tools import KNOWABLE, NEW, SESSION, A, C, E, base_rows, make_toolbox
 
 SPECS = Path(__file__).parent / "fixtures" / "tool-specs.json"
 
@@ -78,28 +78,27 @@ def _defaults(tool: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-    ("tool", "kwargs", "extra"),
+    ("tool", "kwargs", "keys"),
     [
-        ("pit_list", {"limit": None}, 8),
-        ("pit_list", {"limit": 20_000, "since": "window_start"}, 5),
-        ("pit_search", {"query": "8-K", "limit": None}, 3),
-        ("pit_read", {"row_key": 5}, None),
-        ("pit_list", {"form": 5}, 0),
-        ("pit_search", {"query": "8-K", "form": 5}, 0),
+        ("pit_list", {"limit": None}, NEW),  # no cap
+        ("pit_list", {"limit": 20_000, "since": "window_start"}, KNOWABLE),  # capped, not refused
+        ("pit_search", {"query": "8-K", "limit": None}, [A, C, E]),  # the default
+        ("pit_list", {"form": 5}, []),  # a form that is no form matches nothing
+        ("pit_search", {"query": "8-K", "form": 5}, []),
     ],
 )
 def test_arguments_the_tools_take_as_they_are(
-    tool: str, kwargs: dict[str, Any], extra: int | None
+    tool: str, kwargs: dict[str, Any], keys: list[str]
 ) -> None:
-    """None for no cap on pit_list, the default on pit_search; a key or form that matches
-    nothing answers with nothing, not an error."""
     tools, _ = make_toolbox(base_rows())
     result = getattr(tools, tool)(**kwargs)
-    assert "error" not in result
-    if extra is None:
-        assert result["status"] == "not_in_window"
-    else:
-        assert len(result["rows"]) <= extra
+    assert [row["row_key"] for row in result["rows"]] == keys
+    assert result["total"] == len(keys)
+
+
+def test_a_row_key_that_is_no_string_is_not_in_the_window() -> None:
+    tools, _ = make_toolbox(base_rows())
+    assert tools.pit_read(5)["status"] == "not_in_window"  # type: ignore[arg-type]
 
 
 @pytest.fixture()

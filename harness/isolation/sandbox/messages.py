@@ -12,7 +12,7 @@ library and msgspec.
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any
 
 import msgspec
 
@@ -173,12 +173,12 @@ class Abort(Message, tag="abort"):
 
 
 # What each pipe carries, each way.
-ToZygote = Union[OpenCell, Kill, Quit, AskTreeLimits]  # noqa: UP007 - a runtime value
-FromZygote = Union[Hello, TreeLimitsHeld, CellExit]  # noqa: UP007
-ToCell = Union[Probe, ProbeLimit, Load, TaskRequest, ToolResult, End]  # noqa: UP007
-FromCell = Union[  # noqa: UP007
-    Capabilities, SetupFailed, Ready, ToolCall, Decided, DecisionError, AgentError, Abort
-]
+ToZygote = OpenCell | Kill | Quit | AskTreeLimits
+FromZygote = Hello | TreeLimitsHeld | CellExit
+ToCell = Probe | ProbeLimit | Load | TaskRequest | ToolResult | End
+FromCell = (
+    Capabilities | SetupFailed | Ready | ToolCall | Decided | DecisionError | AgentError | Abort
+)
 
 
 class MessageError(ValueError):
