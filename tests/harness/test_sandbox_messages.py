@@ -4,13 +4,18 @@ carried, reads back as itself, and refuses what its type does not hold, naming i
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
 
+from harness import run
+from harness.agents.adapters.plain import from_callable
 from harness.isolation.sandbox import messages as msg
 from harness.isolation.sandbox.channel import Channel
+from tests.conftest import require_sandbox
+from tests.harness.test_sandbox import config
 from tests.harness.test_tool_table import imported_beyond_the_standard_library
 
 ATTEMPT = msg.Attempt(call="socket.connect", target="10.0.0.1:80", site="agent.py:3", stack=["x"])
@@ -167,3 +172,25 @@ def test_the_messages_import_nothing_the_sandbox_lacks() -> None:
         "harness.isolation.sandbox.messages",
         "harness.version",
     }
+
+
+def test_an_agent_that_writes_its_own_message_with_a_field_too_many_is_refused_by_name(
+    march_release: Path, tmp_path: Path
+) -> None:
+    """Agent code can reach the cell's socket: what it writes there is read as a message
+    like any other, and a field no message holds is the agent's protocol violation."""
+    require_sandbox()
+
+    def agent(prompt: str, tools: Any) -> list[str]:
+        smuggled = msg.Decided(picks=[], bad={}, text="", attempts=[]).wire()
+        tools._chan.send({**smuggled, "real_date": "2023-03-01"})
+        return []
+
+    body = run(from_callable(agent), config(march_release, tmp_path, probe=0)).body
+    faults = [cell["agent_fault"] for cell in body["cells"]]
+    assert {fault["kind"] for fault in faults} == {"protocol_violation"}
+    assert all(
+        fault["message"] == "a malformed 'decision' message: Object contains unknown field "
+        "`real_date`"
+        for fault in faults
+    )

@@ -1,10 +1,11 @@
 """The agent's side of the pipe, inside a cell: load the agent, answer tasks.
 
 The agent gets a ``RemoteToolbox``: the four tools with the signatures the tool table
-declares (the harness's own have them too), each call a message to the harness, which alone holds the release, the
-clocks and the trajectory. Every failure is reported in the harness's taxonomy
-(``harness.outcomes``); the network guard runs here too, and its attempts travel with
-every reply so the harness can record their call sites.
+declares (the harness's own have them too), each call a message to the harness, which
+alone holds the release, the clocks and the trajectory. Every message is one of the
+sandbox's message types (``messages``). Every failure is reported in the harness's
+taxonomy (``harness.outcomes``); the network guard runs here too, and its attempts travel
+with every reply so the harness can record their call sites.
 """
 
 from __future__ import annotations
