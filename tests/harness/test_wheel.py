@@ -49,7 +49,7 @@ def test_the_harness_installs_from_its_own_wheel_and_runs_without_the_site(
     probe = _run(
         python,
         "-c",
-        "import importlib.util as u, json; from harness.schemas import receipt_body_schema; "
+        "import importlib.util as u, json; from harness.receipt.schemas import receipt_body_schema; "
         "print(json.dumps([u.find_spec(m) is None for m in ('django', 'celery', 'rest_framework')]"
         " + [receipt_body_schema()['title']]))",
         cwd=tmp_path,
