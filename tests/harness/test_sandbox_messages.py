@@ -194,3 +194,19 @@ def test_an_agent_that_writes_its_own_message_with_a_field_too_many_is_refused_b
         "`real_date`"
         for fault in faults
     )
+
+
+def test_the_cells_own_modules_import_only_harness_modules_beyond_msgspec() -> None:
+    """What the zygote loads for every cell (the shim, the agents it ships, the table)."""
+    found = set()
+    for module in (
+        "harness.isolation.sandbox.shim",
+        "harness.isolation.sandbox.inside",
+        "harness.agents.stub",
+        "harness.agents.baselines",
+        "harness.agents.adapters.plain",
+    ):
+        found |= set(imported_beyond_the_standard_library(module))
+    beyond = found - set(imported_beyond_the_standard_library("msgspec"))
+    assert beyond and all(m == "harness" or m.startswith("harness.") for m in beyond), beyond
+    assert "harness.tools.table" in beyond

@@ -425,8 +425,9 @@ def _preimport(by_value: bool) -> None:
     import harness.agents.baselines
     import harness.agents.stub
     import harness.isolation.guard
+    import harness.isolation.sandbox.messages
     import harness.isolation.sandbox.shim
-    import harness.tools.toolbox  # noqa: F401
+    import harness.tools.table  # noqa: F401
 
     if by_value:
         with contextlib.suppress(ImportError):  # without it, the cell reports the failure
