@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import FunctionType
-from typing import Any
+from typing import Any, Literal
 
 # A limit larger than this is read as this.
 MAX_LIMIT = 10_000
@@ -41,11 +41,11 @@ class Param:
     finds none."""
 
     name: str
-    kind: str  # "integer" | "string"
+    kind: Literal["integer", "string"]
     default: Any = REQUIRED
     nullable: bool = False  # null is a value of its own (pit_list's limit: no cap)
     none_is_default: bool = False  # null reads as the default (pit_search's limit)
-    check: str | None = None  # "count" | "choice" | "text"
+    check: Literal["count", "choice", "text"] | None = None
     choices: tuple[str, ...] = ()
     capped: bool = False
 
