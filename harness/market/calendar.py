@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from functools import lru_cache
 
+from harness.market.clocks import first_knowing_bell
+
 CALENDAR = "XNYS"
 
 
@@ -25,11 +27,12 @@ class SessionTable:
     closes: tuple[float, ...]
 
     def first_open_after(self, instant: float) -> int:
-        """Index of the first session whose open is strictly after ``instant``.
+        """Index of the first session whose open is strictly after ``instant``: the
+        first bell at which what became knowable then is knowable (the clocks' rule).
 
         Strictly: a filing accepted at exactly 09:30:00 missed that morning's auction.
         """
-        index = bisect_right(self.opens, instant)
+        index = first_knowing_bell(self.opens, instant)
         if index >= len(self.sessions):
             raise LookupError(
                 f"no {CALENDAR} session after {datetime.fromtimestamp(instant, UTC):%Y-%m-%d} "

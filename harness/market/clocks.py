@@ -8,12 +8,17 @@
   ``dump`` (the fallback is counted); enters the same session's open when accepted
   before it, else the next.
 
-All three reduce to one rule: a row enters at the first session whose opening bell
-is strictly after the instant it became knowable.
+All three reduce to one rule (the receipt's P3 rule): a row is knowable at a bell when
+the instant its clock gives is strictly before that bell, so it enters at the first
+session whose opening bell is strictly after that instant. ``knowable`` is the rule;
+``knowable_count`` and ``first_knowing_bell`` are the same rule over sorted instants and
+sorted bells, for the callers that bisect instead of testing each row.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, time
 from functools import lru_cache
 from typing import Any
@@ -50,6 +55,28 @@ def known_at(row: dict[str, Any], clock: str) -> tuple[float, str]:
     raise ValueError(f"unknown clock {clock!r} (clocks: {', '.join(CLOCKS)})")
 
 
+def knowable(instant: float, bell: float) -> bool:
+    """Whether what became knowable at ``instant`` is knowable at ``bell``: strictly
+    before it (a filing accepted at exactly 09:30:00 missed that morning's auction)."""
+    return instant < bell
+
+
+def knowable_at(row: dict[str, Any], clock: str, bell: float) -> bool:
+    """Whether ``row`` is knowable at ``bell`` under ``clock``."""
+    return knowable(known_at(row, clock)[0], bell)
+
+
+def knowable_count(instants: Sequence[float], bell: float) -> int:
+    """How many of ``instants`` (sorted) are knowable at ``bell``: they are a prefix."""
+    return bisect_left(instants, bell)
+
+
+def first_knowing_bell(bells: Sequence[float], instant: float) -> int:
+    """Index of the first of ``bells`` (sorted) at which ``instant`` is knowable
+    (``len(bells)`` when none is)."""
+    return bisect_right(bells, instant)
+
+
 @lru_cache(maxsize=65536)
 def iso_utc(instant: float) -> str:
     return datetime.fromtimestamp(instant, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -68,6 +95,6 @@ def knowable_before_acceptance(rows: list[dict[str, Any]], clock: str) -> int:
     count = 0
     for row in rows:
         accepted = acceptance_instant(row)
-        if accepted is not None and known_at(row, clock)[0] < accepted:
+        if accepted is not None and knowable_at(row, clock, accepted):
             count += 1
     return count

@@ -1,8 +1,10 @@
-"""The one check that ties a receipt's body, its config and the trajectory together.
+"""The one check that ties a receipt's body, its config and the trajectory together,
+and the one reading of the prices a body names.
 
 A receipt binds ``config_sha256``; the config the body shows must hash to it, and so must
 the config in the trajectory's first event. ``verify``, ``rederive`` and the site all ask
-here, so they cannot come to different answers.
+here, so they cannot come to different answers. A priced run names its price file twice:
+in the bound config (``bound_prices``) and in P4's statement (``stated_prices``).
 """
 
 from __future__ import annotations
@@ -46,3 +48,18 @@ def config_binding(
                 )
             )
     return problems
+
+
+def stated_prices(body: dict[str, Any]) -> Any:
+    """The price file the body's P4 slot states (``None`` for an unpriced run): what
+    the run's scores were priced with, in the receipt's own words."""
+    protocol = body.get("protocol")
+    p4 = protocol.get("P4_costs_and_frictions") if isinstance(protocol, dict) else None
+    return p4.get("prices") if isinstance(p4, dict) else None
+
+
+def bound_prices(body: dict[str, Any]) -> Any:
+    """The price file the body's config names (``None`` for an unpriced run); the
+    config is the one ``config_sha256`` binds (``config_binding`` checks it)."""
+    config = body.get("config")
+    return config.get("prices") if isinstance(config, dict) else None

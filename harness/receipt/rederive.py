@@ -20,7 +20,7 @@ from typing import Any
 
 from harness import canonical
 from harness.market.calendar import SessionTable, sessions_for
-from harness.market.clocks import REACHABLE, knowable_before_acceptance, known_at
+from harness.market.clocks import REACHABLE, knowable_at, knowable_before_acceptance
 from harness.market.prices import Prices
 from harness.market.scoring import (
     add_by_form,
@@ -38,7 +38,7 @@ from harness.outcomes import (
     INCOMPLETE,
     NOT_RUN,
 )
-from harness.receipt.binding import config_binding
+from harness.receipt.binding import config_binding, stated_prices
 from harness.receipt.build import (
     costs_slot,
     disaggregation_slot,
@@ -486,13 +486,15 @@ def _check_config_lines(result: Rederivation, body: dict[str, Any], config: dict
         "P2 is not what the config's training cutoff and window give",
     )
     p4 = protocol.get("P4_costs_and_frictions") or {}
-    stated = p4.get("prices") or {}
-    bound = config.get("prices") or {}
-    same_prices = all(stated.get(k) == bound.get(k) for k in ("file_sha256", "source", "pulled_at"))
+    stated = stated_prices(body)
+    bound = config.get("prices") or {}  # the trajectory's config, bound like the body's
+    same_prices = all(
+        (stated or {}).get(k) == bound.get(k) for k in ("file_sha256", "source", "pulled_at")
+    )
     result.add(
         "protocol P4_costs_and_frictions",
-        p4 == costs_slot(p4.get("prices"), int(config.get("hold_sessions") or 0))
-        and (same_prices if bound else p4.get("prices") is None),
+        p4 == costs_slot(stated, int(config.get("hold_sessions") or 0))
+        and (same_prices if bound else stated is None),
         "P4 does not state the hold and the prices the config binds",
     )
     probe = body.get("probe") or {}
@@ -573,7 +575,7 @@ def _price_basis(
     """(the prices to score with, whether scores go unchecked); None when the price file
     given is not the run's. An unpriced run is scored without prices (every return n/a);
     a priced run without its file has its trades counted and its scores skipped."""
-    stated = ((body.get("protocol") or {}).get("P4_costs_and_frictions") or {}).get("prices")
+    stated = stated_prices(body)
     if not stated:
         return None, False
     if prices is None:
@@ -794,7 +796,7 @@ def _check_release_facts(
         clock = cell.get("clock")
         if clock not in CLOCKS:
             continue
-        unreached = sum(1 for r in main_rows if known_at(r, clock)[0] >= last_bell)
+        unreached = sum(1 for r in main_rows if not knowable_at(r, clock, last_bell))
         result.add(
             f"cell {cell.get('arm')}/{clock} unreached_rows",
             cell.get("unreached_rows") == unreached,
@@ -829,7 +831,7 @@ def _check_knowability(
                         f"cell {arm}/{clock} session {day}: row {key} is not in the release",
                     )
                     return
-                if known_at(row, clock)[0] >= bell:
+                if not knowable_at(row, clock, bell):
                     result.add(
                         "knowability",
                         False,

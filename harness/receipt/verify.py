@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import canonical
-from harness.receipt.binding import config_binding
+from harness.receipt.binding import bound_prices, config_binding, stated_prices
 from harness.receipt.build import ReceiptError, read_receipt, receipt_text
 from harness.release.bundle import Bundle
 from harness.release.store import ReleaseError
@@ -40,7 +40,7 @@ def check_receipt(path: str | os.PathLike[str]) -> tuple[Report, dict[str, Any]]
     data, text = read_receipt(path)
     body = data["body"]
     try:
-        recomputed = "sha256:" + canonical.sha256_hex(canonical.dumps_bytes(body))
+        recomputed = canonical.digest(body)
     except canonical.CanonicalError as exc:
         raise ReceiptError(f"{name}: body has no canonical form ({exc})") from None
     claimed = data["body_sha256"]
@@ -84,9 +84,7 @@ def check_receipt(path: str | os.PathLike[str]) -> tuple[Report, dict[str, Any]]
 def prices_disagreement(body: dict[str, Any]) -> str | None:
     """Where the prices bound in the config and the P4 statement differ, if they do: a
     run has one price file, and both say which."""
-    bound = (body.get("config") or {}).get("prices")
-    p4 = (body.get("protocol") or {}).get("P4_costs_and_frictions") or {}
-    stated = p4.get("prices") if isinstance(p4, dict) else None
+    bound, stated = bound_prices(body), stated_prices(body)
     if bound is None and stated is None:
         return None
     if not isinstance(bound, dict) or not isinstance(stated, dict):

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-from bisect import bisect_right
 from datetime import date
 from pathlib import Path
 
 from harness import canonical
 from harness.market.calendar import sessions_for
-from harness.market.clocks import iso_utc, known_at
+from harness.market.clocks import first_knowing_bell, iso_utc, known_at
 from harness.release.arms import shift_iso
 from harness.release.bundle import Bundle
 from harness.runs.runner import trade_prompt
@@ -39,12 +38,12 @@ def export_points(
     table = sessions_for(date.fromisoformat(bundle.start), date.fromisoformat(bundle.end))
     window = table.window(date.fromisoformat(bundle.start), date.fromisoformat(bundle.end))
     opens = [table.opens[s] for s in window]
-    # newly knowable at session n: rows known strictly before its bell and not before
-    # the previous one's (the runner's ClockIndex.knowable, counted as the rows stream by)
+    # newly knowable at session n: the first bell at which the row is knowable (the
+    # clocks' rule, as the runner's ClockIndex counts it), counted as the rows stream by
     new_at = [0] * (len(opens) + 1)
     for segment in bundle.iter_segments("main"):
         for line in segment:
-            new_at[bisect_right(opens, known_at(json.loads(line), clock)[0])] += 1
+            new_at[first_knowing_bell(opens, known_at(json.loads(line), clock)[0])] += 1
     shift = arm == "shifted"
     target = Path(out)
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -10,23 +10,17 @@ a prefix found by bisection, so a call costs the same however large the release 
 from __future__ import annotations
 
 import json
-from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.market.clocks import iso_utc, known_at
+from harness.market.clocks import iso_utc, knowable_count, known_at
 from harness.release.arms import shift_iso
 from harness.runs.trajectory import served_row_text
+from harness.tools.table import TOOL_SCHEMA, TOOLS, ToolError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-MAX_LIMIT = 10_000
-
-
-class ToolError(ValueError):
-    """Bad arguments from the agent: reported to it, recorded, never fatal."""
 
 
 @dataclass(frozen=True)
@@ -55,7 +49,7 @@ class ClockIndex:
 
     def knowable(self, bell: float) -> int:
         """How many rows became knowable strictly before ``bell``."""
-        return bisect_left(self.known, bell)
+        return knowable_count(self.known, bell)
 
 
 def knowable_test(
@@ -202,14 +196,6 @@ class Toolbox:
         self.last_served = texts
         return result
 
-    @staticmethod
-    def _limit(value: Any, default: int | None) -> int | None:
-        if value is None:
-            return default
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ToolError(f"limit must be a non-negative integer, got {value!r}")
-        return min(value, MAX_LIMIT)
-
     # -- the four tools ------------------------------------------------------
     def pit_list(
         self,
@@ -223,14 +209,11 @@ class Toolbox:
         oldest first."""
         args = {"limit": limit, "offset": offset, "since": since, "form": form}
         try:
-            cap = self._limit(limit, None)
-            if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-                raise ToolError(f"offset must be a non-negative integer, got {offset!r}")
-            if since not in ("previous_session", "window_start"):
-                raise ToolError("since must be 'previous_session' or 'window_start'")
+            checked = TOOLS["pit_list"].check(args)
         except ToolError as exc:
             return self._call("pit_list", args, {"error": str(exc)})
-        lo = self._new_from if since == "previous_session" else 0
+        cap, offset = checked["limit"], checked["offset"]
+        lo = self._new_from if checked["since"] == "previous_session" else 0
         picked = list(self._index.order[lo : self._count])
         if form is not None:
             picked = [p for p in picked if self._rows.form(p) == form]
@@ -248,9 +231,7 @@ class Toolbox:
         """Case-insensitive substring search over the text fields of knowable rows."""
         args = {"query": query, "limit": limit, "form": form}
         try:
-            cap = self._limit(limit, 20)
-            if not isinstance(query, str) or not query.strip():
-                raise ToolError("query must be a non-empty string")
+            cap = TOOLS["pit_search"].check(args)["limit"]
         except ToolError as exc:
             return self._call("pit_search", args, {"error": str(exc)})
         needle = query.strip().lower()
@@ -324,48 +305,3 @@ class Toolbox:
     def schema(self) -> list[dict[str, Any]]:
         """The tools as OpenAI-style function specs (for tool-loop adapters)."""
         return TOOL_SCHEMA
-
-
-def _fn(
-    name: str, description: str, properties: dict[str, Any], required: list[str]
-) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {
-                "type": "object",
-                "properties": properties,
-                "required": required,
-                "additionalProperties": False,
-            },
-        },
-    }
-
-
-TOOL_SCHEMA = [
-    _fn(
-        "pit_list",
-        "List filings knowable at this session's opening bell (default: new since the previous session).",
-        {
-            "limit": {"type": ["integer", "null"], "minimum": 0},
-            "offset": {"type": "integer", "minimum": 0},
-            "since": {"type": "string", "enum": ["previous_session", "window_start"]},
-            "form": {"type": ["string", "null"]},
-        },
-        [],
-    ),
-    _fn(
-        "pit_search",
-        "Search knowable filings by text (title, issuer, ticker, form, accession).",
-        {
-            "query": {"type": "string"},
-            "limit": {"type": "integer", "minimum": 0},
-            "form": {"type": ["string", "null"]},
-        },
-        ["query"],
-    ),
-    _fn("pit_read", "Read one filing by row_key.", {"row_key": {"type": "string"}}, ["row_key"]),
-    _fn("pit_coverage", "Counts of what is knowable so far.", {}, []),
-]

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from harness.agents.base import AgentSpec, Decision, Task, source_file
-from harness.vocabulary import TOOL_NAMES
+from harness.tools.table import TOOLS
 
 if TYPE_CHECKING:
     from harness.tools.toolbox import Toolbox
@@ -46,7 +46,7 @@ class ToolLoopError(RuntimeError):
 
 
 def _run_tool(tools: Toolbox, name: str, arguments: Any) -> dict[str, Any]:
-    if name not in TOOL_NAMES:
+    if name not in TOOLS:
         return {"error": f"unknown tool {name!r}"}
     if arguments is None:  # some SDKs leave the field out for a tool without arguments
         arguments = {}

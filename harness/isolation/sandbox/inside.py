@@ -39,6 +39,7 @@ import sys
 from typing import Any
 
 from harness.isolation.sandbox import limits as tree_limits
+from harness.isolation.sandbox import messages as msg
 from harness.isolation.sandbox.channel import Channel, ChannelClosed
 
 CLONE_NEWNS = 0x00020000
@@ -363,22 +364,21 @@ def zygote(control: Channel, *, by_value: bool = False) -> None:
     # outcome between cells (at the end of a run), so they cost the run no start time
     trying = start_tree_limit_probes()
     held: dict[str, bool] | None = None
-    control.send({"op": "hello", "pid": os.getpid()})
+    control.send(msg.Hello(pid=os.getpid()).wire())
     spare: _Spare | None = None
     try:
         while True:
             try:
-                message = control.recv()
+                message = msg.read(control.recv(), msg.ToZygote)
             except ChannelClosed:
                 return
-            op = message.get("op")
-            if op == "quit":
+            if isinstance(message, msg.Quit):
                 return
-            if op == "tree_limits":
+            if isinstance(message, msg.AskTreeLimits):
                 held = collect_tree_limits(trying) if held is None else held
-                control.send({"op": "tree_limits", "held": held})
-            if op == "cell":
-                limits = message["limits"]
+                control.send(msg.TreeLimitsHeld(held=held).wire())
+            if isinstance(message, msg.OpenCell):
+                limits = message.limits
                 if spare is None or spare.limits != limits:
                     if spare is not None:
                         spare.discard()
@@ -398,7 +398,7 @@ def start_tree_limit_probes() -> dict[str, _Spare]:
     }
     for which, cell in cells.items():
         with contextlib.suppress(ChannelClosed):
-            Channel(cell.ours).send({"op": "probe_limit", "limit": which})
+            Channel(cell.ours).send(msg.ProbeLimit(limit=which).wire())
     return cells
 
 
@@ -425,8 +425,9 @@ def _preimport(by_value: bool) -> None:
     import harness.agents.baselines
     import harness.agents.stub
     import harness.isolation.guard
+    import harness.isolation.sandbox.messages
     import harness.isolation.sandbox.shim
-    import harness.tools.toolbox  # noqa: F401
+    import harness.tools.table  # noqa: F401
 
     if by_value:
         with contextlib.suppress(ImportError):  # without it, the cell reports the failure
@@ -445,16 +446,16 @@ def _run_cell(control: Channel, cell: _Spare) -> _Spare:
             if pidfd in ready:
                 break
             try:
-                request = control.recv()
+                request = msg.read(control.recv(), msg.ToZygote)
             except ChannelClosed:
                 os.kill(cell.pid, signal.SIGKILL)
                 break
-            if request.get("op") == "kill":
+            if isinstance(request, msg.Kill):
                 os.kill(cell.pid, signal.SIGKILL)
     finally:
         os.close(pidfd)
     _, status = os.waitpid(cell.pid, 0)
-    control.send({"op": "cell_exit", "code": os.waitstatus_to_exitcode(status)})
+    control.send(msg.CellExit(code=os.waitstatus_to_exitcode(status)).wire())
     return spare
 
 
@@ -478,7 +479,7 @@ def _cell_outer(sock: socket.socket, limits: dict[str, Any]) -> int:
             _set_limits(limits)
         except BaseException as exc:
             try:
-                Channel(sock).send({"op": "setup_failed", "message": f"{exc}"[:500]})
+                Channel(sock).send(msg.SetupFailed(message=f"{exc}"[:500]).wire())
             finally:
                 os._exit(CELL_SETUP_FAILED)
         code = 0
@@ -502,12 +503,14 @@ def _cell_outer(sock: socket.socket, limits: dict[str, Any]) -> int:
 
 
 def _cell(chan: Channel, limits: dict[str, Any]) -> int:
-    message = chan.recv()
-    if message.get("op") == "probe":
-        chan.send({"op": "capabilities", **probe(message, limits)})
+    message = msg.read(chan.recv(), msg.ToCell)
+    if isinstance(message, msg.Probe):
+        chan.send(msg.Capabilities(**probe(message.hidden, limits)).wire())
         return 0
-    if message.get("op") == "probe_limit":
-        return exceed(str(message.get("limit")))
+    if isinstance(message, msg.ProbeLimit):
+        return exceed(message.limit)
+    if not isinstance(message, msg.Load):
+        raise msg.MessageError(f"a cell starts with load, not {type(message).__name__}")
     from harness.isolation.sandbox.shim import serve
 
     return serve(chan, message)
@@ -548,7 +551,7 @@ def _probe_child(which: str, release: int) -> None:
         os._exit(0)
 
 
-def probe(message: dict[str, Any], limits: dict[str, Any]) -> dict[str, Any]:
+def probe(hidden: list[str], limits: dict[str, Any]) -> dict[str, Any]:
     """Test, for effect, what this cell enforces; every fact comes from trying it. (The
     tree's memory, CPU-time and process limits are tried in cells of their own, each
     killed for passing one: see ``exceed``.)"""
@@ -556,7 +559,7 @@ def probe(message: dict[str, Any], limits: dict[str, Any]) -> dict[str, Any]:
         "uid": os.getuid(),
         "capabilities_dropped": _no_capabilities(),
         "network_isolated": _network_isolated(),
-        "filesystem_confined": _filesystem_confined(message.get("hidden") or []),
+        "filesystem_confined": _filesystem_confined(hidden),
         "pid_isolated": os.getpid() == 1,
         "namespaces_private": _namespaces_private(),
         "tmp_private": _tmp_private(),

@@ -36,6 +36,7 @@ from harness import outcomes
 from harness.agents.base import AgentSpec, Decision, Task, locate_module
 from harness.isolation.guard import EgressAttempt
 from harness.isolation.sandbox import limits as tree_limits
+from harness.isolation.sandbox import messages as msg
 from harness.isolation.sandbox.channel import (
     Channel,
     ChannelClosed,
@@ -44,8 +45,8 @@ from harness.isolation.sandbox.channel import (
     ProtocolError,
 )
 from harness.isolation.sandbox.inside import CELL_SETUP_FAILED, LIMIT_CODES
-from harness.isolation.sandbox.shim import attempt_from_json
-from harness.vocabulary import TOOL_NAMES
+from harness.isolation.sandbox.shim import attempt_from_message
+from harness.tools.table import TOOLS
 
 if TYPE_CHECKING:
     from harness.tools.toolbox import Toolbox
@@ -60,12 +61,6 @@ ENVIRONMENT = {
     "LANG": "C.UTF-8",
     "PYTHONHASHSEED": "0",
     "PYTHONDONTWRITEBYTECODE": "1",
-}
-_TOOL_ARGS = {
-    "pit_list": {"limit", "offset", "since", "form"},
-    "pit_search": {"query", "limit", "form"},
-    "pit_read": {"row_key"},
-    "pit_coverage": set(),
 }
 _ROWS_MARK = '"\\u0000rows\\u0000"'
 
@@ -371,13 +366,15 @@ class Sandbox:
             return
         assert self._control is not None
         try:
-            hello = self._control.recv(timeout=self.settings.start_timeout)
-        except (ChannelClosed, ChannelTimeout, ProtocolError) as exc:
+            hello = msg.read(
+                self._control.recv(timeout=self.settings.start_timeout), msg.FromZygote
+            )
+        except (ChannelClosed, ChannelTimeout, ProtocolError, msg.MessageError) as exc:
             self.stop()
             raise RuntimeFailure(f"the sandbox did not start ({exc}): {self.log_tail()}") from None
-        if hello.get("op") != "hello":
+        if not isinstance(hello, msg.Hello):
             self.stop()
-            raise RuntimeFailure(f"the sandbox said {hello.get('op')!r} instead of hello")
+            raise RuntimeFailure(f"the sandbox said {type(hello).__name__} instead of hello")
         self._tree_limits = None
         self._started = True
 
@@ -387,19 +384,19 @@ class Sandbox:
         kill a tree that passed them (each tried in a cell of its own at start)."""
         chan = self._open()
         try:
-            chan.send({"op": "probe", "hidden": self._hidden_inside()})
-            found = chan.recv(timeout=self.settings.start_timeout)
-        except (ChannelClosed, ChannelTimeout, ProtocolError) as exc:
+            chan.send(msg.Probe(hidden=self._hidden_inside()).wire())
+            found = msg.read(chan.recv(timeout=self.settings.start_timeout), msg.FromCell)
+        except (ChannelClosed, ChannelTimeout, ProtocolError, msg.MessageError) as exc:
             self._finish(kill=True)
             raise RuntimeFailure(f"the sandbox's probe cell failed ({exc})") from None
         finally:
             chan.close()
         self._finish(kill=False)
-        if found.get("op") != "capabilities":
-            raise RuntimeFailure(f"the probe cell answered {found.get('op')!r}")
-        found.pop("op")
-        self._found = found
-        return found
+        if not isinstance(found, msg.Capabilities):
+            raise RuntimeFailure(f"the probe cell answered {type(found).__name__}")
+        self._found = found.wire()
+        self._found.pop("op")
+        return self._found
 
     @property
     def capabilities(self) -> dict[str, Any]:
@@ -416,12 +413,14 @@ class Sandbox:
             self._tree_limits = {}
             if self._control is not None:
                 try:
-                    self._control.send({"op": "tree_limits"})
-                    reply = self._control.recv(timeout=self.settings.start_timeout)
-                except (ChannelClosed, ChannelTimeout, ProtocolError):
+                    self._control.send(msg.AskTreeLimits().wire())
+                    reply = msg.read(
+                        self._control.recv(timeout=self.settings.start_timeout), msg.FromZygote
+                    )
+                except (ChannelClosed, ChannelTimeout, ProtocolError, msg.MessageError):
                     return {}  # not seen to hold: every tree limit reads False
-                held = reply.get("held") if reply.get("op") == "tree_limits" else None
-                self._tree_limits = held if isinstance(held, dict) else {}
+                held = reply.held if isinstance(reply, msg.TreeLimitsHeld) else {}
+                self._tree_limits = dict(held)
         return self._tree_limits
 
     def _hidden_inside(self) -> list[str]:
@@ -436,7 +435,7 @@ class Sandbox:
     def stop(self) -> None:
         if self._control is not None:
             with contextlib.suppress(ChannelClosed):
-                self._control.send({"op": "quit"})
+                self._control.send(msg.Quit().wire())
             self._control.close()
             self._control = None
         if self._proc is not None:
@@ -463,7 +462,7 @@ class Sandbox:
         self.start()
         assert self._control is not None
         try:
-            self._control.send({"op": "cell", "limits": self.settings.limits()})
+            self._control.send(msg.OpenCell(limits=self.settings.limits()).wire())
             _, fds, _, _ = socket.recv_fds(self._control.sock, 4096, 1)
         except (OSError, ChannelClosed) as exc:
             self.stop()
@@ -480,26 +479,26 @@ class Sandbox:
             return None
         try:
             if kill:
-                self._control.send({"op": "kill"})
+                self._control.send(msg.Kill().wire())
             elif grace is not None:
                 try:
                     return self._exit_code(self._control.recv(timeout=grace))
                 except ChannelTimeout:  # it closed its pipe and lives on: end it
-                    self._control.send({"op": "kill"})
+                    self._control.send(msg.Kill().wire())
             while True:
-                message = self._control.recv(timeout=30)
-                if message.get("op") == "cell_exit":
-                    return self._exit_code(message)
-        except (ChannelClosed, ChannelTimeout, ProtocolError):
+                message = msg.read(self._control.recv(timeout=30), msg.FromZygote)
+                if isinstance(message, msg.CellExit):
+                    return message.code
+        except (ChannelClosed, ChannelTimeout, ProtocolError, msg.MessageError):
             self.stop()
             return None
 
     @staticmethod
     def _exit_code(message: dict[str, Any]) -> int | None:
-        if message.get("op") != "cell_exit":
-            raise ProtocolError(f"the zygote said {str(message.get('op'))[:40]!r}, not cell_exit")
-        code = message.get("code")
-        return code if isinstance(code, int) else None
+        exited = msg.read(message, msg.FromZygote)
+        if not isinstance(exited, msg.CellExit):
+            raise ProtocolError(f"the zygote said {type(exited).__name__}, not cell_exit")
+        return exited.code
 
     def open_cell(
         self, payload: AgentPayload, policy: str, relay: dict[str, Any] | None = None
@@ -546,19 +545,18 @@ class IsolatedAgent:
 
         # the relay's environment may hold API keys: it travels over the cell's own
         # socket only, never on a command line or in a file
-        self._send({"op": "load", "agent": payload.message, "policy": policy, "relay": relay})
+        self._send(msg.Load(agent=payload.message, policy=policy, relay=relay).wire())
         reply = self._recv()
-        op = reply.get("op")
-        if op == "ready":
+        if isinstance(reply, msg.Ready):
             return
         self._end(kill=False)
-        if op == "abort":
+        if isinstance(reply, msg.Abort):
             raise NetworkAbort(self._last_attempt())
-        if op == "agent_error":
+        if isinstance(reply, msg.AgentError):
             raise self._fault(reply)
-        if op == "setup_failed":
-            raise RuntimeFailure(f"the cell's sandbox could not be set up: {reply.get('message')}")
-        raise outcomes.AgentFault(outcomes.PROTOCOL_VIOLATION, f"unexpected message {op!r}")
+        if isinstance(reply, msg.SetupFailed):
+            raise RuntimeFailure(f"the cell's sandbox could not be set up: {reply.message}")
+        raise outcomes.AgentFault(outcomes.PROTOCOL_VIOLATION, f"unexpected message {_op(reply)!r}")
 
     def decide(self, task: Task, tools: Toolbox) -> Decision:
         """The agent's decision, within the decision's wall-clock budget (tool calls
@@ -582,45 +580,39 @@ class IsolatedAgent:
     def _decide(self, task: Task, tools: Toolbox) -> Decision:
         from harness.isolation.guard import NetworkAbort
 
-        self._send(
-            {
-                "op": "task",
-                "task": {
-                    "kind": task.kind,
-                    "prompt": task.prompt,
-                    "arm": task.arm,
-                    "clock": task.clock,
-                    "session_date": task.session_date,
-                    "known_at": task.known_at,
-                },
-                "newly_knowable": tools.newly_knowable(),
-            }
+        fields = msg.TaskFields(
+            kind=task.kind,
+            prompt=task.prompt,
+            arm=task.arm,
+            clock=task.clock,
+            session_date=task.session_date,
+            known_at=task.known_at,
         )
+        self._send(msg.TaskRequest(task=fields, newly_knowable=tools.newly_knowable()).wire())
         while True:
             reply = self._recv()
-            op = reply.get("op")
-            if op == "tool":
+            if isinstance(reply, msg.ToolCall):
                 self._serve_tool(reply, tools)
-            elif op == "decision":
+            elif isinstance(reply, msg.Decided):
                 return self._decision(reply)
-            elif op == "decision_error":
-                raise outcomes.AgentFault(outcomes.DECISION_RAISED, str(reply.get("message")))
-            elif op == "agent_error":
+            elif isinstance(reply, msg.DecisionError):
+                raise outcomes.AgentFault(outcomes.DECISION_RAISED, reply.message)
+            elif isinstance(reply, msg.AgentError):
                 self._end(kill=False)
                 raise self._fault(reply)
-            elif op == "abort":
+            elif isinstance(reply, msg.Abort):
                 self._end(kill=False)
                 raise NetworkAbort(self._last_attempt())
             else:
                 self._end(kill=True)
                 raise outcomes.AgentFault(
-                    outcomes.PROTOCOL_VIOLATION, f"unexpected message {str(op)[:40]!r}"
+                    outcomes.PROTOCOL_VIOLATION, f"unexpected message {_op(reply)!r}"
                 )
 
     def close(self) -> None:
         if not self._ended:
             with contextlib.suppress(ChannelClosed):
-                self._chan.send({"op": "end"})
+                self._chan.send(msg.End().wire())
             self._end(kill=False)
 
     # -- plumbing ------------------------------------------------------------------------
@@ -630,7 +622,7 @@ class IsolatedAgent:
         except ChannelClosed:
             raise self._died() from None
 
-    def _recv(self) -> dict[str, Any]:
+    def _recv(self) -> msg.FromCell:
         """The cell's next message. During a decision its socket's deadline bounds the
         wait (``DecisionOverBudget``); otherwise (loading the agent) no single wait lasts
         longer than the decision timeout."""
@@ -652,12 +644,13 @@ class IsolatedAgent:
             self._end(kill=True)
             raise outcomes.AgentFault(outcomes.PROTOCOL_VIOLATION, str(exc)) from None
         try:
-            for value in reply.get("attempts") or []:
-                self._attempts.append(attempt_from_json(value))
-        except ValueError as exc:
+            message: msg.FromCell = msg.read(reply, msg.FromCell)
+        except msg.MessageError as exc:  # an unknown op or field, or a wrong type, named
             self._end(kill=True)
             raise outcomes.AgentFault(outcomes.PROTOCOL_VIOLATION, str(exc)) from None
-        return reply
+        for attempt in getattr(message, "attempts", ()):
+            self._attempts.append(attempt_from_message(attempt))
+        return message
 
     def _died(self) -> Exception:
         code = self._end(kill=False, grace=EXIT_GRACE)
@@ -697,32 +690,24 @@ class IsolatedAgent:
         return EgressAttempt("unknown", "", "", ())
 
     @staticmethod
-    def _fault(reply: dict[str, Any]) -> outcomes.AgentFault:
-        kind = reply.get("kind")
+    def _fault(reply: msg.AgentError) -> outcomes.AgentFault:
+        kind = reply.kind
         if kind not in outcomes.AGENT_ERROR_KINDS or kind == outcomes.DECISION_RAISED:
             return outcomes.AgentFault(outcomes.PROTOCOL_VIOLATION, f"unknown error kind {kind!r}")
-        return outcomes.AgentFault(str(kind), str(reply.get("message"))[:500])
+        return outcomes.AgentFault(kind, reply.message[:500])
 
-    def _decision(self, reply: dict[str, Any]) -> Decision:
-        picks, bad, text = reply.get("picks"), reply.get("bad") or {}, reply.get("text")
-        if not isinstance(picks, list) or not isinstance(text, str) or not isinstance(bad, dict):
-            self._end(kill=True)
-            raise outcomes.AgentFault(outcomes.PROTOCOL_VIOLATION, "a malformed decision")
+    def _decision(self, reply: msg.Decided) -> Decision:
         values: list[Any] = []
-        for n, pick in enumerate(picks):
+        for n, pick in enumerate(reply.picks):
             if isinstance(pick, str):
                 values.append(pick)
             else:
-                values.append(_Shown(str(bad.get(str(n), repr(pick)))[:80]))
-        return Decision(picks=tuple(values), text=text)
+                values.append(_Shown(str(reply.bad.get(str(n), repr(pick)))[:80]))
+        return Decision(picks=tuple(values), text=reply.text)
 
-    def _serve_tool(self, request: dict[str, Any], tools: Toolbox) -> None:
-        name, args = request.get("tool"), request.get("args")
-        if (
-            name not in TOOL_NAMES
-            or not isinstance(args, dict)
-            or set(args) != _TOOL_ARGS[str(name)]
-        ):
+    def _serve_tool(self, request: msg.ToolCall, tools: Toolbox) -> None:
+        name, args = request.tool, request.args
+        if name not in TOOLS or set(args) != TOOLS[name].arg_names:
             self._end(kill=True)
             raise outcomes.AgentFault(
                 outcomes.PROTOCOL_VIOLATION, f"a malformed tool call {str(name)[:40]!r}"
@@ -736,17 +721,22 @@ class IsolatedAgent:
         if texts is not None and "rows" in result:
             import json
 
-            text = json.dumps({"op": "result", "result": {**result, "rows": "\x00rows\x00"}})
+            marked = msg.ToolResult(result={**result, "rows": "\x00rows\x00"})
+            text = json.dumps(marked.wire())
             if text.count(_ROWS_MARK) == 1:
                 self._send_text(text.replace(_ROWS_MARK, "[" + ",".join(texts) + "]", 1))
                 return
-        self._send({"op": "result", "result": result})
+        self._send(msg.ToolResult(result=result).wire())
 
     def _send_text(self, text: str) -> None:
         try:
             self._chan.send_text(text)
         except ChannelClosed:
             raise self._died() from None
+
+
+def _op(message: msg.Message) -> str:
+    return str(message.__struct_config__.tag)
 
 
 def _bytes(count: int) -> str:

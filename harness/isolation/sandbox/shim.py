@@ -1,10 +1,11 @@
 """The agent's side of the pipe, inside a cell: load the agent, answer tasks.
 
-The agent gets a ``RemoteToolbox``: the four tools with the same signatures as the
-harness's own, each call a message to the harness, which alone holds the release, the
-clocks and the trajectory. Every failure is reported in the harness's taxonomy
-(``harness.outcomes``); the network guard runs here too, and its attempts travel with
-every reply so the harness can record their call sites.
+The agent gets a ``RemoteToolbox``: the four tools with the signatures the tool table
+declares (the harness's own have them too), each call a message to the harness, which
+alone holds the release, the clocks and the trajectory. Every message is one of the
+sandbox's message types (``messages``). Every failure is reported in the harness's
+taxonomy (``harness.outcomes``); the network guard runs here too, and its attempts travel
+with every reply so the harness can record their call sites.
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ import base64
 import json
 from typing import Any
 
+import msgspec
+
 from harness import outcomes
 from harness.agents.base import AgentSpec, Decision, Task, load_agent
 from harness.isolation.guard import EgressAttempt, NetworkAbort, NetworkGuard
+from harness.isolation.sandbox import messages as msg
 from harness.isolation.sandbox.channel import Channel
-from harness.tools.toolbox import TOOL_SCHEMA
+from harness.tools.table import TOOL_SCHEMA, TOOLS, proxy
 
 
 class RemoteToolbox:
@@ -33,33 +37,14 @@ class RemoteToolbox:
 
     def _call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         try:
-            text = json.dumps({"op": "tool", "tool": tool, "args": args})
+            text = json.dumps(msg.ToolCall(tool=tool, args=args).wire())
         except (TypeError, ValueError) as exc:
             raise TypeError(f"{tool}: arguments must be JSON values ({exc})") from None
         self._chan.send_text(text)
-        reply = self._chan.recv()
-        result: dict[str, Any] = reply["result"]
-        return result
-
-    def pit_list(
-        self,
-        limit: int | None = 100,
-        offset: int = 0,
-        since: str = "previous_session",
-        form: str | None = None,
-    ) -> dict[str, Any]:
-        return self._call(
-            "pit_list", {"limit": limit, "offset": offset, "since": since, "form": form}
-        )
-
-    def pit_search(self, query: str, limit: int = 20, form: str | None = None) -> dict[str, Any]:
-        return self._call("pit_search", {"query": query, "limit": limit, "form": form})
-
-    def pit_read(self, row_key: str) -> dict[str, Any]:
-        return self._call("pit_read", {"row_key": row_key})
-
-    def pit_coverage(self) -> dict[str, Any]:
-        return self._call("pit_coverage", {})
+        reply = msg.read(self._chan.recv(), msg.ToCell)
+        if not isinstance(reply, msg.ToolResult):
+            raise msg.MessageError(f"the harness answered a tool call with {type(reply).__name__}")
+        return reply.result
 
     def newly_knowable(self) -> int:
         return self._new
@@ -68,15 +53,20 @@ class RemoteToolbox:
         return TOOL_SCHEMA
 
 
+# pit_list, pit_search, pit_read, pit_coverage: each a message to the harness
+for _tool in TOOLS.values():
+    setattr(RemoteToolbox, _tool.name, proxy(_tool, RemoteToolbox.__qualname__))
+
+
 class _Attempts:
     def __init__(self, guard: NetworkGuard) -> None:
         self._guard = guard
         self._seen = 0
 
-    def take(self) -> list[dict[str, object]]:
+    def take(self) -> list[msg.Attempt]:
         new = self._guard.attempts[self._seen :]
         self._seen = len(self._guard.attempts)
-        return [a.to_json() for a in new]
+        return [msg.Attempt(a.call, a.target, a.site, list(a.stack)) for a in new]
 
 
 def _load(agent: dict[str, Any]) -> AgentSpec:
@@ -94,33 +84,33 @@ def _load(agent: dict[str, Any]) -> AgentSpec:
 
 
 def _fault(chan: Channel, attempts: _Attempts, kind: str, message: str) -> int:
-    chan.send({"op": "agent_error", "kind": kind, "message": message, "attempts": attempts.take()})
+    chan.send(msg.AgentError(kind=kind, message=message, attempts=attempts.take()).wire())
     return 0
 
 
 def _abort(chan: Channel, attempts: _Attempts, exc: NetworkAbort) -> int:
-    chan.send({"op": "abort", "attempts": attempts.take(), "site": exc.attempt.site})
+    chan.send(msg.Abort(attempts=attempts.take(), site=exc.attempt.site).wire())
     return 0
 
 
-def serve(chan: Channel, message: dict[str, Any]) -> int:
+def serve(chan: Channel, message: msg.Load) -> int:
     """Serve one cell; the return value is the process's exit code."""
     attempts = _Attempts(_install_guard(message))
-    agent, code = _make_agent(chan, attempts, message["agent"])
+    agent, code = _make_agent(chan, attempts, message.agent)
     if code is not None:
         return code
-    chan.send({"op": "ready", "attempts": attempts.take()})
+    chan.send(msg.Ready(attempts=attempts.take()).wire())
     while True:
-        request = chan.recv()
-        if request.get("op") != "task":
+        request = msg.read(chan.recv(), msg.ToCell)
+        if not isinstance(request, msg.TaskRequest):
             return 0
         code = _answer(chan, attempts, agent, request)
         if code is not None:
             return code
 
 
-def _install_guard(message: dict[str, Any]) -> NetworkGuard:
-    relay = message.get("relay")
+def _install_guard(message: msg.Load) -> NetworkGuard:
+    relay = message.relay
     if relay:  # a run with model endpoints: one way out, to the recording proxy
         import os
 
@@ -128,9 +118,7 @@ def _install_guard(message: dict[str, Any]) -> NetworkGuard:
 
         os.environ.update(relay["environment"])
         start_relay(int(relay["port"]), str(relay["socket"]))
-    guard = NetworkGuard(
-        message.get("policy", "fail_closed"), relay_port=int(relay["port"]) if relay else None
-    )
+    guard = NetworkGuard(message.policy, relay_port=int(relay["port"]) if relay else None)
     guard.install()
     return guard
 
@@ -158,10 +146,10 @@ def _make_agent(
         return None, _fault(chan, attempts, outcomes.AGENT_EXIT, outcomes.error_text(exc))
 
 
-def _answer(chan: Channel, attempts: _Attempts, agent: Any, request: dict[str, Any]) -> int | None:
+def _answer(chan: Channel, attempts: _Attempts, agent: Any, request: msg.TaskRequest) -> int | None:
     """One task: its decision sent, or None to go on; an exit code when the cell ends."""
-    task = Task(**request["task"])
-    tools = RemoteToolbox(chan, task, request["newly_knowable"])
+    task = Task(**msgspec.structs.asdict(request.task))
+    tools = RemoteToolbox(chan, task, request.newly_knowable)
     try:
         decision = Decision.coerce(agent.decide(task, tools))
     except NetworkAbort as exc:
@@ -169,8 +157,8 @@ def _answer(chan: Channel, attempts: _Attempts, agent: Any, request: dict[str, A
     except MemoryError as exc:
         return _fault(chan, attempts, outcomes.RESOURCE_LIMIT, outcomes.error_text(exc))
     except Exception as exc:
-        error = {"op": "decision_error", "message": outcomes.error_text(exc)}
-        chan.send({**error, "attempts": attempts.take()})
+        error = msg.DecisionError(message=outcomes.error_text(exc), attempts=attempts.take())
+        chan.send(error.wire())
         return None
     except BaseException as exc:
         return _fault(chan, attempts, outcomes.AGENT_EXIT, outcomes.error_text(exc))
@@ -181,25 +169,13 @@ def _answer(chan: Channel, attempts: _Attempts, agent: Any, request: dict[str, A
         if not isinstance(pick, str):
             bad[str(n)] = repr(pick)[:80]
     chan.send(
-        {
-            "op": "decision",
-            "picks": picks,
-            "bad": bad,
-            "text": decision.text,
-            "attempts": attempts.take(),
-        }
+        msg.Decided(picks=picks, bad=bad, text=decision.text, attempts=attempts.take()).wire()
     )
     return None
 
 
-def attempt_from_json(value: Any) -> EgressAttempt:
-    """An attempt reported by a cell (the harness's side checks the shape)."""
-    if not isinstance(value, dict):
-        raise ValueError("an egress attempt must be an object")
-    stack = value.get("stack") or []
-    if not isinstance(stack, list) or not all(isinstance(s, str) for s in stack):
-        raise ValueError("an egress attempt's stack must be a list of strings")
-    fields = [value.get(k) for k in ("call", "target", "site")]
-    if not all(isinstance(f, str) for f in fields):
-        raise ValueError("an egress attempt needs call, target and site strings")
-    return EgressAttempt(fields[0][:200], fields[1][:200], fields[2][:300], tuple(stack[:8]))  # type: ignore[index]
+def attempt_from_message(attempt: msg.Attempt) -> EgressAttempt:
+    """An attempt reported by a cell (its message type checked the shape), cut to size."""
+    return EgressAttempt(
+        attempt.call[:200], attempt.target[:200], attempt.site[:300], tuple(attempt.stack[:8])
+    )
