@@ -109,11 +109,6 @@ def test_everything_under_a_temporary_folder_runs_sandboxed_as_anywhere(tmp_path
     _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
          "--quiet", "-w", dist, ROOT)  # fmt: skip
     [wheel] = dist.glob("*.whl")
-    # the wheel is the engine alone: the site runs from its checkout, never from this wheel
-    with zipfile.ZipFile(wheel) as archive:
-        tops = {name.split("/")[0] for name in archive.namelist() if "/" in name}
-    assert {t for t in tops if not t.endswith(".dist-info")} == {"harness", "pit_harness"}
-    assert "harness/receipt/schemas/receipt-body.schema.json" in archive.namelist()
     venv = tmp_path / "venv"
     _run(sys.executable, "-m", "venv", venv)
     _run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-index",
