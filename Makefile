@@ -6,7 +6,7 @@ DEMO := demo-out
 # a developer's machine: the site's DEBUG is off unless asked for (production sets a key)
 export DJANGO_DEBUG ?= true
 
-.PHONY: setup demo demo-harness test bench lint lock schema clean
+.PHONY: setup demo demo-harness test test-fast bench lint lock schema clean
 
 setup: $(VENV)/.installed
 
@@ -50,6 +50,10 @@ demo-harness: setup
 
 test: setup
 	$(BIN)/pytest -q
+
+# The unit tests of both parts, without the tests marked slow (tests/conftest.py says which).
+test-fast: setup
+	$(BIN)/pytest -q -m "not slow"
 
 bench: setup
 	$(BIN)/python benchmarks/run.py

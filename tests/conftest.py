@@ -72,3 +72,40 @@ def agent_process(request: pytest.FixtureRequest) -> str:
         require_sandbox()
     mode: str = request.param
     return mode
+
+
+# What makes a test slow here: a browser, a real worker or a served site, the agent's
+# sandbox per cell, a wheel built and installed, a walk-through run whole. These are
+# marked `slow`; `make test-fast` runs the rest (the unit tests of both parts).
+SLOW_MODULES = {
+    "test_boundaries",
+    "test_deploy",
+    "test_demo_seed",
+    "test_golden",
+    "test_model_egress",
+    "test_object_store",
+    "test_readme",
+    "test_readme_site",
+    "test_run_network",
+    "test_sandbox",
+    "test_tree_limits",
+    "test_wheel",
+    "test_worker_integration",
+}
+SLOW_FIXTURES = {"live_server", "real_worker", "browser", "page"}
+
+
+def _slow(item: pytest.Item) -> bool:
+    path = Path(str(item.fspath))
+    if "e2e" in path.parts or path.stem in SLOW_MODULES:
+        return True
+    if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return params.get("agent_process") == "isolated"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if _slow(item):
+            item.add_marker(pytest.mark.slow)

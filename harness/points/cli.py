@@ -464,16 +464,17 @@ def cmd_demo_model(args: argparse.Namespace) -> int:
 
     server = demo_server(args.port)
     url = base_url(server)
+    if args.url_file:
+        tmp = Path(f"{args.url_file}.tmp")
+        tmp.write_text(url + "\n", encoding="utf-8")
+        os.replace(tmp, args.url_file)  # whole or absent: a reader never sees half a URL
+    # the line last: whoever reads it may read the file at once
     print(
         f"{DEMO_MODEL} at {url}: a demo, not a model (a fixed string rule plays the "
         "answering model and the judge); its judged sets say judge_pinned=False, and "
         "nothing should rank them",
         flush=True,
     )
-    if args.url_file:
-        tmp = Path(f"{args.url_file}.tmp")
-        tmp.write_text(url + "\n", encoding="utf-8")
-        os.replace(tmp, args.url_file)  # whole or absent: a reader never sees half a URL
     try:
         server.serve_forever()
     except KeyboardInterrupt:
