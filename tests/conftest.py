@@ -1,42 +1,17 @@
-"""Shared fixtures: small synthetic releases and the shared data folder."""
+"""Shared fixtures: small synthetic releases and the shared data folder (their helpers live
+in tests/support/), and which tests are slow."""
 
 from __future__ import annotations
 
-import os
 from datetime import date
 from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+from tests.support.data import SHARED, build_prices, build_release, shared_path
+from tests.support.sandbox import require_sandbox
 
-
-def shared_path(*parts: str) -> Path:
-    """A file of the shared data folder; skip (with the reason) only where it is absent."""
-    path = SHARED.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"shared data not present: ../shared/{'/'.join(parts)}")
-    return path
-
-
-def build_release(out: Path, *, end: date, seed: int, rows: int) -> Path:
-    """A small synthetic release from 2023-03-01, 5% of rows acceptance-stamped."""
-    from harness.release.synth import synth_release
-
-    synth_release(
-        out, start=date(2023, 3, 1), end=end, seed=seed, rows=rows, acceptance_fraction=0.05
-    )
-    return out
-
-
-def build_prices(out: Path, release: Path, *, seed: int) -> Path:
-    """SYNTHETIC prices for every ticker of ``release``, with room for holds either side."""
-    from harness.market.prices import synth_prices
-    from harness.release.bundle import Bundle
-
-    tickers = sorted({r["ticker"] for r in Bundle.load(release).rows("main") if r["ticker"]})
-    synth_prices(out, symbols=tickers, start=date(2023, 2, 1), end=date(2023, 5, 31), seed=seed)
-    return out
+__all__ = ["SHARED", "build_prices", "build_release", "require_sandbox", "shared_path"]
 
 
 @pytest.fixture(scope="session")
@@ -52,17 +27,6 @@ def march_prices(tmp_path_factory: pytest.TempPathFactory, march_release: Path) 
     return build_prices(
         tmp_path_factory.mktemp("prices") / "prices-SYNTHETIC.csv", march_release, seed=5
     )
-
-
-def require_sandbox() -> None:
-    """Skip where bubblewrap cannot run, with the reason; in CI, fail instead."""
-    from harness.isolation.sandbox.outside import availability
-
-    available, why = availability()
-    if not available:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the sandboxed tests, but {why}")
-        pytest.skip(f"needs bubblewrap: {why}")
 
 
 @pytest.fixture(params=["isolated", "in_process"])

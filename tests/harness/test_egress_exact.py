@@ -28,7 +28,7 @@ from urllib.parse import quote, unquote
 import pytest
 
 from harness.isolation.egress import CA_NAME, SOCKET_NAME, Endpoint, ModelProxy
-from tests.harness.test_model_egress import _self_signed
+from tests.support.model_server import self_signed as _self_signed
 
 SECRET = "sk-test-5b1f0c3e9a7d4c21"
 REPLY = b'{"object": "chat.completion", "choices": []}'
@@ -448,7 +448,7 @@ def test_a_passed_secret_is_out_of_decision_text_tool_arguments_and_probe_answer
     in base64 or percent-encoded, in its decision text, a tool argument or a probe answer."""
     from harness import RunConfig, run
     from harness.agents.adapters.plain import from_callable
-    from tests.conftest import require_sandbox
+    from tests.support.sandbox import require_sandbox
 
     require_sandbox()
     monkeypatch.setenv("PIT_TEST_KEY", SECRET)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -27,31 +26,16 @@ from harness.agents.adapters.plain import from_callable
 from harness.agents.baselines import earliest_five
 from harness.points import Point, load_points
 from harness.points.run import answer_points, judge_answer_set
-from tests.conftest import build_prices, build_release, require_sandbox, shared_path
-from tests.harness.chat_server import Chat
-from tests.harness.loopback_agents import openai_agent
-from tests.harness.test_model_egress import SECRET, _config, model  # noqa: F401
-from tests.harness.test_points_run import answerer, judge, knows
+from tests.support.chat_server import Chat
+from tests.support.data import build_prices, build_release, shared_path
+from tests.support.golden import VOLATILE, body_text, matches
+from tests.support.loopback_agents import openai_agent
+from tests.support.model_server import SECRET
+from tests.support.model_server import egress_config as _config
+from tests.support.points import answerer, judge, knows
+from tests.support.sandbox import require_sandbox
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 WINDOW = {"forms": ("8-K",), "start": "2023-03-01", "end": "2023-03-10"}
-VOLATILE = "<volatile>"
-
-
-def matches(name: str, text: str) -> None:
-    """``text`` equals the golden file ``name`` (or becomes it, when updating)."""
-    path = GOLDEN / name
-    if os.environ.get("PIT_GOLDEN_UPDATE") == "1":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert path.exists(), f"{path} is missing: PIT_GOLDEN_UPDATE=1 writes it"
-    expected = path.read_text(encoding="utf-8")
-    assert text == expected, f"{name} differs from its golden file"
-
-
-def body_text(receipt: Path) -> str:
-    raw = receipt.read_text(encoding="utf-8")
-    return raw[len('{"body":') : raw.index(',"body_sha256":')]
 
 
 @pytest.fixture(scope="module")
@@ -146,7 +130,7 @@ def _without_port(text: str, port: int, folder: Path) -> str:
 def test_an_egress_run_on_loopback_is_identical_but_for_its_port_and_machine(
     march_release: Path,
     tmp_path: Path,
-    model: tuple[int, Path, list[dict[str, Any]]],  # noqa: F811 (the fixture)
+    model: tuple[int, Path, list[dict[str, Any]]],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """An isolated agent calling a loopback model through the recording proxy: the body

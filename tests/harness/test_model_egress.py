@@ -5,13 +5,7 @@ chat-completions API with its own self-signed certificate; the agent uses the re
 
 from __future__ import annotations
 
-import datetime as dt
-import ipaddress
 import json
-import ssl
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -23,116 +17,10 @@ from harness.agents.adapters.plain import from_callable
 from harness.receipt.schemas import receipt_body_schema
 from harness.receipt.verify import verify
 from harness.runs.config import ConfigError
-from tests.conftest import require_sandbox
-from tests.harness.loopback_agents import openai_agent as _openai_agent
-
-SECRET = "sk-test-5b1f0c3e9a7d4c21"
-
-
-class _Model(BaseHTTPRequestHandler):
-    seen: list[dict[str, Any]]
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.seen.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
-        if self.path != "/v1/chat/completions":
-            self.send_error(404)
-            return
-        prompt = body["messages"][-1]["content"]
-        reply = {
-            "id": f"chatcmpl-{len(self.seen)}",
-            "object": "chat.completion",
-            "created": 1700000000,
-            "model": body["model"],
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": f"read {len(prompt)} chars"},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {"prompt_tokens": 3, "completion_tokens": 3, "total_tokens": 6},
-        }
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-def _self_signed(folder: Path) -> tuple[Path, Path]:
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "loopback model")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = folder / "model-cert.pem", folder / "model-key.pem"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return cert_path, key_path
-
-
-@pytest.fixture
-def model(tmp_path: Path) -> Iterator[tuple[int, Path, list[dict[str, Any]]]]:
-    """A loopback chat-completions server over HTTPS: (port, its certificate, requests)."""
-    cert, key = _self_signed(tmp_path)
-    seen: list[dict[str, Any]] = []
-    handler = type("Model", (_Model,), {"seen": seen})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.server_address[1], cert, seen
-    server.shutdown()
-    server.server_close()
-
-
-def _config(release: Path, out: Path, port: int, cert: Path, **extra: Any) -> RunConfig:
-    values: dict[str, Any] = {
-        "bundle_path": str(release),
-        "forms": ("8-K",),
-        "start": "2023-03-01",
-        "end": "2023-03-02",
-        "probe": 2,
-        "agent_process": "isolated",
-        "model_endpoints": (f"https://127.0.0.1:{port}",),
-        "model_ca_file": str(cert),
-        "pass_env": ("PIT_TEST_MODEL_KEY",),
-        "trajectory_path": str(out / "trajectory.jsonl"),
-        "receipt_path": str(out / "receipt.json"),
-    }
-    values.update(extra)
-    return RunConfig(**values)
+from tests.support.loopback_agents import openai_agent as _openai_agent
+from tests.support.model_server import SECRET
+from tests.support.model_server import egress_config as _config
+from tests.support.sandbox import require_sandbox
 
 
 def test_an_isolated_openai_agent_reaches_its_declared_model_and_every_exchange_is_recorded(

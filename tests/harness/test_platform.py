@@ -13,7 +13,7 @@ from harness import RunConfig, load_prices, run
 from harness.agents import stub
 from harness.market.scoring import Trade, total_return
 from harness.receipt.rescore import RankRange, RescoreRefused, block_bootstrap, rank_ranges, rescore
-from tests.conftest import build_prices
+from tests.support.data import build_prices
 
 
 def _trade(session: str, ret: float | None) -> Trade:

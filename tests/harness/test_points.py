@@ -21,7 +21,7 @@ from harness.points.metrics import (
     summary,
     wilson,
 )
-from tests.conftest import shared_path
+from tests.support.data import shared_path
 
 
 @pytest.fixture(scope="module")

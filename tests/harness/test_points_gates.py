@@ -19,9 +19,10 @@ from harness.points.judge import BOUNDARY_WORD, Judge, JudgeConfig, neutralised
 from harness.points.metrics import fleiss_kappa
 from harness.points.run import answer_points, judge_answer_set
 from harness.points.verify import verify_judged
-from tests.conftest import shared_path
-from tests.harness.chat_server import Chat, section
-from tests.harness.test_points_run import _cli, answerer, knows
+from tests.support.chat_server import Chat, section
+from tests.support.data import shared_path
+from tests.support.points import answerer, knows
+from tests.support.points import points_cli as _cli
 
 
 @pytest.fixture(scope="module")

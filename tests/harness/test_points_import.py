@@ -21,7 +21,7 @@ from harness.points.baseline import (
     import_baseline,
 )
 from harness.points.metrics import CLASSES
-from tests.conftest import shared_path
+from tests.support.data import shared_path
 
 REAL = ("data", "pitfall", "results", "2026-08-14-all-points-sol-xhigh.json")
 

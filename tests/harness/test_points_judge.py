@@ -19,8 +19,8 @@ from harness.points.judge import (
     positive_control,
     stability,
 )
-from tests.conftest import shared_path
-from tests.harness.chat_server import JUDGE_MODEL_RETURNED, Chat
+from tests.support.chat_server import JUDGE_MODEL_RETURNED, Chat
+from tests.support.data import shared_path
 
 
 def judge_for(url: str) -> Judge:

@@ -14,7 +14,7 @@ import pytest
 
 from harness.points import PointError, load_points, suite_sha256
 from harness.points.markdown import Point, sha256_text
-from tests.conftest import shared_path
+from tests.support.data import shared_path
 
 BASE = "bank-nim-rate-cuts"  # a synthetic point: Question, then two <details> sections
 ACCEPTED = "accepted"

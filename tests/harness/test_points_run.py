@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,40 +29,15 @@ from harness.points.judge import Judge, JudgeConfig
 from harness.points.metrics import pass_at_k
 from harness.points.run import answer_points, judge_answer_set
 from harness.points.verify import verify_answers, verify_judged
-from tests.conftest import shared_path
-from tests.harness.chat_server import AGENT_MODEL_RETURNED, JUDGE_MODEL_RETURNED, Chat
+from tests.support.chat_server import AGENT_MODEL_RETURNED, JUDGE_MODEL_RETURNED, Chat
+from tests.support.data import shared_path
+from tests.support.points import answerer, judge, knows
+from tests.support.points import points_cli as _cli
 
 
 @pytest.fixture(scope="module")
 def points() -> list[Point]:
     return load_points(shared_path("data", "pitfall", "points"))[:5]
-
-
-def answerer(url: str, **extra: Any) -> Answerer:
-    config = AgentConfig(base_url=url, api_key="k", model="agent-under-test", effort="low",
-                         timeout=5, **extra)  # fmt: skip
-    return Answerer(config, sleep=lambda s: None)
-
-
-def judge(url: str) -> Judge:
-    return Judge(JudgeConfig(base_url=url, api_key="k", timeout=5), sleep=lambda s: None)
-
-
-def knows(points: list[Point], correct: Callable[[int, int], bool | None]) -> Any:
-    """An agent that answers point ``i``'s ``n``-th call (1-based) with its Ground Truth
-    when ``correct(i, n)``, a wrong figure when False, and fails (HTTP 500) when None."""
-    index = {p.question: i for i, p in enumerate(points)}
-    seen: dict[int, int] = {}
-
-    def agent(question: str, _: int) -> str | None:
-        i = index[question]
-        seen[i] = seen.get(i, 0) + 1
-        verdict = correct(i, seen[i])
-        if verdict is None:
-            return None
-        return points[i].ground_truth if verdict else "Revenue grew 99%."
-
-    return agent
 
 
 def test_the_agent_sees_the_question_only_and_every_answer_is_measured(
@@ -309,16 +281,6 @@ def test_judged_sets_verify_and_forged_ones_do_not(
     moved = [Point(**{**p.__dict__, "question": p.question + " (edited)"}) for p in points]
     with pytest.raises(PointsArtifactError, match="differs"):
         verify_answers(answers, moved)
-
-
-def _cli(*args: str, key: str | None = "k") -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    if key:
-        env["OPENAI_API_KEY"] = key
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", "points", *args],
-        capture_output=True, text=True, check=False, env=env,
-    )  # fmt: skip
 
 
 @pytest.fixture()

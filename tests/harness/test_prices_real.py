@@ -14,7 +14,7 @@ from harness.agents.adapters.plain import from_callable
 from harness.market.prices import PriceError
 from harness.release.bundle import Bundle
 from harness.release.store import write_release
-from tests.conftest import shared_path
+from tests.support.data import shared_path
 
 
 def fred_closes() -> tuple[Path, dict[tuple[str, date], float]]:

@@ -23,8 +23,8 @@ from harness.market.prices import Prices
 from harness.receipt.build import receipt_text
 from harness.receipt.rederive import rederive
 from harness.receipt.schemas import leaf_paths, receipt_body_fields, receipt_body_schema
-from tests.conftest import require_sandbox
-from tests.harness.test_sandbox import _crash_when_told
+from tests.support.sandbox import crash_when_told as _crash_when_told
+from tests.support.sandbox import require_sandbox
 
 
 def test_every_leaf_of_the_schema_is_re_derived_or_named_a_declaration() -> None:

@@ -19,7 +19,7 @@ from harness.agents.adapters.plain import from_callable
 from harness.receipt.build import receipt_text
 from harness.receipt.verify import verify
 from harness.runs.config import ConfigError
-from tests.conftest import build_prices, build_release, shared_path
+from tests.support.data import build_prices, build_release, shared_path
 
 WINDOW: dict[str, Any] = {"forms": ("8-K",), "start": "2023-03-01", "end": "2023-03-03"}
 THIS_FILE = "sha256:" + hashlib.sha256(Path(__file__).read_bytes()).hexdigest()

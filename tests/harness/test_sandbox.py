@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from harness import RunConfig, run
+from harness import run
 from harness.agents import stub
 from harness.agents.adapters.plain import from_callable
 from harness.agents.base import AgentSpec
@@ -28,7 +28,10 @@ from harness.receipt.rederive import rederive
 from harness.release.bundle import Bundle
 from harness.runs.config import ConfigError
 from harness.tools.toolbox import Toolbox
-from tests.conftest import build_release, require_sandbox
+from tests.support.data import build_release
+from tests.support.sandbox import crash_when_told as _crash_when_told
+from tests.support.sandbox import require_sandbox
+from tests.support.sandbox import sandbox_config as config
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,20 +39,6 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(autouse=True)
 def _sandbox() -> None:
     require_sandbox()
-
-
-def config(release: Path, out: Path, **extra: Any) -> RunConfig:
-    values: dict[str, Any] = {
-        "bundle_path": str(release),
-        "forms": ("8-K",),
-        "start": "2023-03-01",
-        "end": "2023-03-03",
-        "trajectory_path": str(out / "trajectory.jsonl"),
-        "receipt_path": str(out / "receipt.json"),
-        "agent_process": "isolated",
-    }
-    values.update(extra)
-    return RunConfig(**values)
 
 
 def events(path: Path) -> list[dict[str, Any]]:
@@ -1039,29 +1028,6 @@ def test_acceptance_counts_match_a_hand_count(march_release: Path, tmp_path: Pat
             assert entered == 0  # by construction
         if clock == "pit":
             assert by_hand == 0
-
-
-def _crash_when_told(
-    monkeypatch: pytest.MonkeyPatch, times: int, dial_first: bool = False
-) -> list[str]:
-    """The harness tells the agent to end its process on main/leaky's second session,
-    ``times`` times (each a failed attempt on our side, as a died process is); with
-    ``dial_first``, it first tells it to dial out, once, in the first attempt only."""
-    original = Toolbox.pit_coverage
-    told: list[str] = []
-
-    def crash(self: Toolbox) -> dict[str, Any]:
-        result = original(self)
-        first_cell = self.arm == "main" and self.clock == "leaky"
-        if dial_first and first_cell and not told:
-            result = {**result, "dial_now": self.session_date == "2023-03-01"}
-        if len(told) < times and first_cell and self.session_date != "2023-03-01":
-            told.append(self.session_date)
-            return {**result, "crash_now": True}
-        return result
-
-    monkeypatch.setattr(Toolbox, "pit_coverage", crash)
-    return told
 
 
 def test_egress_in_a_failed_attempt_still_invalidates_the_run(

@@ -14,9 +14,9 @@ from harness import run
 from harness.agents.adapters.plain import from_callable
 from harness.isolation.sandbox import messages as msg
 from harness.isolation.sandbox.channel import Channel
-from tests.conftest import require_sandbox
-from tests.harness.test_sandbox import config
 from tests.harness.test_tool_table import imported_beyond_the_standard_library
+from tests.support.sandbox import require_sandbox
+from tests.support.sandbox import sandbox_config as config
 
 ATTEMPT = msg.Attempt(call="socket.connect", target="10.0.0.1:80", site="agent.py:3", stack=["x"])
 ATTEMPT_WIRE = b'{"call":"socket.connect","target":"10.0.0.1:80","site":"agent.py:3","stack":["x"]}'

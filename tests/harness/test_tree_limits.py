@@ -18,8 +18,7 @@ from harness.agents.adapters.plain import from_callable
 from harness.isolation.drivers import IsolatedDrivers, capability_line, not_enforced
 from harness.isolation.sandbox import limits
 from harness.isolation.sandbox.outside import SandboxSettings
-from tests.conftest import require_sandbox
-from tests.harness.test_sandbox import config as sandbox_config
+from tests.support.sandbox import require_sandbox, sandbox_config
 
 
 def config(release: Path, out: Path, **extra: Any) -> RunConfig:

@@ -97,7 +97,7 @@ def test_everything_under_a_temporary_folder_runs_sandboxed_as_anywhere(tmp_path
     the agent's own code beside it, and the outputs there too: agents named by reference,
     from the harness and from the user's folder, load in every cell, and the run is
     confined and isolated (the cell's fresh /tmp keeps what the sandbox shows there)."""
-    from tests.conftest import require_sandbox
+    from tests.support.sandbox import require_sandbox
 
     require_sandbox()
     if not CACHE.is_dir():

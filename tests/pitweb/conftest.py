@@ -16,7 +16,7 @@ from harness import RunConfig, run
 from harness.agents import stub
 from harness.agents.adapters.plain import from_callable
 from pitweb import celery_app
-from tests.conftest import build_prices, build_release
+from tests.support.data import build_prices, build_release
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from tests.harness.test_golden import VOLATILE, matches
+from tests.support.golden import VOLATILE, matches
 
 pytestmark = pytest.mark.django_db(transaction=True)
 # what the database or the clock assigns (ids, times, ages), and the body hash of a demo

@@ -88,7 +88,7 @@ def test_compare_warns_when_runs_were_priced_with_different_versions(
 ) -> None:
     from pitweb.runs import tasks
     from pitweb.runs.platform import reference_prices_register
-    from tests.conftest import build_prices
+    from tests.support.data import build_prices
 
     a = submit(submitter, stub_run)
     monkeypatch.setattr(tasks.rescore_run_task, "delay", lambda *args, **kw: None)

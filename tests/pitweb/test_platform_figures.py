@@ -18,8 +18,8 @@ from pitweb.runs import services
 from pitweb.runs.errors import SubmissionError
 from pitweb.runs.models import AuditEvent, PlatformScore, Run
 from pitweb.runs.platform import reference_prices_register
-from tests.conftest import build_prices
 from tests.pitweb.conftest import Artifacts, make_run, submit_run
+from tests.support.data import build_prices
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

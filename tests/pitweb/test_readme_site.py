@@ -13,7 +13,8 @@ from django.contrib.auth.models import User
 from django.db import connection
 
 from pitweb.runs.models import Run
-from tests.harness.test_readme import (
+from tests.pitweb.conftest import Artifacts
+from tests.support.readme import (
     DOCS,
     README,
     REPO,
@@ -21,7 +22,6 @@ from tests.harness.test_readme import (
     run_block,
     runnable_blocks,
 )
-from tests.pitweb.conftest import Artifacts
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
