@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "csp",
+    "pitweb.jobs",
     "pitweb.accounts",
     "pitweb.releases",
     "pitweb.runs",

@@ -4,6 +4,7 @@ a job is never overwritten by the next one, it is linked to it."""
 from django.conf import settings
 from django.db import models
 
+from pitweb.jobs.models import ClaimableJob
 from pitweb.releases.models import ReferencePrices, Release
 
 
@@ -108,10 +109,11 @@ class Cell(models.Model):
         ]
 
 
-class PlatformScore(models.Model):
+class PlatformScore(ClaimableJob):
     """A run's platform figures with one reference-price version: its trades re-derived
     from the trajectory by ``harness.receipt.rescore.rescore`` and priced with the release's
-    reference prices. One row per (run, version); a new version is a new row."""
+    reference prices. One row per (run, version); a new version is a new row. A job on
+    the claimable-job machine: pending -> scoring -> scored | refused | harness_error."""
 
     class State(models.TextChoices):
         PENDING = "pending"
@@ -119,6 +121,18 @@ class PlatformScore(models.Model):
         SCORED = "scored"
         REFUSED = "refused"  # the artifacts did not hold together: no figure
         HARNESS_ERROR = "harness_error"  # our failure: no figure, never the run's result
+
+    QUEUED = State.PENDING
+    RUNNING = State.SCORING
+    GAVE_UP = State.HARNESS_ERROR
+    FINAL = frozenset({State.SCORED, State.REFUSED, State.HARNESS_ERROR})
+    LEGAL_MOVES = {
+        State.PENDING: frozenset({State.SCORING}),
+        State.SCORING: frozenset({State.PENDING, *FINAL}),
+        # the run was proven again (a re-verification passed): a clean slate
+        State.REFUSED: frozenset({State.PENDING}),
+        State.HARNESS_ERROR: frozenset({State.PENDING}),
+    }
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="platform_scores")
     prices = models.ForeignKey(ReferencePrices, on_delete=models.PROTECT, related_name="scores")
@@ -134,12 +148,6 @@ class PlatformScore(models.Model):
     main_pit_high = models.FloatField(null=True, blank=True)
     delta_shifted_pit = models.FloatField(null=True, blank=True)
     delta_redacted_pit = models.FloatField(null=True, blank=True)
-    attempts = models.PositiveIntegerField(default=0)
-    worker = models.CharField(max_length=200, blank=True)
-    message = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -178,18 +186,25 @@ class JobState(models.TextChoices):
     UNKNOWN_RELEASE = "unknown_release"
 
 
-FINAL_STATES = {
-    JobState.VERIFIED,
-    JobState.MISMATCH,
-    JobState.HARNESS_ERROR,
-    JobState.UNKNOWN_RELEASE,
-}
+class VerificationJob(ClaimableJob):
+    """A verification of a run: re-derive it from its stored artifacts. A job on the
+    claimable-job machine; a new verification is a new job linked to the last one."""
 
-
-class VerificationJob(models.Model):
     class Kind(models.TextChoices):
         VERIFY = "verify"
         REVERIFY = "reverify"
+
+    QUEUED = JobState.RECEIVED
+    RUNNING = JobState.VERIFYING
+    GAVE_UP = JobState.HARNESS_ERROR
+    FINAL = frozenset(
+        {JobState.VERIFIED, JobState.MISMATCH, JobState.HARNESS_ERROR, JobState.UNKNOWN_RELEASE}
+    )
+    LEGAL_MOVES = {
+        JobState.RECEIVED: frozenset({JobState.VERIFYING}),
+        # back to received: our failure, to be tried again (or the sweep)
+        JobState.VERIFYING: frozenset({JobState.RECEIVED, *FINAL}),
+    }
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="jobs")
     previous = models.OneToOneField(
@@ -201,18 +216,14 @@ class VerificationJob(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     reason = models.TextField(blank=True)
-    attempts = models.PositiveIntegerField(default=0)
-    worker = models.CharField(max_length=200, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     checks = models.JSONField(default=list)
     mismatch_check = models.CharField(max_length=200, blank=True)
-    message = models.TextField(blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
+
+
+FINAL_STATES = VerificationJob.FINAL
 
 
 class AuditEvent(models.Model):

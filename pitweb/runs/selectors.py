@@ -8,17 +8,17 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import Count, F, Min, Q, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
 from harness.receipt.rescore import RankRange, rank_ranges
+from pitweb.jobs import machine
 from pitweb.runs import boardcache
 from pitweb.runs.models import (
     AuditEvent,
     BoardVersion,
-    JobState,
     PlatformScore,
     Run,
     VerificationJob,
@@ -507,9 +507,7 @@ def status_data(user: User | AnonymousUser) -> dict[str, Any]:
     lets them see are named, and workers go by ``worker_label``. Six queries, however
     many workers and jobs."""
     now = timezone.now()
-    waiting = VerificationJob.objects.filter(state=JobState.RECEIVED)
-    queue = waiting.aggregate(depth=Count("id"), oldest=Min("created_at"))
-    verifying = VerificationJob.objects.filter(state=JobState.VERIFYING).count()
+    queue = machine.queue_summary(VerificationJob)
     stale_after = timedelta(seconds=settings.PITWEB_STALE_AFTER_SECONDS)
     workers = [
         {
@@ -535,7 +533,7 @@ def status_data(user: User | AnonymousUser) -> dict[str, Any]:
     )
     return {
         "queue_depth": queue["depth"],
-        "verifying": verifying,
+        "verifying": queue["running"],
         "oldest_waiting_seconds": (now - queue["oldest"]).total_seconds()
         if queue["oldest"]
         else None,

@@ -1,12 +1,13 @@
 """Writes: submitting a run, moving verification jobs, staff actions.
 
-Every function here is the only way its rows change. Jobs move (``LEGAL_MOVES``)::
+Every function here is the only way its rows change. Jobs move
+(``VerificationJob.LEGAL_MOVES``, through ``pitweb.jobs.machine``)::
 
     received  -> verifying                      (a worker claims it)
     verifying -> verified | mismatch | harness_error | unknown_release
     verifying -> received                       (our failure, or a dead worker: again)
 
-and ``_move`` refuses any other; a new verification is a new job linked to the last one.
+and the machine refuses any other; a new verification is a new job linked to the last one.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import hashlib
 import json
 import os
 import socket
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
@@ -29,7 +30,6 @@ from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
-from django.utils import timezone
 
 from harness import canonical
 from harness.receipt.binding import config_binding
@@ -37,6 +37,8 @@ from harness.receipt.build import ReceiptError
 from harness.receipt.schemas import receipt_body_validator
 from harness.receipt.verify import check_receipt
 from pitweb.artifacts import job_file, job_folder
+from pitweb.jobs import machine
+from pitweb.jobs.machine import MAX_ATTEMPTS as MAX_ATTEMPTS
 from pitweb.releases.models import Release
 from pitweb.runs.errors import SubmissionError
 from pitweb.runs.models import (
@@ -507,7 +509,6 @@ def verification_request(
     *, run: Run, kind: str, requested_by: User | None, reason: str
 ) -> VerificationJob:
     """A new job, linked to the run's last one, queued once the transaction commits."""
-    from pitweb.runs.tasks import verify_run_task
 
     with transaction.atomic():
         Run.objects.select_for_update().filter(pk=run.pk).first()  # one request per run at a time
@@ -521,76 +522,40 @@ def verification_request(
         )
         Run.objects.filter(pk=run.pk).update(status=JobState.RECEIVED)
         board_changed()
-        # robust: a broker hiccup must not turn a stored upload into a 500; the sweep
-        # re-dispatches jobs left waiting in received
-        transaction.on_commit(lambda: verify_run_task.delay(job.pk), robust=True)
+        enqueue_verification(job.pk)
     return job
+
+
+def enqueue_verification(job_id: int) -> None:
+    """Send job ``job_id`` to a worker once the transaction commits: the one place these
+    services reach the tasks. Robust: a broker hiccup must not turn a stored upload into
+    a 500; the sweep re-dispatches jobs left waiting in received."""
+    from pitweb.runs.tasks import verify_run_task
+
+    transaction.on_commit(partial(verify_run_task.delay, job_id), robust=True)
 
 
 def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-# Our own failures are retried this many times (a job, a platform score), then final.
-MAX_ATTEMPTS = 3
+def _mirror(run_fields: dict[str, Any] | None = None) -> Callable[[int, str], None]:
+    """After a job moved: its state on its run (with ``run_fields``), and the board told."""
 
-# The legal moves of a verification job, written once: every state change goes
-# through ``_move``, which refuses any other.
-LEGAL_MOVES: dict[str, frozenset[str]] = {
-    JobState.RECEIVED: frozenset({JobState.VERIFYING}),
-    JobState.VERIFYING: frozenset(
-        {
-            JobState.RECEIVED,  # our failure, to be tried again (or the sweep)
-            JobState.VERIFIED,
-            JobState.MISMATCH,
-            JobState.HARNESS_ERROR,
-            JobState.UNKNOWN_RELEASE,
-        }
-    ),
-}
+    def then(job_id: int, state: str) -> None:
+        Run.objects.filter(jobs__pk=job_id).update(status=state, **(run_fields or {}))
+        board_changed()
 
-
-def _move(
-    *,
-    job_id: int,
-    source: str,
-    target: str,
-    only: Q | None = None,
-    run_fields: dict[str, Any] | None = None,
-    **job_fields: Any,
-) -> bool:
-    """Move a job from ``source`` to ``target`` if it is still in ``source`` (and matches
-    ``only``), mirror the state on its run, and tell the board. One conditional update:
-    of two workers racing for the same move, exactly one wins."""
-    if target not in LEGAL_MOVES.get(source, frozenset()):
-        raise ValueError(f"a job never moves {source} -> {target}")
-    with transaction.atomic():
-        jobs = VerificationJob.objects.filter(pk=job_id, state=source)
-        moved = (jobs.filter(only) if only is not None else jobs).update(state=target, **job_fields)
-        if moved:
-            Run.objects.filter(jobs__pk=job_id).update(status=target, **(run_fields or {}))
-            board_changed()
-    return moved == 1
+    return then
 
 
 def verification_claim(*, job_id: int, worker: str) -> bool:
     """received -> verifying, for exactly one worker."""
-    now = timezone.now()
-    return _move(
-        job_id=job_id,
-        source=JobState.RECEIVED,
-        target=JobState.VERIFYING,
-        worker=worker,
-        started_at=now,
-        heartbeat_at=now,
-        attempts=F("attempts") + 1,
-    )
+    return machine.claim(VerificationJob, pk=job_id, worker=worker, then=_mirror())
 
 
 def verification_heartbeat(*, job_id: int, worker: str) -> None:
-    VerificationJob.objects.filter(pk=job_id, state=JobState.VERIFYING, worker=worker).update(
-        heartbeat_at=timezone.now()
-    )
+    machine.heartbeat(VerificationJob, pk=job_id, worker=worker)
 
 
 def verification_finish(
@@ -604,8 +569,6 @@ def verification_finish(
 ) -> bool:
     """verifying -> a final state, only by the worker that holds the job. A verdict
     (verified, mismatch) sets the run's level; a harness error says nothing about it."""
-    if state not in FINAL_STATES:
-        raise ValueError(f"{state} is not a final state")
     run_fields: dict[str, Any] = {}
     if state in (JobState.VERIFIED, JobState.MISMATCH):
         run_fields = {
@@ -615,13 +578,12 @@ def verification_finish(
             "failed_check": mismatch_check[:200] if state == JobState.MISMATCH else "",
         }
     with transaction.atomic():
-        done = _move(
-            job_id=job_id,
-            source=JobState.VERIFYING,
-            target=state,
-            only=Q(worker=worker),
-            run_fields=run_fields,
-            finished_at=timezone.now(),
+        done = machine.finish(
+            VerificationJob,
+            pk=job_id,
+            worker=worker,
+            state=state,
+            then=_mirror(run_fields),
             checks=list(checks),
             mismatch_check=mismatch_check,
             message=message,
@@ -633,15 +595,11 @@ def verification_finish(
     return done
 
 
-def verification_release(*, job_id: int, worker: str, message: str) -> bool:
-    """verifying -> received: our own failure, to be tried again."""
-    return _move(
-        job_id=job_id,
-        source=JobState.VERIFYING,
-        target=JobState.RECEIVED,
-        only=Q(worker=worker),
-        worker="",
-        message=message,
+def verification_retry(*, job_id: int, worker: str, message: str) -> int | None:
+    """Our own failure: verifying -> received while attempts remain (the seconds to wait
+    are returned), else a final harness_error."""
+    return machine.give_up_or_release(
+        VerificationJob, pk=job_id, worker=worker, message=message, then=_mirror()
     )
 
 
@@ -650,38 +608,10 @@ def verification_requeue_stale(*, older_than: timedelta | None = None) -> list[i
     dispatched again; a job that has used its attempts (it keeps killing workers) ends
     as harness_error; a job left waiting in received (its message was lost) is
     dispatched again."""
-    from pitweb.runs.tasks import verify_run_task
-
-    limit = older_than or timedelta(seconds=settings.PITWEB_STALE_AFTER_SECONDS)
-    cutoff = timezone.now() - limit
-    silent = Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True)
-    stale = VerificationJob.objects.filter(silent, state=JobState.VERIFYING)
-    requeued = []
-    for pk, attempts in stale.values_list("pk", "attempts"):
-        if attempts >= MAX_ATTEMPTS:
-            _move(
-                job_id=pk,
-                source=JobState.VERIFYING,
-                target=JobState.HARNESS_ERROR,
-                only=silent,
-                finished_at=timezone.now(),
-                message=f"gave up: its worker stopped heart-beating on each of {attempts} attempts",
-            )
-        elif _move(
-            job_id=pk,
-            source=JobState.VERIFYING,
-            target=JobState.RECEIVED,
-            only=silent,
-            worker="",
-            message="requeued: its worker stopped heart-beating",
-        ):
-            requeued.append(pk)
-    waiting = VerificationJob.objects.filter(
-        state=JobState.RECEIVED, created_at__lt=cutoff
-    ).values_list("pk", flat=True)
-    for pk in [*requeued, *(pk for pk in waiting if pk not in requeued)]:
-        transaction.on_commit(partial(verify_run_task.delay, pk), robust=True)
-    return requeued
+    swept = machine.sweep_stale(VerificationJob, older_than=older_than, then=_mirror())
+    for pk in swept.to_dispatch:
+        enqueue_verification(pk)
+    return swept.requeued
 
 
 # -- staff ---------------------------------------------------------------------

@@ -7,7 +7,6 @@ are retried and then harness_error, a timeout is final.
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,10 +17,10 @@ from harness.market.prices import Prices, load_prices
 from harness.receipt.rederive import Rederivation, rederive
 from harness.receipt.rescore import Rescore, RescoreRefused, rescore
 from pitweb.artifacts import copy_to, job_folder, release_copy, release_held
+from pitweb.jobs import machine
 from pitweb.releases.models import ReferencePrices
 from pitweb.runs import platform, services
 from pitweb.runs.models import JobState, PlatformScore, Run, VerificationJob
-from pitweb.runs.services import MAX_ATTEMPTS
 
 log = logging.getLogger(__name__)
 # Checks that passed at upload or at registration: failing now means our stored copy is
@@ -42,27 +41,6 @@ SERVER_SIDE_CHECKS = frozenset(
 class Outcome:
     state: str
     retry_in: int | None = None  # seconds: our own failure, to be tried again
-
-
-class _Heartbeat:
-    """Marks the job alive while the worker works; a killed worker stops beating and
-    the sweep hands its job to another."""
-
-    def __init__(self, job_id: int, worker: str) -> None:
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, args=(job_id, worker), daemon=True)
-
-    def _beat(self, job_id: int, worker: str) -> None:
-        while not self._stop.wait(settings.PITWEB_HEARTBEAT_SECONDS):
-            services.verification_heartbeat(job_id=job_id, worker=worker)
-
-    def __enter__(self) -> _Heartbeat:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 def _submitted_prices(run: Run, work: Path) -> Prices | None:
@@ -100,7 +78,7 @@ def verify_job(*, job_id: int, worker: str) -> Outcome:
             message=f"the server does not hold release {run.release_digest}",
         )  # fmt: skip
     try:
-        with _Heartbeat(job_id, worker):
+        with machine.Heartbeat(VerificationJob, job_id, worker):
             result = _rederived(job_id, run, release_copy(run.release))
     except SoftTimeLimitExceeded:  # the same bytes would take as long again: final, ours
         limit = settings.CELERY_TASK_SOFT_TIME_LIMIT
@@ -121,15 +99,8 @@ def _finish(job_id: int, worker: str, state: str, **fields: object) -> Outcome:
 
 def _our_failure(job_id: int, worker: str, message: str) -> Outcome:
     """Retried with backoff while attempts remain, then a final harness_error."""
-    message = message[:2000]
-    attempts = (
-        VerificationJob.objects.filter(pk=job_id).values_list("attempts", flat=True).first() or 0
-    )
-    if attempts < MAX_ATTEMPTS and services.verification_release(
-        job_id=job_id, worker=worker, message=message
-    ):
-        return Outcome("retrying", retry_in=2**attempts)
-    return _finish(job_id, worker, JobState.HARNESS_ERROR, message=message)
+    retry_in = services.verification_retry(job_id=job_id, worker=worker, message=message)
+    return Outcome("retrying" if retry_in is not None else JobState.HARNESS_ERROR, retry_in)
 
 
 def _verdict(job_id: int, worker: str, result: Rederivation) -> Outcome:
@@ -173,7 +144,8 @@ def score_run(*, score_id: int, worker: str) -> Outcome:
     run, reference = score.run, score.prices
     try:
         assert run.release is not None  # a run is stored only for a release the server holds
-        result = _rescored(score_id, run, reference, release_copy(run.release))
+        with machine.Heartbeat(PlatformScore, score_id, worker):
+            result = _rescored(score_id, run, reference, release_copy(run.release))
     except RescoreRefused as exc:  # by name: no stated value repeated
         refused = "the artifacts do not hold together: " + ", ".join(c.name for c in exc.failed)
         platform.platform_finish(
@@ -183,15 +155,10 @@ def score_run(*, score_id: int, worker: str) -> Outcome:
     except Exception as exc:  # our failure, never the run's
         log.exception("platform score %s failed", score_id)
         message = f"scorer error: {type(exc).__name__}: {exc}"[:2000]
-        if score.attempts < MAX_ATTEMPTS and platform.platform_release(
-            score_id=score_id, worker=worker, message=message
-        ):
-            return Outcome("retrying", retry_in=2**score.attempts)
-        platform.platform_finish(
-            score_id=score_id, worker=worker, state=PlatformScore.State.HARNESS_ERROR,
-            message=message,
-        )  # fmt: skip
-        return Outcome(PlatformScore.State.HARNESS_ERROR)
+        retry_in = platform.platform_retry(score_id=score_id, worker=worker, message=message)
+        return Outcome(
+            "retrying" if retry_in is not None else PlatformScore.State.HARNESS_ERROR, retry_in
+        )
     platform.platform_finish(
         score_id=score_id,
         worker=worker,
