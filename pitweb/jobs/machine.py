@@ -11,6 +11,8 @@ and changes nothing. No row lock is held while a job works.
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +35,11 @@ MAX_ATTEMPTS = 3
 Job = TypeVar("Job", bound=ClaimableJob)
 # Called inside the move's transaction once the move has happened: (job id, new state).
 Then = Callable[[int, str], None]
+
+
+def worker_name() -> str:
+    """This worker process, as the jobs it holds name it."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 class IllegalMove(ValueError):
@@ -140,6 +147,15 @@ def give_up_or_release(
         return int(2 ** (attempts or 0))
     finish(model, pk=pk, worker=worker, state=model.GAVE_UP, then=then, message=message)
     return None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a task's work came to: the job's state, and when to try again if it was our
+    own failure and attempts remain."""
+
+    state: str
+    retry_in: int | None = None  # seconds
 
 
 @dataclass

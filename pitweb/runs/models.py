@@ -5,7 +5,7 @@ from django.conf import settings
 from django.db import models
 
 from pitweb.jobs.models import ClaimableJob
-from pitweb.releases.models import ReferencePrices, Release
+from pitweb.releases.models import Release
 
 
 class VerificationLevel(models.TextChoices):
@@ -14,9 +14,23 @@ class VerificationLevel(models.TextChoices):
     REEXECUTED = "reexecuted", "re-executed"
 
 
+# The levels at which a run's numbers were proved (re-derived, or the agent re-run); a
+# run at any other level shows no number from its body anywhere on the board.
+PROVEN_LEVELS = (VerificationLevel.HASHES_VERIFIED, VerificationLevel.REEXECUTED)
+
+
 class Visibility(models.TextChoices):
     PUBLIC = "public"
     PRIVATE = "private"
+
+
+class JobState(models.TextChoices):
+    RECEIVED = "received"
+    VERIFYING = "verifying"
+    VERIFIED = "verified"
+    MISMATCH = "mismatch"
+    HARNESS_ERROR = "harness_error"
+    UNKNOWN_RELEASE = "unknown_release"
 
 
 class Run(models.Model):
@@ -45,7 +59,8 @@ class Run(models.Model):
     verification_level = models.CharField(
         max_length=16, choices=VerificationLevel.choices, default=VerificationLevel.SELF_REPORTED
     )
-    status = models.CharField(max_length=16, default="received")  # the latest job's state
+    # the latest verification job's state, mirrored on every move of the job
+    status = models.CharField(max_length=16, choices=JobState.choices, default=JobState.RECEIVED)
     valid = models.BooleanField()
     protocol_complete = models.BooleanField()
     model_version = models.CharField(max_length=200, blank=True)
@@ -65,7 +80,7 @@ class Run(models.Model):
     # the platform score for the release's current reference-price version (null: the
     # release has no reference prices yet, or the run's numbers are not proven)
     platform = models.ForeignKey(
-        "PlatformScore", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "pricing.PlatformScore", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     summary = models.JSONField(default=dict)  # pitweb.runs.summary.body_summary(body)
     trajectory_sha256 = models.CharField(max_length=71)
@@ -91,99 +106,17 @@ class Run(models.Model):
     def __str__(self) -> str:
         return f"run {self.run_id}"
 
+    @property
+    def proven(self) -> bool:
+        """Whether the system proved the run's numbers; only then is one shown."""
+        return self.verification_level in PROVEN_LEVELS
 
-class Cell(models.Model):
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="cells")
-    arm = models.CharField(max_length=16)
-    clock = models.CharField(max_length=16)
-    reachable = models.BooleanField()
-    status = models.CharField(max_length=16)
-    trades = models.PositiveIntegerField()
-    priced_trades = models.PositiveIntegerField()
-    total_return = models.FloatField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["id"]
-        constraints = [
-            models.UniqueConstraint(fields=["run", "arm", "clock"], name="one_cell_per_arm_clock")
-        ]
-
-
-class PlatformScore(ClaimableJob):
-    """A run's platform figures with one reference-price version: its trades re-derived
-    from the trajectory by ``harness.receipt.rescore.rescore`` and priced with the release's
-    reference prices. One row per (run, version); a new version is a new row. A job on
-    the claimable-job machine: pending -> scoring -> scored | refused | harness_error."""
-
-    class State(models.TextChoices):
-        PENDING = "pending"
-        SCORING = "scoring"
-        SCORED = "scored"
-        REFUSED = "refused"  # the artifacts did not hold together: no figure
-        HARNESS_ERROR = "harness_error"  # our failure: no figure, never the run's result
-
-    QUEUED = State.PENDING
-    RUNNING = State.SCORING
-    GAVE_UP = State.HARNESS_ERROR
-    FINAL = frozenset({State.SCORED, State.REFUSED, State.HARNESS_ERROR})
-    LEGAL_MOVES = {
-        State.PENDING: frozenset({State.SCORING}),
-        State.SCORING: frozenset({State.PENDING, *FINAL}),
-        # the run was proven again (a re-verification passed): a clean slate
-        State.REFUSED: frozenset({State.PENDING}),
-        State.HARNESS_ERROR: frozenset({State.PENDING}),
-    }
-
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="platform_scores")
-    prices = models.ForeignKey(ReferencePrices, on_delete=models.PROTECT, related_name="scores")
-    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
-    figures = models.JSONField(null=True, blank=True)  # Rescore.to_json()
-    # read off ``figures`` (recomputable from it): what the board ranks and shows
-    shifted_pit = models.FloatField(null=True, blank=True)
-    shifted_pit_low = models.FloatField(null=True, blank=True)
-    shifted_pit_high = models.FloatField(null=True, blank=True)
-    shifted_pit_priced = models.PositiveIntegerField(null=True, blank=True)
-    main_pit = models.FloatField(null=True, blank=True)
-    main_pit_low = models.FloatField(null=True, blank=True)
-    main_pit_high = models.FloatField(null=True, blank=True)
-    delta_shifted_pit = models.FloatField(null=True, blank=True)
-    delta_redacted_pit = models.FloatField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
-        constraints = [
-            models.UniqueConstraint(fields=["run", "prices"], name="one_score_per_version")
-        ]
-        indexes = [
-            models.Index(
-                models.F("shifted_pit").desc(),
-                name="platform_ranked_idx",
-                condition=models.Q(state="scored", shifted_pit__isnull=False),
-            )
-        ]
-
-
-class ProbeItem(models.Model):
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="probe_items")
-    item = models.PositiveIntegerField()
-    row_key = models.CharField(max_length=40)
-    answer = models.TextField()
-    date_recovered = models.BooleanField()
-    year_recovered = models.BooleanField()
-    issuer_recovered = models.BooleanField()
-    score = models.JSONField()
-
-    class Meta:
-        ordering = ["item"]
-
-
-class JobState(models.TextChoices):
-    RECEIVED = "received"
-    VERIFYING = "verifying"
-    VERIFIED = "verified"
-    MISMATCH = "mismatch"
-    HARNESS_ERROR = "harness_error"
-    UNKNOWN_RELEASE = "unknown_release"
+    @property
+    def withheld_reason(self) -> str:
+        """Why the run's numbers are not shown, in words that never repeat a stated value."""
+        if self.status == JobState.MISMATCH:
+            return f"failed verification: {self.failed_check or 'a check'} differs"
+        return "pending verification: no numbers until the system has re-derived them"
 
 
 class VerificationJob(ClaimableJob):
@@ -224,22 +157,6 @@ class VerificationJob(ClaimableJob):
 
 
 FINAL_STATES = VerificationJob.FINAL
-
-
-class AuditEvent(models.Model):
-    """A staff action (who, what, why, when); public runs' events form the changelog."""
-
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
-    action = models.CharField(max_length=40)
-    run = models.ForeignKey(
-        Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_events"
-    )
-    reason = models.TextField()
-    public = models.BooleanField(default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
 
 
 class BoardVersion(models.Model):

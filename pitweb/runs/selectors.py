@@ -14,12 +14,13 @@ from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
 from harness.receipt.rescore import RankRange, rank_ranges
+from pitweb.core.models import AuditEvent
 from pitweb.jobs import machine
+from pitweb.pricing.models import PlatformScore
 from pitweb.runs import boardcache
+from pitweb.runs.board import board_version
 from pitweb.runs.models import (
-    AuditEvent,
-    BoardVersion,
-    PlatformScore,
+    PROVEN_LEVELS,
     Run,
     VerificationJob,
     VerificationLevel,
@@ -27,20 +28,6 @@ from pitweb.runs.models import (
 )
 
 VERIFIED_LEVEL = VerificationLevel.HASHES_VERIFIED
-# The levels at which a run's numbers were proved (re-derived, or the agent re-run); a
-# run at any other level shows no number from its body anywhere on the board.
-PROVEN_LEVELS = (VerificationLevel.HASHES_VERIFIED, VerificationLevel.REEXECUTED)
-
-
-def proven(run: Run) -> bool:
-    return run.verification_level in PROVEN_LEVELS
-
-
-def withheld_reason(run: Run) -> str:
-    """Why a run's numbers are not shown, in words that never repeat a stated value."""
-    if run.status == "mismatch":
-        return f"failed verification: {run.failed_check or 'a check'} differs"
-    return "pending verification: no numbers until the system has re-derived them"
 
 
 def visible_runs(user: User | AnonymousUser) -> QuerySet[Run]:
@@ -194,8 +181,8 @@ def leaderboard_row(run: Run) -> dict[str, Any]:
             "probe_recovered": run.summary.get("probe_recovered"),
             "numbers": "proven",
         }
-        if proven(run)
-        else {"numbers": "withheld", "withheld_because": withheld_reason(run)}
+        if run.proven
+        else {"numbers": "withheld", "withheld_because": run.withheld_reason}
     )
     return {
         "run_id": run.run_id,
@@ -304,10 +291,6 @@ def _apart(runs: QuerySet[Run]) -> dict[str, QuerySet[Run]]:
 
 
 SECTIONS = ("ranked", "unranked", "mask_leaks", "errors", "failed", "pending", "invalid")
-
-
-def board_version() -> int:
-    return BoardVersion.objects.filter(pk=1).values_list("version", flat=True).first() or 0
 
 
 def _ranks(ranked: QuerySet[Run]) -> list[RankRange]:

@@ -1,13 +1,12 @@
-"""The work behind the tasks, as services: verify a job, score a run with reference
-prices. Each claims its row, calls the harness, and records the outcome on the side it
-belongs to: what the submitted bytes cause is theirs (mismatch, refused), our own faults
-are retried and then harness_error, a timeout is final.
+"""The work behind the verification task: claim the job, re-derive the run with the
+harness while the job heart-beats, and record the outcome on the side it belongs to:
+what the submitted bytes cause is theirs (mismatch), our own faults are retried and then
+harness_error, a timeout is final.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -15,12 +14,11 @@ from django.conf import settings
 
 from harness.market.prices import Prices, load_prices
 from harness.receipt.rederive import Rederivation, rederive
-from harness.receipt.rescore import Rescore, RescoreRefused, rescore
 from pitweb.artifacts import copy_to, job_folder, release_copy, release_held
 from pitweb.jobs import machine
-from pitweb.releases.models import ReferencePrices
-from pitweb.runs import platform, services
-from pitweb.runs.models import JobState, PlatformScore, Run, VerificationJob
+from pitweb.jobs.machine import Outcome
+from pitweb.runs import services
+from pitweb.runs.models import JobState, Run, VerificationJob
 
 log = logging.getLogger(__name__)
 # Checks that passed at upload or at registration: failing now means our stored copy is
@@ -35,12 +33,6 @@ SERVER_SIDE_CHECKS = frozenset(
         "prices_file",
     }
 )
-
-
-@dataclass(frozen=True)
-class Outcome:
-    state: str
-    retry_in: int | None = None  # seconds: our own failure, to be tried again
 
 
 def _submitted_prices(run: Run, work: Path) -> Prices | None:
@@ -118,51 +110,3 @@ def _verdict(job_id: int, worker: str, result: Rederivation) -> Outcome:
         # by name only: a refuted value is repeated nowhere but in the run page's claim box
         message=f"{mismatch.name} differs from what the system re-derived",
     )  # fmt: skip
-
-
-def _rescored(score_id: int, run: Run, reference: ReferencePrices, release_dir: Path) -> Rescore:
-    with job_folder("score", score_id) as work:
-        prices = load_prices(
-            copy_to(reference.file_name, work / "reference.csv"),
-            source=reference.source,
-            pulled_at=reference.pulled_at,
-        )
-        return rescore(
-            copy_to(run.receipt_name, work / "receipt.json"),
-            trajectory=copy_to(run.trajectory_name, work / "trajectory.jsonl"),
-            release=release_dir,
-            prices=prices,
-            check_release=False,  # the copy was checked against the release's digest
-        )
-
-
-def score_run(*, score_id: int, worker: str) -> Outcome:
-    """A run's platform figures with one reference-price version."""
-    if not platform.platform_claim(score_id=score_id, worker=worker):
-        return Outcome("not claimed")
-    score = PlatformScore.objects.select_related("run", "run__release", "prices").get(pk=score_id)
-    run, reference = score.run, score.prices
-    try:
-        assert run.release is not None  # a run is stored only for a release the server holds
-        with machine.Heartbeat(PlatformScore, score_id, worker):
-            result = _rescored(score_id, run, reference, release_copy(run.release))
-    except RescoreRefused as exc:  # by name: no stated value repeated
-        refused = "the artifacts do not hold together: " + ", ".join(c.name for c in exc.failed)
-        platform.platform_finish(
-            score_id=score_id, worker=worker, state=PlatformScore.State.REFUSED, message=refused
-        )
-        return Outcome(PlatformScore.State.REFUSED)
-    except Exception as exc:  # our failure, never the run's
-        log.exception("platform score %s failed", score_id)
-        message = f"scorer error: {type(exc).__name__}: {exc}"[:2000]
-        retry_in = platform.platform_retry(score_id=score_id, worker=worker, message=message)
-        return Outcome(
-            "retrying" if retry_in is not None else PlatformScore.State.HARNESS_ERROR, retry_in
-        )
-    platform.platform_finish(
-        score_id=score_id,
-        worker=worker,
-        state=PlatformScore.State.SCORED,
-        figures=result.to_json(),
-    )
-    return Outcome(PlatformScore.State.SCORED)

@@ -14,8 +14,9 @@ from django.db import connection
 from django.utils import timezone
 
 from pitweb.jobs import machine
+from pitweb.pricing.models import PlatformScore
 from pitweb.runs import services
-from pitweb.runs.models import JobState, PlatformScore, Run, VerificationJob
+from pitweb.runs.models import JobState, Run, VerificationJob
 from tests.pitweb.conftest import Artifacts
 
 pytestmark = pytest.mark.django_db(transaction=True)

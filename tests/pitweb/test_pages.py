@@ -258,7 +258,7 @@ def test_run_page_explains_itself_and_charts_the_platform_figures(
 def test_a_run_page_with_nothing_to_draw_says_why_instead(
     registered: Any, submitter: User, stub_run: Artifacts, reference_file: Path
 ) -> None:
-    from pitweb.runs.platform import reference_prices_register
+    from pitweb.pricing.services import reference_prices_register
 
     run = submit(submitter, stub_run)  # the release has no reference prices yet
     html = Client().get(f"/runs/{run.body_sha256[7:]}/").content.decode()

@@ -1,12 +1,18 @@
-"""Writes for platform figures: registering a release's reference prices, and scoring
-each proven run with them.
+"""Pricing: registering a release's reference prices, and scoring each proven run with
+them (the platform figures every ranked run is compared on).
 
 A reference-price version is registered once and never edited. Registering one queues a
 score for every proven run of the release and points each run at it, so until the new
 score lands the run's row says "pending" with the version: no run is ranked on one
 version beside a run priced with another. A run proven later is scored with the
 release's newest version. Scores move pending -> scoring -> scored | refused |
-harness_error; a harness error is ours and never the run's result.
+harness_error (``PlatformScore.LEGAL_MOVES``, on the claimable-job machine); a harness
+error is ours and never the run's result.
+
+Imports go one way: pricing imports ``pitweb.runs``' models and board, ``pitweb.jobs``,
+``pitweb.core`` and ``pitweb.releases``; ``pitweb.runs``' services never import pricing
+(a proven run reaches ``platform_request`` through the ``run_proven`` signal). Tasks
+import these services; these services reach a task only through ``enqueue_score``.
 """
 
 from __future__ import annotations
@@ -23,12 +29,14 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 
 from harness.market.prices import PriceError, load_prices
+from pitweb.core.audit import audit_record
+from pitweb.core.errors import SubmissionError
+from pitweb.core.inputs import readable, require_reason
 from pitweb.jobs import machine
+from pitweb.pricing.models import PlatformScore
 from pitweb.releases.models import ReferencePrices, Release
-from pitweb.runs.errors import SubmissionError
-from pitweb.runs.models import AuditEvent, PlatformScore, Run
-from pitweb.runs.selectors import PROVEN_LEVELS
-from pitweb.runs.services import _require_reason, board_changed, readable
+from pitweb.runs.board import board_changed
+from pitweb.runs.models import PROVEN_LEVELS, Run
 
 
 def current_prices(release: Release | None) -> ReferencePrices | None:
@@ -49,7 +57,7 @@ def reference_prices_register(
     """Register a price file as the release's next reference version and queue a
     re-scoring of every proven run of the release. The same file again is the version
     it already is (nothing queued). Audited and published."""
-    reason = _require_reason(reason)
+    reason = require_reason(reason)
     source, pulled_at = readable(source, "source"), readable(pulled_at, "pulled_at")
     if not source.strip():
         raise SubmissionError("source_required", "say where the reference prices came from")
@@ -84,7 +92,7 @@ def reference_prices_register(
             registered_by=staff,
             reason=reason,
         )
-        AuditEvent.objects.create(
+        audit_record(
             actor=staff,
             action="reference_prices",
             run=None,
@@ -192,6 +200,6 @@ def platform_requeue_stale(*, older_than: timedelta | None = None) -> list[int]:
 def enqueue_score(score_id: int) -> None:
     """Send score ``score_id`` to a worker once the transaction commits: the one place
     these services reach the tasks."""
-    from pitweb.runs.tasks import rescore_run_task
+    from pitweb.pricing.tasks import rescore_run_task
 
     transaction.on_commit(partial(rescore_run_task.delay, score_id), robust=True)
