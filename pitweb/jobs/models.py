@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 from typing import ClassVar
 
 from django.db import models
@@ -44,9 +43,3 @@ class ClaimableJob(models.Model):
     @property
     def is_final(self) -> bool:
         return self.state in self.FINAL
-
-    def is_silent_since(self, cutoff: datetime) -> bool:
-        """A running job whose worker has not beaten since ``cutoff``."""
-        return self.state == self.RUNNING and (
-            self.heartbeat_at is None or self.heartbeat_at < cutoff
-        )

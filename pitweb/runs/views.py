@@ -24,7 +24,7 @@ from pitweb.releases.models import Release
 from pitweb.runs import boardcache, selectors, services, tables
 from pitweb.runs.api import LEADERBOARD_COLUMNS, leaderboard_csv, submission_wanted
 from pitweb.runs.board import board_version
-from pitweb.runs.models import FINAL_STATES, Run
+from pitweb.runs.models import Run
 
 
 def _figure(figure: Any) -> Any:
@@ -271,7 +271,7 @@ def run_page(request: HttpRequest, sha: str) -> HttpResponse:
             "stated_prices": ((body.get("protocol") or {}).get("P4_costs_and_frictions") or {}),
             "history": selectors.job_diffs(jobs),
             "latest_job": jobs[-1] if jobs else None,
-            "job_in_progress": bool(jobs) and jobs[-1].state not in FINAL_STATES,
+            "job_in_progress": bool(jobs) and not jobs[-1].is_final,
             "other_submissions": selectors.other_submissions(request.user, run),
             "receipt_pretty": json.dumps(body, indent=2, sort_keys=True),
             "release_name": run.release.name if run.release else run.release_digest,

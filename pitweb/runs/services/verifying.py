@@ -23,7 +23,7 @@ from django.db import transaction
 from pitweb.core.errors import SubmissionError
 from pitweb.jobs import machine
 from pitweb.runs.board import board_changed
-from pitweb.runs.models import FINAL_STATES, JobState, Run, VerificationJob, VerificationLevel
+from pitweb.runs.models import JobState, Run, VerificationJob, VerificationLevel
 from pitweb.runs.signals import run_proven
 
 
@@ -34,7 +34,7 @@ def verification_request(
     with transaction.atomic():
         Run.objects.select_for_update().filter(pk=run.pk).first()  # one request per run at a time
         previous = run.jobs.first()
-        if previous is not None and previous.state not in FINAL_STATES:
+        if previous is not None and not previous.is_final:
             raise SubmissionError(
                 "job_in_progress", f"job {previous.pk} of this run is still {previous.state}", 409
             )
