@@ -11,7 +11,12 @@ wins), claims it, keeps its heartbeat, releases it for another try, and sweeps t
 whose worker stopped heart-beating (again, up to ``MAX_ATTEMPTS``, then the kind's
 harness-error state: our failure, never shown as the run's result).
 
+Workers themselves heart-beat too, job or no job (``WorkerBeat``, written by the Celery
+signal handlers in ``workers``), so the status page tells a live worker from a dead one;
+``machine.queue_summary`` is its view of a queue.
+
 Imports go one way: an app's models subclass ``ClaimableJob`` and its services call the
-machine; this app imports no other ``pitweb`` app, and it never enqueues a task (the
-sweep returns the ids to dispatch; the caller's services enqueue them).
+machine; this app imports no other ``pitweb`` app (only ``pitweb.artifacts``, to clear
+the scratch folders dead workers left), and it never enqueues a task (the sweep returns
+the ids to dispatch; the caller's services enqueue them).
 """

@@ -43,3 +43,22 @@ class ClaimableJob(models.Model):
     @property
     def is_final(self) -> bool:
         return self.state in self.FINAL
+
+
+class WorkerBeat(models.Model):
+    """A worker process's heartbeat, written while it is idle too, so the status page
+    tells a live worker from a dead one."""
+
+    name = models.CharField(max_length=200, unique=True)
+    started_at = models.DateTimeField()
+    last_seen = models.DateTimeField()
+    stopped_at = models.DateTimeField(null=True, blank=True)
+    # whether this worker's machine lets the harness isolate an agent (bubblewrap and
+    # user namespaces), probed when it starts, and why not
+    isolation = models.BooleanField(default=False)
+    isolation_unavailable = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        # the table it has had since worker beats lived in the runs app: no data moves
+        db_table = "runs_workerbeat"
+        ordering = ["name"]

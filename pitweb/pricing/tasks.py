@@ -5,8 +5,8 @@ from __future__ import annotations
 from celery import shared_task
 
 from pitweb.jobs.machine import worker_name
+from pitweb.jobs.workers import sweep_dead_folders
 from pitweb.pricing import scoring
-from pitweb.runs.workers import sweep_dead_folders
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)

@@ -164,20 +164,3 @@ class BoardVersion(models.Model):
     boards are keyed by it, so a change is visible on the next request."""
 
     version = models.BigIntegerField(default=0)
-
-
-class WorkerBeat(models.Model):
-    """A worker process's heartbeat, written while it is idle too, so the status page
-    tells a live worker from a dead one."""
-
-    name = models.CharField(max_length=200, unique=True)
-    started_at = models.DateTimeField()
-    last_seen = models.DateTimeField()
-    stopped_at = models.DateTimeField(null=True, blank=True)
-    # whether this worker's machine lets the harness isolate an agent (bubblewrap and
-    # user namespaces), probed when it starts, and why not
-    isolation = models.BooleanField(default=False)
-    isolation_unavailable = models.CharField(max_length=500, blank=True)
-
-    class Meta:
-        ordering = ["name"]

@@ -16,16 +16,11 @@ from django.utils.crypto import salted_hmac
 from harness.receipt.rescore import RankRange, rank_ranges
 from pitweb.core.models import AuditEvent
 from pitweb.jobs import machine
+from pitweb.jobs.models import WorkerBeat
 from pitweb.pricing.models import PlatformScore
 from pitweb.runs import boardcache
 from pitweb.runs.board import board_version
-from pitweb.runs.models import (
-    PROVEN_LEVELS,
-    Run,
-    VerificationJob,
-    VerificationLevel,
-    WorkerBeat,
-)
+from pitweb.runs.models import PROVEN_LEVELS, Run, VerificationJob, VerificationLevel
 
 VERIFIED_LEVEL = VerificationLevel.HASHES_VERIFIED
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from celery import shared_task
 
 from pitweb.jobs.machine import worker_name
+from pitweb.jobs.workers import sweep_dead_folders  # importing it connects the heartbeats
 from pitweb.pricing import services as pricing
 from pitweb.runs import services, verification
-from pitweb.runs.workers import sweep_dead_folders  # importing it connects the heartbeats
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)

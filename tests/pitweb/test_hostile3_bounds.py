@@ -57,8 +57,8 @@ NOT_FROM_A_BODY = {
     "runs.VerificationJob.worker": "the worker's own name",
     "runs.VerificationJob.mismatch_check": "the name of one of the verifier's checks",
     "core.AuditEvent.action": "the site's names of staff actions",
-    "runs.WorkerBeat.name": "the worker's own name",
-    "runs.WorkerBeat.isolation_unavailable": "the worker's probe, cut to the column",
+    "jobs.WorkerBeat.name": "the worker's own name",
+    "jobs.WorkerBeat.isolation_unavailable": "the worker's probe, cut to the column",
 }
 
 

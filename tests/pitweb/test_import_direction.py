@@ -97,7 +97,7 @@ def test_module_level_imports_between_site_modules_have_no_cycle() -> None:
 @pytest.mark.parametrize(
     ("app", "may_import"),
     [
-        ("pitweb.jobs", set()),
+        ("pitweb.jobs", {"pitweb.artifacts"}),  # a dead worker's scratch folders
         ("pitweb.core", {"pitweb.admin_base"}),
         ("pitweb.releases", {"pitweb.admin_base", "pitweb.core"}),
     ],

@@ -407,7 +407,8 @@ def test_the_status_page_costs_the_same_queries_however_many_jobs_and_workers(
 ) -> None:
     from django.utils import timezone
 
-    from pitweb.runs.models import VerificationJob, WorkerBeat
+    from pitweb.jobs.models import WorkerBeat
+    from pitweb.runs.models import VerificationJob
 
     template = submit(submitter, stub_run)
 

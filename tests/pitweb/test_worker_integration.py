@@ -21,9 +21,10 @@ from django.test import Client
 from django.utils import timezone
 
 from pitweb import celery_app
+from pitweb.jobs.models import WorkerBeat
 from pitweb.pricing.models import PlatformScore
 from pitweb.runs import services
-from pitweb.runs.models import JobState, VerificationJob, WorkerBeat
+from pitweb.runs.models import JobState, VerificationJob
 from pitweb.runs.tasks import sweep_stale_jobs
 from tests.pitweb.conftest import Artifacts
 

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 from django.utils import timezone
 
-from pitweb.runs.models import WorkerBeat
+from pitweb.jobs.models import WorkerBeat
 
 log = logging.getLogger(__name__)
 _stop = threading.Event()
