@@ -86,7 +86,7 @@ from harness.release.synth import synth_release
 from pitweb.releases.services import release_register
 from pitweb.runs import services
 from pitweb.runs.models import PlatformScore, Run
-from pitweb.runs.platform import reference_prices_register
+from pitweb.pricing.services import reference_prices_register
 from django.contrib.auth.models import User
 from django.db.models import OuterRef, Subquery
 from django.db import transaction

@@ -7,7 +7,7 @@ from urllib.parse import unquote_to_bytes
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from pitweb.runs.errors import error_body
+from pitweb.core.errors import error_body
 
 
 def _unreadable(raw: str) -> str | None:

@@ -77,9 +77,12 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "csp",
+    "pitweb.core",
+    "pitweb.jobs",
     "pitweb.accounts",
     "pitweb.releases",
     "pitweb.runs",
+    "pitweb.pricing",
 ]
 
 MIDDLEWARE = [
@@ -199,7 +202,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "pitweb.runs.errors.exception_handler",
+    "EXCEPTION_HANDLER": "pitweb.core.errors.exception_handler",
     "DEFAULT_THROTTLE_RATES": {
         "uploads": os.environ.get("PITWEB_UPLOAD_RATE", "60/hour"),
         "staff_actions": os.environ.get("PITWEB_STAFF_RATE", "120/hour"),

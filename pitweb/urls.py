@@ -37,6 +37,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
 ]
 
-handler400 = "pitweb.runs.errors.bad_request"
-handler404 = "pitweb.runs.errors.not_found"
-handler500 = "pitweb.runs.errors.server_error"
+handler400 = "pitweb.core.errors.bad_request"
+handler404 = "pitweb.core.errors.not_found"
+handler500 = "pitweb.core.errors.server_error"

@@ -1,0 +1,1 @@
+"""API tokens for submitters. Imports no other ``pitweb`` app."""

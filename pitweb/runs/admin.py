@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from pitweb.admin_base import ReadOnlyAdmin
-from pitweb.runs.models import AuditEvent, PlatformScore, Run, VerificationJob
+from pitweb.runs.models import Run, VerificationJob
 
 
 @admin.register(Run)
@@ -49,29 +49,3 @@ class VerificationJobAdmin(ReadOnlyAdmin):
     list_filter = ("state", "kind")
     search_fields = ("run__run_id", "worker", "mismatch_check", "reason")
     list_select_related = ("run",)
-
-
-@admin.register(PlatformScore)
-class PlatformScoreAdmin(ReadOnlyAdmin):
-    list_display = (
-        "id",
-        "run",
-        "prices",
-        "state",
-        "shifted_pit",
-        "shifted_pit_priced",
-        "attempts",
-        "finished_at",
-    )
-    list_filter = ("state",)
-    search_fields = ("run__run_id",)
-    exclude = ("figures",)
-    list_select_related = ("run", "prices", "prices__release")
-
-
-@admin.register(AuditEvent)
-class AuditEventAdmin(ReadOnlyAdmin):
-    list_display = ("created_at", "action", "actor", "run", "public", "reason")
-    list_filter = ("action", "public")
-    search_fields = ("reason", "run__run_id", "actor__username")
-    list_select_related = ("actor", "run")

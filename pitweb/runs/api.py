@@ -32,9 +32,10 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
+from pitweb.core.errors import SubmissionError, validation_message
 from pitweb.releases.models import Release
 from pitweb.runs import boardcache, selectors, services
-from pitweb.runs.errors import SubmissionError, validation_message
+from pitweb.runs.board import board_version
 from pitweb.runs.models import Run, VerificationJob
 from pitweb.runs.tables import csv_safe
 from pitweb.runs.uploads import FORMS
@@ -202,11 +203,11 @@ class RunOut(Serializer):
 
     def get_pit_main_return(self, run: Run) -> float | None:
         """Only for a run whose numbers were proved; null otherwise (see ``numbers``)."""
-        return run.pit_main_return if selectors.proven(run) else None
+        return run.pit_main_return if run.proven else None
 
     def get_numbers(self, run: Run) -> str:
         """``proven``, or why the numbers are withheld (never the stated value)."""
-        return "proven" if selectors.proven(run) else selectors.withheld_reason(run)
+        return "proven" if run.proven else run.withheld_reason
 
     def get_verification_level_words(self, run: Run) -> str:
         return selectors.level_words(run)
@@ -214,7 +215,7 @@ class RunOut(Serializer):
     def get_platform(self, run: Run) -> dict[str, Any] | None:
         """Platform figures (reference prices) and their price version; null for a run
         whose numbers are not proven."""
-        return selectors.platform_numbers(run) if selectors.proven(run) else None
+        return selectors.platform_numbers(run) if run.proven else None
 
     def get_page(self, run: Run) -> str:
         return reverse("run", args=[run.body_sha256.removeprefix("sha256:")]) + (
@@ -482,7 +483,7 @@ class LeaderboardApi(APIView):
         # a stale board, and a query that parses the same is the same entry
         every = request.GET.get("all") in ("1", "true")
         key = boardcache.key(
-            "board-api", selectors.board_version(), _filters(request),
+            "board-api", board_version(), _filters(request),
             1 if every else _page_number(request), every=every,
         )  # fmt: skip
         body = boardcache.get(key)
@@ -582,7 +583,7 @@ class ReferencePricesApi(APIView):
         "(never edited) and re-score every proven run of the release",
     )
     def post(self, request: Request, digest: str) -> Response:
-        from pitweb.runs.platform import reference_prices_register
+        from pitweb.pricing.services import reference_prices_register
 
         release = get_object_or_404(Release, content_digest=f"sha256:{digest}")
         form = FORMS["api-reference-prices"]

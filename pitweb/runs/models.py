@@ -4,7 +4,8 @@ a job is never overwritten by the next one, it is linked to it."""
 from django.conf import settings
 from django.db import models
 
-from pitweb.releases.models import ReferencePrices, Release
+from pitweb.jobs.models import ClaimableJob
+from pitweb.releases.models import Release
 
 
 class VerificationLevel(models.TextChoices):
@@ -13,9 +14,23 @@ class VerificationLevel(models.TextChoices):
     REEXECUTED = "reexecuted", "re-executed"
 
 
+# The levels at which a run's numbers were proved (re-derived, or the agent re-run); a
+# run at any other level shows no number from its body anywhere on the board.
+PROVEN_LEVELS = (VerificationLevel.HASHES_VERIFIED, VerificationLevel.REEXECUTED)
+
+
 class Visibility(models.TextChoices):
     PUBLIC = "public"
     PRIVATE = "private"
+
+
+class JobState(models.TextChoices):
+    RECEIVED = "received"
+    VERIFYING = "verifying"
+    VERIFIED = "verified"
+    MISMATCH = "mismatch"
+    HARNESS_ERROR = "harness_error"
+    UNKNOWN_RELEASE = "unknown_release"
 
 
 class Run(models.Model):
@@ -44,7 +59,8 @@ class Run(models.Model):
     verification_level = models.CharField(
         max_length=16, choices=VerificationLevel.choices, default=VerificationLevel.SELF_REPORTED
     )
-    status = models.CharField(max_length=16, default="received")  # the latest job's state
+    # the latest verification job's state, mirrored on every move of the job
+    status = models.CharField(max_length=16, choices=JobState.choices, default=JobState.RECEIVED)
     valid = models.BooleanField()
     protocol_complete = models.BooleanField()
     model_version = models.CharField(max_length=200, blank=True)
@@ -64,7 +80,7 @@ class Run(models.Model):
     # the platform score for the release's current reference-price version (null: the
     # release has no reference prices yet, or the run's numbers are not proven)
     platform = models.ForeignKey(
-        "PlatformScore", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "pricing.PlatformScore", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     summary = models.JSONField(default=dict)  # pitweb.runs.summary.body_summary(body)
     trajectory_sha256 = models.CharField(max_length=71)
@@ -90,106 +106,38 @@ class Run(models.Model):
     def __str__(self) -> str:
         return f"run {self.run_id}"
 
+    @property
+    def proven(self) -> bool:
+        """Whether the system proved the run's numbers; only then is one shown."""
+        return self.verification_level in PROVEN_LEVELS
 
-class Cell(models.Model):
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="cells")
-    arm = models.CharField(max_length=16)
-    clock = models.CharField(max_length=16)
-    reachable = models.BooleanField()
-    status = models.CharField(max_length=16)
-    trades = models.PositiveIntegerField()
-    priced_trades = models.PositiveIntegerField()
-    total_return = models.FloatField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["id"]
-        constraints = [
-            models.UniqueConstraint(fields=["run", "arm", "clock"], name="one_cell_per_arm_clock")
-        ]
+    @property
+    def withheld_reason(self) -> str:
+        """Why the run's numbers are not shown, in words that never repeat a stated value."""
+        if self.status == JobState.MISMATCH:
+            return f"failed verification: {self.failed_check or 'a check'} differs"
+        return "pending verification: no numbers until the system has re-derived them"
 
 
-class PlatformScore(models.Model):
-    """A run's platform figures with one reference-price version: its trades re-derived
-    from the trajectory by ``harness.receipt.rescore.rescore`` and priced with the release's
-    reference prices. One row per (run, version); a new version is a new row."""
+class VerificationJob(ClaimableJob):
+    """A verification of a run: re-derive it from its stored artifacts. A job on the
+    claimable-job machine; a new verification is a new job linked to the last one."""
 
-    class State(models.TextChoices):
-        PENDING = "pending"
-        SCORING = "scoring"
-        SCORED = "scored"
-        REFUSED = "refused"  # the artifacts did not hold together: no figure
-        HARNESS_ERROR = "harness_error"  # our failure: no figure, never the run's result
-
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="platform_scores")
-    prices = models.ForeignKey(ReferencePrices, on_delete=models.PROTECT, related_name="scores")
-    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
-    figures = models.JSONField(null=True, blank=True)  # Rescore.to_json()
-    # read off ``figures`` (recomputable from it): what the board ranks and shows
-    shifted_pit = models.FloatField(null=True, blank=True)
-    shifted_pit_low = models.FloatField(null=True, blank=True)
-    shifted_pit_high = models.FloatField(null=True, blank=True)
-    shifted_pit_priced = models.PositiveIntegerField(null=True, blank=True)
-    main_pit = models.FloatField(null=True, blank=True)
-    main_pit_low = models.FloatField(null=True, blank=True)
-    main_pit_high = models.FloatField(null=True, blank=True)
-    delta_shifted_pit = models.FloatField(null=True, blank=True)
-    delta_redacted_pit = models.FloatField(null=True, blank=True)
-    attempts = models.PositiveIntegerField(default=0)
-    worker = models.CharField(max_length=200, blank=True)
-    message = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
-        constraints = [
-            models.UniqueConstraint(fields=["run", "prices"], name="one_score_per_version")
-        ]
-        indexes = [
-            models.Index(
-                models.F("shifted_pit").desc(),
-                name="platform_ranked_idx",
-                condition=models.Q(state="scored", shifted_pit__isnull=False),
-            )
-        ]
-
-
-class ProbeItem(models.Model):
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="probe_items")
-    item = models.PositiveIntegerField()
-    row_key = models.CharField(max_length=40)
-    answer = models.TextField()
-    date_recovered = models.BooleanField()
-    year_recovered = models.BooleanField()
-    issuer_recovered = models.BooleanField()
-    score = models.JSONField()
-
-    class Meta:
-        ordering = ["item"]
-
-
-class JobState(models.TextChoices):
-    RECEIVED = "received"
-    VERIFYING = "verifying"
-    VERIFIED = "verified"
-    MISMATCH = "mismatch"
-    HARNESS_ERROR = "harness_error"
-    UNKNOWN_RELEASE = "unknown_release"
-
-
-FINAL_STATES = {
-    JobState.VERIFIED,
-    JobState.MISMATCH,
-    JobState.HARNESS_ERROR,
-    JobState.UNKNOWN_RELEASE,
-}
-
-
-class VerificationJob(models.Model):
     class Kind(models.TextChoices):
         VERIFY = "verify"
         REVERIFY = "reverify"
+
+    QUEUED = JobState.RECEIVED
+    RUNNING = JobState.VERIFYING
+    GAVE_UP = JobState.HARNESS_ERROR
+    FINAL = frozenset(
+        {JobState.VERIFIED, JobState.MISMATCH, JobState.HARNESS_ERROR, JobState.UNKNOWN_RELEASE}
+    )
+    LEGAL_MOVES = {
+        JobState.RECEIVED: frozenset({JobState.VERIFYING}),
+        # back to received: our failure, to be tried again (or the sweep)
+        JobState.VERIFYING: frozenset({JobState.RECEIVED, *FINAL}),
+    }
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="jobs")
     previous = models.OneToOneField(
@@ -201,34 +149,14 @@ class VerificationJob(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     reason = models.TextField(blank=True)
-    attempts = models.PositiveIntegerField(default=0)
-    worker = models.CharField(max_length=200, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     checks = models.JSONField(default=list)
     mismatch_check = models.CharField(max_length=200, blank=True)
-    message = models.TextField(blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
 
 
-class AuditEvent(models.Model):
-    """A staff action (who, what, why, when); public runs' events form the changelog."""
-
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
-    action = models.CharField(max_length=40)
-    run = models.ForeignKey(
-        Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_events"
-    )
-    reason = models.TextField()
-    public = models.BooleanField(default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
+FINAL_STATES = VerificationJob.FINAL
 
 
 class BoardVersion(models.Model):
@@ -236,20 +164,3 @@ class BoardVersion(models.Model):
     boards are keyed by it, so a change is visible on the next request."""
 
     version = models.BigIntegerField(default=0)
-
-
-class WorkerBeat(models.Model):
-    """A worker process's heartbeat, written while it is idle too, so the status page
-    tells a live worker from a dead one."""
-
-    name = models.CharField(max_length=200, unique=True)
-    started_at = models.DateTimeField()
-    last_seen = models.DateTimeField()
-    stopped_at = models.DateTimeField(null=True, blank=True)
-    # whether this worker's machine lets the harness isolate an agent (bubblewrap and
-    # user namespaces), probed when it starts, and why not
-    isolation = models.BooleanField(default=False)
-    isolation_unavailable = models.CharField(max_length=500, blank=True)
-
-    class Meta:
-        ordering = ["name"]

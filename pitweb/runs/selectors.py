@@ -8,39 +8,21 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import Count, F, Min, Q, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
 from harness.receipt.rescore import RankRange, rank_ranges
+from pitweb.core.models import AuditEvent
+from pitweb.jobs import machine
+from pitweb.jobs.models import WorkerBeat
+from pitweb.pricing.models import PlatformScore
 from pitweb.runs import boardcache
-from pitweb.runs.models import (
-    AuditEvent,
-    BoardVersion,
-    JobState,
-    PlatformScore,
-    Run,
-    VerificationJob,
-    VerificationLevel,
-    WorkerBeat,
-)
+from pitweb.runs.board import board_version
+from pitweb.runs.models import PROVEN_LEVELS, Run, VerificationJob, VerificationLevel
 
 VERIFIED_LEVEL = VerificationLevel.HASHES_VERIFIED
-# The levels at which a run's numbers were proved (re-derived, or the agent re-run); a
-# run at any other level shows no number from its body anywhere on the board.
-PROVEN_LEVELS = (VerificationLevel.HASHES_VERIFIED, VerificationLevel.REEXECUTED)
-
-
-def proven(run: Run) -> bool:
-    return run.verification_level in PROVEN_LEVELS
-
-
-def withheld_reason(run: Run) -> str:
-    """Why a run's numbers are not shown, in words that never repeat a stated value."""
-    if run.status == "mismatch":
-        return f"failed verification: {run.failed_check or 'a check'} differs"
-    return "pending verification: no numbers until the system has re-derived them"
 
 
 def visible_runs(user: User | AnonymousUser) -> QuerySet[Run]:
@@ -194,8 +176,8 @@ def leaderboard_row(run: Run) -> dict[str, Any]:
             "probe_recovered": run.summary.get("probe_recovered"),
             "numbers": "proven",
         }
-        if proven(run)
-        else {"numbers": "withheld", "withheld_because": withheld_reason(run)}
+        if run.proven
+        else {"numbers": "withheld", "withheld_because": run.withheld_reason}
     )
     return {
         "run_id": run.run_id,
@@ -304,10 +286,6 @@ def _apart(runs: QuerySet[Run]) -> dict[str, QuerySet[Run]]:
 
 
 SECTIONS = ("ranked", "unranked", "mask_leaks", "errors", "failed", "pending", "invalid")
-
-
-def board_version() -> int:
-    return BoardVersion.objects.filter(pk=1).values_list("version", flat=True).first() or 0
 
 
 def _ranks(ranked: QuerySet[Run]) -> list[RankRange]:
@@ -507,9 +485,7 @@ def status_data(user: User | AnonymousUser) -> dict[str, Any]:
     lets them see are named, and workers go by ``worker_label``. Six queries, however
     many workers and jobs."""
     now = timezone.now()
-    waiting = VerificationJob.objects.filter(state=JobState.RECEIVED)
-    queue = waiting.aggregate(depth=Count("id"), oldest=Min("created_at"))
-    verifying = VerificationJob.objects.filter(state=JobState.VERIFYING).count()
+    queue = machine.queue_summary(VerificationJob)
     stale_after = timedelta(seconds=settings.PITWEB_STALE_AFTER_SECONDS)
     workers = [
         {
@@ -535,7 +511,7 @@ def status_data(user: User | AnonymousUser) -> dict[str, Any]:
     )
     return {
         "queue_depth": queue["depth"],
-        "verifying": verifying,
+        "verifying": queue["running"],
         "oldest_waiting_seconds": (now - queue["oldest"]).total_seconds()
         if queue["oldest"]
         else None,

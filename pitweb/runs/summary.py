@@ -25,10 +25,6 @@ BODY_COLUMNS: dict[str, tuple[str, ...]] = {
     "runs.Run.model_version": (".config.model_version",),
     "runs.Run.mask_verdict": (".probe.verdict",),
     "runs.Run.error_cells": (".cells[].arm", ".cells[].clock", ".cells[].status", ".probe.status"),
-    "runs.Cell.arm": (".cells[].arm",),
-    "runs.Cell.clock": (".cells[].clock",),
-    "runs.Cell.status": (".cells[].status",),
-    "runs.ProbeItem.row_key": (".probe.items[].row_key",),
 }
 
 

@@ -20,7 +20,7 @@ from django.core.files.uploadedfile import TemporaryUploadedFile, UploadedFile
 from django.core.files.uploadhandler import FileUploadHandler, TemporaryFileUploadHandler
 
 from pitweb.artifacts import job_file, scratch_sweep
-from pitweb.runs.errors import SubmissionError
+from pitweb.core.errors import SubmissionError
 
 
 @dataclass(frozen=True)

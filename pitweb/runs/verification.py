@@ -1,14 +1,12 @@
-"""The work behind the tasks, as services: verify a job, score a run with reference
-prices. Each claims its row, calls the harness, and records the outcome on the side it
-belongs to: what the submitted bytes cause is theirs (mismatch, refused), our own faults
-are retried and then harness_error, a timeout is final.
+"""The work behind the verification task: claim the job, re-derive the run with the
+harness while the job heart-beats, and record the outcome on the side it belongs to:
+what the submitted bytes cause is theirs (mismatch), our own faults are retried and then
+harness_error, a timeout is final.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-from dataclasses import dataclass
 from pathlib import Path
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -16,12 +14,11 @@ from django.conf import settings
 
 from harness.market.prices import Prices, load_prices
 from harness.receipt.rederive import Rederivation, rederive
-from harness.receipt.rescore import Rescore, RescoreRefused, rescore
 from pitweb.artifacts import copy_to, job_folder, release_copy, release_held
-from pitweb.releases.models import ReferencePrices
-from pitweb.runs import platform, services
-from pitweb.runs.models import JobState, PlatformScore, Run, VerificationJob
-from pitweb.runs.services import MAX_ATTEMPTS
+from pitweb.jobs import machine
+from pitweb.jobs.machine import Outcome
+from pitweb.runs import services
+from pitweb.runs.models import JobState, Run, VerificationJob
 
 log = logging.getLogger(__name__)
 # Checks that passed at upload or at registration: failing now means our stored copy is
@@ -36,33 +33,6 @@ SERVER_SIDE_CHECKS = frozenset(
         "prices_file",
     }
 )
-
-
-@dataclass(frozen=True)
-class Outcome:
-    state: str
-    retry_in: int | None = None  # seconds: our own failure, to be tried again
-
-
-class _Heartbeat:
-    """Marks the job alive while the worker works; a killed worker stops beating and
-    the sweep hands its job to another."""
-
-    def __init__(self, job_id: int, worker: str) -> None:
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, args=(job_id, worker), daemon=True)
-
-    def _beat(self, job_id: int, worker: str) -> None:
-        while not self._stop.wait(settings.PITWEB_HEARTBEAT_SECONDS):
-            services.verification_heartbeat(job_id=job_id, worker=worker)
-
-    def __enter__(self) -> _Heartbeat:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 def _submitted_prices(run: Run, work: Path) -> Prices | None:
@@ -100,7 +70,7 @@ def verify_job(*, job_id: int, worker: str) -> Outcome:
             message=f"the server does not hold release {run.release_digest}",
         )  # fmt: skip
     try:
-        with _Heartbeat(job_id, worker):
+        with machine.Heartbeat(VerificationJob, job_id, worker):
             result = _rederived(job_id, run, release_copy(run.release))
     except SoftTimeLimitExceeded:  # the same bytes would take as long again: final, ours
         limit = settings.CELERY_TASK_SOFT_TIME_LIMIT
@@ -121,15 +91,8 @@ def _finish(job_id: int, worker: str, state: str, **fields: object) -> Outcome:
 
 def _our_failure(job_id: int, worker: str, message: str) -> Outcome:
     """Retried with backoff while attempts remain, then a final harness_error."""
-    message = message[:2000]
-    attempts = (
-        VerificationJob.objects.filter(pk=job_id).values_list("attempts", flat=True).first() or 0
-    )
-    if attempts < MAX_ATTEMPTS and services.verification_release(
-        job_id=job_id, worker=worker, message=message
-    ):
-        return Outcome("retrying", retry_in=2**attempts)
-    return _finish(job_id, worker, JobState.HARNESS_ERROR, message=message)
+    retry_in = services.verification_retry(job_id=job_id, worker=worker, message=message)
+    return Outcome("retrying" if retry_in is not None else JobState.HARNESS_ERROR, retry_in)
 
 
 def _verdict(job_id: int, worker: str, result: Rederivation) -> Outcome:
@@ -147,55 +110,3 @@ def _verdict(job_id: int, worker: str, result: Rederivation) -> Outcome:
         # by name only: a refuted value is repeated nowhere but in the run page's claim box
         message=f"{mismatch.name} differs from what the system re-derived",
     )  # fmt: skip
-
-
-def _rescored(score_id: int, run: Run, reference: ReferencePrices, release_dir: Path) -> Rescore:
-    with job_folder("score", score_id) as work:
-        prices = load_prices(
-            copy_to(reference.file_name, work / "reference.csv"),
-            source=reference.source,
-            pulled_at=reference.pulled_at,
-        )
-        return rescore(
-            copy_to(run.receipt_name, work / "receipt.json"),
-            trajectory=copy_to(run.trajectory_name, work / "trajectory.jsonl"),
-            release=release_dir,
-            prices=prices,
-            check_release=False,  # the copy was checked against the release's digest
-        )
-
-
-def score_run(*, score_id: int, worker: str) -> Outcome:
-    """A run's platform figures with one reference-price version."""
-    if not platform.platform_claim(score_id=score_id, worker=worker):
-        return Outcome("not claimed")
-    score = PlatformScore.objects.select_related("run", "run__release", "prices").get(pk=score_id)
-    run, reference = score.run, score.prices
-    try:
-        assert run.release is not None  # a run is stored only for a release the server holds
-        result = _rescored(score_id, run, reference, release_copy(run.release))
-    except RescoreRefused as exc:  # by name: no stated value repeated
-        refused = "the artifacts do not hold together: " + ", ".join(c.name for c in exc.failed)
-        platform.platform_finish(
-            score_id=score_id, worker=worker, state=PlatformScore.State.REFUSED, message=refused
-        )
-        return Outcome(PlatformScore.State.REFUSED)
-    except Exception as exc:  # our failure, never the run's
-        log.exception("platform score %s failed", score_id)
-        message = f"scorer error: {type(exc).__name__}: {exc}"[:2000]
-        if score.attempts < MAX_ATTEMPTS and platform.platform_release(
-            score_id=score_id, worker=worker, message=message
-        ):
-            return Outcome("retrying", retry_in=2**score.attempts)
-        platform.platform_finish(
-            score_id=score_id, worker=worker, state=PlatformScore.State.HARNESS_ERROR,
-            message=message,
-        )  # fmt: skip
-        return Outcome(PlatformScore.State.HARNESS_ERROR)
-    platform.platform_finish(
-        score_id=score_id,
-        worker=worker,
-        state=PlatformScore.State.SCORED,
-        figures=result.to_json(),
-    )
-    return Outcome(PlatformScore.State.SCORED)

@@ -19,11 +19,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from pitweb import charts
+from pitweb.core.errors import SubmissionError, bad_request_page
 from pitweb.releases.models import Release
 from pitweb.runs import boardcache, selectors, services, tables
 from pitweb.runs.api import LEADERBOARD_COLUMNS, leaderboard_csv, submission_wanted
-from pitweb.runs.errors import SubmissionError, bad_request_page
-from pitweb.runs.models import FINAL_STATES, Run
+from pitweb.runs.board import board_version
+from pitweb.runs.models import Run
 
 
 def _figure(figure: Any) -> Any:
@@ -43,7 +44,7 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
     # right for every request that parses to it.
     key = None
     if not request.user.is_authenticated:
-        key = boardcache.key("board-page", selectors.board_version(), filters, page)
+        key = boardcache.key("board-page", board_version(), filters, page)
         html = boardcache.get(key)
         if html is not None:
             return HttpResponse(html)
@@ -189,7 +190,7 @@ def _platform_context(run: Run, proven: bool) -> dict[str, Any]:
     if score is None or score.state != "scored" or not score.figures:
         context["no_chart_because"] = (
             "No platform figures yet ("
-            + (context["platform_status"] or selectors.withheld_reason(run))
+            + (context["platform_status"] or run.withheld_reason)
             + "), so there is nothing to draw."
         )
         return context
@@ -249,7 +250,7 @@ def run_page(request: HttpRequest, sha: str) -> HttpResponse:
     run = found
     body = run.body
     jobs = selectors.run_jobs(run, user=request.user)
-    proven = selectors.proven(run)
+    proven = run.proven
     return render(
         request,
         "run.html",
@@ -258,7 +259,7 @@ def run_page(request: HttpRequest, sha: str) -> HttpResponse:
             "body": body,
             "sha": sha,
             "proven": proven,
-            "withheld_because": selectors.withheld_reason(run),
+            "withheld_because": run.withheld_reason,
             "level_words": selectors.level_words(run),
             "declared": selectors.DECLARED,
             "could_read_future": selectors.could_read_future(run),
@@ -270,7 +271,7 @@ def run_page(request: HttpRequest, sha: str) -> HttpResponse:
             "stated_prices": ((body.get("protocol") or {}).get("P4_costs_and_frictions") or {}),
             "history": selectors.job_diffs(jobs),
             "latest_job": jobs[-1] if jobs else None,
-            "job_in_progress": bool(jobs) and jobs[-1].state not in FINAL_STATES,
+            "job_in_progress": bool(jobs) and not jobs[-1].is_final,
             "other_submissions": selectors.other_submissions(request.user, run),
             "receipt_pretty": json.dumps(body, indent=2, sort_keys=True),
             "release_name": run.release.name if run.release else run.release_digest,
@@ -285,8 +286,8 @@ def run_table(request: HttpRequest, sha: str, name: str) -> HttpResponse:
     """One of the run page's tables as CSV or JSON: cells, probe or jobs."""
     run = _run_or_404(request, sha)
     fmt = request.GET.get("format", "json")
-    if name == "cells" and not selectors.proven(run):
-        return JsonResponse({"withheld": selectors.withheld_reason(run)}, status=409)
+    if name == "cells" and not run.proven:
+        return JsonResponse({"withheld": run.withheld_reason}, status=409)
     if name == "cells":
         response = tables.table_response(fmt, "cells", tables.CELL_COLUMNS, run.body["cells"])
     elif name == "probe":
@@ -306,8 +307,8 @@ def run_table(request: HttpRequest, sha: str, name: str) -> HttpResponse:
 @refuses_bad_queries
 def run_cells_json(request: HttpRequest, sha: str) -> JsonResponse:
     run = _run_or_404(request, sha)
-    if not selectors.proven(run):
-        return JsonResponse({"withheld": selectors.withheld_reason(run)}, status=409)
+    if not run.proven:
+        return JsonResponse({"withheld": run.withheld_reason}, status=409)
     return JsonResponse(
         {"cells": run.body["cells"], "contamination": run.body.get("contamination")}
     )
@@ -396,7 +397,7 @@ def compare_page(request: HttpRequest) -> HttpResponse:
     charted = {
         f"{r.agent} {r.run_id}": charts.platform_frame(r.platform.figures["cells"])
         for r in runs
-        if selectors.proven(r)
+        if r.proven
         and r.platform is not None
         and r.platform.state == "scored"
         and r.platform.figures is not None

@@ -101,7 +101,8 @@ def settled(timeout: float = 90.0) -> None:
     """Wait until every verification job and platform score has finished."""
     import time
 
-    from pitweb.runs.models import FINAL_STATES, PlatformScore, VerificationJob
+    from pitweb.pricing.models import PlatformScore
+    from pitweb.runs.models import FINAL_STATES, VerificationJob
 
     deadline = time.monotonic() + timeout
     while (

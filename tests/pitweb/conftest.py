@@ -213,7 +213,7 @@ def reference_file(tmp_path_factory: pytest.TempPathFactory, site_release: Path)
 @pytest.fixture()
 def priced_release(registered: Any, reference_file: Path) -> Any:
     """The registered release with reference prices v1."""
-    from pitweb.runs.platform import reference_prices_register
+    from pitweb.pricing.services import reference_prices_register
 
     reference_prices_register(
         release=registered,

@@ -9,8 +9,9 @@ from django.contrib.auth.models import User
 from django.test import Client
 from rest_framework.test import APIClient
 
+from pitweb.core.models import AuditEvent
 from pitweb.runs import services
-from pitweb.runs.models import AuditEvent, Run, VerificationJob
+from pitweb.runs.models import Run, VerificationJob
 from pitweb.runs.selectors import SECTIONS
 from tests.pitweb.conftest import Artifacts, token_client
 
@@ -174,8 +175,8 @@ def test_staff_look_things_up_on_read_only_admin_pages(staff: User, submitter: U
     for model in (
         "runs/run",
         "runs/verificationjob",
-        "runs/platformscore",
-        "runs/auditevent",
+        "pricing/platformscore",
+        "core/auditevent",
         "releases/release",
         "releases/referenceprices",
         "accounts/apitoken",

@@ -146,7 +146,7 @@ def _ask(port: int, method: str, path: str, announced: int | None = None) -> tup
 
 
 def _envelope(content_type: str, body: bytes) -> dict[str, str]:
-    from pitweb.runs.errors import error_body
+    from pitweb.core.errors import error_body
 
     assert content_type == "application/json", content_type
     error = json.loads(body)["error"]

@@ -50,15 +50,15 @@ NOT_FROM_A_BODY = {
     "runs.Run.trajectory_name": "made by the site from a hash",
     "runs.Run.receipt_name": "made by the site from a hash",
     "runs.Run.prices_name": "made by the site from a hash",
-    "runs.PlatformScore.state": "the site's choices",
-    "runs.PlatformScore.worker": "the worker's own name",
+    "pricing.PlatformScore.state": "the site's choices",
+    "pricing.PlatformScore.worker": "the worker's own name",
     "runs.VerificationJob.kind": "the site's choices",
     "runs.VerificationJob.state": "the site's choices",
     "runs.VerificationJob.worker": "the worker's own name",
     "runs.VerificationJob.mismatch_check": "the name of one of the verifier's checks",
-    "runs.AuditEvent.action": "the site's names of staff actions",
-    "runs.WorkerBeat.name": "the worker's own name",
-    "runs.WorkerBeat.isolation_unavailable": "the worker's probe, cut to the column",
+    "core.AuditEvent.action": "the site's names of staff actions",
+    "jobs.WorkerBeat.name": "the worker's own name",
+    "jobs.WorkerBeat.isolation_unavailable": "the worker's probe, cut to the column",
 }
 
 

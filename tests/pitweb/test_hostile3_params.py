@@ -424,7 +424,8 @@ def test_a_submission_not_in_0_9_digits_is_a_clean_400_on_every_run_url(
 def test_a_staff_form_or_reverify_with_a_bad_submission_is_a_400_and_does_nothing(
     world: World, fuzz: Fuzz
 ) -> None:
-    from pitweb.runs.models import AuditEvent, VerificationJob
+    from pitweb.core.models import AuditEvent
+    from pitweb.runs.models import VerificationJob
 
     sha = world.shown.body_sha256.removeprefix("sha256:")
     staff = Client()
@@ -472,8 +473,8 @@ def test_a_hidden_runs_key_answers_like_an_unknown_key_whatever_the_submission(
 def test_body_less_and_form_less_posts_are_a_clean_400_and_store_nothing(
     world: World, submitter: User
 ) -> None:
+    from pitweb.core.models import AuditEvent
     from pitweb.releases.models import ReferencePrices
-    from pitweb.runs.models import AuditEvent
 
     sha = world.shown.body_sha256.removeprefix("sha256:")
     digest = world.values["digest"]

@@ -18,8 +18,9 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
+from pitweb.jobs.models import WorkerBeat
 from pitweb.runs import services
-from pitweb.runs.models import Run, VerificationJob, WorkerBeat
+from pitweb.runs.models import Run, VerificationJob
 from tests.pitweb.conftest import Artifacts, submit_run
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -18,7 +18,9 @@ from rest_framework.test import APIClient
 
 from harness import canonical
 from harness.receipt.build import receipt_text
-from pitweb.runs.models import AuditEvent, Cell, PlatformScore, ProbeItem, Run, VerificationJob
+from pitweb.core.models import AuditEvent
+from pitweb.pricing.models import PlatformScore
+from pitweb.runs.models import Run, VerificationJob
 from tests.pitweb.conftest import Artifacts, make_run, token_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -308,7 +310,7 @@ def stored() -> set[str]:
 
 
 def nothing_stored(before: set[str], upload_tmp: Path) -> None:
-    assert Run.objects.count() == Cell.objects.count() == ProbeItem.objects.count() == 0
+    assert Run.objects.count() == 0
     assert VerificationJob.objects.count() == PlatformScore.objects.count() == 0
     assert AuditEvent.objects.count() == 0
     assert stored() == before
@@ -444,11 +446,12 @@ def test_files_stored_for_a_row_that_could_not_be_created_are_removed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from pitweb.runs import services
+    from pitweb.runs.services import intake
 
     def fail(**kwargs: Any) -> Any:
         raise RuntimeError("the database went away")
 
-    monkeypatch.setattr(services, "_create_run", fail)
+    monkeypatch.setattr(intake, "_create_run", fail)
     before = stored()
     with pytest.raises(RuntimeError):
         files = stub_run.files()

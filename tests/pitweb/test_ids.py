@@ -86,8 +86,8 @@ def test_compare_warns_when_runs_were_priced_with_different_versions(
     site_release: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from pitweb.runs import tasks
-    from pitweb.runs.platform import reference_prices_register
+    from pitweb.pricing import tasks
+    from pitweb.pricing.services import reference_prices_register
     from tests.support.data import build_prices
 
     a = submit(submitter, stub_run)

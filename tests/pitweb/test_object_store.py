@@ -18,7 +18,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from pitweb.runs.models import JobState, PlatformScore
+from pitweb.pricing.models import PlatformScore
+from pitweb.runs.models import JobState
 from tests.pitweb.conftest import Artifacts, submit_run
 from tests.pitweb.test_worker_integration import (
     real_broker_clean,
@@ -81,8 +82,8 @@ def test_upload_verify_price_and_download_with_artifacts_in_an_object_store(
     import boto3
 
     from pitweb import celery_app
+    from pitweb.pricing.services import reference_prices_register
     from pitweb.releases.services import release_register
-    from pitweb.runs.platform import reference_prices_register
 
     options = {
         "bucket_name": BUCKET,

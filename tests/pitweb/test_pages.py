@@ -258,7 +258,7 @@ def test_run_page_explains_itself_and_charts_the_platform_figures(
 def test_a_run_page_with_nothing_to_draw_says_why_instead(
     registered: Any, submitter: User, stub_run: Artifacts, reference_file: Path
 ) -> None:
-    from pitweb.runs.platform import reference_prices_register
+    from pitweb.pricing.services import reference_prices_register
 
     run = submit(submitter, stub_run)  # the release has no reference prices yet
     html = Client().get(f"/runs/{run.body_sha256[7:]}/").content.decode()
@@ -407,7 +407,8 @@ def test_the_status_page_costs_the_same_queries_however_many_jobs_and_workers(
 ) -> None:
     from django.utils import timezone
 
-    from pitweb.runs.models import VerificationJob, WorkerBeat
+    from pitweb.jobs.models import WorkerBeat
+    from pitweb.runs.models import VerificationJob
 
     template = submit(submitter, stub_run)
 

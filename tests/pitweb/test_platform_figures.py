@@ -13,11 +13,13 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
 
+from pitweb.core.errors import SubmissionError
+from pitweb.core.models import AuditEvent
+from pitweb.pricing.models import PlatformScore
+from pitweb.pricing.services import reference_prices_register
 from pitweb.releases.models import ReferencePrices, ReferencePricesEdited
 from pitweb.runs import services
-from pitweb.runs.errors import SubmissionError
-from pitweb.runs.models import AuditEvent, PlatformScore, Run
-from pitweb.runs.platform import reference_prices_register
+from pitweb.runs.models import Run
 from tests.pitweb.conftest import Artifacts, make_run, submit_run
 from tests.support.data import build_prices
 
@@ -87,7 +89,7 @@ def test_a_new_reference_version_rescores_every_run_and_rows_name_it(
     newer = build_prices(tmp_path / "reference-v2.csv", site_release, seed=77)
 
     # while the re-scoring job waits, the row says so and shows no number of either version
-    from pitweb.runs import tasks
+    from pitweb.pricing import tasks
 
     monkeypatch.setattr(tasks.rescore_run_task, "delay", lambda *a, **k: None)
     reference, created = reference_prices_register(
@@ -217,7 +219,7 @@ def test_a_scorer_failure_is_ours_and_refused_artifacts_get_no_figure(
 ) -> None:
     from harness.receipt.rederive import Check
     from harness.receipt.rescore import RescoreRefused
-    from pitweb.runs import verification
+    from pitweb.pricing import scoring
 
     run = submit(submitter, stub_run)
     calls: list[int] = []
@@ -226,7 +228,7 @@ def test_a_scorer_failure_is_ours_and_refused_artifacts_get_no_figure(
         calls.append(1)
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(verification, "rescore", broken)
+    monkeypatch.setattr(scoring, "rescore", broken)
     reference_prices_register(
         release=registered,
         path=reference_file,
@@ -247,7 +249,7 @@ def test_a_scorer_failure_is_ours_and_refused_artifacts_get_no_figure(
     def refused(*args: Any, **kwargs: Any) -> Any:
         raise RescoreRefused([Check("trajectory_sha256", "mismatch", "stated 0.4321")])
 
-    monkeypatch.setattr(verification, "rescore", refused)
+    monkeypatch.setattr(scoring, "rescore", refused)
     services.run_reverify(run=run, staff=User.objects.create_user("s", is_staff=True), reason="r")
     score.refresh_from_db()
     assert score.state == "refused"

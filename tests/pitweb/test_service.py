@@ -111,7 +111,8 @@ def test_nul_bytes_and_undecodable_input_are_a_400_on_every_public_url(
 def test_a_nul_byte_in_a_staff_form_is_a_400_and_changes_nothing(
     priced_release: Any, submitter: User, staff: User, stub_run: Artifacts
 ) -> None:
-    from pitweb.runs.models import AuditEvent, Run
+    from pitweb.core.models import AuditEvent
+    from pitweb.runs.models import Run
 
     run = submit_run(submitter, stub_run)
     client = Client()

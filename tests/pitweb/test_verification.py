@@ -13,8 +13,8 @@ from django.core.files.storage import default_storage
 from django.utils import timezone
 
 from harness.receipt.build import receipt_text
+from pitweb.core.errors import SubmissionError
 from pitweb.runs import services
-from pitweb.runs.errors import SubmissionError
 from pitweb.runs.models import JobState, Run, VerificationJob
 from pitweb.runs.tasks import verify_run_task
 from tests.pitweb.conftest import Artifacts
@@ -241,7 +241,7 @@ def test_the_receipt_score_is_rederived_not_trusted(
 def test_staff_requeue_takes_only_silent_jobs_and_is_audited(
     registered: Any, submitter: User, stub_run: Artifacts, staff: User
 ) -> None:
-    from pitweb.runs.models import AuditEvent
+    from pitweb.core.models import AuditEvent
 
     run = submit(submitter, stub_run)
     job = run.jobs.get()

@@ -21,8 +21,10 @@ from django.test import Client
 from django.utils import timezone
 
 from pitweb import celery_app
+from pitweb.jobs.models import WorkerBeat
+from pitweb.pricing.models import PlatformScore
 from pitweb.runs import services
-from pitweb.runs.models import JobState, PlatformScore, VerificationJob, WorkerBeat
+from pitweb.runs.models import JobState, VerificationJob
 from pitweb.runs.tasks import sweep_stale_jobs
 from tests.pitweb.conftest import Artifacts
 
@@ -220,6 +222,56 @@ def test_a_job_whose_worker_is_killed_is_finished_by_the_next(
         wait_for(swept, "the sweep to requeue the job", second_log)
         wait_for(lambda: state(job) == JobState.VERIFIED, "the second worker to verify", second_log)
         assert job.attempts == 2 and job.worker not in ("", first_worker)
+    finally:
+        stop(first)
+        if second is not None:
+            stop(second)
+
+
+def test_a_score_whose_worker_is_killed_beats_until_then_and_is_scored_by_the_next(
+    priced_release: Any, submitter: User, stub_run: Artifacts, artifact_dir: Path, tmp_path: Path
+) -> None:
+    env = worker_env(artifact_dir)
+    gate = tmp_path / "gate"
+    first_log, second_log = tmp_path / "first.log", tmp_path / "second.log"
+    first = start(
+        [sys.executable, str(REPO / "tests" / "pitweb" / "worker_with_gate.py")],
+        {**env, "PITWEB_TEST_GATE": str(gate), "PITWEB_TEST_GATE_AT": "score"},
+        first_log,
+    )
+    second = None
+    try:
+        job = submit(submitter, stub_run)
+        wait_for(lambda: gate.with_suffix(".started").exists(), "the score to start", first_log)
+        assert state(job) == JobState.VERIFIED
+        score = PlatformScore.objects.get(run=job.run)
+        assert score.state == PlatformScore.State.SCORING and score.started_at is not None
+        started = score.started_at
+
+        def beaten() -> bool:
+            score.refresh_from_db()
+            return score.heartbeat_at is not None and score.heartbeat_at > started
+
+        wait_for(beaten, "the scoring worker's heartbeat", first_log)
+        first_worker = score.worker
+        stop(first)  # killed mid-score: no figures, no more heartbeats
+        second = worker(env, second_log, "w2")
+
+        def swept() -> bool:
+            sweep_stale_jobs.delay()
+            time.sleep(1.0)
+            score.refresh_from_db()
+            return score.state != PlatformScore.State.SCORING
+
+        wait_for(swept, "the sweep to requeue the score", second_log)
+
+        def scored() -> bool:
+            score.refresh_from_db()
+            return score.state == PlatformScore.State.SCORED
+
+        wait_for(scored, "the second worker to score", second_log)
+        assert score.attempts == 2 and score.worker not in ("", first_worker)
+        assert score.shifted_pit_priced is not None
     finally:
         stop(first)
         if second is not None:

@@ -1,5 +1,6 @@
-"""A Celery worker whose verification stops at a gate: it writes STARTED, then waits
-for a file that never comes. The integration test kills it there, mid-job."""
+"""A Celery worker whose verification (or, with PITWEB_TEST_GATE_AT=score, whose
+platform scoring) stops at a gate: it writes STARTED, then waits for a file that never
+comes. The integration test kills it there, mid-job."""
 
 import os
 import sys
@@ -11,6 +12,7 @@ import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pitweb.settings")
 django.setup()
 
+import pitweb.pricing.scoring as scoring  # noqa: E402
 import pitweb.runs.verification as verification  # noqa: E402
 from pitweb import celery_app  # noqa: E402
 
@@ -24,7 +26,10 @@ def held(*args: object, **kwargs: object) -> object:
     raise SystemExit("gate opened")
 
 
-verification.rederive = held  # type: ignore[assignment]
+if os.environ.get("PITWEB_TEST_GATE_AT") == "score":
+    scoring.rescore = held  # type: ignore[assignment]
+else:
+    verification.rederive = held  # type: ignore[assignment]
 celery_app.worker_main(
     ["worker", "--pool=solo", "--loglevel=WARNING", "-n", "gated@%h", *sys.argv[1:]]
 )

@@ -22,10 +22,11 @@ from harness.market.prices import synth_prices
 from harness.release.bundle import Bundle
 from harness.release.synth import synth_release
 from pitweb.accounts.services import token_issue
+from pitweb.pricing.models import PlatformScore
+from pitweb.pricing.services import reference_prices_register
 from pitweb.releases.services import release_register
 from pitweb.runs import services
-from pitweb.runs.models import FINAL_STATES, PlatformScore, Run, VerificationJob
-from pitweb.runs.platform import reference_prices_register
+from pitweb.runs.models import FINAL_STATES, Run, VerificationJob
 
 AGENTS = ("stub", "harness.agents.baselines:earliest_five", "harness.agents.baselines:date_reader")
 STAFF = ("staff", "staff-demo-password")

@@ -1,12 +1,18 @@
-"""Writes for platform figures: registering a release's reference prices, and scoring
-each proven run with them.
+"""Pricing: registering a release's reference prices, and scoring each proven run with
+them (the platform figures every ranked run is compared on).
 
 A reference-price version is registered once and never edited. Registering one queues a
 score for every proven run of the release and points each run at it, so until the new
 score lands the run's row says "pending" with the version: no run is ranked on one
 version beside a run priced with another. A run proven later is scored with the
 release's newest version. Scores move pending -> scoring -> scored | refused |
-harness_error; a harness error is ours and never the run's result.
+harness_error (``PlatformScore.LEGAL_MOVES``, on the claimable-job machine); a harness
+error is ours and never the run's result.
+
+Imports go one way: pricing imports ``pitweb.runs``' models and board, ``pitweb.jobs``,
+``pitweb.core`` and ``pitweb.releases``; ``pitweb.runs``' services never import pricing
+(a proven run reaches ``platform_request`` through the ``run_proven`` signal). Tasks
+import these services; these services reach a task only through ``enqueue_score``.
 """
 
 from __future__ import annotations
@@ -17,20 +23,20 @@ from datetime import timedelta
 from functools import partial
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import transaction
-from django.db.models import F
-from django.utils import timezone
 
 from harness.market.prices import PriceError, load_prices
+from pitweb.core.audit import audit_record
+from pitweb.core.errors import SubmissionError
+from pitweb.core.inputs import readable, require_reason
+from pitweb.jobs import machine
+from pitweb.pricing.models import PlatformScore
 from pitweb.releases.models import ReferencePrices, Release
-from pitweb.runs.errors import SubmissionError
-from pitweb.runs.models import AuditEvent, PlatformScore, Run
-from pitweb.runs.selectors import PROVEN_LEVELS
-from pitweb.runs.services import MAX_ATTEMPTS, _require_reason, board_changed, readable
+from pitweb.runs.board import board_changed
+from pitweb.runs.models import PROVEN_LEVELS, Run
 
 
 def current_prices(release: Release | None) -> ReferencePrices | None:
@@ -51,7 +57,7 @@ def reference_prices_register(
     """Register a price file as the release's next reference version and queue a
     re-scoring of every proven run of the release. The same file again is the version
     it already is (nothing queued). Audited and published."""
-    reason = _require_reason(reason)
+    reason = require_reason(reason)
     source, pulled_at = readable(source, "source"), readable(pulled_at, "pulled_at")
     if not source.strip():
         raise SubmissionError("source_required", "say where the reference prices came from")
@@ -86,7 +92,7 @@ def reference_prices_register(
             registered_by=staff,
             reason=reason,
         )
-        AuditEvent.objects.create(
+        audit_record(
             actor=staff,
             action="reference_prices",
             run=None,
@@ -114,33 +120,22 @@ def platform_request(*, run: Run) -> PlatformScore | None:
 
 
 def _queue(run: Run, reference: ReferencePrices) -> PlatformScore:
-    from pitweb.runs.tasks import rescore_run_task
-
     score, created = PlatformScore.objects.get_or_create(run=run, prices=reference)
-    if not created and score.state in (
-        PlatformScore.State.REFUSED,
-        PlatformScore.State.HARNESS_ERROR,
-    ):
+    if not created and PlatformScore.may_move(score.state, PlatformScore.QUEUED):
         # proven again (a re-verification passed): try again with a clean slate
-        PlatformScore.objects.filter(pk=score.pk).update(
-            state=PlatformScore.State.PENDING, attempts=0, message="", worker=""
-        )
-        created = True
+        created = machine.transition(
+            PlatformScore, pk=score.pk, source=score.state, target=PlatformScore.QUEUED,
+            attempts=0, message="", worker="",
+        )  # fmt: skip
     Run.objects.filter(pk=run.pk).update(platform=score)
     if created:
-        transaction.on_commit(lambda: rescore_run_task.delay(score.pk), robust=True)
+        enqueue_score(score.pk)
     return score
 
 
 def platform_claim(*, score_id: int, worker: str) -> bool:
-    now = timezone.now()
-    claimed = PlatformScore.objects.filter(pk=score_id, state=PlatformScore.State.PENDING).update(
-        state=PlatformScore.State.SCORING,
-        worker=worker,
-        started_at=now,
-        attempts=F("attempts") + 1,
-    )
-    return claimed == 1
+    """pending -> scoring, for exactly one worker."""
+    return machine.claim(PlatformScore, pk=score_id, worker=worker)
 
 
 def _read_off(figures: dict[str, Any]) -> dict[str, Any]:
@@ -158,6 +153,10 @@ def _read_off(figures: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _tell_board(score_id: int, state: str) -> None:
+    board_changed()
+
+
 def platform_finish(
     *,
     score_id: int,
@@ -167,47 +166,40 @@ def platform_finish(
     message: str = "",
 ) -> bool:
     """scoring -> scored | refused | harness_error, only by the worker that holds it."""
-    fields: dict[str, Any] = {"state": state, "finished_at": timezone.now(), "message": message}
+    fields: dict[str, Any] = {"message": message}
     if figures is not None:
         fields.update(figures=figures, **_read_off(figures))
-    with transaction.atomic():
-        done = PlatformScore.objects.filter(
-            pk=score_id, state=PlatformScore.State.SCORING, worker=worker
-        ).update(**fields)
-        if done:
-            board_changed()
-    return done == 1
+    return machine.finish(
+        PlatformScore, pk=score_id, worker=worker, state=state, then=_tell_board, **fields
+    )
 
 
-def platform_release(*, score_id: int, worker: str, message: str) -> bool:
-    """scoring -> pending: our own failure, to be tried again."""
-    moved = PlatformScore.objects.filter(
-        pk=score_id, state=PlatformScore.State.SCORING, worker=worker
-    ).update(state=PlatformScore.State.PENDING, worker="", message=message)
-    return moved == 1
+def platform_retry(*, score_id: int, worker: str, message: str) -> int | None:
+    """Our own failure: scoring -> pending while attempts remain (the seconds to wait are
+    returned), else a final harness_error."""
+    return machine.give_up_or_release(
+        PlatformScore, pk=score_id, worker=worker, message=message, then=_gave_up
+    )
+
+
+def _gave_up(score_id: int, state: str) -> None:
+    if state == PlatformScore.GAVE_UP:
+        board_changed()
 
 
 def platform_requeue_stale(*, older_than: timedelta | None = None) -> list[int]:
-    """The sweep's share: a score whose worker died mid-way goes back to pending (after
-    the job time limit), and pending scores whose message was lost are sent again."""
-    from pitweb.runs.tasks import rescore_run_task
+    """The sweep's share: a score whose worker stopped heart-beating goes back to pending
+    (or, past its attempts, ends as harness_error), and pending scores whose message was
+    lost are sent again."""
+    swept = machine.sweep_stale(PlatformScore, older_than=older_than, then=_gave_up)
+    for pk in swept.to_dispatch:
+        enqueue_score(pk)
+    return swept.to_dispatch
 
-    limit = older_than or timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
-    cutoff = timezone.now() - limit
-    stuck = PlatformScore.objects.filter(state=PlatformScore.State.SCORING, started_at__lt=cutoff)
-    stuck.filter(attempts__gte=MAX_ATTEMPTS).update(
-        state=PlatformScore.State.HARNESS_ERROR,
-        finished_at=timezone.now(),
-        message=f"gave up: its worker stopped on each of {MAX_ATTEMPTS} attempts",
-    )
-    stuck.update(
-        state=PlatformScore.State.PENDING, worker="", message="requeued: its worker stopped"
-    )
-    waiting = list(
-        PlatformScore.objects.filter(
-            state=PlatformScore.State.PENDING, created_at__lt=cutoff
-        ).values_list("pk", flat=True)
-    )
-    for pk in waiting:
-        transaction.on_commit(partial(rescore_run_task.delay, pk), robust=True)
-    return waiting
+
+def enqueue_score(score_id: int) -> None:
+    """Send score ``score_id`` to a worker once the transaction commits: the one place
+    these services reach the tasks."""
+    from pitweb.pricing.tasks import rescore_run_task
+
+    transaction.on_commit(partial(rescore_run_task.delay, score_id), robust=True)

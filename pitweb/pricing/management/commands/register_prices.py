@@ -3,9 +3,9 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from pitweb.core.errors import SubmissionError
+from pitweb.pricing.services import reference_prices_register
 from pitweb.releases.models import Release
-from pitweb.runs.errors import SubmissionError
-from pitweb.runs.platform import reference_prices_register
 
 
 class Command(BaseCommand):

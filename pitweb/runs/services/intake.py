@@ -1,24 +1,12 @@
-"""Writes: submitting a run, moving verification jobs, staff actions.
-
-Every function here is the only way its rows change. Jobs move (``LEGAL_MOVES``)::
-
-    received  -> verifying                      (a worker claims it)
-    verifying -> verified | mismatch | harness_error | unknown_release
-    verifying -> received                       (our failure, or a dead worker: again)
-
-and ``_move`` refuses any other; a new verification is a new job linked to the last one.
-"""
+"""Intake: an upload checked completely, then stored, then its verification queued.
+Nothing is written before every check has passed."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import socket
-from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import timedelta
-from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
@@ -28,8 +16,7 @@ from django.contrib.auth.models import User
 from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
-from django.utils import timezone
+from django.db.models import Q
 
 from harness import canonical
 from harness.receipt.binding import config_binding
@@ -37,29 +24,13 @@ from harness.receipt.build import ReceiptError
 from harness.receipt.schemas import receipt_body_validator
 from harness.receipt.verify import check_receipt
 from pitweb.artifacts import job_file, job_folder
+from pitweb.core.errors import SubmissionError
 from pitweb.releases.models import Release
-from pitweb.runs.errors import SubmissionError
-from pitweb.runs.models import (
-    FINAL_STATES,
-    AuditEvent,
-    BoardVersion,
-    Cell,
-    JobState,
-    ProbeItem,
-    Run,
-    VerificationJob,
-    VerificationLevel,
-)
+from pitweb.runs.models import Run, VerificationJob
+from pitweb.runs.services.verifying import verification_request
 from pitweb.runs.summary import body_summary, run_facts
 
 CHUNK = 1024 * 1024
-
-
-def board_changed() -> None:
-    """Invalidate cached boards (call inside the transaction that changed a run)."""
-    updated = BoardVersion.objects.filter(pk=1).update(version=F("version") + 1)
-    if not updated:
-        BoardVersion.objects.get_or_create(pk=1)
 
 
 @dataclass
@@ -233,7 +204,7 @@ def _checked_receipt(path: Path) -> tuple[dict[str, Any], str]:
     _check_body(body)  # first: a malformed body is named as such, not as a hash failure
     if not report.ok:
         raise SubmissionError("receipt_hash_mismatch", "; ".join(report.failures))
-    return body, "sha256:" + canonical.sha256_hex(canonical.dumps_bytes(body))
+    return body, canonical.digest(body)
 
 
 def _known_submission(user: User, body: dict[str, Any], body_sha: str) -> Submission | None:
@@ -467,299 +438,7 @@ def _insert_run(
             receipt_name=receipt_name,
             prices_name=prices_name,
         )
-        Cell.objects.bulk_create(
-            Cell(
-                run=run,
-                arm=c["arm"],
-                clock=c["clock"],
-                reachable=c["reachable"],
-                status=c["status"],
-                trades=c["trades"],
-                priced_trades=c["priced_trades"],
-                total_return=c["total_return"],
-            )
-            for c in body["cells"]
-        )
-        ProbeItem.objects.bulk_create(
-            ProbeItem(
-                run=run,
-                item=i.get("item", n),
-                row_key=str(i.get("row_key", ""))[:40],
-                answer=str(i.get("answer", "")),
-                score=i.get("score") or {},
-                date_recovered=bool((i.get("score") or {}).get("date_recovered")),
-                year_recovered=bool((i.get("score") or {}).get("year_recovered")),
-                issuer_recovered=bool((i.get("score") or {}).get("issuer_recovered")),
-            )
-            for n, i in enumerate(body["probe"].get("items") or [])
-            if isinstance(i, dict)
-        )
         job = verification_request(
             run=run, kind=VerificationJob.Kind.VERIFY, requested_by=user, reason="submitted"
         )
     return Submission(run, job, True)
-
-
-# -- verification --------------------------------------------------------------
-
-
-def verification_request(
-    *, run: Run, kind: str, requested_by: User | None, reason: str
-) -> VerificationJob:
-    """A new job, linked to the run's last one, queued once the transaction commits."""
-    from pitweb.runs.tasks import verify_run_task
-
-    with transaction.atomic():
-        Run.objects.select_for_update().filter(pk=run.pk).first()  # one request per run at a time
-        previous = run.jobs.first()
-        if previous is not None and previous.state not in FINAL_STATES:
-            raise SubmissionError(
-                "job_in_progress", f"job {previous.pk} of this run is still {previous.state}", 409
-            )
-        job = VerificationJob.objects.create(
-            run=run, kind=kind, requested_by=requested_by, reason=reason, previous=previous
-        )
-        Run.objects.filter(pk=run.pk).update(status=JobState.RECEIVED)
-        board_changed()
-        # robust: a broker hiccup must not turn a stored upload into a 500; the sweep
-        # re-dispatches jobs left waiting in received
-        transaction.on_commit(lambda: verify_run_task.delay(job.pk), robust=True)
-    return job
-
-
-def worker_name() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
-# Our own failures are retried this many times (a job, a platform score), then final.
-MAX_ATTEMPTS = 3
-
-# The legal moves of a verification job, written once: every state change goes
-# through ``_move``, which refuses any other.
-LEGAL_MOVES: dict[str, frozenset[str]] = {
-    JobState.RECEIVED: frozenset({JobState.VERIFYING}),
-    JobState.VERIFYING: frozenset(
-        {
-            JobState.RECEIVED,  # our failure, to be tried again (or the sweep)
-            JobState.VERIFIED,
-            JobState.MISMATCH,
-            JobState.HARNESS_ERROR,
-            JobState.UNKNOWN_RELEASE,
-        }
-    ),
-}
-
-
-def _move(
-    *,
-    job_id: int,
-    source: str,
-    target: str,
-    only: Q | None = None,
-    run_fields: dict[str, Any] | None = None,
-    **job_fields: Any,
-) -> bool:
-    """Move a job from ``source`` to ``target`` if it is still in ``source`` (and matches
-    ``only``), mirror the state on its run, and tell the board. One conditional update:
-    of two workers racing for the same move, exactly one wins."""
-    if target not in LEGAL_MOVES.get(source, frozenset()):
-        raise ValueError(f"a job never moves {source} -> {target}")
-    with transaction.atomic():
-        jobs = VerificationJob.objects.filter(pk=job_id, state=source)
-        moved = (jobs.filter(only) if only is not None else jobs).update(state=target, **job_fields)
-        if moved:
-            Run.objects.filter(jobs__pk=job_id).update(status=target, **(run_fields or {}))
-            board_changed()
-    return moved == 1
-
-
-def verification_claim(*, job_id: int, worker: str) -> bool:
-    """received -> verifying, for exactly one worker."""
-    now = timezone.now()
-    return _move(
-        job_id=job_id,
-        source=JobState.RECEIVED,
-        target=JobState.VERIFYING,
-        worker=worker,
-        started_at=now,
-        heartbeat_at=now,
-        attempts=F("attempts") + 1,
-    )
-
-
-def verification_heartbeat(*, job_id: int, worker: str) -> None:
-    VerificationJob.objects.filter(pk=job_id, state=JobState.VERIFYING, worker=worker).update(
-        heartbeat_at=timezone.now()
-    )
-
-
-def verification_finish(
-    *,
-    job_id: int,
-    worker: str,
-    state: str,
-    checks: Iterable[dict[str, str]] = (),
-    mismatch_check: str = "",
-    message: str = "",
-) -> bool:
-    """verifying -> a final state, only by the worker that holds the job. A verdict
-    (verified, mismatch) sets the run's level; a harness error says nothing about it."""
-    if state not in FINAL_STATES:
-        raise ValueError(f"{state} is not a final state")
-    run_fields: dict[str, Any] = {}
-    if state in (JobState.VERIFIED, JobState.MISMATCH):
-        run_fields = {
-            "verification_level": VerificationLevel.HASHES_VERIFIED
-            if state == JobState.VERIFIED
-            else VerificationLevel.SELF_REPORTED,
-            "failed_check": mismatch_check[:200] if state == JobState.MISMATCH else "",
-        }
-    with transaction.atomic():
-        done = _move(
-            job_id=job_id,
-            source=JobState.VERIFYING,
-            target=state,
-            only=Q(worker=worker),
-            run_fields=run_fields,
-            finished_at=timezone.now(),
-            checks=list(checks),
-            mismatch_check=mismatch_check,
-            message=message,
-        )
-        if done and state == JobState.VERIFIED:
-            from pitweb.runs.platform import platform_request
-
-            platform_request(run=Run.objects.get(jobs__pk=job_id))
-    return done
-
-
-def verification_release(*, job_id: int, worker: str, message: str) -> bool:
-    """verifying -> received: our own failure, to be tried again."""
-    return _move(
-        job_id=job_id,
-        source=JobState.VERIFYING,
-        target=JobState.RECEIVED,
-        only=Q(worker=worker),
-        worker="",
-        message=message,
-    )
-
-
-def verification_requeue_stale(*, older_than: timedelta | None = None) -> list[int]:
-    """The sweep. Jobs whose worker stopped heart-beating go back to received and are
-    dispatched again; a job that has used its attempts (it keeps killing workers) ends
-    as harness_error; a job left waiting in received (its message was lost) is
-    dispatched again."""
-    from pitweb.runs.tasks import verify_run_task
-
-    limit = older_than or timedelta(seconds=settings.PITWEB_STALE_AFTER_SECONDS)
-    cutoff = timezone.now() - limit
-    silent = Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True)
-    stale = VerificationJob.objects.filter(silent, state=JobState.VERIFYING)
-    requeued = []
-    for pk, attempts in stale.values_list("pk", "attempts"):
-        if attempts >= MAX_ATTEMPTS:
-            _move(
-                job_id=pk,
-                source=JobState.VERIFYING,
-                target=JobState.HARNESS_ERROR,
-                only=silent,
-                finished_at=timezone.now(),
-                message=f"gave up: its worker stopped heart-beating on each of {attempts} attempts",
-            )
-        elif _move(
-            job_id=pk,
-            source=JobState.VERIFYING,
-            target=JobState.RECEIVED,
-            only=silent,
-            worker="",
-            message="requeued: its worker stopped heart-beating",
-        ):
-            requeued.append(pk)
-    waiting = VerificationJob.objects.filter(
-        state=JobState.RECEIVED, created_at__lt=cutoff
-    ).values_list("pk", flat=True)
-    for pk in [*requeued, *(pk for pk in waiting if pk not in requeued)]:
-        transaction.on_commit(partial(verify_run_task.delay, pk), robust=True)
-    return requeued
-
-
-# -- staff ---------------------------------------------------------------------
-
-
-def jobs_requeue(*, staff: User, run: Run | None, reason: str) -> list[int]:
-    """Staff: requeue now every job whose worker stopped heart-beating (the sweep's
-    rule, not sooner: a live worker's job is never taken from it). Audited."""
-    reason = _require_reason(reason)
-    moved = verification_requeue_stale()
-    AuditEvent.objects.create(
-        actor=staff,
-        action="requeue",
-        run=run,
-        reason=f"{reason} (jobs {moved or 'none'})",
-        public=run is None or run.visibility == "public",
-    )
-    return moved
-
-
-def readable(value: str, what: str) -> str:
-    """A text field the site will store: no NUL byte (no database stores one as text)."""
-    if "\x00" in (value or ""):
-        raise SubmissionError("unreadable_input", f"{what} holds a NUL byte")
-    return value or ""
-
-
-def _require_reason(reason: str) -> str:
-    reason = readable(reason, "reason").strip()
-    if not reason:
-        raise SubmissionError(
-            "reason_required", "staff actions need a reason; it is published with the action"
-        )
-    return reason
-
-
-def run_reverify(*, run: Run, staff: User, reason: str) -> VerificationJob:
-    reason = _require_reason(reason)
-    with transaction.atomic():
-        job = verification_request(
-            run=run, kind=VerificationJob.Kind.REVERIFY, requested_by=staff, reason=reason
-        )
-        AuditEvent.objects.create(
-            actor=staff,
-            action="reverify",
-            run=run,
-            reason=reason,
-            public=run.visibility == "public",
-        )
-    return job
-
-
-def _staff_change(*, run: Run, staff: User, action: str, reason: str, **fields: Any) -> Run:
-    """Change a run's staff-controlled fields and publish who did it and why."""
-    reason = _require_reason(reason)
-    with transaction.atomic():
-        Run.objects.filter(pk=run.pk).update(**fields)
-        board_changed()
-        AuditEvent.objects.create(
-            actor=staff, action=action, run=run, reason=reason, public=run.visibility == "public"
-        )
-    run.refresh_from_db()
-    return run
-
-
-def run_set_hidden(*, run: Run, staff: User, hidden: bool, reason: str) -> Run:
-    return _staff_change(
-        run=run,
-        staff=staff,
-        action="hide" if hidden else "unhide",
-        reason=reason,
-        hidden=hidden,
-        hidden_reason=reason.strip() if hidden else "",
-    )
-
-
-def run_set_flag(*, run: Run, staff: User, flag: str, reason: str) -> Run:
-    flag = readable(flag, "flag")
-    return _staff_change(
-        run=run, staff=staff, action="flag" if flag else "unflag", reason=reason, flag=flag[:200]
-    )

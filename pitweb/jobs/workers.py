@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 from django.utils import timezone
 
-from pitweb.runs.models import WorkerBeat
+from pitweb.jobs.models import WorkerBeat
 
 log = logging.getLogger(__name__)
 _stop = threading.Event()
@@ -60,7 +60,7 @@ def _process_started(sender: Any = None, **kwargs: Any) -> None:
 @worker_ready.connect
 def _start(sender: Any = None, **kwargs: Any) -> None:
     from harness.isolation.sandbox.outside import availability
-    from pitweb.runs.services import worker_name
+    from pitweb.jobs.machine import worker_name
 
     sweep_dead_folders()
 
@@ -85,7 +85,7 @@ def _start(sender: Any = None, **kwargs: Any) -> None:
 
 @worker_shutdown.connect
 def _stopped(sender: Any = None, **kwargs: Any) -> None:
-    from pitweb.runs.services import worker_name
+    from pitweb.jobs.machine import worker_name
 
     _stop.set()
     try:

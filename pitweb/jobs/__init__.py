@@ -1,0 +1,22 @@
+"""The one claimable-job machine every worker job runs on.
+
+A job is a row of a concrete subclass of :class:`pitweb.jobs.models.ClaimableJob`
+(``runs.VerificationJob``, ``pricing.PlatformScore``; judging and execution will be
+two more). Each subclass keeps its own table, its own state names and its own result
+columns, because each kind answers a different question and the API shows its states by
+name; what they share is the machine: a queued state, a running state, the final states,
+the legal moves between them as data, and :mod:`pitweb.jobs.machine`, which alone moves
+a job (one conditional UPDATE per move, so of two workers racing for a move exactly one
+wins), claims it, keeps its heartbeat, releases it for another try, and sweeps the jobs
+whose worker stopped heart-beating (again, up to ``MAX_ATTEMPTS``, then the kind's
+harness-error state: our failure, never shown as the run's result).
+
+Workers themselves heart-beat too, job or no job (``WorkerBeat``, written by the Celery
+signal handlers in ``workers``), so the status page tells a live worker from a dead one;
+``machine.queue_summary`` is its view of a queue.
+
+Imports go one way: an app's models subclass ``ClaimableJob`` and its services call the
+machine; this app imports no other ``pitweb`` app (only ``pitweb.artifacts``, to clear
+the scratch folders dead workers left), and it never enqueues a task (the sweep returns
+the ids to dispatch; the caller's services enqueue them).
+"""

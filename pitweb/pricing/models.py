@@ -1,0 +1,60 @@
+from django.db import models
+
+from pitweb.jobs.models import ClaimableJob
+from pitweb.releases.models import ReferencePrices
+
+
+class PlatformScore(ClaimableJob):
+    """A run's platform figures with one reference-price version: its trades re-derived
+    from the trajectory by ``harness.receipt.rescore.rescore`` and priced with the release's
+    reference prices. One row per (run, version); a new version is a new row. A job on
+    the claimable-job machine: pending -> scoring -> scored | refused | harness_error."""
+
+    class State(models.TextChoices):
+        PENDING = "pending"
+        SCORING = "scoring"
+        SCORED = "scored"
+        REFUSED = "refused"  # the artifacts did not hold together: no figure
+        HARNESS_ERROR = "harness_error"  # our failure: no figure, never the run's result
+
+    QUEUED = State.PENDING
+    RUNNING = State.SCORING
+    GAVE_UP = State.HARNESS_ERROR
+    FINAL = frozenset({State.SCORED, State.REFUSED, State.HARNESS_ERROR})
+    LEGAL_MOVES = {
+        State.PENDING: frozenset({State.SCORING}),
+        State.SCORING: frozenset({State.PENDING, *FINAL}),
+        # the run was proven again (a re-verification passed): a clean slate
+        State.REFUSED: frozenset({State.PENDING}),
+        State.HARNESS_ERROR: frozenset({State.PENDING}),
+    }
+
+    run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="platform_scores")
+    prices = models.ForeignKey(ReferencePrices, on_delete=models.PROTECT, related_name="scores")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    figures = models.JSONField(null=True, blank=True)  # Rescore.to_json()
+    # read off ``figures`` (recomputable from it): what the board ranks and shows
+    shifted_pit = models.FloatField(null=True, blank=True)
+    shifted_pit_low = models.FloatField(null=True, blank=True)
+    shifted_pit_high = models.FloatField(null=True, blank=True)
+    shifted_pit_priced = models.PositiveIntegerField(null=True, blank=True)
+    main_pit = models.FloatField(null=True, blank=True)
+    main_pit_low = models.FloatField(null=True, blank=True)
+    main_pit_high = models.FloatField(null=True, blank=True)
+    delta_shifted_pit = models.FloatField(null=True, blank=True)
+    delta_redacted_pit = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        # the table it has had since platform scores lived in the runs app: no data moves
+        db_table = "runs_platformscore"
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "prices"], name="one_score_per_version")
+        ]
+        indexes = [
+            models.Index(
+                models.F("shifted_pit").desc(),
+                name="platform_ranked_idx",
+                condition=models.Q(state="scored", shifted_pit__isnull=False),
+            )
+        ]

@@ -1,0 +1,68 @@
+"""The work behind the scoring task: a run's platform figures with one reference-price
+version. What the submitted bytes cause is theirs (refused); our own faults are retried
+and then harness_error."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from harness.market.prices import load_prices
+from harness.receipt.rescore import Rescore, RescoreRefused, rescore
+from pitweb.artifacts import copy_to, job_folder, release_copy
+from pitweb.jobs import machine
+from pitweb.jobs.machine import Outcome
+from pitweb.pricing import services
+from pitweb.pricing.models import PlatformScore
+from pitweb.releases.models import ReferencePrices
+from pitweb.runs.models import Run
+
+log = logging.getLogger(__name__)
+
+
+def _rescored(score_id: int, run: Run, reference: ReferencePrices, release_dir: Path) -> Rescore:
+    with job_folder("score", score_id) as work:
+        prices = load_prices(
+            copy_to(reference.file_name, work / "reference.csv"),
+            source=reference.source,
+            pulled_at=reference.pulled_at,
+        )
+        return rescore(
+            copy_to(run.receipt_name, work / "receipt.json"),
+            trajectory=copy_to(run.trajectory_name, work / "trajectory.jsonl"),
+            release=release_dir,
+            prices=prices,
+            check_release=False,  # the copy was checked against the release's digest
+        )
+
+
+def score_run(*, score_id: int, worker: str) -> Outcome:
+    """A run's platform figures with one reference-price version."""
+    if not services.platform_claim(score_id=score_id, worker=worker):
+        return Outcome("not claimed")
+    score = PlatformScore.objects.select_related("run", "run__release", "prices").get(pk=score_id)
+    run, reference = score.run, score.prices
+    try:
+        assert run.release is not None  # a run is stored only for a release the server holds
+        with machine.Heartbeat(PlatformScore, score_id, worker):
+            result = _rescored(score_id, run, reference, release_copy(run.release))
+    except RescoreRefused as exc:  # by name: no stated value repeated
+        refused = "the artifacts do not hold together: " + ", ".join(c.name for c in exc.failed)
+        services.platform_finish(
+            score_id=score_id, worker=worker, state=PlatformScore.State.REFUSED, message=refused
+        )
+        return Outcome(PlatformScore.State.REFUSED)
+    except Exception as exc:  # our failure, never the run's
+        log.exception("platform score %s failed", score_id)
+        message = f"scorer error: {type(exc).__name__}: {exc}"[:2000]
+        retry_in = services.platform_retry(score_id=score_id, worker=worker, message=message)
+        return Outcome(
+            "retrying" if retry_in is not None else PlatformScore.State.HARNESS_ERROR, retry_in
+        )
+    services.platform_finish(
+        score_id=score_id,
+        worker=worker,
+        state=PlatformScore.State.SCORED,
+        figures=result.to_json(),
+    )
+    return Outcome(PlatformScore.State.SCORED)

@@ -1,0 +1,129 @@
+"""Verification jobs: requested, claimed, heart-beaten, finished, retried and swept, on
+the claimable-job machine. Jobs move (``VerificationJob.LEGAL_MOVES``)::
+
+    received  -> verifying                      (a worker claims it)
+    verifying -> verified | mismatch | harness_error | unknown_release
+    verifying -> received                       (our failure, or a dead worker: again)
+
+and the machine refuses any other; a new verification is a new job linked to the last
+one. Each move is mirrored on the run (its ``status``) and tells the board. A verified
+run is proven: ``run_proven`` is sent, and pricing scores it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import timedelta
+from functools import partial
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from pitweb.core.errors import SubmissionError
+from pitweb.jobs import machine
+from pitweb.runs.board import board_changed
+from pitweb.runs.models import JobState, Run, VerificationJob, VerificationLevel
+from pitweb.runs.signals import run_proven
+
+
+def verification_request(
+    *, run: Run, kind: str, requested_by: User | None, reason: str
+) -> VerificationJob:
+    """A new job, linked to the run's last one, queued once the transaction commits."""
+    with transaction.atomic():
+        Run.objects.select_for_update().filter(pk=run.pk).first()  # one request per run at a time
+        previous = run.jobs.first()
+        if previous is not None and not previous.is_final:
+            raise SubmissionError(
+                "job_in_progress", f"job {previous.pk} of this run is still {previous.state}", 409
+            )
+        job = VerificationJob.objects.create(
+            run=run, kind=kind, requested_by=requested_by, reason=reason, previous=previous
+        )
+        Run.objects.filter(pk=run.pk).update(status=JobState.RECEIVED)
+        board_changed()
+        enqueue_verification(job.pk)
+    return job
+
+
+def enqueue_verification(job_id: int) -> None:
+    """Send job ``job_id`` to a worker once the transaction commits: the one place these
+    services reach the tasks. Robust: a broker hiccup must not turn a stored upload into
+    a 500; the sweep re-dispatches jobs left waiting in received."""
+    from pitweb.runs.tasks import verify_run_task
+
+    transaction.on_commit(partial(verify_run_task.delay, job_id), robust=True)
+
+
+def _mirror(run_fields: dict[str, Any] | None = None) -> Callable[[int, str], None]:
+    """After a job moved: its state on its run (with ``run_fields``), and the board told."""
+
+    def then(job_id: int, state: str) -> None:
+        Run.objects.filter(jobs__pk=job_id).update(status=state, **(run_fields or {}))
+        board_changed()
+
+    return then
+
+
+def verification_claim(*, job_id: int, worker: str) -> bool:
+    """received -> verifying, for exactly one worker."""
+    return machine.claim(VerificationJob, pk=job_id, worker=worker, then=_mirror())
+
+
+def verification_heartbeat(*, job_id: int, worker: str) -> None:
+    machine.heartbeat(VerificationJob, pk=job_id, worker=worker)
+
+
+def verification_finish(
+    *,
+    job_id: int,
+    worker: str,
+    state: str,
+    checks: Iterable[dict[str, str]] = (),
+    mismatch_check: str = "",
+    message: str = "",
+) -> bool:
+    """verifying -> a final state, only by the worker that holds the job. A verdict
+    (verified, mismatch) sets the run's level; a harness error says nothing about it."""
+    run_fields: dict[str, Any] = {}
+    if state in (JobState.VERIFIED, JobState.MISMATCH):
+        run_fields = {
+            "verification_level": VerificationLevel.HASHES_VERIFIED
+            if state == JobState.VERIFIED
+            else VerificationLevel.SELF_REPORTED,
+            "failed_check": mismatch_check[:200] if state == JobState.MISMATCH else "",
+        }
+    with transaction.atomic():
+        done = machine.finish(
+            VerificationJob,
+            pk=job_id,
+            worker=worker,
+            state=state,
+            then=_mirror(run_fields),
+            checks=list(checks),
+            mismatch_check=mismatch_check,
+            message=message,
+        )
+        if done and state == JobState.VERIFIED:
+            run_proven.send(sender=Run, run=Run.objects.get(jobs__pk=job_id))
+    return done
+
+
+def verification_retry(*, job_id: int, worker: str, message: str) -> int | None:
+    """Our own failure: verifying -> received while attempts remain (the seconds to wait
+    are returned), else a final harness_error."""
+    return machine.give_up_or_release(
+        VerificationJob, pk=job_id, worker=worker, message=message, then=_mirror()
+    )
+
+
+def verification_requeue_stale(*, older_than: timedelta | None = None) -> list[int]:
+    """The sweep. Jobs whose worker stopped heart-beating go back to received and are
+    dispatched again; a job that has used its attempts (it keeps killing workers) ends
+    as harness_error; a job left waiting in received (its message was lost) is
+    dispatched again."""
+    swept = machine.sweep_stale(VerificationJob, older_than=older_than, then=_mirror())
+    for pk in swept.to_dispatch:
+        enqueue_verification(pk)
+    return swept.requeued
