@@ -8,10 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.data import SHARED, build_prices, build_release, shared_path
+from tests.support.data import build_prices, build_release
 from tests.support.sandbox import require_sandbox
-
-__all__ = ["SHARED", "build_prices", "build_release", "require_sandbox", "shared_path"]
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 from harness.market.prices import Prices, load_prices
+from harness.receipt.binding import stated_prices
 from harness.receipt.rederive import Rederivation, rederive
 from pitweb.artifacts import copy_to, job_folder, release_copy, release_held
 from pitweb.jobs import machine
@@ -38,7 +39,7 @@ SERVER_SIDE_CHECKS = frozenset(
 def _submitted_prices(run: Run, work: Path) -> Prices | None:
     if not run.prices_name:
         return None
-    stated = run.body["protocol"]["P4_costs_and_frictions"]["prices"]
+    stated = stated_prices(run.body)
     return load_prices(
         copy_to(run.prices_name, work / "prices.csv"),
         source=stated["source"],

@@ -18,6 +18,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from harness.receipt.binding import stated_prices
 from pitweb import charts
 from pitweb.core.errors import SubmissionError, bad_request_page
 from pitweb.releases.models import Release
@@ -268,7 +269,7 @@ def run_page(request: HttpRequest, sha: str) -> HttpResponse:
             "probe": body.get("probe", {}),
             "checklist": _checklist(body),
             "network": body.get("network") or {},
-            "stated_prices": ((body.get("protocol") or {}).get("P4_costs_and_frictions") or {}),
+            "stated_prices": stated_prices(body),
             "history": selectors.job_diffs(jobs),
             "latest_job": jobs[-1] if jobs else None,
             "job_in_progress": bool(jobs) and not jobs[-1].is_final,

@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 
 from harness import canonical
-from harness.receipt.binding import config_binding
+from harness.receipt.binding import config_binding, stated_prices
 from harness.receipt.build import ReceiptError
 from harness.receipt.schemas import receipt_body_validator
 from harness.receipt.verify import check_receipt
@@ -283,7 +283,7 @@ def _checked_prices(
     prices: IO[bytes] | None, body: dict[str, Any], spooled: list[Path]
 ) -> tuple[Path, str] | None:
     """The price file, required exactly when the receipt states one, and the stated one."""
-    stated = ((body.get("protocol") or {}).get("P4_costs_and_frictions") or {}).get("prices")
+    stated = stated_prices(body)
     if stated and prices is None:
         raise SubmissionError(
             "prices_required",
