@@ -70,7 +70,8 @@ def typed(body: dict[str, Any], kind: type[msgspec.Struct]) -> dict[str, Any]:
 
 
 def canonical_sha256(body: dict[str, Any]) -> str:
-    return "sha256:" + canonical.sha256_hex(canonical.dumps_bytes(body))
+    """The body's hash, as every artifact's: :func:`harness.canonical.digest`."""
+    return canonical.digest(body)
 
 
 def as_stored(value: Any) -> Any:
