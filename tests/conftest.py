@@ -37,9 +37,13 @@ def agent_process(request: pytest.FixtureRequest) -> str:
 
 
 # What makes a test slow here: a browser, a real worker or a served site, the agent's
-# sandbox per cell, a wheel built and installed, a walk-through run whole. These are
-# marked `slow`; `make test-fast` runs the rest (the unit tests of both parts).
+# sandbox per cell, a wheel built and installed, a walk-through run whole, a fuzzer over
+# every URL or field, the site's flows end to end through its HTTP client, the command
+# line in subprocesses. These are marked `slow`; `make test-fast` runs the rest (the unit
+# tests of both parts, about 90 seconds here). A module whose tests together take more
+# than a few seconds belongs here.
 SLOW_MODULES = {
+    # sandboxes, servers, workers, browsers, wheels, walk-throughs
     "test_boundaries",
     "test_deploy",
     "test_demo_seed",
@@ -53,6 +57,27 @@ SLOW_MODULES = {
     "test_tree_limits",
     "test_wheel",
     "test_worker_integration",
+    # fuzzers over every URL, parameter and upload field
+    "test_hostile_uploads",
+    "test_hostile3_cache",
+    "test_hostile3_faults",
+    "test_hostile3_params",
+    "test_hostile3_status",
+    # the site's flows end to end through its HTTP client
+    "test_access",
+    "test_pages",
+    "test_platform_figures",
+    "test_service",
+    "test_submit",
+    "test_verification",
+    # whole runs and the command line in subprocesses
+    "test_points",
+    "test_points_gates",
+    "test_points_judge",
+    "test_points_run",
+    "test_run",
+    "test_run_inputs",
+    "test_verify_cli",
 }
 SLOW_FIXTURES = {"live_server", "real_worker", "browser", "page"}
 
