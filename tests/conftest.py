@@ -83,7 +83,7 @@ SLOW_FIXTURES = {"live_server", "real_worker", "browser", "page"}
 
 
 def _slow(item: pytest.Item) -> bool:
-    path = Path(str(item.fspath))
+    path = item.path
     if "e2e" in path.parts or path.stem in SLOW_MODULES:
         return True
     if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):

@@ -27,6 +27,7 @@ from tests.pitweb.conftest import Artifacts
 from tests.pitweb.test_worker_integration import (
     REPO,
     beats,
+    gated_worker,
     real_broker_clean,
     start,
     state,
@@ -160,14 +161,6 @@ def _private_var(tmp_path: Path) -> Path:
     return var
 
 
-def _gated(env: dict[str, str], gate: Path, log: Path) -> subprocess.Popen[bytes]:
-    return start(
-        [sys.executable, str(REPO / "tests" / "pitweb" / "worker_with_gate.py")],
-        {**env, "PITWEB_TEST_GATE": str(gate)},
-        log,
-    )
-
-
 def _held_folder(job: VerificationJob, work: Path, gate: Path, log: Path) -> Path:
     wait_for(lambda: gate.with_suffix(".started").exists(), "the job to start", log)
     [folder] = work.glob(f"pitweb-verify-{job.pk}-*")
@@ -207,7 +200,7 @@ def test_a_worker_killed_mid_verification_leaves_no_folder_once_a_worker_restart
     var = _private_var(tmp_path)
     env = {**worker_env(artifact_dir), "PITWEB_VAR_DIR": str(var)}
     gate, logs = tmp_path / "gate", (tmp_path / "first.log", tmp_path / "second.log")
-    first, second = _gated(env, gate, logs[0]), None
+    first, second = gated_worker(env, gate, logs[0]), None
     try:
         job = submit(submitter, stub_run)
         folder = _held_folder(job, var / "work", gate, logs[0])
@@ -241,7 +234,7 @@ def test_a_live_workers_job_folder_survives_every_other_sweep(
     var = _private_var(tmp_path)
     env = {**worker_env(artifact_dir), "PITWEB_VAR_DIR": str(var)}
     gate, logs = tmp_path / "gate", (tmp_path / "held.log", tmp_path / "other.log")
-    held, other = _gated(env, gate, logs[0]), None
+    held, other = gated_worker(env, gate, logs[0]), None
     try:
         job = submit(submitter, stub_run)
         folder = _held_folder(job, var / "work", gate, logs[0])

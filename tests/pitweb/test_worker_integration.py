@@ -89,6 +89,18 @@ def worker(env: dict[str, str], log: Path, name: str) -> subprocess.Popen[bytes]
     )
 
 
+def gated_worker(
+    env: dict[str, str], gate: Path, log: Path, **extra: str
+) -> subprocess.Popen[bytes]:
+    """A worker that stops at ``gate`` (tests/pitweb/worker_with_gate.py) mid-job, so a
+    test can kill it there; ``extra`` adds to its environment (PITWEB_TEST_GATE_AT)."""
+    return start(
+        [sys.executable, str(REPO / "tests" / "pitweb" / "worker_with_gate.py")],
+        {**env, "PITWEB_TEST_GATE": str(gate), **extra},
+        log,
+    )
+
+
 def stop(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is None:
         os.killpg(process.pid, signal.SIGKILL)
@@ -193,11 +205,7 @@ def test_a_job_whose_worker_is_killed_is_finished_by_the_next(
     env = worker_env(artifact_dir)
     gate = tmp_path / "gate"
     first_log, second_log = tmp_path / "first.log", tmp_path / "second.log"
-    first = start(
-        [sys.executable, str(REPO / "tests" / "pitweb" / "worker_with_gate.py")],
-        {**env, "PITWEB_TEST_GATE": str(gate)},
-        first_log,
-    )
+    first = gated_worker(env, gate, first_log)
     second = None
     try:
         job = submit(submitter, stub_run)
@@ -234,11 +242,7 @@ def test_a_score_whose_worker_is_killed_beats_until_then_and_is_scored_by_the_ne
     env = worker_env(artifact_dir)
     gate = tmp_path / "gate"
     first_log, second_log = tmp_path / "first.log", tmp_path / "second.log"
-    first = start(
-        [sys.executable, str(REPO / "tests" / "pitweb" / "worker_with_gate.py")],
-        {**env, "PITWEB_TEST_GATE": str(gate), "PITWEB_TEST_GATE_AT": "score"},
-        first_log,
-    )
+    first = gated_worker(env, gate, first_log, PITWEB_TEST_GATE_AT="score")
     second = None
     try:
         job = submit(submitter, stub_run)
