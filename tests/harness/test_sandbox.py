@@ -23,6 +23,7 @@ from harness.agents.adapters.plain import from_callable
 from harness.agents.base import AgentSpec
 from harness.cli import main as cli_main
 from harness.isolation.drivers import LINE_FIELDS
+from harness.isolation.sandbox.inside import CELL_NAME
 from harness.isolation.sandbox.outside import SandboxSettings
 from harness.receipt.rederive import rederive
 from harness.release.bundle import Bundle
@@ -547,9 +548,10 @@ def test_a_child_killed_mid_cell_is_retried_and_the_body_says_so(
 
 
 def _sandbox_leaf() -> int:
-    """The agent's own process: the deepest of this test's sandbox. The zygote keeps the
-    next cell forked and waiting, as deep as the running one, and forked after it, so
-    of the two the running cell has the older start (and the lower pid)."""
+    """The agent's own process: the one process of this test's sandbox that serves a cell.
+    The zygote keeps the next cell forked and waiting beside it, as deep as the running one
+    and named apart from it until it is handed its task (start times and pids cannot tell
+    the two apart: a spare can start in the same clock tick, and pids wrap)."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -559,19 +561,17 @@ def _sandbox_leaf() -> int:
                 continue
             parent = int(stat.rsplit(")", 1)[1].split()[1])
             children.setdefault(parent, []).append(int(entry))
-    found: list[tuple[int, int, int]] = []
-    stack = [(0, os.getpid())]
+    serving: list[int] = []
+    stack = [os.getpid()]
     while stack:
-        depth, pid = stack.pop()
-        if (
-            pid != os.getpid()
-            and b"harness.isolation.sandbox.inside" in Path(f"/proc/{pid}/cmdline").read_bytes()
-        ):
-            started = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
-            found.append((-depth, started, pid))
-        stack.extend((depth + 1, child) for child in children.get(pid, []))
-    assert found, "no sandbox process"
-    return min(found)[2]
+        pid = stack.pop()
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/comm").read_bytes().strip() == CELL_NAME:
+                serving.append(pid)
+                continue  # its children, if any, are the agent's own
+        stack.extend(children.get(pid, []))
+    assert len(serving) == 1, f"one cell should be serving, found {serving}"
+    return serving[0]
 
 
 # -- the same run in both processes -------------------------------------------------------

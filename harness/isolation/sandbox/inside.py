@@ -64,7 +64,10 @@ PROC_FILES = (
     "swaps",
     "diskstats",
 )
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 1, 4, 24
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NAME, PR_CAPBSET_DROP = 1, 4, 15, 24
+# The names a cell's init goes by in ps and /proc/PID/comm: a spare waiting for its first
+# message, and a cell that has been handed its task (the one running, when agent code runs).
+SPARE_NAME, CELL_NAME = b"pit-spare", b"pit-cell"
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 # The namespaces a cell must hold apart from the zygote (and so from every other cell).
 CELL_NAMESPACES = ("net", "ipc", "uts", "mnt", "pid", "user")
@@ -503,6 +506,7 @@ def _cell_outer(sock: socket.socket, limits: dict[str, Any]) -> int:
 
 
 def _cell(chan: Channel, limits: dict[str, Any]) -> int:
+    _libc.prctl(PR_SET_NAME, SPARE_NAME, 0, 0, 0)
     message = msg.read(chan.recv(), msg.ToCell)
     if isinstance(message, msg.Probe):
         chan.send(msg.Capabilities(**probe(message.hidden, limits)).wire())
@@ -511,6 +515,7 @@ def _cell(chan: Channel, limits: dict[str, Any]) -> int:
         return exceed(message.limit)
     if not isinstance(message, msg.Load):
         raise msg.MessageError(f"a cell starts with load, not {type(message).__name__}")
+    _libc.prctl(PR_SET_NAME, CELL_NAME, 0, 0, 0)
     from harness.isolation.sandbox.shim import serve
 
     return serve(chan, message)
