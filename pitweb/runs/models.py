@@ -1,9 +1,12 @@
 """Submitted runs and everything that happens to them. Every state change is a row:
 a job is never overwritten by the next one, it is linked to it."""
 
+from functools import cached_property
+
 from django.conf import settings
 from django.db import models
 
+from harness.receipt.model import ReceiptBody, body_from_dict
 from pitweb.jobs.models import ClaimableJob
 from pitweb.releases.models import Release
 
@@ -105,6 +108,12 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.run_id}"
+
+    @cached_property
+    def receipt(self) -> ReceiptBody:
+        """The receipt body as its types, decoded once (every stored body decoded at
+        intake, so this never fails for a stored run)."""
+        return body_from_dict(self.body)
 
     @property
     def proven(self) -> bool:

@@ -6,9 +6,15 @@ board of ten thousand runs never parses ten thousand receipt bodies.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
+from msgspec import UnsetType
+
+from harness.receipt.model import ReceiptBody
 from harness.vocabulary import CLOCKS
+
+T = TypeVar("T")
+U = TypeVar("U")
 
 # Where a receipt body's strings land in bounded columns: the column ("app.Model.field")
 # and the schema leaves it is made of (as ``harness.receipt.schemas.leaf_paths`` names them). One
@@ -28,44 +34,46 @@ BODY_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 
 
-def body_summary(body: dict[str, Any]) -> dict[str, Any]:
-    main = {c["clock"]: c["total_return"] for c in body.get("cells", []) if c["arm"] == "main"}
-    contamination = body.get("contamination", {})
-    probe = body.get("probe", {})
+def body_summary(receipt: ReceiptBody) -> dict[str, Any]:
+    main = {c.clock: c.total_return for c in receipt.cells if c.arm == "main"}
+    deltas = receipt.contamination
+    probe = receipt.probe
     return {
         **{f"main_{clock}": main.get(clock) for clock in CLOCKS},
         **{
-            f"delta_shifted_{clock}": (contamination.get(clock) or {}).get("main_minus_shifted")
+            f"delta_shifted_{clock}": deltas[clock].main_minus_shifted if clock in deltas else None
             for clock in CLOCKS
         },
         **{
-            f"delta_redacted_{clock}": (contamination.get(clock) or {}).get("main_minus_redacted")
+            f"delta_redacted_{clock}": deltas[clock].main_minus_redacted
+            if clock in deltas
+            else None
             for clock in CLOCKS
         },
-        "mask_verdict": probe.get("verdict", "not_run"),
-        "probe_recovered": f"{probe.get('recovered', 0)}/{probe.get('total', 0)}",
-        "protocol_gaps": ",".join(body.get("protocol_gaps", [])),
+        "mask_verdict": _known(probe.verdict, "not_run"),
+        "probe_recovered": f"{_known(probe.recovered, 0)}/{_known(probe.total, 0)}",
+        "protocol_gaps": ",".join(receipt.protocol_gaps),
     }
 
 
 ERROR_STATUSES = ("agent_error", "harness_error", "incomplete")
 
 
-def run_facts(body: dict[str, Any]) -> dict[str, Any]:
+def run_facts(receipt: ReceiptBody) -> dict[str, Any]:
     """What the board filters and sorts runs apart by, read off the body."""
-    capabilities = body.get("capabilities") or {}
-    errors = [
-        f"{c['arm']}/{c['clock']} {c['status']}"
-        for c in body.get("cells", [])
-        if c.get("status") in ERROR_STATUSES
-    ]
-    probe_status = (body.get("probe") or {}).get("status")
-    if probe_status in ("harness_error", "incomplete"):
-        errors.append(f"probe {probe_status}")
+    capabilities = receipt.capabilities
+    errors = [f"{c.arm}/{c.clock} {c.status}" for c in receipt.cells if c.status in ERROR_STATUSES]
+    if receipt.probe.status in ("harness_error", "incomplete"):
+        errors.append(f"probe {receipt.probe.status}")
     return {
-        "mask_verdict": (body.get("probe") or {}).get("verdict") or "not_run",
+        "mask_verdict": _known(receipt.probe.verdict, None) or "not_run",
         "error_cells": ", ".join(errors),
-        "agent_isolated": capabilities.get("agent_process") == "isolated"
-        and bool(capabilities.get("network_isolated"))
-        and bool(capabilities.get("filesystem_confined")),
+        "agent_isolated": capabilities.agent_process == "isolated"
+        and capabilities.network_isolated
+        and capabilities.filesystem_confined,
     }
+
+
+def _known(value: T | UnsetType, otherwise: U) -> T | U:
+    """A field a body may leave out (``UNSET``), or ``otherwise``."""
+    return otherwise if isinstance(value, UnsetType) else value

@@ -10,6 +10,8 @@ from typing import Any
 
 from django.http import HttpResponse, JsonResponse
 
+from harness.receipt.model import Probe
+
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -89,25 +91,22 @@ JOB_COLUMNS = (
 EVENT_COLUMNS = ("when", "action", "run", "actor", "reason")
 
 
-def probe_rows(probe: dict[str, Any]) -> list[dict[str, Any]]:
-    rows = []
-    for item in probe.get("items") or []:
-        score, key = item.get("score") or {}, item.get("answer_key") or {}
-        rows.append(
-            {
-                "item": item.get("item"),
-                "row_key": item.get("row_key"),
-                "answer": item.get("answer"),
-                "date_recovered": score.get("date_recovered"),
-                "year_recovered": score.get("year_recovered"),
-                "issuer_recovered": score.get("issuer_recovered"),
-                "matched": ";".join(score.get("matched") or []),
-                "answer_dates": ";".join(key.get("dates") or []),
-                "answer_issuer": key.get("issuer"),
-                "answer_ticker": key.get("ticker"),
-            }
-        )
-    return rows
+def probe_rows(probe: Probe) -> list[dict[str, Any]]:
+    return [
+        {
+            "item": item.item,
+            "row_key": item.row_key,
+            "answer": item.answer,
+            "date_recovered": item.score.date_recovered,
+            "year_recovered": item.score.year_recovered,
+            "issuer_recovered": item.score.issuer_recovered,
+            "matched": ";".join(item.score.matched),
+            "answer_dates": ";".join(item.answer_key.dates),
+            "answer_issuer": item.answer_key.issuer,
+            "answer_ticker": item.answer_key.ticker,
+        }
+        for item in probe.items
+    ]
 
 
 def job_rows(history: list[dict[str, Any]]) -> list[dict[str, Any]]:

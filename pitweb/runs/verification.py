@@ -13,7 +13,6 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 from harness.market.prices import Prices, load_prices
-from harness.receipt.binding import stated_prices
 from harness.receipt.rederive import Rederivation, rederive
 from pitweb.artifacts import copy_to, job_folder, release_copy, release_held
 from pitweb.jobs import machine
@@ -39,11 +38,13 @@ SERVER_SIDE_CHECKS = frozenset(
 def _submitted_prices(run: Run, work: Path) -> Prices | None:
     if not run.prices_name:
         return None
-    stated = stated_prices(run.body)
+    stated = run.receipt.protocol.p4.prices
+    if stated is None:  # intake refuses a price file the receipt states no prices for
+        return None
     return load_prices(
         copy_to(run.prices_name, work / "prices.csv"),
-        source=stated["source"],
-        pulled_at=stated["pulled_at"],
+        source=stated.source,
+        pulled_at=stated.pulled_at,
     )
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import wraps
 from typing import Any, cast
 from urllib.parse import urlencode
 
+import msgspec
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
@@ -17,8 +18,19 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
+from msgspec import UNSET
 
-from harness.receipt.binding import stated_prices
+from harness.receipt.model import (
+    Cell,
+    CostsSlot,
+    DisaggregationSlot,
+    ModelVersionSlot,
+    ProvenanceSlot,
+    ReceiptBody,
+    RetrievalSlot,
+    Slot,
+    TrainingCutoffSlot,
+)
 from pitweb import charts
 from pitweb.core.errors import SubmissionError, bad_request_page
 from pitweb.releases.models import Release
@@ -109,73 +121,77 @@ def _run_or_404(request: HttpRequest, sha: str) -> Run:
     return found
 
 
-P_SLOTS = (
-    ("P1_model_version", "P1 model version"),
-    ("P2_training_cutoffs", "P2 training cutoff"),
-    ("P3_retrieval_timestamps", "P3 retrieval timestamps"),
-    ("P4_costs_and_frictions", "P4 costs and frictions"),
-    ("P5_window_provenance", "P5 window provenance"),
-    ("P6_disaggregation", "P6 disaggregation"),
-)
+P_SLOT_LABELS = {
+    "P1_model_version": "P1 model version",
+    "P2_training_cutoffs": "P2 training cutoff",
+    "P3_retrieval_timestamps": "P3 retrieval timestamps",
+    "P4_costs_and_frictions": "P4 costs and frictions",
+    "P5_window_provenance": "P5 window provenance",
+    "P6_disaggregation": "P6 disaggregation",
+}
 
 
-def _p_summary(key: str, slot: dict[str, Any]) -> str:
+def _p_summary(slot: Slot) -> str:
     """One line of what a reporting slot holds."""
-    if slot.get("status") == "gap":
+    if slot.status == "gap":
         return "not declared: a listed gap, never a guess"
-    if key == "P1_model_version":
-        return str(slot.get("declared"))
-    if key == "P2_training_cutoffs":
-        return f"{slot.get('declared')}: {slot.get('check')} ({slot.get('meaning')})"
-    if key == "P3_retrieval_timestamps":
-        return (
-            f"{slot.get('tool_calls')} tool calls, {slot.get('rows_served')} rows served; "
-            f"{slot.get('acceptance_stamped_rows')} of {slot.get('rows_in_window')} rows carry an "
-            f"acceptance stamp, {slot.get('pit_fallback_rows')} fall back to published_at. "
-            f"{slot.get('rule')}"
-        )
-    if key == "P4_costs_and_frictions":
-        prices = slot.get("prices") or {}
-        stated = (
-            f"prices declared as {prices.get('source')!r}, pulled {prices.get('pulled_at')} "
-            f"({prices.get('basis')} basis, not verified by the harness)"
-            if prices
-            else "no prices: the receipt's returns are n/a"
-        )
-        return (
-            f"{slot.get('entry')}, held {slot.get('hold_sessions')} sessions; costs "
-            f"{slot.get('costs')}, slippage {slot.get('slippage')}, shorts "
-            f"{'yes' if slot.get('shorts') else 'no'}; {stated}"
-        )
-    if key == "P5_window_provenance":
-        return (
-            f"release {slot.get('release')} ({slot.get('source_kind') or 'unknown source'}), "
-            f"{slot.get('sessions')} sessions {slot.get('first_session')}..{slot.get('last_session')}, "
-            f"forms {', '.join(slot.get('forms') or [])}"
-        )
-    if key == "P6_disaggregation":
-        return f"scores per form: {', '.join(sorted(slot.get('by_form') or {})) or 'none'}"
+    match slot:
+        case ModelVersionSlot():
+            return str(slot.declared)
+        case TrainingCutoffSlot():
+            return f"{slot.declared}: {_said(slot.check)} ({_said(slot.meaning)})"
+        case RetrievalSlot():
+            return (
+                f"{slot.tool_calls} tool calls, {slot.rows_served} rows served; "
+                f"{slot.acceptance_stamped_rows} of {slot.rows_in_window} rows carry an "
+                f"acceptance stamp, {slot.pit_fallback_rows} fall back to published_at. "
+                f"{slot.rule}"
+            )
+        case CostsSlot():
+            prices = slot.prices
+            stated = (
+                f"prices declared as {prices.source!r}, pulled {prices.pulled_at} "
+                f"({prices.basis} basis, not verified by the harness)"
+                if prices
+                else "no prices: the receipt's returns are n/a"
+            )
+            return (
+                f"{slot.entry}, held {slot.hold_sessions} sessions; costs "
+                f"{slot.costs}, slippage {slot.slippage}, shorts "
+                f"{'yes' if slot.shorts else 'no'}; {stated}"
+            )
+        case ProvenanceSlot():
+            return (
+                f"release {slot.release} ({slot.source_kind or 'unknown source'}), "
+                f"{slot.sessions} sessions {slot.first_session}..{slot.last_session}, "
+                f"forms {', '.join(slot.forms)}"
+            )
+        case DisaggregationSlot():
+            return f"scores per form: {', '.join(sorted(slot.by_form)) or 'none'}"
     return ""
 
 
-def _checklist(body: dict[str, Any]) -> list[dict[str, str]]:
-    protocol = body.get("protocol") or {}
-    out = []
-    for key, label in P_SLOTS:
-        slot = protocol.get(key) or {}
-        out.append(
-            {
-                "slot": label,
-                "kind": str(slot.get("kind", "")).replace("_", " "),
-                "status": str(slot.get("status", "gap")),
-                "what": _p_summary(key, slot),
-            }
-        )
-    return out
+def _said(value: object) -> str:
+    """A field the body may leave out, as the page has always printed it."""
+    return "None" if value is UNSET else str(value)
 
 
-def _grid(cells: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    return {arm: {c["clock"]: c for c in cells if c["arm"] == arm} for arm in charts.ARM_ORDER}
+def _checklist(receipt: ReceiptBody) -> list[dict[str, str]]:
+    return [
+        {
+            "slot": P_SLOT_LABELS[key],
+            "kind": slot.kind.replace("_", " "),
+            "status": slot.status,
+            "what": _p_summary(slot),
+        }
+        for key, slot in receipt.protocol.slots().items()
+    ]
+
+
+def _grid(cells: Sequence[Any]) -> dict[str, dict[str, Any]]:
+    """Cells by arm and clock: the receipt's typed cells, or the platform's figures."""
+    by = [(c.arm, c.clock, c) if isinstance(c, Cell) else (c["arm"], c["clock"], c) for c in cells]
+    return {arm: {clock: c for a, clock, c in by if a == arm} for arm in charts.ARM_ORDER}
 
 
 def _platform_context(run: Run, proven: bool) -> dict[str, Any]:
@@ -249,7 +265,7 @@ def run_page(request: HttpRequest, sha: str) -> HttpResponse:
             + f"?submission={found.pk}"
         )
     run = found
-    body = run.body
+    receipt = run.receipt
     jobs = selectors.run_jobs(run, user=request.user)
     proven = run.proven
     return render(
@@ -257,24 +273,24 @@ def run_page(request: HttpRequest, sha: str) -> HttpResponse:
         "run.html",
         {
             "run": run,
-            "body": body,
+            "body": receipt,
             "sha": sha,
             "proven": proven,
             "withheld_because": run.withheld_reason,
             "level_words": selectors.level_words(run),
             "declared": selectors.DECLARED,
             "could_read_future": selectors.could_read_future(run),
-            "grid": _grid(body["cells"]),
+            "grid": _grid(receipt.cells),
             "clocks": charts.CLOCK_ORDER,
-            "probe": body.get("probe", {}),
-            "checklist": _checklist(body),
-            "network": body.get("network") or {},
-            "stated_prices": stated_prices(body),
+            "probe": receipt.probe,
+            "checklist": _checklist(receipt),
+            "network": receipt.network,
+            "stated_prices": receipt.protocol.p4.prices,
             "history": selectors.job_diffs(jobs),
             "latest_job": jobs[-1] if jobs else None,
             "job_in_progress": bool(jobs) and not jobs[-1].is_final,
             "other_submissions": selectors.other_submissions(request.user, run),
-            "receipt_pretty": json.dumps(body, indent=2, sort_keys=True),
+            "receipt_pretty": json.dumps(run.body, indent=2, sort_keys=True),
             "release_name": run.release.name if run.release else run.release_digest,
             "min_ranked_trades": settings.PITWEB_MIN_RANKED_TRADES,
             **_platform_context(run, proven),
@@ -290,11 +306,11 @@ def run_table(request: HttpRequest, sha: str, name: str) -> HttpResponse:
     if name == "cells" and not run.proven:
         return JsonResponse({"withheld": run.withheld_reason}, status=409)
     if name == "cells":
-        response = tables.table_response(fmt, "cells", tables.CELL_COLUMNS, run.body["cells"])
+        cells = msgspec.to_builtins(run.receipt.cells)
+        response = tables.table_response(fmt, "cells", tables.CELL_COLUMNS, cells)
     elif name == "probe":
-        response = tables.table_response(
-            fmt, "probe", tables.PROBE_COLUMNS, tables.probe_rows(run.body.get("probe", {}))
-        )
+        rows = tables.probe_rows(run.receipt.probe)
+        response = tables.table_response(fmt, "probe", tables.PROBE_COLUMNS, rows)
     elif name == "jobs":
         rows = tables.job_rows(selectors.job_diffs(selectors.run_jobs(run, user=request.user)))
         response = tables.table_response(fmt, "jobs", tables.JOB_COLUMNS, rows)
@@ -310,8 +326,9 @@ def run_cells_json(request: HttpRequest, sha: str) -> JsonResponse:
     run = _run_or_404(request, sha)
     if not run.proven:
         return JsonResponse({"withheld": run.withheld_reason}, status=409)
+    receipt = run.receipt
     return JsonResponse(
-        {"cells": run.body["cells"], "contamination": run.body.get("contamination")}
+        msgspec.to_builtins({"cells": receipt.cells, "contamination": receipt.contamination})
     )
 
 

@@ -9,12 +9,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from django.apps import apps
 from django.contrib.auth.models import User
 from django.db import models
 
 from harness import canonical
+from harness.receipt.model import decode_body
 from harness.receipt.schemas import leaf_paths, receipt_body_schema
 from harness.vocabulary import ARMS, CLOCKS
 from pitweb.runs.models import Run
@@ -27,6 +29,7 @@ from tests.pitweb.test_hostile_uploads import (  # noqa: F401 - a fixture of tha
     stored,
     upload_tmp,
 )
+from tests.support.golden import GOLDEN
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -125,14 +128,20 @@ def test_the_longest_error_cells_a_body_can_make_fit_their_column() -> None:
     error status the schema allows, and the probe's too."""
     cell_status = schema_node(".cells[].status")["enum"]
     probe_status = schema_node(".probe.status")["enum"]
-    body = {
-        "cells": [
-            {"arm": arm, "clock": clock, "status": max(ERROR_STATUSES, key=len)}
+    golden = decode_body((GOLDEN / "stub-in-process.body.json").read_bytes())
+    cell = golden.cells[0]
+    body = msgspec.structs.replace(
+        golden,
+        cells=[
+            msgspec.structs.replace(cell, arm=arm, clock=clock, status=max(ERROR_STATUSES, key=len))
             for arm in ARMS
             for clock in CLOCKS
         ],
-        "probe": {"status": max(set(probe_status) & {"harness_error", "incomplete"}, key=len)},
-    }
+        probe=msgspec.structs.replace(
+            golden.probe,
+            status=max(set(probe_status) & {"harness_error", "incomplete"}, key=len),
+        ),
+    )
     assert set(ERROR_STATUSES) <= set(cell_status)
     longest = run_facts(body)["error_cells"]
     assert longest.count(",") == len(ARMS) * len(CLOCKS)  # every cell and the probe named

@@ -5,11 +5,12 @@ from django.db import migrations, models
 
 
 def fill_summaries(apps, schema_editor):
+    from harness.receipt.model import body_from_dict
     from pitweb.runs.summary import body_summary
 
     Run = apps.get_model("runs", "Run")
     for run in Run.objects.all().iterator():
-        run.summary = body_summary(run.body)
+        run.summary = body_summary(body_from_dict(run.body))
         run.save(update_fields=["summary"])
 
 

@@ -6,11 +6,12 @@ from django.db import migrations, models
 
 def fill(apps, schema_editor):  # type: ignore[no-untyped-def]
     """Existing runs get the facts the board now sorts them apart by."""
+    from harness.receipt.model import body_from_dict
     from pitweb.runs.summary import run_facts
 
     Run = apps.get_model("runs", "Run")
     for run in Run.objects.all().iterator():
-        for name, value in run_facts(run.body).items():
+        for name, value in run_facts(body_from_dict(run.body)).items():
             setattr(run, name, value)
         run.save(update_fields=["mask_verdict", "error_cells", "agent_isolated"])
 

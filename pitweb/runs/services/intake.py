@@ -19,8 +19,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 
 from harness import canonical
-from harness.receipt.binding import config_binding, stated_prices
+from harness.receipt.binding import config_binding
 from harness.receipt.build import ReceiptError
+from harness.receipt.model import BodyError, ReceiptBody, body_from_dict
 from harness.receipt.schemas import receipt_body_validator
 from harness.receipt.verify import check_receipt
 from pitweb.artifacts import job_file, job_folder
@@ -146,16 +147,16 @@ def run_submit(
     with job_folder("upload", "run") as tmp:
         receipt_path = tmp / "receipt.json"
         receipt_path.write_bytes(receipt_bytes)
-        body, body_sha = _checked_receipt(receipt_path)
-        known = _known_submission(user, body, body_sha)
+        body, typed, body_sha = _checked_receipt(receipt_path)
+        known = _known_submission(user, typed, body_sha)
         if known is not None:
             return known
-        release = _held_release(body)
+        release = _held_release(typed)
         spooled: list[Path] = []
         try:
-            trajectory_path, trajectory_sha = _checked_trajectory(trajectory, body, spooled)
+            trajectory_path, trajectory_sha = _checked_trajectory(trajectory, body, typed, spooled)
             config_value = _checked_config(config, body)
-            priced = _checked_prices(prices, body, spooled)
+            priced = _checked_prices(prices, typed, spooled)
             stored = _Stored()
             names = {
                 "trajectory_name": stored.put(
@@ -170,6 +171,7 @@ def run_submit(
                 return _create_run(
                     user=user,
                     body=body,
+                    receipt=typed,
                     body_sha=body_sha,
                     release=release,
                     config=config_value,
@@ -195,19 +197,20 @@ def _read_limited(upload: IO[bytes], limit: int, what: str) -> bytes:
     return data
 
 
-def _checked_receipt(path: Path) -> tuple[dict[str, Any], str]:
-    """The receipt's body, once its layout, schema, config binding and hash hold."""
+def _checked_receipt(path: Path) -> tuple[dict[str, Any], ReceiptBody, str]:
+    """The receipt's body (as stored, and decoded once into its types), once its
+    layout, schema, config binding and hash hold."""
     try:
         report, body = check_receipt(path)
     except (ReceiptError, canonical.CanonicalError) as exc:
         raise SubmissionError("invalid_receipt", str(exc)) from None
-    _check_body(body)  # first: a malformed body is named as such, not as a hash failure
+    typed = _check_body(body)  # first: a malformed body is named as such, not as a hash failure
     if not report.ok:
         raise SubmissionError("receipt_hash_mismatch", "; ".join(report.failures))
-    return body, canonical.digest(body)
+    return body, typed, canonical.digest(body)
 
 
-def _known_submission(user: User, body: dict[str, Any], body_sha: str) -> Submission | None:
+def _known_submission(user: User, receipt: ReceiptBody, body_sha: str) -> Submission | None:
     """The submitter's own submission of this body, or None; a conflict with their own
     other body under the same run_id is refused. Another submitter's runs are never
     consulted: an identical body from someone else is a submission of its own, so nobody
@@ -216,22 +219,22 @@ def _known_submission(user: User, body: dict[str, Any], body_sha: str) -> Submis
     if existing is not None:
         return Submission(existing, existing.jobs.first(), False)
     clash = (
-        Run.objects.filter(run_id=body["run_id"], submitter=user)
+        Run.objects.filter(run_id=receipt.run_id, submitter=user)
         .exclude(body_sha256=body_sha)
         .first()
     )
     if clash is not None:
         raise SubmissionError(
             "run_id_conflict",
-            f"you already submitted run {body['run_id']} with another receipt body "
+            f"you already submitted run {receipt.run_id} with another receipt body "
             f"({clash.body_sha256}); the same configuration must give the same body",
             409,
         )
     return None
 
 
-def _held_release(body: dict[str, Any]) -> Release:
-    digest = body["binding"]["bundle_content_digest"]
+def _held_release(receipt: ReceiptBody) -> Release:
+    digest = receipt.binding.bundle_content_digest
     release = Release.objects.filter(content_digest=digest).first()
     if release is None:
         raise SubmissionError(
@@ -243,13 +246,13 @@ def _held_release(body: dict[str, Any]) -> Release:
 
 
 def _checked_trajectory(
-    trajectory: IO[bytes], body: dict[str, Any], spooled: list[Path]
+    trajectory: IO[bytes], body: dict[str, Any], receipt: ReceiptBody, spooled: list[Path]
 ) -> tuple[Path, str]:
     """The trajectory spooled to disk, once it is the one the receipt binds and its
     run_start config is the receipt's."""
     path, sha, _ = spool(trajectory, settings.PITWEB_MAX_TRAJECTORY_BYTES, "trajectory")
     spooled.append(path)
-    bound = body["binding"]["trajectory_sha256"]
+    bound = receipt.binding.trajectory_sha256
     if sha != bound:
         raise SubmissionError(
             "trajectory_mismatch", f"trajectory hashes to {sha}, the receipt binds {bound}"
@@ -280,10 +283,10 @@ def _checked_config(config: IO[bytes] | None, body: dict[str, Any]) -> Any:
 
 
 def _checked_prices(
-    prices: IO[bytes] | None, body: dict[str, Any], spooled: list[Path]
+    prices: IO[bytes] | None, receipt: ReceiptBody, spooled: list[Path]
 ) -> tuple[Path, str] | None:
     """The price file, required exactly when the receipt states one, and the stated one."""
-    stated = stated_prices(body)
+    stated = receipt.protocol.p4.prices
     if stated and prices is None:
         raise SubmissionError(
             "prices_required",
@@ -298,10 +301,10 @@ def _checked_prices(
         raise SubmissionError(
             "unexpected_prices", "the receipt states no prices, but a price file was sent"
         )
-    if sha != stated.get("file_sha256"):
+    if sha != stated.file_sha256:
         raise SubmissionError(
             "prices_mismatch",
-            f"price file is {sha}, the receipt states {stated.get('file_sha256')}",
+            f"price file is {sha}, the receipt states {stated.file_sha256}",
         )
     return path, sha
 
@@ -348,8 +351,9 @@ def _nul_in(value: Any) -> str | None:
     return None
 
 
-def _check_body(body: dict[str, Any]) -> None:
-    """What the site reads of a receipt body, checked before anything is stored."""
+def _check_body(body: dict[str, Any]) -> ReceiptBody:
+    """What the site reads of a receipt body, checked before anything is stored; the
+    body decoded into its types, the form every later step reads."""
     error = jsonschema.exceptions.best_match(_VALIDATOR.iter_errors(body))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "body"
@@ -360,19 +364,25 @@ def _check_body(body: dict[str, Any]) -> None:
             "unreadable_input",
             f"receipt {holding_nul}: a string holds a NUL character, which the site cannot store",
         )
-    cells = [(c["arm"], c["clock"]) for c in body["cells"]]
+    try:
+        typed = body_from_dict(body)
+    except BodyError as exc:
+        raise SubmissionError("invalid_receipt", str(exc)) from None
+    cells = [(c.arm, c.clock) for c in typed.cells]
     if len(set(cells)) != len(cells):
         raise SubmissionError("invalid_receipt", "receipt cells: an (arm, clock) appears twice")
     if config_binding(body):
         raise SubmissionError(
             "config_mismatch", "the receipt's config does not hash to its own config_sha256"
         )
+    return typed
 
 
 def _create_run(
     *,
     user: User,
     body: dict[str, Any],
+    receipt: ReceiptBody,
     body_sha: str,
     release: Release,
     config: Any,
@@ -381,15 +391,14 @@ def _create_run(
     prices_name: str,
     is_baseline: bool,
 ) -> Submission:
-    cfg = body["config"]
     try:
         return _insert_run(
             user=user,
             body=body,
+            receipt=receipt,
             body_sha=body_sha,
             release=release,
             config=config,
-            cfg=cfg,
             trajectory_name=trajectory_name,
             receipt_name=receipt_name,
             prices_name=prices_name,
@@ -404,18 +413,19 @@ def _insert_run(
     *,
     user: User,
     body: dict[str, Any],
+    receipt: ReceiptBody,
     body_sha: str,
     release: Release,
     config: Any,
-    cfg: dict[str, Any],
     trajectory_name: str,
     receipt_name: str,
     prices_name: str,
     is_baseline: bool,
 ) -> Submission:
+    cfg, summary = receipt.config, body_summary(receipt)
     with transaction.atomic():
         run = Run.objects.create(
-            run_id=body["run_id"],
+            run_id=receipt.run_id,
             body_sha256=body_sha,
             body=body,
             config=config,
@@ -423,17 +433,17 @@ def _insert_run(
             release=release,
             submitter=user,
             is_baseline=is_baseline,
-            valid=body["valid"],
-            protocol_complete=body["protocol_complete"],
-            model_version=cfg.get("model_version", ""),
-            agent=cfg.get("agent", ""),
-            forms=",".join(cfg.get("forms") or []),
-            window_start=cfg["start"],
-            window_end=cfg["end"],
-            pit_main_return=body_summary(body)["main_pit"],
-            summary=body_summary(body),
-            **run_facts(body),
-            trajectory_sha256=body["binding"]["trajectory_sha256"],
+            valid=receipt.valid,
+            protocol_complete=receipt.protocol_complete,
+            model_version=cfg.model_version,
+            agent=cfg.agent,
+            forms=",".join(cfg.forms),
+            window_start=cfg.start,
+            window_end=cfg.end,
+            pit_main_return=summary["main_pit"],
+            summary=summary,
+            **run_facts(receipt),
+            trajectory_sha256=receipt.binding.trajectory_sha256,
             trajectory_name=trajectory_name,
             receipt_name=receipt_name,
             prices_name=prices_name,

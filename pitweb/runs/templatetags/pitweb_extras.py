@@ -1,8 +1,15 @@
 from typing import Any
 
 from django import template
+from msgspec import UNSET
 
 register = template.Library()
+
+
+@register.filter
+def known(value: Any) -> Any:
+    """A field a receipt body may leave out (``UNSET``) as nothing, like a missing key."""
+    return "" if value is UNSET else value
 
 
 @register.filter
