@@ -196,3 +196,88 @@ def rows_per_day(frame: pd.DataFrame, top: int = len(FORM_PALETTE) - 1) -> go.Fi
         title="Rows per day by form", barmode="stack", yaxis_title="rows", **_LAYOUT
     )
     return figure
+
+
+# -- judged points ---------------------------------------------------------------------
+
+CLASS_COLOURS = {
+    "completely_correct": "#2e8b57",
+    "numeric_factual_error": "#c0392b",
+    "non_numeric_factual_error": "#e67e22",
+    "analysis_assumption_error": "#8e44ad",
+    "analysis_logic_error": "#2c6fbb",
+    "other_error": "#7f8c8d",
+}
+
+
+def class_distribution(frame: pd.DataFrame) -> go.Figure:
+    """Stacked bars: each judged set's share of the six classes (of its judged answers;
+    harness errors are outside the denominator and said in the table beside it).
+    ``frame``: one row per (label, class) with ``count`` and ``share``."""
+    figure = go.Figure()
+    labels = list(dict.fromkeys(frame["label"]))
+    for judged_class, colour in CLASS_COLOURS.items():
+        part = frame[frame["class"] == judged_class].set_index("label").reindex(labels)
+        figure.add_bar(
+            name=judged_class.replace("_", " "),
+            x=[tick_label(label) for label in labels],
+            y=(part["share"] * 100).tolist(),
+            customdata=part["count"].tolist(),
+            marker_color=colour,
+            hovertemplate=literal(judged_class) + ": %{y:.1f}% (%{customdata})<extra></extra>",
+        )
+    figure.update_layout(
+        title="Error-class distribution (share of judged answers)",
+        barmode="stack",
+        yaxis={"title": "% of judged answers", "range": [0, 100]},
+        **{**_LAYOUT, "height": 380, "margin": {**_LAYOUT["margin"], "t": 110}},
+    )
+    return figure
+
+
+def class_radar(frame: pd.DataFrame) -> go.Figure:
+    """The results radar: one trace per judged set, its share of each of the six classes."""
+    figure = go.Figure()
+    axes = [c.replace("_", " ") for c in CLASS_COLOURS]
+    for label in dict.fromkeys(frame["label"]):
+        part = frame[frame["label"] == label].set_index("class").reindex(list(CLASS_COLOURS))
+        shares = (part["share"].fillna(0) * 100).tolist()
+        figure.add_scatterpolar(
+            r=[*shares, shares[0]],
+            theta=[*axes, axes[0]],
+            name=literal(label),
+            fill="toself",
+            opacity=0.6,
+            hovertemplate="%{theta}: %{r:.1f}%<extra>" + literal(label) + "</extra>",
+        )
+    figure.update_layout(
+        title="Results radar: share of each class",
+        polar={"radialaxis": {"range": [0, 100], "ticksuffix": "%"}},
+        **{**_LAYOUT, "height": 440, "margin": {"l": 60, "r": 60, "t": 110, "b": 40}},
+    )
+    return figure
+
+
+def suite_accuracy_radar(frame: pd.DataFrame) -> go.Figure | None:
+    """Accuracy per suite (a set's folders), one trace per judged set; None with fewer
+    than three suites (a polar chart needs three axes to say anything)."""
+    suites = list(dict.fromkeys(frame["suite"]))
+    if len(suites) < 3:
+        return None
+    figure = go.Figure()
+    for label in dict.fromkeys(frame["label"]):
+        part = frame[frame["label"] == label].set_index("suite").reindex(suites)
+        values = (part["accuracy"] * 100).tolist()
+        figure.add_scatterpolar(
+            r=[*values, values[0]],
+            theta=[*map(literal, suites), literal(suites[0])],
+            name=literal(label),
+            fill="toself",
+            opacity=0.6,
+        )
+    figure.update_layout(
+        title="Accuracy per suite",
+        polar={"radialaxis": {"range": [0, 100], "ticksuffix": "%"}},
+        **{**_LAYOUT, "height": 440, "margin": {"l": 60, "r": 60, "t": 110, "b": 40}},
+    )
+    return figure

@@ -83,6 +83,7 @@ INSTALLED_APPS = [
     "pitweb.releases",
     "pitweb.runs",
     "pitweb.pricing",
+    "pitweb.points",
 ]
 
 MIDDLEWARE = [
@@ -191,6 +192,10 @@ PITWEB_MAX_RECEIPT_BYTES = env_int("PITWEB_MAX_RECEIPT_BYTES", 8 * 1024 * 1024)
 PITWEB_MAX_TRAJECTORY_BYTES = env_int("PITWEB_MAX_TRAJECTORY_BYTES", 256 * 1024 * 1024)
 PITWEB_MAX_CONFIG_BYTES = env_int("PITWEB_MAX_CONFIG_BYTES", 1024 * 1024)
 PITWEB_MAX_JSON_DEPTH = env_int("PITWEB_MAX_JSON_DEPTH", 32)
+# a point set's archive (staff upload): its size, members and bytes once unpacked
+PITWEB_MAX_POINTSET_BYTES = env_int("PITWEB_MAX_POINTSET_BYTES", 32 * 1024 * 1024)
+PITWEB_MAX_POINTSET_MEMBERS = env_int("PITWEB_MAX_POINTSET_MEMBERS", 5000)
+PITWEB_MAX_POINTSET_UNPACKED = env_int("PITWEB_MAX_POINTSET_UNPACKED", 64 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = PITWEB_MAX_RECEIPT_BYTES
 # every file streams to a temporary file and stops at its field's limit (413)
 FILE_UPLOAD_HANDLERS = ["pitweb.runs.uploads.LimitedUploadHandler"]

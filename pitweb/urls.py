@@ -4,6 +4,7 @@ from django.templatetags.static import static
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from pitweb.points import views as points
 from pitweb.runs import api, views
 
 urlpatterns = [
@@ -21,6 +22,11 @@ urlpatterns = [
     path("releases/<str:digest>/", views.release_page, name="release"),
     path("changelog/", views.changelog_page, name="changelog"),
     path("status/", views.status_page, name="status"),
+    path("points/", points.point_sets_page, name="point-sets"),
+    path("points/upload/", points.point_set_upload_page, name="point-set-upload"),
+    path("points/<str:name>/", points.point_set_page, name="point-set"),
+    path("points/<str:name>/reveal/", points.point_set_reveal_page, name="point-set-reveal"),
+    path("points/<str:name>/judged/<str:judged_id>/", points.judged_set_page, name="judged-set"),
     path("api/runs/", api.RunsApi.as_view(), name="api-runs"),
     path("api/runs/<str:sha>/", api.RunApi.as_view(), name="api-run"),
     path("api/runs/<str:sha>/reverify/", api.ReverifyApi.as_view(), name="api-reverify"),

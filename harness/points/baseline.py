@@ -53,6 +53,7 @@ class Imported:
     status: str
     started_at: str
     classes: dict[str, str | None] = field(default_factory=dict)  # point id -> class
+    reasons: dict[str, str] = field(default_factory=dict)  # point id -> decisive reason
 
     def summary(self) -> dict[str, Any]:
         return summary(list(self.classes.values()))
@@ -356,6 +357,9 @@ def checked(where: str, data: dict[str, Any], points: list[Point]) -> Imported:
     _check_summary(where, data, list(imported.classes.values()))
     for result in results:  # last, so a summary left alone is named as that first
         _check_raw(where, result)
+        evaluation = result.get("evaluation")
+        reason = evaluation.get("decisive_reason") if isinstance(evaluation, dict) else None
+        imported.reasons[result["point_id"]] = reason if isinstance(reason, str) else ""
     return imported
 
 

@@ -47,6 +47,17 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_commitment(args: argparse.Namespace) -> int:
+    """Print the salted commitment a sealed set published over these points."""
+    from harness.points.seal import commitment, question_digest
+
+    points = _points(args)
+    print(f"commitment {commitment(args.salt, points)}")
+    print(f"questions  {question_digest(points)}  ({len(points)} point(s))")
+    print(f"suite sha256 {suite_sha256(points)}")
+    return 0
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     """Check a PITFALL judged-point artifact against the points here; print its figures;
     with ``--answers-out``, write its answers as one of our answer sets."""
@@ -520,6 +531,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         ("list", cmd_list, "every point id, in path order"),
         ("render", cmd_render, "a point's Question only (what an agent sees)"),
         ("show", cmd_show, "a point's whole file, hidden sections included (for authors)"),
+        ("commitment", cmd_commitment, "the salted commitment over the points' hidden "
+         "sections, as a sealed set publishes it: recompute a revealed set's with its salt"),
         ("import", cmd_import, "check a complete PITFALL judged-point artifact against the "
          "points here, its summary and its judge's raw replies, and print its outcomes, "
          "accuracy with its interval and class counts (an unpinned judge: never rankable)"),
@@ -527,6 +540,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         verb = verbs.add_parser(name, help=text, description=text)
         if name in ("render", "show"):
             verb.add_argument("id")
+        if name == "commitment":
+            verb.add_argument("--salt", required=True, help="the salt the reveal published (hex)")
         if name == "import":
             verb.add_argument("file", help="a pitfall_point_baseline artifact (JSON)")
             verb.add_argument(

@@ -34,6 +34,10 @@ class Form:
 FORMS = {
     "api-runs": Form(files=("receipt", "trajectory", "config", "prices")),
     "api-reference-prices": Form(files=("prices",), data=("source", "pulled_at", "reason")),
+    "point-set-upload": Form(
+        files=("archive",),
+        data=("csrfmiddlewaretoken", "name", "title", "state", "reveal_on", "source"),
+    ),
 }
 
 
@@ -42,6 +46,8 @@ def field_limit(field_name: str) -> int:
         return int(settings.PITWEB_MAX_TRAJECTORY_BYTES)
     if field_name == "config":
         return int(settings.PITWEB_MAX_CONFIG_BYTES)
+    if field_name == "archive":
+        return int(settings.PITWEB_MAX_POINTSET_BYTES)
     return int(settings.PITWEB_MAX_RECEIPT_BYTES)  # the receipt, anything else
 
 

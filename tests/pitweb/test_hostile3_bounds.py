@@ -35,6 +35,22 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 # The bounded columns no receipt body feeds, and where their strings come from.
 NOT_FROM_A_BODY = {
+    "points.PointSet.name": "staff, a kebab-case name the upload form checks against its column",
+    "points.PointSet.title": "staff, cut to the column by the upload form",
+    "points.PointSet.state": "a choice of the upload form, moved by the reveal",
+    "points.PointSet.suite_sha256": "the engine's suite digest (64 hex)",
+    "points.PointSet.question_digest": "the engine's digest of the Questions",
+    "points.PointSet.salt": "made by the site (64 hex)",
+    "points.PointSet.commitment": "the engine's commitment over the hidden sections",
+    "points.Point.question_sha256": "the engine's hash of a Question (64 hex)",
+    "points.Point.point_sha256": "the engine's hash of a point file (64 hex)",
+    "points.Point.ground_truth_sha256": "the engine's hash of a Ground Truth (64 hex)",
+    "points.AnswerSet.sha256": "the engine's digest of an answer set",
+    "points.AnswerSet.origin": "a choice the service makes",
+    "points.JudgedSet.origin": "a choice the service makes",
+    "points.JudgedSet.status": "a choice the service makes (the gates' verdict)",
+    "points.Verdict.judged_class": "one of the six classes the engine parsed, or empty",
+    "points.Verdict.outcome": "the engine's PASS, FAIL or HARNESS_ERROR",
     "accounts.ApiToken.key_hash": "the site's hash of a token it issued",
     "accounts.ApiToken.prefix": "the first characters of a token the site issued",
     "releases.Release.content_digest": "the site's digest of a bundle staff register",

@@ -1,0 +1,188 @@
+"""Point sets, their points, answer sets and judged sets with their verdicts.
+
+A point set's hidden sections (Ground Truth, Provenance) are stored here and leave only
+through ``PointSet.discloses_hidden``: while a set is sealed nothing about them, not even a
+per-point hash, reaches a page, an export or an error. What a sealed set shows of them is
+its one salted commitment (``harness.points.seal``).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class PointSetState(models.TextChoices):
+    # development data (PITFALL's own 174 points): listed, never ranked
+    PUBLIC = "public"
+    # pre-registered: Questions shown, the hidden sections committed to, not shown
+    SEALED = "sealed"
+    # the reveal published the salt and the hidden sections: ranked
+    REVEALED = "revealed"
+
+
+class PointSet(models.Model):
+    """One point set, identified by its suite digest (``harness.points.markdown``)."""
+
+    name = models.SlugField(max_length=100, unique=True)
+    title = models.CharField(max_length=200, blank=True)
+    suite_sha256 = models.CharField(max_length=64, unique=True)
+    question_digest = models.CharField(max_length=71)
+    state = models.CharField(max_length=16, choices=PointSetState.choices)
+    reveal_on = models.DateField(null=True, blank=True)
+    # secret until the reveal; the commitment binds it (sha256(salt || hidden sections))
+    salt = models.CharField(max_length=64, blank=True)
+    commitment = models.CharField(max_length=71, blank=True)
+    source = models.TextField(blank=True)  # where the files came from, in staff's words
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    revealed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"point set {self.name}"
+
+    @property
+    def discloses_hidden(self) -> bool:
+        """Whether anyone may see the hidden sections (and hashes over them)."""
+        return self.state != PointSetState.SEALED
+
+    @property
+    def rankable(self) -> bool:
+        """Only a revealed set ranks: a public one is development data, and a sealed one
+        has no Ground Truth anyone can check yet."""
+        return self.state == PointSetState.REVEALED
+
+    @property
+    def state_words(self) -> str:
+        if self.state == PointSetState.PUBLIC:
+            return "development data: public from the start, listed and never ranked"
+        if self.state == PointSetState.SEALED:
+            when = self.reveal_on.isoformat() if self.reveal_on else "a date staff set"
+            return (
+                f"sealed until {when}: its Questions are shown, its Ground Truth and "
+                "Provenance are committed to and hidden"
+            )
+        return "revealed: its salt and hidden sections are published, and it is ranked"
+
+
+class Point(models.Model):
+    point_set = models.ForeignKey(PointSet, on_delete=models.CASCADE, related_name="points")
+    # text columns: the engine bounds neither an id nor a folder name
+    point_id = models.TextField()
+    suite = models.TextField(blank=True)  # its folder within the set
+    position = models.PositiveIntegerField()  # in path order, as the engine loads them
+    question = models.TextField()
+    question_sha256 = models.CharField(max_length=64)
+    # hidden while the set is sealed
+    text = models.TextField()
+    ground_truth = models.TextField()
+    provenance = models.TextField()
+    point_sha256 = models.CharField(max_length=64)
+    ground_truth_sha256 = models.CharField(max_length=64)
+
+    class Meta:
+        ordering = ["point_set", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["point_set", "point_id"], name="one_point_per_id")
+        ]
+
+    def __str__(self) -> str:
+        return self.point_id
+
+
+class AnswerSet(models.Model):
+    """An answer set (the engine's ``pit_answer_set``) over one point set."""
+
+    class Origin(models.TextChoices):
+        IMPORTED = "imported"  # from a PITFALL judged artifact
+        UPLOADED = "uploaded"
+        ANSWERED = "answered"  # answered by the site's workers
+
+    point_set = models.ForeignKey(PointSet, on_delete=models.CASCADE, related_name="answer_sets")
+    sha256 = models.CharField(max_length=71)
+    model = models.TextField()  # the answering model, as the set names it
+    origin = models.CharField(max_length=16, choices=Origin.choices)
+    body = models.JSONField()
+    submitter = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["point_set", "model", "created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["point_set", "sha256"], name="one_answer_set_per_body")
+        ]
+
+    def __str__(self) -> str:
+        return f"answers of {self.model}"
+
+
+class JudgedSet(models.Model):
+    """The verdicts of one judge over one answer set. A re-judgment is a new judged set
+    linked to the earlier one (``previous``), with what changed per point."""
+
+    class Origin(models.TextChoices):
+        # the verdicts of the artifact's own judge, checked against its raw replies
+        IMPORTED = "imported"
+        SITE = "site"  # the site's judge, with its controls and gates
+
+    class Status(models.TextChoices):
+        USABLE = "usable"
+        JUDGE_UNRELIABLE = "judge_unreliable"
+        IMPORTED = "imported"  # another judge's verdicts: shown, never ranked
+
+    answer_set = models.ForeignKey(AnswerSet, on_delete=models.CASCADE, related_name="judged")
+    previous = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="rejudged"
+    )
+    origin = models.CharField(max_length=16, choices=Origin.choices)
+    status = models.CharField(max_length=32, choices=Status.choices)
+    judge_model = models.TextField()
+    judge_effort = models.TextField(blank=True)
+    judge_pinned = models.BooleanField(default=False)
+    not_rankable_because = models.TextField(blank=True)
+    broken_rules = models.JSONField(default=list)  # the gates a judge_unreliable set missed
+    summary = models.JSONField(default=dict)  # harness.points.metrics.summary
+    changes = models.JSONField(default=list)  # per point, what changed since ``previous``
+    body = models.JSONField(null=True, blank=True)  # the engine's judged set, when ours
+    judged_at = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"judged set {self.pk} of {self.answer_set}"
+
+    @property
+    def rankable(self) -> bool:
+        return (
+            self.status == self.Status.USABLE
+            and self.judge_pinned
+            and self.answer_set.point_set.rankable
+        )
+
+
+class Verdict(models.Model):
+    judged_set = models.ForeignKey(JudgedSet, on_delete=models.CASCADE, related_name="verdicts")
+    point = models.ForeignKey(Point, on_delete=models.CASCADE, related_name="verdicts")
+    sample = models.PositiveIntegerField(default=0)
+    judged_class = models.CharField(max_length=32, blank=True)  # blank: a harness error
+    outcome = models.CharField(max_length=16)  # PASS, FAIL or HARNESS_ERROR
+    decisive_reason = models.TextField(blank=True)
+    answer = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["judged_set", "point__position", "sample"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["judged_set", "point", "sample"], name="one_verdict_per_answer"
+            )
+        ]

@@ -1,0 +1,240 @@
+"""The points pages: point sets, a set's judged sets with their distribution and radar,
+one judged set's verdicts; staff's upload and reveal. Every table has CSV and JSON."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+import pandas as pd
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.models import User
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from harness.points.metrics import CLASSES
+from pitweb import charts
+from pitweb.core.errors import SubmissionError, bad_request_page
+from pitweb.points import selectors, services
+from pitweb.points.models import JudgedSet, PointSet, PointSetState
+from pitweb.points.render import markdown_html
+from pitweb.runs.api import parse_id
+from pitweb.runs.tables import table_response
+
+SET_COLUMNS = (
+    "name", "title", "state", "points", "reveal_on", "commitment", "question_digest",
+    "suite_sha256", "salt", "ranked",
+)  # fmt: skip
+JUDGED_COLUMNS = (
+    "judged_set", "model", "answers", "judge", "judge_pinned", "origin", "status", "pass",
+    "fail", "harness_error", "accuracy", "accuracy_low", "accuracy_high", *CLASSES, "ranked",
+    "not_ranked_because",
+)  # fmt: skip
+SUITE_COLUMNS = (
+    "judged_set", "label", "suite", "judged", "pass", "harness_error", "accuracy",
+    "accuracy_low", "accuracy_high",
+)  # fmt: skip
+QUESTION_COLUMNS = ("point_id", "suite", "question", "question_sha256")
+REVEALED_COLUMNS = (
+    *QUESTION_COLUMNS, "ground_truth", "provenance", "point_sha256", "ground_truth_sha256",
+)  # fmt: skip
+VERDICT_COLUMNS = ("point_id", "suite", "sample", "class", "outcome", "decisive_reason", "answer")
+
+
+def _figure(figure: Any) -> Any:
+    return json.loads(figure.to_json())
+
+
+def _format(request: HttpRequest) -> str:
+    fmt = request.GET.get("format", "")
+    if fmt not in ("", "csv", "json"):
+        raise SubmissionError("invalid_input", "format must be csv or json")
+    return fmt
+
+
+def _point_set(name: str) -> PointSet:
+    found = PointSet.objects.filter(name=name).first()
+    if found is None:
+        raise Http404("no such point set")
+    return found
+
+
+def point_sets_page(request: HttpRequest) -> HttpResponse:
+    try:
+        fmt = _format(request)
+    except SubmissionError as exc:
+        return bad_request_page(request, exc.message)
+    rows = selectors.point_set_rows(selectors.point_sets())
+    if fmt:
+        response = table_response(fmt, "point_sets", SET_COLUMNS, rows)
+        assert response is not None
+        return response
+    return render(request, "points/sets.html", {"rows": rows})
+
+
+def point_set_page(request: HttpRequest, name: str) -> HttpResponse:
+    point_set = _point_set(name)
+    try:
+        fmt = _format(request)
+    except SubmissionError as exc:
+        return bad_request_page(request, exc.message)
+    judged = selectors.judged_sets(point_set)
+    rows = selectors.judged_rows(judged)
+    suites = selectors.suite_rows(judged)
+    table = request.GET.get("table", "judged")
+    if fmt:
+        response = {
+            "judged": lambda: table_response(fmt, "judged_sets", JUDGED_COLUMNS, rows),
+            "suites": lambda: table_response(fmt, "suites", SUITE_COLUMNS, suites),
+            "questions": lambda: table_response(
+                fmt,
+                "points",
+                REVEALED_COLUMNS if point_set.discloses_hidden else QUESTION_COLUMNS,
+                selectors.question_rows(point_set),
+            ),
+        }.get(table, lambda: None)()
+        if response is None:
+            raise Http404("no such table")
+        return response
+    figures: dict[str, Any] = {}
+    frame = selectors.class_frame(judged)
+    if not frame.empty and frame["count"].sum() > 0:
+        figures["distribution"] = _figure(charts.class_distribution(frame))
+        figures["radar"] = _figure(charts.class_radar(frame))
+    suite_figure = charts.suite_accuracy_radar(pd.DataFrame(suites)) if suites else None
+    if suite_figure is not None:
+        figures["suites"] = _figure(suite_figure)
+    points = [
+        {
+            "point_id": p.point_id,
+            "suite": p.suite,
+            "question": markdown_html(p.question),
+            "hidden": {
+                "ground_truth": markdown_html(p.ground_truth),
+                "provenance": markdown_html(p.provenance),
+            }
+            if point_set.discloses_hidden
+            else None,
+        }
+        for p in selectors.public_points(point_set)
+    ]
+    return render(
+        request,
+        "points/set.html",
+        {
+            "point_set": point_set,
+            "rows": rows,
+            "suites": suites,
+            "figures": figures,
+            "points": points,
+            "classes": CLASSES,
+            "may_reveal": request.user.is_staff
+            and point_set.state == PointSetState.SEALED
+            and point_set.reveal_on is not None
+            and dt.date.today() >= point_set.reveal_on,
+        },
+    )
+
+
+def judged_set_page(request: HttpRequest, name: str, judged_id: str) -> HttpResponse:
+    point_set = _point_set(name)
+    try:
+        fmt = _format(request)
+        try:
+            pk = parse_id(judged_id)
+        except ValueError as exc:
+            raise SubmissionError("invalid_input", f"judged set id {exc}") from None
+        if pk is None:
+            raise SubmissionError("invalid_input", "a judged set id is required")
+        wanted_class = request.GET.get("class", "")
+        if wanted_class and wanted_class not in (*CLASSES, "harness_error"):
+            raise SubmissionError("invalid_input", "class must be one of the six or harness_error")
+    except SubmissionError as exc:
+        return bad_request_page(request, exc.message)
+    judged = (
+        JudgedSet.objects.filter(pk=pk, answer_set__point_set=point_set)
+        .select_related("answer_set", "answer_set__point_set", "previous")
+        .first()
+    )
+    if judged is None:
+        raise Http404("no such judged set")
+    suite = request.GET.get("suite", "")
+    rows = selectors.verdict_rows(
+        judged, selectors.verdicts(judged, judged_class=wanted_class, suite=suite)
+    )
+    if fmt:
+        response = table_response(fmt, "verdicts", VERDICT_COLUMNS, rows)
+        assert response is not None
+        return response
+    return render(
+        request,
+        "points/judged.html",
+        {
+            "point_set": point_set,
+            "judged": judged,
+            "summary": selectors.judged_rows([judged])[0],
+            "rows": rows,
+            "classes": CLASSES,
+            "wanted_class": wanted_class,
+            "suite": suite,
+            "suites": sorted(set(point_set.points.values_list("suite", flat=True))),
+        },
+    )
+
+
+@staff_member_required
+def point_set_upload_page(request: HttpRequest) -> HttpResponse:
+    if request.method != "POST":
+        return render(request, "points/upload.html", {"states": PointSetState.values})
+    try:
+        archive = request.FILES.get("archive")
+        if archive is None:
+            raise SubmissionError("invalid_input", "send the point set as the file 'archive'")
+        name = request.POST.get("name", "")
+        reveal = request.POST.get("reveal_on", "")
+        try:
+            reveal_on = dt.date.fromisoformat(reveal) if reveal else None
+        except ValueError:
+            raise SubmissionError(
+                "invalid_input", "reveal_on must be a date (YYYY-MM-DD)"
+            ) from None
+        point_set = services.point_set_upload(
+            user=_user(request),
+            name=name,
+            title=request.POST.get("title", "")[:200],
+            archive=archive,
+            state=request.POST.get("state", ""),
+            reveal_on=reveal_on,
+            source=request.POST.get("source", "")[:2000],
+        )
+    except SubmissionError as exc:
+        return _refused(request, exc)
+    return redirect(reverse("point-set", args=[point_set.name]))
+
+
+@staff_member_required
+@require_POST
+def point_set_reveal_page(request: HttpRequest, name: str) -> HttpResponse:
+    point_set = _point_set(name)
+    try:
+        services.point_set_reveal(point_set=point_set, user=_user(request))
+    except SubmissionError as exc:
+        return _refused(request, exc)
+    messages.success(request, f"Point set {point_set.name} revealed; its salt is published.")
+    return redirect(reverse("point-set", args=[point_set.name]))
+
+
+def _refused(request: HttpRequest, exc: SubmissionError) -> HttpResponse:
+    """A refused staff form: the 400 page (or the refusal's own status) saying why."""
+    return render(
+        request, "400.html", {"message": f"Refused: {exc.message}."}, status=exc.http_status
+    )
+
+
+def _user(request: HttpRequest) -> User:
+    assert isinstance(request.user, User)
+    return request.user
