@@ -314,7 +314,12 @@ PITWEB_STALE_AFTER_SECONDS = env_int("PITWEB_STALE_AFTER_SECONDS", 60)
 # a run is ranked only with at least this many priced trades in its ranked cell (shifted/pit)
 PITWEB_MIN_RANKED_TRADES = env_int("PITWEB_MIN_RANKED_TRADES", 30)
 # where a worker keeps its local copies of releases (checked against their digests)
-PITWEB_RELEASE_CACHE = Path(os.environ.get("PITWEB_RELEASE_CACHE", VAR_DIR / "release-cache"))
+PITWEB_RELEASE_CACHE = Path(os.environ.get("PITWEB_RELEASE_CACHE") or VAR_DIR / "release-cache")
+# where the points workers journal paid calls, so a replacement worker resumes a job
+# (shared by every worker that may take over one: the compose volume)
+PITWEB_JOURNAL_DIR = Path(os.environ.get("PITWEB_JOURNAL_DIR") or VAR_DIR / "journals")
+PITWEB_POINTS_JOB_SOFT_LIMIT = env_int("PITWEB_POINTS_JOB_SOFT_LIMIT", 6 * 3600)
+PITWEB_POINTS_JOB_HARD_LIMIT = env_int("PITWEB_POINTS_JOB_HARD_LIMIT", 6 * 3600 + 60)
 
 for folder in (
     VAR_DIR,

@@ -57,6 +57,7 @@ SLOW_MODULES = {
     "test_tree_limits",
     "test_wheel",
     "test_worker_integration",
+    "test_points_jobs",
     # fuzzers over every URL, parameter and upload field
     "test_hostile_uploads",
     "test_hostile3_cache",
@@ -66,6 +67,7 @@ SLOW_MODULES = {
     # the site's flows end to end through its HTTP client
     "test_access",
     "test_pages",
+    "test_points_site",
     "test_platform_figures",
     "test_service",
     "test_submit",

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from harness.points.markdown import Point
+from harness.points.pace import Pace
 from harness.points.replies import ChatClient, ReplyError, clean_text, count, model_id, money
 
 INSTRUCTIONS = """Answer the question below. It holds everything you are given: there is a \
@@ -135,6 +136,7 @@ def _text(message: Any, finish_reason: Any) -> str:
 class Answerer:
     config: AgentConfig
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
+    pace: Pace | None = field(default=None, repr=False)  # a rate limit shared by threads
     _chat: ChatClient = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -158,6 +160,8 @@ class Answerer:
         for attempt in range(1, self.config.attempts + 1):
             if attempt > 1:
                 self.sleep(self.config.backoff * 2 ** (attempt - 2))
+            if self.pace is not None:
+                self.pace.wait()
             try:
                 reply = self._call(client, text)
                 choice = reply.choices[0]

@@ -24,6 +24,7 @@ from typing import Any
 from harness.points.journal import Journal
 from harness.points.markdown import Point
 from harness.points.metrics import CLASSES, HARNESS_ERROR, fleiss_kappa, outcome, raw_agreement
+from harness.points.pace import Pace
 from harness.points.replies import ChatClient, clean_text, model_id
 
 DEFAULT_MODEL = "gpt-5.6-sol"  # the seed pins the judge
@@ -267,6 +268,7 @@ class Judge:
     _chat: ChatClient = field(init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     journal: Journal | None = field(default=None, repr=False)
+    pace: Pace | None = field(default=None, repr=False)  # a rate limit shared by threads
     _seen: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -305,6 +307,8 @@ class Judge:
         for attempt in range(1, self.config.attempts + 1):
             if attempt > 1:
                 self.sleep(self.config.backoff * 2 ** (attempt - 2))
+            if self.pace is not None:
+                self.pace.wait()
             try:
                 reply = client.chat.completions.create(
                     model=self.config.model,

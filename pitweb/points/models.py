@@ -12,6 +12,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from pitweb.jobs.models import ClaimableJob
+
 
 class PointSetState(models.TextChoices):
     # development data (PITFALL's own 174 points): listed, never ranked
@@ -186,3 +188,95 @@ class Verdict(models.Model):
                 fields=["judged_set", "point", "sample"], name="one_verdict_per_answer"
             )
         ]
+
+
+class ModelEndpoint(models.Model):
+    """A model staff register for the workers to call: an OpenAI-compatible endpoint, the
+    model id sent to it, and how hard the workers may push it. The API key is never
+    stored: ``api_key_env`` names the variable that holds it on the workers (a loopback
+    endpoint needs none)."""
+
+    name = models.SlugField(max_length=100, unique=True)
+    base_url = models.TextField()
+    model = models.TextField()
+    effort = models.TextField(blank=True)
+    api_key_env = models.CharField(max_length=100, blank=True)
+    concurrency = models.PositiveSmallIntegerField(default=4)
+    rate_per_minute = models.PositiveIntegerField(default=0)  # 0: no limit
+    timeout_seconds = models.PositiveIntegerField(default=600)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.model})"
+
+    @property
+    def is_demo(self) -> bool:
+        from harness.points.demo import DEMO_MODEL
+
+        return self.model == DEMO_MODEL
+
+    @property
+    def is_pinned_judge(self) -> bool:
+        from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL
+
+        return self.model == DEFAULT_MODEL and self.effort == DEFAULT_EFFORT
+
+
+class PointsJob(ClaimableJob):
+    """Answer a point set with a model, or judge an answer set: a job on the claimable-job
+    machine. queued -> running -> done | control_failed | harness_error."""
+
+    class Kind(models.TextChoices):
+        ANSWER = "answer"
+        JUDGE = "judge"
+
+    class State(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        # the judge did not call a point's own Ground Truth completely_correct: the point
+        # or the judge is broken, and nothing was judged (seed 004's preflight)
+        CONTROL_FAILED = "control_failed"
+        HARNESS_ERROR = "harness_error"  # ours, after every attempt: never the model's
+
+    QUEUED = State.QUEUED
+    RUNNING = State.RUNNING
+    GAVE_UP = State.HARNESS_ERROR
+    FINAL = frozenset({State.DONE, State.CONTROL_FAILED, State.HARNESS_ERROR})
+    LEGAL_MOVES = {
+        State.QUEUED: frozenset({State.RUNNING}),
+        State.RUNNING: frozenset({State.QUEUED, *FINAL}),
+    }
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
+    point_set = models.ForeignKey(PointSet, on_delete=models.CASCADE, related_name="jobs")
+    endpoint = models.ForeignKey(ModelEndpoint, on_delete=models.PROTECT, related_name="jobs")
+    # judge: the answers judged; answer: the answers made
+    answer_set = models.ForeignKey(
+        AnswerSet, null=True, blank=True, on_delete=models.CASCADE, related_name="jobs"
+    )
+    judged_set = models.ForeignKey(
+        JudgedSet, null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs"
+    )
+    samples = models.PositiveSmallIntegerField(default=1)
+    stability_k = models.PositiveSmallIntegerField(default=3)
+    stride = models.PositiveSmallIntegerField(default=10)
+    total_calls = models.PositiveIntegerField(default=0)
+    done_calls = models.PositiveIntegerField(default=0)  # paid calls journalled so far
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} job {self.pk}"

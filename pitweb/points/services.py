@@ -8,8 +8,10 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -25,12 +27,23 @@ from harness.points.seal import commitment, new_salt, question_digest
 from pitweb.artifacts import job_file, job_folder
 from pitweb.core.audit import audit_record
 from pitweb.core.errors import SubmissionError
+from pitweb.jobs import machine
 from pitweb.points.archives import ArchiveError, Limits, unpack
-from pitweb.points.models import AnswerSet, JudgedSet, Point, PointSet, PointSetState, Verdict
+from pitweb.points.models import (
+    AnswerSet,
+    JudgedSet,
+    ModelEndpoint,
+    Point,
+    PointSet,
+    PointSetState,
+    PointsJob,
+    Verdict,
+)
 
 CHUNK = 1024 * 1024
 NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
-RESERVED_NAMES = {"upload"}  # a page of its own under /points/
+ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,99}")
+RESERVED_NAMES = {"upload", "models"}  # a page of its own under /points/
 
 
 def _spooled(upload: IO[bytes], limit: int) -> Path:
@@ -273,3 +286,195 @@ def _verdicts(
         )
         for point_id, judged_class in classes.items()
     )
+
+
+# -- models and jobs -----------------------------------------------------------------------
+
+
+def model_register(
+    *,
+    user: User | None,
+    name: str,
+    base_url: str,
+    model: str,
+    effort: str = "",
+    api_key_env: str = "",
+    concurrency: int = 4,
+    rate_per_minute: int = 0,
+    timeout_seconds: int = 600,
+) -> ModelEndpoint:
+    """A model the workers may call (an OpenAI-compatible endpoint); its key stays in the
+    workers' environment, named by ``api_key_env``."""
+    if not NAME.fullmatch(name) or len(name) > 100:
+        raise SubmissionError("invalid_input", "name: lowercase words joined by '-'")
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise SubmissionError("invalid_input", "base_url must be an http(s) URL")
+    if not model:
+        raise SubmissionError("invalid_input", "model is required")
+    if api_key_env and not ENV_NAME.fullmatch(api_key_env):
+        raise SubmissionError("invalid_input", "api_key_env must be an environment variable name")
+    if not 1 <= concurrency <= 64 or rate_per_minute < 0 or not 1 <= timeout_seconds <= 3600:
+        raise SubmissionError(
+            "invalid_input", "concurrency 1-64, rate_per_minute >= 0, timeout 1-3600 seconds"
+        )
+    endpoint, _ = ModelEndpoint.objects.update_or_create(
+        name=name,
+        defaults={
+            "base_url": base_url, "model": model, "effort": effort, "api_key_env": api_key_env,
+            "concurrency": concurrency, "rate_per_minute": rate_per_minute,
+            "timeout_seconds": timeout_seconds, "created_by": user,
+        },
+    )  # fmt: skip
+    return endpoint
+
+
+def answer_job_request(
+    *, user: User | None, point_set: PointSet, endpoint: ModelEndpoint, samples: int = 1
+) -> PointsJob:
+    """Have the workers answer every point of ``point_set`` with ``endpoint``."""
+    if not 1 <= samples <= 20:
+        raise SubmissionError("invalid_input", "samples: 1 to 20 answers per point")
+    return _request(
+        PointsJob(
+            kind=PointsJob.Kind.ANSWER, point_set=point_set, endpoint=endpoint, samples=samples,
+            requested_by=user, reason=f"answer {point_set.name} with {endpoint.name}",
+        )
+    )  # fmt: skip
+
+
+def judge_job_request(
+    *,
+    user: User | None,
+    answer_set: AnswerSet,
+    endpoint: ModelEndpoint,
+    stability_k: int = 3,
+    stride: int = 10,
+) -> PointsJob:
+    """Have the workers judge ``answer_set`` with the site's judge ``endpoint``: controls
+    first, then every answer, then the stability sample. Every answer set the site shows
+    verdicts for is judged here, an imported or uploaded one included."""
+    if not 2 <= stability_k <= 10 or not 1 <= stride <= 1000:
+        raise SubmissionError("invalid_input", "stability_k 2-10, stride 1-1000")
+    return _request(
+        PointsJob(
+            kind=PointsJob.Kind.JUDGE, point_set=answer_set.point_set, endpoint=endpoint,
+            answer_set=answer_set, stability_k=stability_k, stride=stride, requested_by=user,
+            reason=f"judge {answer_set.model}'s answers with {endpoint.name}",
+        )
+    )  # fmt: skip
+
+
+def _request(job: PointsJob) -> PointsJob:
+    from pitweb.points.work import estimated_calls
+
+    with transaction.atomic():
+        job.total_calls = estimated_calls(job)
+        job.save()
+        audit_record(actor=job.requested_by, action=f"points_{job.kind}", reason=job.reason,
+                     public=job.point_set.state != PointSetState.SEALED)  # fmt: skip
+        enqueue_points_job(job.pk)
+    return job
+
+
+def enqueue_points_job(job_id: int) -> None:
+    """Send job ``job_id`` to a worker once the transaction commits: the one place these
+    services reach the tasks."""
+    from pitweb.points.tasks import points_job_task
+
+    transaction.on_commit(partial(points_job_task.delay, job_id), robust=True)
+
+
+def points_job_finish(*, job_id: int, worker: str, state: str, **fields: Any) -> bool:
+    return machine.finish(PointsJob, pk=job_id, worker=worker, state=state, **fields)
+
+
+def answer_job_finish(*, job_id: int, worker: str, body: dict[str, Any]) -> None:
+    """The answers the workers made, stored as an answer set, and the job done."""
+    with transaction.atomic():
+        job = PointsJob.objects.select_related("point_set").get(pk=job_id)
+        answer_set = _answer_set(job.point_set, body, AnswerSet.Origin.ANSWERED, job.requested_by)
+        points_job_finish(
+            job_id=job_id, worker=worker, state=PointsJob.State.DONE, answer_set=answer_set,
+            message=f"{len(body['answers'])} answer(s): {body['status']}",
+        )  # fmt: skip
+
+
+def judge_job_finish(*, job_id: int, worker: str, body: dict[str, Any]) -> None:
+    """The site's verdicts stored as a judged set (a re-judgment linked to the set it
+    follows, with what changed per answer), and the job done."""
+    with transaction.atomic():
+        job = PointsJob.objects.select_related("answer_set", "answer_set__point_set").get(pk=job_id)
+        answer_set = job.answer_set
+        assert answer_set is not None
+        reliability = body["reliability"]
+        previous = answer_set.judged.order_by("-created_at").first()
+        judged = JudgedSet.objects.create(
+            answer_set=answer_set,
+            previous=previous,
+            origin=JudgedSet.Origin.SITE,
+            status=JudgedSet.Status.USABLE
+            if reliability["status"] == "usable"
+            else JudgedSet.Status.JUDGE_UNRELIABLE,
+            judge_model=body["judge"]["model"],
+            judge_effort=body["judge"]["effort"],
+            judge_pinned=bool(body["capabilities"].get("judge_pinned")),
+            not_rankable_because=_site_not_rankable(body),
+            broken_rules=reliability["broken"],
+            summary=body["summary"],
+            body=body,
+            judged_at=max((v["judged_at"] for v in body["verdicts"]), default=""),
+        )
+        verdicts = {(v["point_id"], v["sample"]): v for v in body["verdicts"]}
+        texts = {(a["point_id"], a["sample"]): a["text"] for a in answer_set.body["answers"]}
+        by_id = {p.point_id: p for p in answer_set.point_set.points.all()}
+        Verdict.objects.bulk_create(
+            Verdict(
+                judged_set=judged, point=by_id[point_id], sample=sample,
+                judged_class=v["class"] or "", outcome=v["outcome"],
+                decisive_reason=v["decisive_reason"], answer=texts.get((point_id, sample), ""),
+            )
+            for (point_id, sample), v in verdicts.items()
+        )  # fmt: skip
+        if previous is not None:
+            judged.changes = _changes(previous, verdicts)
+            judged.save(update_fields=["changes"])
+        points_job_finish(
+            job_id=job_id, worker=worker, state=PointsJob.State.DONE, judged_set=judged,
+            message=f"judged {len(verdicts)} answer(s): {reliability['status']}",
+        )  # fmt: skip
+
+
+def _site_not_rankable(body: dict[str, Any]) -> str:
+    if body["reliability"]["status"] != "usable":
+        return "judge_unreliable: " + "; ".join(body["reliability"]["broken"])
+    if not body["capabilities"].get("judge_pinned"):
+        return "an unpinned judge: the seed pins the judge, and only its verdicts compare"
+    return ""
+
+
+def _changes(previous: JudgedSet, verdicts: dict[tuple[str, int], Any]) -> list[dict[str, Any]]:
+    """Per answer, the class that changed since ``previous`` (harness errors as null)."""
+    before = {
+        (point_id, sample): judged_class or None
+        for point_id, sample, judged_class in previous.verdicts.values_list(
+            "point__point_id", "sample", "judged_class"
+        )
+    }
+    changed = []
+    for key in sorted(set(before) | set(verdicts)):
+        now = verdicts[key]["class"] if key in verdicts else None
+        was = before.get(key)
+        if key not in before or key not in verdicts or was != now:
+            changed.append({"point_id": key[0], "sample": key[1], "was": was, "now": now})
+    return changed
+
+
+def points_requeue_stale(*, older_than: dt.timedelta | None = None) -> list[int]:
+    """The sweep's share: a points job whose worker stopped heart-beating goes back to
+    the queue (its journal keeps the paid calls), and queued jobs whose message was lost
+    are sent again."""
+    swept = machine.sweep_stale(PointsJob, older_than=older_than)
+    for pk in swept.to_dispatch:
+        enqueue_points_job(pk)
+    return swept.to_dispatch

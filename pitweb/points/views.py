@@ -11,7 +11,7 @@ import pandas as pd
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.models import User
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -19,8 +19,15 @@ from django.views.decorators.http import require_POST
 from harness.points.metrics import CLASSES
 from pitweb import charts
 from pitweb.core.errors import SubmissionError, bad_request_page
-from pitweb.points import selectors, services
-from pitweb.points.models import JudgedSet, PointSet, PointSetState
+from pitweb.points import selectors, services, work
+from pitweb.points.models import (
+    AnswerSet,
+    JudgedSet,
+    ModelEndpoint,
+    PointSet,
+    PointSetState,
+    PointsJob,
+)
 from pitweb.points.render import markdown_html
 from pitweb.runs.api import parse_id
 from pitweb.runs.tables import table_response
@@ -132,6 +139,9 @@ def point_set_page(request: HttpRequest, name: str) -> HttpResponse:
             "figures": figures,
             "points": points,
             "classes": CLASSES,
+            "jobs": point_set.jobs.select_related("endpoint", "answer_set")[:20],
+            "answer_sets": point_set.answer_sets.all(),
+            "endpoints": ModelEndpoint.objects.all() if request.user.is_staff else [],
             "may_reveal": request.user.is_staff
             and point_set.state == PointSetState.SEALED
             and point_set.reveal_on is not None
@@ -238,3 +248,52 @@ def _refused(request: HttpRequest, exc: SubmissionError) -> HttpResponse:
 def _user(request: HttpRequest) -> User:
     assert isinstance(request.user, User)
     return request.user
+
+
+@staff_member_required
+@require_POST
+def points_job_page(request: HttpRequest, name: str) -> HttpResponse:
+    """Staff: have the workers answer the set with a model, or judge an answer set."""
+    point_set = _point_set(name)
+    try:
+        endpoint = ModelEndpoint.objects.filter(name=request.POST.get("endpoint", "")).first()
+        if endpoint is None:
+            raise SubmissionError("invalid_input", "endpoint: a registered model's name")
+        kind = request.POST.get("kind", "")
+        if kind == PointsJob.Kind.ANSWER:
+            job = services.answer_job_request(
+                user=_user(request), point_set=point_set, endpoint=endpoint
+            )
+        elif kind == PointsJob.Kind.JUDGE:
+            try:
+                pk = parse_id(request.POST.get("answer_set", ""))
+            except ValueError as exc:
+                raise SubmissionError("invalid_input", f"answer_set {exc}") from None
+            answer_set = (
+                AnswerSet.objects.filter(pk=pk, point_set=point_set).first()
+                if pk is not None
+                else None
+            )
+            if answer_set is None:
+                raise SubmissionError("invalid_input", "answer_set: one of this set's")
+            job = services.judge_job_request(
+                user=_user(request), answer_set=answer_set, endpoint=endpoint
+            )
+        else:
+            raise SubmissionError("invalid_input", "kind must be answer or judge")
+    except SubmissionError as exc:
+        return _refused(request, exc)
+    messages.success(request, f"{job.kind} job {job.pk} queued.")
+    return redirect(reverse("point-set", args=[point_set.name]) + "#jobs")
+
+
+def points_job_json(request: HttpRequest, job_id: str) -> JsonResponse:
+    """Polled by the set page: a job's state and progress (no hidden section in it)."""
+    try:
+        pk = parse_id(job_id)
+    except ValueError:
+        pk = None
+    job = PointsJob.objects.filter(pk=pk).first() if pk is not None else None
+    if job is None:
+        raise Http404("no such job")
+    return JsonResponse(work.progress(job))

@@ -11,6 +11,7 @@ from celery import shared_task
 
 from pitweb.jobs.machine import worker_name
 from pitweb.jobs.workers import sweep_dead_folders  # importing it connects the heartbeats
+from pitweb.points import services as points
 from pitweb.pricing import services as pricing
 from pitweb.runs import services, verification
 
@@ -33,4 +34,5 @@ def sweep_stale_jobs() -> list[int]:
     ``pitweb.jobs.machine.sweep_stale``), and the job folders dead workers left here go."""
     sweep_dead_folders()  # on the machine that runs the sweep
     pricing.platform_requeue_stale()
+    points.points_requeue_stale()
     return services.verification_requeue_stale()

@@ -1,4 +1,5 @@
-// Draw every Plotly figure embedded with json_script, and poll a run's status.
+// Draw every Plotly figure embedded with json_script, and poll a run's status and a
+// points job's progress.
 (function () {
   // Plotly is loaded only on pages that draw a chart
   if (window.Plotly) {
@@ -20,6 +21,20 @@
         });
     }, 2000);
   }
+  // a points job that is queued or running: its progress, until it ends
+  document.querySelectorAll("tr[data-job]").forEach(function (row) {
+    var state = row.querySelector(".job-state"), done = row.querySelector(".job-progress");
+    if (["queued", "running"].indexOf(state.textContent.trim()) < 0) { return; }
+    var timer = setInterval(function () {
+      fetch(row.dataset.job, {credentials: "same-origin"})
+        .then(function (r) { return r.json(); })
+        .then(function (j) {
+          state.textContent = j.state;
+          done.textContent = j.done_calls + " of about " + j.total_calls;
+          if (["queued", "running"].indexOf(j.state) < 0) { clearInterval(timer); location.reload(); }
+        });
+    }, 2000);
+  });
   // sortable tables: click a header to sort its rows (numbers by value, words A-Z)
   document.querySelectorAll("table.sortable th[data-sort]").forEach(function (th) {
     th.addEventListener("click", function () {
