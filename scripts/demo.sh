@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# make demo: migrate, start a real Celery worker (and beat for the stale-job sweep),
-# seed and verify demo runs, then serve the site at http://127.0.0.1:8000 the production
-# way: DEBUG off, gunicorn, static files collected and served by WhiteNoise (compressed,
+# make demo: migrate, start a real Celery worker (and beat for the stale-job sweep) and
+# the demo model, seed and verify demo runs and judged points, then serve the site at
+# http://127.0.0.1:8000 the production way: DEBUG off, gunicorn, static files collected and served by WhiteNoise (compressed,
 # hashed names, long max-age). Plain HTTP on loopback, so cookies are not HTTPS-only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +17,12 @@ $BIN/celery -A pitweb worker --pool=solo --loglevel=WARNING -n demo@%h &
 WORKER=$!
 $BIN/celery -A pitweb beat --loglevel=WARNING --schedule var/celerybeat-schedule &
 BEAT=$!
-trap 'kill $WORKER $BEAT 2>/dev/null || true' EXIT
-$BIN/python manage.py demo_seed
+# the demo model for the judged points: a demo judge and two demo readers, none a model
+rm -f var/demo-model.url
+$BIN/pit-harness points demo-model --points examples/points/finance --url-file var/demo-model.url >var/demo-model.log &
+DEMO_MODEL=$!
+trap 'kill $WORKER $BEAT $DEMO_MODEL 2>/dev/null || true' EXIT
+for _ in $(seq 100); do [ -s var/demo-model.url ] && break; kill -0 $DEMO_MODEL || exit 1; sleep 0.1; done
+$BIN/python manage.py demo_seed --demo-model "$(cat var/demo-model.url)"
 echo "serving http://127.0.0.1:8000 (Ctrl-C stops the site and the worker)"
 $BIN/gunicorn pitweb.wsgi --bind 127.0.0.1:8000 --workers 2 --access-logfile -

@@ -471,9 +471,10 @@ def cmd_demo_model(args: argparse.Namespace) -> int:
     import os
     from pathlib import Path
 
-    from harness.points.demo import DEMO_MODEL, base_url, demo_server
+    from harness.points.demo import DEMO_MODEL, READERS, base_url, demo_server
 
-    server = demo_server(args.port)
+    points = load_points(args.points) if args.points else None
+    server = demo_server(args.port, points)
     url = base_url(server)
     if args.url_file:
         tmp = Path(f"{args.url_file}.tmp")
@@ -483,7 +484,13 @@ def cmd_demo_model(args: argparse.Namespace) -> int:
     print(
         f"{DEMO_MODEL} at {url}: a demo, not a model (a fixed string rule plays the "
         "answering model and the judge); its judged sets say judge_pinned=False, and "
-        "nothing should rank them",
+        "nothing should rank them"
+        + (
+            f"; the demo readers {', '.join(READERS)} answer the {len(points)} point(s) "
+            f"of {args.points} by a fixed rule over their Ground Truth (not models either)"
+            if points is not None
+            else ""
+        ),
         flush=True,
     )
     try:
@@ -620,4 +627,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     demo.add_argument("--port", type=_count(0), default=0, help="port (default: a free one)")
     demo.add_argument("--url-file", help="write the base URL here once it listens")
+    demo.add_argument(
+        "--points",
+        help="a points folder: the demo readers (two answering models of different "
+        "quality, not models either) answer its points by a fixed rule",
+    )
     demo.set_defaults(func=cmd_demo_model)

@@ -19,16 +19,26 @@ judged sets read ``judge_pinned=False``. It plays two parts, both deterministic:
 So its controls hold honestly (the positive control passes, every negative control
 fails to pass, repeats never flip) and the gates call its judged sets ``usable``; what
 they measure is this rule, which no one should rank.
+
+Given a points folder (``--points``), it also serves two **demo readers**, answering
+models of different quality for the site's demo and its tests: ``READERS`` names them.
+They are not models either: each looks the Question up in the folder it was given and,
+by a fixed rule on the point's id, answers with the Ground Truth itself, with every
+number in it moved by one, with the Ground Truth contradicted, or with the demo's fixed
+text. A reader's share of each is fixed per reader, so their distributions differ.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from collections.abc import Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from harness.points.judge import neutralised
+from harness.points.markdown import Point
 
 DEMO_MODEL = "demo-judge-not-a-model"
 DEMO_ANSWER = (
@@ -36,6 +46,13 @@ DEMO_ANSWER = (
     "it gives this same text to every point."
 )
 JUDGE_MARK = "<GroundTruth>"  # only our judge's prompt holds this tag
+# reader -> the percentiles (of a point's fixed bucket, 0-99) below which it answers with
+# the Ground Truth, then with its numbers moved, then contradicted; the rest: the demo text
+READERS = {
+    "demo-reader-careful-not-a-model": (70, 85, 93),
+    "demo-reader-hasty-not-a-model": (35, 70, 85),
+}
+QUESTION = re.compile(r"<Question>\n(.*)\n</Question>", re.S)
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
 FENCE = re.compile(r"\n(ANSWER-BOUNDARY-[0-9a-f]{24})\n(.*)\n\1\n", re.S)
 TRUTH = re.compile(r"<GroundTruth>\n(.*)\n</GroundTruth>", re.S)
@@ -58,13 +75,38 @@ def judge_reply(prompt: str) -> str:
     return "Class: non_numeric_factual_error\n\nIt is not the ground truth's text."
 
 
-def reply_to(request: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    """(HTTP status, JSON body) for one chat-completions request."""
+def _moved(text: str) -> str:
+    return NUMBER.sub(lambda m: str(int(float(m.group(0))) + 1), text)
+
+
+def reader_reply(model: str, prompt: str, points: Mapping[str, Point]) -> str:
+    """A demo reader's answer to an answer prompt, by its fixed rule (module docstring)."""
+    found = QUESTION.search(prompt)
+    point = points.get(found.group(1)) if found else None
+    if point is None:
+        return DEMO_ANSWER
+    bucket = int(hashlib.sha256(f"{model}:{point.id}".encode()).hexdigest()[:8], 16) % 100
+    right, moved, contradicted = READERS[model]
+    if bucket < right:
+        return point.ground_truth
+    if bucket < moved and NUMBER.search(point.ground_truth):
+        return _moved(point.ground_truth)
+    if bucket < contradicted:
+        return f"Not so. The opposite holds: {point.ground_truth}"
+    return DEMO_ANSWER
+
+
+def reply_to(
+    request: dict[str, Any], points: Mapping[str, Point] | None = None
+) -> tuple[int, dict[str, Any]]:
+    """(HTTP status, JSON body) for one chat-completions request; ``points`` (by their
+    Question) lets the demo readers answer."""
     model = request.get("model")
-    if model != DEMO_MODEL:
+    served = [DEMO_MODEL, *READERS] if points is not None else [DEMO_MODEL]
+    if model not in served:
         return 404, {
             "error": {
-                "message": f"the demo serves only the model {DEMO_MODEL!r}, not {model!r}",
+                "message": f"the demo serves only the models {served!r}, not {model!r}",
                 "type": "invalid_request_error",
                 "code": "model_not_found",
             }
@@ -75,12 +117,17 @@ def reply_to(request: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     prompt = messages[-1].get("content")
     if not isinstance(prompt, str):
         return 400, {"error": {"message": "the last message's content must be text", "code": None}}
-    content = judge_reply(prompt) if JUDGE_MARK in prompt else DEMO_ANSWER
+    if model in READERS and points is not None:
+        if JUDGE_MARK in prompt:
+            return 400, {"error": {"message": "a demo reader does not judge", "code": None}}
+        content = reader_reply(str(model), prompt, points)
+    else:
+        content = judge_reply(prompt) if JUDGE_MARK in prompt else DEMO_ANSWER
     return 200, {
         "id": "demo",
         "object": "chat.completion",
         "created": 0,
-        "model": DEMO_MODEL,
+        "model": model,
         "choices": [
             {
                 "index": 0,
@@ -116,13 +163,17 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(request, dict):
             self._send(400, {"error": {"message": "the body is not a JSON object", "code": None}})
             return
-        self._send(*reply_to(request))
+        self._send(*reply_to(request, getattr(self.server, "points", None)))
 
 
-def demo_server(port: int = 0) -> ThreadingHTTPServer:
+def demo_server(port: int = 0, points: Sequence[Point] | None = None) -> ThreadingHTTPServer:
     """The demo model listening on 127.0.0.1 (``port`` 0: a free one); call
-    ``serve_forever`` on it. Loopback only: it is for trying the commands on one machine."""
-    return ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+    ``serve_forever`` on it. Loopback only: it is for trying the commands on one machine.
+    With ``points``, the demo readers answer them too."""
+    server = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+    if points is not None:
+        server.points = {p.question: p for p in points}  # type: ignore[attr-defined]
+    return server
 
 
 def base_url(server: ThreadingHTTPServer) -> str:

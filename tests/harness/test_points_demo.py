@@ -87,7 +87,7 @@ def test_the_demo_serves_only_its_own_model_name(demo: str) -> None:
         model=DEMO_MODEL, messages=[{"role": "user", "content": "What is 2 + 2?"}]
     )
     assert reply.model == DEMO_MODEL and reply.choices[0].message.content == DEMO_ANSWER
-    with pytest.raises(NotFoundError, match="the demo serves only the model"):
+    with pytest.raises(NotFoundError, match="the demo serves only the models"):
         client.chat.completions.create(
             model="gpt-5.6-sol", messages=[{"role": "user", "content": "hello"}]
         )
@@ -160,3 +160,29 @@ def test_the_demo_model_command_writes_its_url_once_it_listens(tmp_path: Path) -
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_the_demo_readers_answer_by_their_rule_and_only_when_given_points() -> None:
+    from collections import Counter
+
+    from harness.points.answer import prompt
+    from harness.points.demo import READERS, reader_reply, reply_to
+
+    points = load_points(EXAMPLES / "finance")
+    by_question = {p.question: p for p in points}
+    classes = {}
+    for reader in READERS:
+        replies = [reader_reply(reader, prompt(p), by_question) for p in points]
+        assert replies == [reader_reply(reader, prompt(p), by_question) for p in points]
+        verdicts = Counter(
+            parse_verdict(judge_reply(prompt_for(p.question, a, p.ground_truth)))[0]
+            for p, a in zip(points, replies, strict=True)
+        )
+        classes[reader] = verdicts
+    careful, hasty = (classes[r] for r in READERS)
+    assert careful["completely_correct"] > hasty["completely_correct"] > 0
+    assert len(hasty) >= 3  # a hasty reader errs in more than one way
+    request = {"model": next(iter(READERS)), "messages": [{"role": "user", "content": "hi"}]}
+    assert reply_to(request)[0] == 404  # no points given: no readers served
+    status, body = reply_to(request, by_question)
+    assert status == 200 and body["choices"][0]["message"]["content"] == DEMO_ANSWER

@@ -61,3 +61,33 @@ def test_demo_seed_fails_when_a_baseline_does_not_complete(
     with pytest.raises(CommandError, match=r"baseline tests.pitweb.failing_baseline:decide"):
         call_command("demo_seed", rows=3000, stdout=io.StringIO())
     assert Run.objects.count() == 0
+
+
+def test_demo_seed_answers_and_judges_the_demo_points_through_the_jobs(
+    settings: Any, tmp_path: Path
+) -> None:
+    """Two demo readers of different quality answer the project's twelve points and the
+    demo judge judges both, through real answer and judge jobs; the set is revealed."""
+    from pitweb.points.models import JudgedSet, PointSet, PointsJob
+
+    settings.VAR_DIR = tmp_path
+    settings.PITWEB_JOURNAL_DIR = tmp_path / "journals"
+    out = io.StringIO()
+    call_command("demo_seed", rows=3000, stdout=out)
+    point_set = PointSet.objects.get(name="finance-demo")
+    assert point_set.state == "revealed" and point_set.points.count() == 12
+    assert set(PointsJob.objects.values_list("kind", "state")) == {
+        ("answer", "done"),
+        ("judge", "done"),
+    }
+    judged = {j.answer_set.model: j for j in JudgedSet.objects.select_related("answer_set")}
+    careful = judged["demo-reader-careful-not-a-model"].summary
+    hasty = judged["demo-reader-hasty-not-a-model"].summary
+    assert careful["pass"] > hasty["pass"] and careful["pass"] + careful["fail"] == 12
+    assert {j.status for j in judged.values()} == {"usable"}  # the demo's controls hold
+    assert not any(j.rankable for j in judged.values())  # a demo judge: never ranked
+    page = Client().get("/points/finance-demo/").content.decode()
+    assert 'data-figure="fig-radar"' in page and 'data-figure="fig-suites"' in page
+    assert point_set.salt in page and "demo-judge" in page
+    call_command("demo_seed", rows=3000, stdout=io.StringIO())  # twice: nothing new
+    assert JudgedSet.objects.count() == 2 and PointsJob.objects.count() == 4

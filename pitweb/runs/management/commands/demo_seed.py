@@ -2,7 +2,8 @@
 
 Builds a synthetic release and SYNTHETIC prices (labelled so), runs the harness with
 the stub and two deterministic baselines, uploads the runs through the upload
-service, waits for a real worker to verify them, and prints a staff login and a token.
+service, waits for a real worker to verify them, seeds the judged points
+(``demo_points``), and prints a staff login and a token.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from harness import RunConfig, run
@@ -45,6 +47,11 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--url", default="http://127.0.0.1:8000", help="where the site will be served"
+        )
+        parser.add_argument(
+            "--demo-model",
+            help="the demo model's base URL for the judged points (by default one is served "
+            "while the command runs)",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -159,6 +166,11 @@ class Command(BaseCommand):
         self.stdout.write(
             f"staff login: {STAFF[0]} / {STAFF[1]}  (http://127.0.0.1:8000/admin/login/)"
         )
+        # the judged points: a sealed set answered and judged by real workers, revealed
+        call_command(
+            "demo_points", demo_model=options["demo_model"], staff=STAFF[0],
+            timeout=max(deadline - time.monotonic(), 30.0), stdout=self.stdout,
+        )  # fmt: skip
         token = token_issue(user=submitter)
         self.stdout.write(f"submitter API token (user demo): {token}")
         self.stdout.write(f"release folder: {release_dir.resolve()}")
