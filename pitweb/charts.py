@@ -200,6 +200,9 @@ def rows_per_day(frame: pd.DataFrame, top: int = len(FORM_PALETTE) - 1) -> go.Fi
 
 # -- judged points ---------------------------------------------------------------------
 
+# a legend under the plot: a phone's width leaves no room beside the title for six classes
+_BELOW = {"orientation": "h", "yanchor": "top", "y": -0.2, "xanchor": "left", "x": 0}
+
 CLASS_COLOURS = {
     "completely_correct": "#2e8b57",
     "numeric_factual_error": "#c0392b",
@@ -227,10 +230,10 @@ def class_distribution(frame: pd.DataFrame) -> go.Figure:
             hovertemplate=literal(judged_class) + ": %{y:.1f}% (%{customdata})<extra></extra>",
         )
     figure.update_layout(
-        title="Error-class distribution (share of judged answers)",
+        title="Error-class distribution",
         barmode="stack",
         yaxis={"title": "% of judged answers", "range": [0, 100]},
-        **{**_LAYOUT, "height": 380, "margin": {**_LAYOUT["margin"], "t": 110}},
+        **{**_LAYOUT, "height": 460, "legend": _BELOW, "margin": {**_LAYOUT["margin"], "b": 150}},
     )
     return figure
 
@@ -238,7 +241,8 @@ def class_distribution(frame: pd.DataFrame) -> go.Figure:
 def class_radar(frame: pd.DataFrame) -> go.Figure:
     """The results radar: one trace per judged set, its share of each of the six classes."""
     figure = go.Figure()
-    axes = [c.replace("_", " ") for c in CLASS_COLOURS]
+    # each spoke's name in lines short enough for a phone's width
+    axes = ["<br>".join(textwrap.wrap(c.replace("_", " "), 12)) for c in CLASS_COLOURS]
     for label in dict.fromkeys(frame["label"]):
         part = frame[frame["label"] == label].set_index("class").reindex(list(CLASS_COLOURS))
         shares = (part["share"].fillna(0) * 100).tolist()
@@ -251,9 +255,18 @@ def class_radar(frame: pd.DataFrame) -> go.Figure:
             hovertemplate="%{theta}: %{r:.1f}%<extra>" + literal(label) + "</extra>",
         )
     figure.update_layout(
-        title="Results radar: share of each class",
-        polar={"radialaxis": {"range": [0, 100], "ticksuffix": "%"}},
-        **{**_LAYOUT, "height": 440, "margin": {"l": 60, "r": 60, "t": 110, "b": 40}},
+        title="Results radar",
+        # completely correct at the top, the radial scale between two spokes
+        polar={
+            "radialaxis": {"range": [0, 100], "ticksuffix": "%", "angle": 60},
+            "angularaxis": {"rotation": 90, "direction": "clockwise"},
+        },
+        **{
+            **_LAYOUT,
+            "height": 500,
+            "legend": _BELOW,
+            "margin": {"l": 60, "r": 60, "t": 60, "b": 110},
+        },
     )
     return figure
 
@@ -278,6 +291,11 @@ def suite_accuracy_radar(frame: pd.DataFrame) -> go.Figure | None:
     figure.update_layout(
         title="Accuracy per suite",
         polar={"radialaxis": {"range": [0, 100], "ticksuffix": "%"}},
-        **{**_LAYOUT, "height": 440, "margin": {"l": 60, "r": 60, "t": 110, "b": 40}},
+        **{
+            **_LAYOUT,
+            "height": 500,
+            "legend": _BELOW,
+            "margin": {"l": 60, "r": 60, "t": 60, "b": 110},
+        },
     )
     return figure

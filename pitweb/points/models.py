@@ -70,7 +70,10 @@ class PointSet(models.Model):
                 f"sealed until {when}: its Questions are shown, its Ground Truth and "
                 "Provenance are committed to and hidden"
             )
-        return "revealed: its salt and hidden sections are published, and it is ranked"
+        return (
+            "revealed: its salt and hidden sections are published, and its judged sets are "
+            "ranked where their judge is the pinned one and its controls held"
+        )
 
 
 class Point(models.Model):

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 from django.db.models import Count, Prefetch, QuerySet
 
+from harness.points.demo import DEMO_MODEL
 from harness.points.metrics import CLASSES, FAIL, PASS, wilson
 from pitweb.points.models import JudgedSet, Point, PointSet, Verdict
 
@@ -87,6 +88,7 @@ def judged_rows(judged: list[JudgedSet]) -> list[dict[str, Any]]:
                 "answers": j.answer_set.origin,
                 "judge": f"{j.judge_model}/{j.judge_effort}",
                 "judge_pinned": j.judge_pinned,
+                "judge_is_demo": j.judge_model == DEMO_MODEL,
                 "origin": j.origin,
                 "status": j.status,
                 "pass": s.get("pass"),

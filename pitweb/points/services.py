@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from harness import canonical
 from harness.points.baseline import answers_from_baseline, import_baseline
+from harness.points.demo import DEMO_MODEL
 from harness.points.markdown import Point as EnginePoint
 from harness.points.markdown import PointError, load_points, suite_sha256
 from harness.points.metrics import outcome
@@ -389,18 +390,18 @@ def points_job_finish(*, job_id: int, worker: str, state: str, **fields: Any) ->
     return machine.finish(PointsJob, pk=job_id, worker=worker, state=state, **fields)
 
 
-def answer_job_finish(*, job_id: int, worker: str, body: dict[str, Any]) -> None:
+def answer_job_finish(*, job_id: int, worker: str, body: dict[str, Any], paid_calls: int) -> None:
     """The answers the workers made, stored as an answer set, and the job done."""
     with transaction.atomic():
         job = PointsJob.objects.select_related("point_set").get(pk=job_id)
         answer_set = _answer_set(job.point_set, body, AnswerSet.Origin.ANSWERED, job.requested_by)
         points_job_finish(
             job_id=job_id, worker=worker, state=PointsJob.State.DONE, answer_set=answer_set,
-            message=f"{len(body['answers'])} answer(s): {body['status']}",
+            done_calls=paid_calls, message=f"{len(body['answers'])} answer(s): {body['status']}",
         )  # fmt: skip
 
 
-def judge_job_finish(*, job_id: int, worker: str, body: dict[str, Any]) -> None:
+def judge_job_finish(*, job_id: int, worker: str, body: dict[str, Any], paid_calls: int) -> None:
     """The site's verdicts stored as a judged set (a re-judgment linked to the set it
     follows, with what changed per answer), and the job done."""
     with transaction.atomic():
@@ -441,13 +442,15 @@ def judge_job_finish(*, job_id: int, worker: str, body: dict[str, Any]) -> None:
             judged.save(update_fields=["changes"])
         points_job_finish(
             job_id=job_id, worker=worker, state=PointsJob.State.DONE, judged_set=judged,
-            message=f"judged {len(verdicts)} answer(s): {reliability['status']}",
+            done_calls=paid_calls, message=f"judged {len(verdicts)} answer(s): {reliability['status']}",
         )  # fmt: skip
 
 
 def _site_not_rankable(body: dict[str, Any]) -> str:
     if body["reliability"]["status"] != "usable":
         return "judge_unreliable: " + "; ".join(body["reliability"]["broken"])
+    if body["judge"]["model"] == DEMO_MODEL:
+        return "the demo judge: a string rule, not a model"
     if not body["capabilities"].get("judge_pinned"):
         return "an unpinned judge: the seed pins the judge, and only its verdicts compare"
     return ""

@@ -37,7 +37,7 @@ SET_COLUMNS = (
     "suite_sha256", "salt", "ranked",
 )  # fmt: skip
 JUDGED_COLUMNS = (
-    "judged_set", "model", "answers", "judge", "judge_pinned", "origin", "status", "pass",
+    "judged_set", "model", "answers", "judge", "judge_pinned", "judge_is_demo", "origin", "status", "pass",
     "fail", "harness_error", "accuracy", "accuracy_low", "accuracy_high", *CLASSES, "ranked",
     "not_ranked_because",
 )  # fmt: skip

@@ -127,7 +127,9 @@ def _answer(job: PointsJob, points: list[EnginePoint], worker: str) -> Outcome:
         journal.close()
     if body["status"] != "complete" and job.attempts < MAX_ATTEMPTS:
         return _retry(job, worker, f"{body['summary']['harness_error']} answer(s) failed")
-    services.answer_job_finish(job_id=job.pk, worker=worker, body=body)
+    services.answer_job_finish(
+        job_id=job.pk, worker=worker, body=body, paid_calls=len(journal.done)
+    )
     journal.path.unlink(missing_ok=True)
     return Outcome(PointsJob.State.DONE)
 
@@ -162,7 +164,7 @@ def _judge(job: PointsJob, points: list[EnginePoint], worker: str) -> Outcome:
     unjudged = body["summary"]["harness_errors"]["judge"]
     if unjudged and job.attempts < MAX_ATTEMPTS:
         return _retry(job, worker, f"{unjudged} answer(s) got no usable verdict")
-    services.judge_job_finish(job_id=job.pk, worker=worker, body=body)
+    services.judge_job_finish(job_id=job.pk, worker=worker, body=body, paid_calls=len(journal.done))
     journal.path.unlink(missing_ok=True)
     return Outcome(PointsJob.State.DONE)
 
