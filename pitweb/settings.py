@@ -318,6 +318,8 @@ PITWEB_RELEASE_CACHE = Path(os.environ.get("PITWEB_RELEASE_CACHE") or VAR_DIR / 
 # where the points workers journal paid calls, so a replacement worker resumes a job
 # (shared by every worker that may take over one: the compose volume)
 PITWEB_JOURNAL_DIR = Path(os.environ.get("PITWEB_JOURNAL_DIR") or VAR_DIR / "journals")
+# the registered model (by name) that judges every uploaded answer set; none: staff judge them
+PITWEB_POINTS_JUDGE = os.environ.get("PITWEB_POINTS_JUDGE", "")
 PITWEB_POINTS_JOB_SOFT_LIMIT = env_int("PITWEB_POINTS_JOB_SOFT_LIMIT", 6 * 3600)
 PITWEB_POINTS_JOB_HARD_LIMIT = env_int("PITWEB_POINTS_JOB_HARD_LIMIT", 6 * 3600 + 60)
 

@@ -5,6 +5,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from pitweb.points import views as points
+from pitweb.points.api import AnswerSetsApi
 from pitweb.runs import api, views
 
 urlpatterns = [
@@ -29,6 +30,11 @@ urlpatterns = [
     path("points/<str:name>/jobs/", points.points_job_page, name="points-job"),
     path("points/jobs/<str:job_id>.json", points.points_job_json, name="points-job-json"),
     path("points/<str:name>/judged/<str:judged_id>/", points.judged_set_page, name="judged-set"),
+    path(
+        "api/points/<str:name>/answer-sets/",
+        AnswerSetsApi.as_view(),
+        name="api-answer-sets",
+    ),
     path("api/runs/", api.RunsApi.as_view(), name="api-runs"),
     path("api/runs/<str:sha>/", api.RunApi.as_view(), name="api-run"),
     path("api/runs/<str:sha>/reverify/", api.ReverifyApi.as_view(), name="api-reverify"),

@@ -1,6 +1,11 @@
-"""Text a person typed, checked before the site stores it."""
+"""Text a person typed or sent, checked before the site stores it."""
 
 from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.conf import settings
 
 from pitweb.core.errors import SubmissionError
 
@@ -20,3 +25,51 @@ def require_reason(reason: str) -> str:
             "reason_required", "staff actions need a reason; it is published with the action"
         )
     return reason
+
+
+def _depth(value: Any) -> int:
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        deepest = max(deepest, level)
+        if isinstance(item, dict):
+            stack.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, level + 1) for v in item)
+    return deepest
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object with a key twice is refused: which copy counts is never left to a parser."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise ValueError(f"key {twice!r} appears twice in one object")
+    return value
+
+
+def read_json(data: bytes, what: str) -> Any:
+    """JSON a person sent, read strictly: UTF-8, no NaN or Infinity, no key twice in one
+    object, no deeper than PITWEB_MAX_JSON_DEPTH; SubmissionError saying which rule."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SubmissionError("not_utf8", f"{what} is not UTF-8 text (byte {exc.start})") from None
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_no_repeats)
+    except RecursionError:
+        raise SubmissionError(
+            "too_deep", f"{what} nests deeper than {settings.PITWEB_MAX_JSON_DEPTH} levels"
+        ) from None
+    except ValueError as exc:
+        raise SubmissionError("invalid_json", f"{what} is not valid JSON ({exc})") from None
+    if _depth(value) > settings.PITWEB_MAX_JSON_DEPTH:
+        raise SubmissionError(
+            "too_deep", f"{what} nests deeper than {settings.PITWEB_MAX_JSON_DEPTH} levels"
+        )
+    return value

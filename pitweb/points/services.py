@@ -19,15 +19,18 @@ from django.db import transaction
 from django.utils import timezone
 
 from harness import canonical
+from harness.points.artifacts import ANSWER_SET, PointsArtifactError
 from harness.points.baseline import answers_from_baseline, import_baseline
 from harness.points.demo import DEMO_MODEL
 from harness.points.markdown import Point as EnginePoint
 from harness.points.markdown import PointError, load_points, suite_sha256
 from harness.points.metrics import outcome
 from harness.points.seal import commitment, new_salt, question_digest
+from harness.points.verify import verify_answers
 from pitweb.artifacts import job_file, job_folder
 from pitweb.core.audit import audit_record
 from pitweb.core.errors import SubmissionError
+from pitweb.core.inputs import read_json
 from pitweb.jobs import machine
 from pitweb.points.archives import ArchiveError, Limits, unpack
 from pitweb.points.models import (
@@ -481,3 +484,55 @@ def points_requeue_stale(*, older_than: dt.timedelta | None = None) -> list[int]
     for pk in swept.to_dispatch:
         enqueue_points_job(pk)
     return swept.to_dispatch
+
+
+def answer_set_upload(
+    *, user: User, point_set: PointSet, upload: IO[bytes]
+) -> tuple[AnswerSet, bool]:
+    """A submitter's answer set (the engine's ``pit_answer_set``), checked whole against the
+    set's point files by the engine before it is stored; ``(answer set, created)``.
+
+    A sealed set takes none: an answer set binds each point's file hash, which covers the
+    hidden sections, so checking one would tell its sender whether a guess of them was
+    right. A sealed set is answered by the site's workers (staff register the model)."""
+    if point_set.state == PointSetState.SEALED:
+        raise SubmissionError(
+            "sealed_point_set",
+            f"point set {point_set.name} is sealed until {point_set.reveal_on}: its answers "
+            "are made by the site's workers (ask staff to register your model), not uploaded",
+            409,
+        )
+    data = upload.read(settings.PITWEB_MAX_TRAJECTORY_BYTES + 1)
+    if len(data) > settings.PITWEB_MAX_TRAJECTORY_BYTES:
+        raise SubmissionError(
+            "too_large", f"answers is larger than {settings.PITWEB_MAX_TRAJECTORY_BYTES} bytes", 413
+        )
+    body = read_json(data, "answers")
+    if not isinstance(body, dict) or body.get("artifact_type") != ANSWER_SET:
+        raise SubmissionError("invalid_answer_set", f"answers is not a {ANSWER_SET} artifact")
+    try:
+        verify_answers(body, _engine_points(point_set))
+    except (PointsArtifactError, KeyError, TypeError, AttributeError) as exc:
+        raise SubmissionError("invalid_answer_set", f"answers refused: {_said(exc)}") from None
+    sha = canonical.digest(body)
+    found = AnswerSet.objects.filter(point_set=point_set, sha256=sha).first()
+    if found is not None:
+        return found, False
+    with transaction.atomic():
+        answer_set = _answer_set(point_set, body, AnswerSet.Origin.UPLOADED, user)
+        judge = ModelEndpoint.objects.filter(name=settings.PITWEB_POINTS_JUDGE).first()
+        if judge is not None:  # every answer set the site shows verdicts for, it judged
+            judge_job_request(user=user, answer_set=answer_set, endpoint=judge)
+    return answer_set, True
+
+
+def _said(exc: Exception) -> str:
+    if isinstance(exc, KeyError):
+        return f"a required field is missing: {exc}"
+    return str(exc)[:500]
+
+
+def _engine_points(point_set: PointSet) -> list[EnginePoint]:
+    from pitweb.points.work import engine_points
+
+    return engine_points(point_set)

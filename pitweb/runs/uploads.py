@@ -34,6 +34,7 @@ class Form:
 FORMS = {
     "api-runs": Form(files=("receipt", "trajectory", "config", "prices")),
     "api-reference-prices": Form(files=("prices",), data=("source", "pulled_at", "reason")),
+    "api-answer-sets": Form(files=("answers",)),
     "point-set-upload": Form(
         files=("archive",),
         data=("csrfmiddlewaretoken", "name", "title", "state", "reveal_on", "source"),
@@ -42,7 +43,7 @@ FORMS = {
 
 
 def field_limit(field_name: str) -> int:
-    if field_name in ("trajectory", "prices"):
+    if field_name in ("trajectory", "prices", "answers"):
         return int(settings.PITWEB_MAX_TRAJECTORY_BYTES)
     if field_name == "config":
         return int(settings.PITWEB_MAX_CONFIG_BYTES)

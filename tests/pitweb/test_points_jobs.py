@@ -247,3 +247,62 @@ def test_a_worker_killed_mid_judging_is_replaced_without_paying_twice(
 def _state(job: PointsJob) -> str:
     job.refresh_from_db()
     return job.state
+
+
+# -- answer sets uploaded by submitters --------------------------------------------------
+
+
+def _answer_file(body: dict[str, Any]) -> io.BytesIO:
+    import json
+
+    upload = io.BytesIO(json.dumps(body).encode())
+    upload.name = "answers.json"
+    return upload
+
+
+def test_an_uploaded_answer_set_is_checked_stored_and_judged_by_the_site(
+    point_set: PointSet, chat: tuple[Chat, str], submitter: User, settings: Any
+) -> None:
+    from tests.pitweb.conftest import token_client
+
+    server, url = chat
+    _knows_first(server, point_set)
+    agent, _ = _endpoints(url)
+    made = _answered(point_set, agent)
+    settings.PITWEB_POINTS_JUDGE = "judge"
+    client = token_client(submitter)
+    # a tampered one first: refused, naming why, nothing stored
+    tampered = dict(made.body)
+    tampered["answers"] = [{**a, "question_sha256": "0" * 64} for a in made.body["answers"]]
+    response = client.post("/api/points/four/answer-sets/", {"answers": _answer_file(tampered)})
+    assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_answer_set"
+    assert AnswerSet.objects.count() == 1
+    # a faithful copy under another model's name is its own answer set, judged on arrival
+    body = {**made.body, "experiment": {**made.body["experiment"], "agent": {"model": "mine"}}}
+    response = client.post("/api/points/four/answer-sets/", {"answers": _answer_file(body)})
+    assert response.status_code == 201, response.json()
+    uploaded = AnswerSet.objects.get(pk=response.json()["answer_set"])
+    assert uploaded.origin == "uploaded" and uploaded.submitter == submitter
+    [job] = uploaded.jobs.all()
+    job.refresh_from_db()
+    assert job.kind == "judge" and job.state == "done" and job.judged_set is not None
+    again = client.post("/api/points/four/answer-sets/", {"answers": _answer_file(body)})
+    assert again.status_code == 200 and AnswerSet.objects.count() == 2
+
+
+def test_a_sealed_set_takes_no_uploaded_answers(staff: User, submitter: User) -> None:
+    from tests.pitweb.conftest import token_client
+
+    sealed = services.point_set_upload(
+        user=staff, name="sealed", title="", archive=io.BytesIO(_zip(_files(2))),
+        state="sealed", reveal_on=__import__("datetime").date(2030, 1, 1),
+    )  # fmt: skip
+    upload = io.BytesIO(b'{"artifact_type": "pit_answer_set"}')
+    upload.name = "a.json"
+    response = token_client(submitter).post(
+        f"/api/points/{sealed.name}/answer-sets/", {"answers": upload}
+    )
+    assert response.status_code == 409 and response.json()["error"]["code"] == "sealed_point_set"
+    assert AnswerSet.objects.count() == 0
+    anonymous = Client().post(f"/api/points/{sealed.name}/answer-sets/", {})
+    assert anonymous.status_code in (401, 403)

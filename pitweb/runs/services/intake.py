@@ -4,7 +4,6 @@ Nothing is written before every check has passed."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from harness.receipt.schemas import receipt_body_validator
 from harness.receipt.verify import check_receipt
 from pitweb.artifacts import job_file, job_folder
 from pitweb.core.errors import SubmissionError
+from pitweb.core.inputs import read_json
 from pitweb.releases.models import Release
 from pitweb.runs.models import Run, VerificationJob
 from pitweb.runs.services.verifying import verification_request
@@ -39,52 +39,6 @@ class Submission:
     run: Run
     job: VerificationJob | None
     created: bool
-
-
-def _depth(value: Any) -> int:
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        deepest = max(deepest, level)
-        if isinstance(item, dict):
-            stack.extend((v, level + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, level + 1) for v in item)
-    return deepest
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")
-
-
-def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """An object with a key twice is refused: which copy counts is never left to a parser."""
-    value = dict(pairs)
-    if len(value) != len(pairs):
-        seen: set[str] = set()
-        twice = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
-        raise ValueError(f"key {twice!r} appears twice in one object")
-    return value
-
-
-def _read_json(data: bytes, what: str) -> Any:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SubmissionError("not_utf8", f"{what} is not UTF-8 text (byte {exc.start})") from None
-    try:
-        value = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_no_repeats)
-    except RecursionError:
-        raise SubmissionError(
-            "too_deep", f"{what} nests deeper than {settings.PITWEB_MAX_JSON_DEPTH} levels"
-        ) from None
-    except ValueError as exc:
-        raise SubmissionError("invalid_json", f"{what} is not valid JSON ({exc})") from None
-    if _depth(value) > settings.PITWEB_MAX_JSON_DEPTH:
-        raise SubmissionError(
-            "too_deep", f"{what} nests deeper than {settings.PITWEB_MAX_JSON_DEPTH} levels"
-        )
-    return value
 
 
 def spool(upload: IO[bytes], limit: int, what: str) -> tuple[Path, str, int]:
@@ -143,7 +97,7 @@ def run_submit(
     created are removed again.
     """
     receipt_bytes = _read_limited(receipt, settings.PITWEB_MAX_RECEIPT_BYTES, "receipt")
-    _read_json(receipt_bytes, "receipt")
+    read_json(receipt_bytes, "receipt")
     with job_folder("upload", "run") as tmp:
         receipt_path = tmp / "receipt.json"
         receipt_path.write_bytes(receipt_bytes)
@@ -258,7 +212,7 @@ def _checked_trajectory(
             "trajectory_mismatch", f"trajectory hashes to {sha}, the receipt binds {bound}"
         )
     with open(path, "rb") as handle:
-        first = _read_json(handle.readline(), "trajectory's first line")
+        first = read_json(handle.readline(), "trajectory's first line")
     started = first.get("config") if isinstance(first, dict) else None
     if any(check == "config_sha256" for check, _ in config_binding(body, started)):
         raise SubmissionError(
@@ -273,7 +227,7 @@ def _checked_config(config: IO[bytes] | None, body: dict[str, Any]) -> Any:
     if config is None:
         return None
     raw = _read_limited(config, settings.PITWEB_MAX_CONFIG_BYTES, "config")
-    value = _read_json(raw, "config")
+    value = read_json(raw, "config")
     if value != body["config"]:
         raise SubmissionError(
             "config_mismatch",
