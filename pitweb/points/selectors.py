@@ -183,7 +183,8 @@ def verdicts(judged: JudgedSet, *, judged_class: str = "", suite: str = "") -> Q
 
 
 def verdict_rows(judged: JudgedSet, found: QuerySet[Verdict]) -> list[dict[str, Any]]:
-    """A verdict's decisive reason may quote the Ground Truth: withheld while sealed."""
+    """A verdict's decisive reason may quote the Ground Truth, and a right answer is much
+    of it: both are withheld while the set is sealed (the class and outcome are shown)."""
     shows_reason = judged.answer_set.point_set.discloses_hidden
     return [
         {
@@ -193,7 +194,7 @@ def verdict_rows(judged: JudgedSet, found: QuerySet[Verdict]) -> list[dict[str, 
             "class": v.judged_class or None,
             "outcome": v.outcome,
             "decisive_reason": v.decisive_reason if shows_reason else None,
-            "answer": v.answer,
+            "answer": v.answer if shows_reason else None,
         }
         for v in found
     ]

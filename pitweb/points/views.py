@@ -293,7 +293,14 @@ def points_job_json(request: HttpRequest, job_id: str) -> JsonResponse:
         pk = parse_id(job_id)
     except ValueError:
         pk = None
-    job = PointsJob.objects.filter(pk=pk).first() if pk is not None else None
+    job = (
+        PointsJob.objects.select_related("point_set").filter(pk=pk).first()
+        if pk is not None
+        else None
+    )
     if job is None:
         raise Http404("no such job")
-    return JsonResponse(work.progress(job))
+    progress = work.progress(job)
+    if not (job.point_set.discloses_hidden or request.user.is_staff):
+        progress["message"] = None  # a judge's failure may quote a sealed Ground Truth
+    return JsonResponse(progress)

@@ -20,7 +20,15 @@ from django.test import Client
 
 from harness.points.markdown import load_points
 from harness.points.seal import commitment
-from pitweb.points.models import AnswerSet, JudgedSet, Point, PointSet, Verdict
+from pitweb.points.models import (
+    AnswerSet,
+    JudgedSet,
+    ModelEndpoint,
+    Point,
+    PointSet,
+    PointsJob,
+    Verdict,
+)
 from tests.support.data import shared_path
 
 pytestmark = pytest.mark.django_db
@@ -162,14 +170,24 @@ def test_a_sealed_set_shows_its_questions_and_commitment_and_nothing_hidden(
     for p in point_set.points.all():
         Verdict.objects.create(
             judged_set=judged, point=p, judged_class="completely_correct", outcome="PASS",
-            decisive_reason=f"matches: {p.ground_truth}", answer="42",
+            decisive_reason=f"matches: {p.ground_truth}", answer=p.ground_truth,
         )  # fmt: skip
+    # a job whose failure quotes a Ground Truth (a judge's reply may)
+    endpoint = ModelEndpoint.objects.create(name="j", base_url="http://127.0.0.1:9/v1", model="j")
+    job = PointsJob.objects.create(
+        kind="judge", state="control_failed", point_set=point_set, endpoint=endpoint,
+        answer_set=answers, message=f"judge said: {point_set.points.first().ground_truth}",
+    )  # fmt: skip
     visitor = Client()
     pages = _visitor_pages(visitor, point_set.name, judged.pk)
+    pages[f"/points/jobs/{job.pk}.json"] = visitor.get(
+        f"/points/jobs/{job.pk}.json"
+    ).content.decode()
     # staff see a sealed set as anyone does: its hidden sections leave only by the reveal
-    pages |= {
-        f"staff:{k}": v for k, v in _visitor_pages(staff_client, point_set.name, judged.pk).items()
-    }
+    staff_pages = _visitor_pages(staff_client, point_set.name, judged.pk)
+    assert point_set.points.first().ground_truth in staff_pages[f"/points/{point_set.name}/"]
+    del staff_pages[f"/points/{point_set.name}/"]  # staff read a failed job's message whole
+    pages |= {f"staff:{k}": v for k, v in staff_pages.items()}
     secrets = _secrets(point_set)
     for url, text in pages.items():
         for secret in secrets:
