@@ -103,3 +103,17 @@ def summary(classes: Sequence[str | None]) -> dict[str, object]:
         "accuracy_interval_95": list(low_high) if low_high else None,
         "class_counts": {c: counts.get(c, 0) for c in CLASSES},
     }
+
+
+def rank_ranges(intervals: Sequence[tuple[float, float]]) -> list[tuple[int, int]]:
+    """Each interval's range of ranks (1 = best, higher is better) among ``intervals``:
+    it ranks below every interval wholly above it and above every interval wholly below
+    it; where intervals overlap, the order between them is not known, and the range says
+    so rather than pick one."""
+    ranges = []
+    for n, (low, high) in enumerate(intervals):
+        others = [iv for m, iv in enumerate(intervals) if m != n]
+        above = sum(1 for other_low, _ in others if other_low > high)
+        not_below = sum(1 for _, other_high in others if other_high >= low)
+        ranges.append((1 + above, 1 + not_below))
+    return ranges

@@ -10,7 +10,7 @@ import pandas as pd
 from django.db.models import Count, Prefetch, QuerySet
 
 from harness.points.demo import DEMO_MODEL
-from harness.points.metrics import CLASSES, FAIL, PASS, wilson
+from harness.points.metrics import CLASSES, FAIL, PASS, rank_ranges, wilson
 from pitweb.points.models import JudgedSet, Point, PointSet, Verdict
 
 
@@ -103,6 +103,38 @@ def judged_rows(judged: list[JudgedSet]) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def with_ranks(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ranked rows get their rank range (intervals that overlap share a range)."""
+    ranked = [r for r in rows if r["ranked"] and r["accuracy_low"] is not None]
+    ranges = rank_ranges([(r["accuracy_low"], r["accuracy_high"]) for r in ranked])
+    for row, (best, worst) in zip(ranked, ranges, strict=True):
+        row["rank"] = f"{best}" if best == worst else f"{best}-{worst}"
+    for row in rows:
+        row.setdefault("rank", None)
+    return rows
+
+
+def stability(judged: JudgedSet) -> dict[str, Any] | None:
+    """The judge's controls and stability, as its judged set recorded them (None for
+    another judge's imported verdicts: nothing of theirs was controlled here)."""
+    if not judged.body:
+        return None
+    controls, reliability = judged.body["controls"], judged.body["reliability"]
+    steady = controls["stability"]
+    return {
+        "status": reliability["status"],
+        "broken": reliability["broken"],
+        "rules": reliability["rules"],
+        "figures": reliability["figures"],
+        "flip_rate": steady["flip_rate"],
+        "raw_agreement": steady["raw_agreement"],
+        "fleiss_kappa": steady["fleiss_kappa"],
+        "items": steady["items"],
+        "repeats": steady["repeats"],
+        "negative_flagged": [n["point_id"] for n in controls["negative"] if n["flagged"]],
+    }
 
 
 def _not_ranked(judged: JudgedSet) -> str:

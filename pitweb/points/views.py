@@ -39,7 +39,7 @@ SET_COLUMNS = (
 JUDGED_COLUMNS = (
     "judged_set", "model", "answers", "judge", "judge_pinned", "judge_is_demo", "origin", "status", "pass",
     "fail", "harness_error", "accuracy", "accuracy_low", "accuracy_high", *CLASSES, "ranked",
-    "not_ranked_because",
+    "rank", "not_ranked_because",
 )  # fmt: skip
 SUITE_COLUMNS = (
     "judged_set", "label", "suite", "judged", "pass", "harness_error", "accuracy",
@@ -90,7 +90,7 @@ def point_set_page(request: HttpRequest, name: str) -> HttpResponse:
     except SubmissionError as exc:
         return bad_request_page(request, exc.message)
     judged = selectors.judged_sets(point_set)
-    rows = selectors.judged_rows(judged)
+    rows = selectors.with_ranks(selectors.judged_rows(judged))
     suites = selectors.suite_rows(judged)
     table = request.GET.get("table", "judged")
     if fmt:
@@ -187,6 +187,7 @@ def judged_set_page(request: HttpRequest, name: str, judged_id: str) -> HttpResp
             "point_set": point_set,
             "judged": judged,
             "summary": selectors.judged_rows([judged])[0],
+            "stability": selectors.stability(judged),
             "rows": rows,
             "classes": CLASSES,
             "wanted_class": wanted_class,

@@ -306,3 +306,30 @@ def test_a_sealed_set_takes_no_uploaded_answers(staff: User, submitter: User) ->
     assert AnswerSet.objects.count() == 0
     anonymous = Client().post(f"/api/points/{sealed.name}/answer-sets/", {})
     assert anonymous.status_code in (401, 403)
+
+
+def test_a_revealed_set_ranks_its_pinned_usable_judged_sets_with_rank_ranges(
+    staff: User, chat: tuple[Chat, str]
+) -> None:
+    import datetime as dt
+
+    server, url = chat
+    sealed = services.point_set_upload(
+        user=staff, name="sealed-four", title="", archive=io.BytesIO(_zip(_files(4))),
+        state="sealed", reveal_on=dt.date.today(),
+    )  # fmt: skip
+    _knows_first(server, sealed)
+    agent, judge = _endpoints(url)
+    other = services.model_register(user=None, name="agent-b", base_url=url, model="agent-y")
+    for endpoint in (agent, other):
+        answers = _answered(sealed, endpoint)
+        services.judge_job_request(user=None, answer_set=answers, endpoint=judge)
+    rows = Client().get("/points/sealed-four/?table=judged&format=json").json()["judged_sets"]
+    assert [r["ranked"] for r in rows] == [False, False]  # sealed: nobody can check it yet
+    services.point_set_reveal(point_set=sealed, user=staff)
+    rows = Client().get("/points/sealed-four/?table=judged&format=json").json()["judged_sets"]
+    assert all(r["ranked"] and r["judge_pinned"] for r in rows)
+    # four points each: the intervals overlap, so neither is known to be first
+    assert [r["rank"] for r in rows] == ["1-2", "1-2"]
+    judged = Client().get(f"/points/sealed-four/judged/{rows[0]['judged_set']}/").content.decode()
+    assert "Positive controls held on 4 of 4 points" in judged and "flip rate 0.00" in judged
