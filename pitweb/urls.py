@@ -25,6 +25,7 @@ urlpatterns = [
     path("status/", views.status_page, name="status"),
     path("points/", points.point_sets_page, name="point-sets"),
     path("points/upload/", points.point_set_upload_page, name="point-set-upload"),
+    path("points/models/", points.models_page, name="points-models"),
     path("points/<str:name>/", points.point_set_page, name="point-set"),
     path("points/<str:name>/reveal/", points.point_set_reveal_page, name="point-set-reveal"),
     path("points/<str:name>/jobs/", points.points_job_page, name="points-job"),

@@ -305,3 +305,37 @@ def points_job_json(request: HttpRequest, job_id: str) -> JsonResponse:
     if not (job.point_set.discloses_hidden or request.user.is_staff):
         progress["message"] = None  # a judge's failure may quote a sealed Ground Truth
     return JsonResponse(progress)
+
+
+@staff_member_required
+def models_page(request: HttpRequest) -> HttpResponse:
+    """Staff: the models the workers may call, and a form to register one (or change it)."""
+    if request.method == "POST":
+        form = request.POST
+        try:
+            services.model_register(
+                user=_user(request),
+                name=form.get("name", ""),
+                base_url=form.get("base_url", ""),
+                model=form.get("model", ""),
+                effort=form.get("effort", ""),
+                api_key_env=form.get("api_key_env", ""),
+                concurrency=_whole(form.get("concurrency", "4"), "concurrency"),
+                rate_per_minute=_whole(form.get("rate_per_minute", "0"), "rate_per_minute"),
+                timeout_seconds=_whole(form.get("timeout_seconds", "600"), "timeout_seconds"),
+            )
+        except SubmissionError as exc:
+            return _refused(request, exc)
+        messages.success(request, f"Model {form.get('name')} registered.")
+        return redirect(reverse("points-models"))
+    return render(request, "points/models.html", {"endpoints": ModelEndpoint.objects.all()})
+
+
+def _whole(value: str, what: str) -> int:
+    try:
+        number = parse_id(value)
+    except ValueError as exc:
+        raise SubmissionError("invalid_input", f"{what} {exc}") from None
+    if number is None:
+        raise SubmissionError("invalid_input", f"{what} is required")
+    return number

@@ -35,6 +35,7 @@ FORMS = {
     "api-runs": Form(files=("receipt", "trajectory", "config", "prices")),
     "api-reference-prices": Form(files=("prices",), data=("source", "pulled_at", "reason")),
     "api-answer-sets": Form(files=("answers",)),
+    "points-models": Form(files=()),
     "point-set-upload": Form(
         files=("archive",),
         data=("csrfmiddlewaretoken", "name", "title", "state", "reveal_on", "source"),

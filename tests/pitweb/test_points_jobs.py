@@ -333,3 +333,23 @@ def test_a_revealed_set_ranks_its_pinned_usable_judged_sets_with_rank_ranges(
     assert [r["rank"] for r in rows] == ["1-2", "1-2"]
     judged = Client().get(f"/points/sealed-four/judged/{rows[0]['judged_set']}/").content.decode()
     assert "Positive controls held on 4 of 4 points" in judged and "flip rate 0.00" in judged
+
+
+def test_staff_register_models_on_their_page_and_nobody_else_can(
+    staff: User, submitter: User
+) -> None:
+    form = {"name": "house-judge", "base_url": "https://api.example.org/v1",
+            "model": "gpt-5.6-sol", "effort": "xhigh", "api_key_env": "OPENAI_API_KEY",
+            "concurrency": "8", "rate_per_minute": "120", "timeout_seconds": "600"}  # fmt: skip
+    outsider = Client()
+    outsider.force_login(submitter)
+    assert outsider.post("/points/models/", form).status_code == 302  # to the login
+    assert ModelEndpoint.objects.count() == 0
+    client = Client()
+    client.force_login(staff)
+    assert client.post("/points/models/", {**form, "concurrency": "lots"}).status_code == 400
+    assert client.post("/points/models/", form).status_code == 302
+    endpoint = ModelEndpoint.objects.get()
+    assert (endpoint.concurrency, endpoint.rate_per_minute) == (8, 120) and endpoint.is_pinned_judge
+    page = client.get("/points/models/").content.decode()
+    assert "pinned judge" in page and "OPENAI_API_KEY" in page
