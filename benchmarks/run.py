@@ -271,6 +271,9 @@ def main() -> int:
     import site_bench
 
     rows += site_bench.rows()
+    import points_bench
+
+    rows += points_bench.rows()
     width = max(len(r[0]) for r in rows)
     print(f"{'benchmark':<{width}}  {'measured':>12}  target")
     for name, value, target in rows:

@@ -377,21 +377,28 @@ def agreement_figures(ratings: list[list[str]]) -> dict[str, Any]:
 
 
 def stability(
-    judge: Judge, points: list[Point], answers: dict[str, str], k: int = 3, stride: int = 1
+    judge: Judge,
+    points: list[Point],
+    answers: dict[str, str],
+    k: int = 3,
+    stride: int = 1,
+    mapper: Callable[[Callable[[Point], Verdict], list[Point]], list[Verdict]] | None = None,
 ) -> dict[str, Any]:
     """Re-judge every ``stride``-th point's answer ``k`` times: the flip rate (items whose
     verdicts differ), raw agreement, and Fleiss' kappa beside it. An item with a judge
-    error among its repeats is set apart, never counted as a flip."""
+    error among its repeats is set apart, never counted as a flip. ``mapper`` runs the
+    calls (in order, as ``map`` would; side by side if it likes)."""
     if k < 2 or stride < 1:
         raise ValueError("stability needs k >= 2 repeats and a stride >= 1")
     sample = points[::stride]
     ratings: dict[str, list[str]] = {}
     errored: dict[str, list[str]] = {}
     replies: dict[str, list[str]] = {}
-    for point in sample:
-        verdicts = [
-            judge.judge(point.question, answers[point.id], point.ground_truth) for _ in range(k)
-        ]
+    repeats = [point for point in sample for _ in range(k)]
+    ask = lambda point: judge.judge(point.question, answers[point.id], point.ground_truth)  # noqa: E731
+    judged = (mapper or (lambda f, items: [f(i) for i in items]))(ask, repeats)
+    for n, point in enumerate(sample):
+        verdicts = judged[n * k : (n + 1) * k]
         classes = [v.judged_class or HARNESS_ERROR for v in verdicts]
         (errored if HARNESS_ERROR in classes else ratings)[point.id] = classes
         replies[point.id] = [v.raw for v in verdicts]  # each class is parsed back from these

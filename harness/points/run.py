@@ -6,7 +6,7 @@ answer, and the stability sample."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from harness.points.answer import COMPLETED, Answerer
@@ -77,11 +77,15 @@ def judge_answer_set(
     workers: int = 4,
 ) -> dict[str, Any]:
     """The judged set's body; ``ControlFailed`` (naming the point) before any answer is
-    judged if the judge does not call a point's own Ground Truth completely_correct."""
+    judged if the judge does not call a point's own Ground Truth completely_correct.
+
+    The positive controls run first and alone (seed 004: nothing is judged before the
+    reference holds); then the negative controls, the answers and the stability sample
+    share one pool of ``workers`` threads, so no phase waits for the last calls of the one
+    before it."""
     by_id = {p.id: p for p in points}
     answered = [by_id[i] for i in sorted({a["point_id"] for a in answers["answers"]})]
     positive = _map(lambda p: control_record(positive_control(judge, p)), answered, workers)
-    negative = _map(lambda p: negative_controls(judge, p), answered, workers)
 
     def one(answer: dict[str, Any]) -> Verdict:
         if answer["status"] != COMPLETED:
@@ -89,13 +93,20 @@ def judge_answer_set(
         point = by_id[answer["point_id"]]
         return judge.judge(point.question, answer["text"], point.ground_truth)
 
-    verdicts = _map(one, answers["answers"], workers)
     first = first_answers(answers)
     steady = [p for p in answered if p.id in first]
-    sample = stability(judge, steady, first, k=stability_k, stride=stride) if steady else {
-        "items": 0, "repeats": stability_k, "stride": stride, **agreement_figures([]),
-        "ratings": {}, "items_with_harness_errors": {}, "replies": {},
-    }  # fmt: skip
+    with _Pool(workers) as pool:
+        negative_later = pool.submit_all(lambda p: negative_controls(judge, p), answered)
+        verdicts_later = pool.submit_all(one, answers["answers"])
+        sample = stability(
+            judge, steady, first, k=stability_k, stride=stride,
+            mapper=lambda f, items: pool.results(pool.submit_all(f, items)),
+        ) if steady else {
+            "items": 0, "repeats": stability_k, "stride": stride, **agreement_figures([]),
+            "ratings": {}, "items_with_harness_errors": {}, "replies": {},
+        }  # fmt: skip
+        negative = pool.results(negative_later)
+        verdicts = pool.results(verdicts_later)
     controls = {
         "positive": {p.id: c for p, c in zip(answered, positive, strict=True)},
         "negative": negative,
@@ -105,3 +116,36 @@ def judge_answer_set(
         (a["point_id"], a["sample"]): v for a, v in zip(answers["answers"], verdicts, strict=True)
     }
     return judged_set(answers, keyed, controls)
+
+
+class _Pool:
+    """One pool of threads that several phases queue their calls on (first come, first
+    served); with one worker, every call runs at once in this thread, in order."""
+
+    def __init__(self, workers: int) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
+
+    def submit_all(self, func: Callable[[Any], Any], items: Iterable[Any]) -> list[Future[Any]]:
+        futures = []
+        for item in items:
+            if self._executor is not None:
+                futures.append(self._executor.submit(func, item))
+                continue
+            done: Future[Any] = Future()
+            try:
+                done.set_result(func(item))
+            except BaseException as exc:
+                done.set_exception(exc)
+            futures.append(done)
+        return futures
+
+    @staticmethod
+    def results(futures: list[Future[Any]]) -> list[Any]:
+        return [f.result() for f in futures]
+
+    def __enter__(self) -> _Pool:
+        return self
+
+    def __exit__(self, kind: object, *rest: object) -> None:
+        if self._executor is not None:  # on an error, nothing more is sent
+            self._executor.shutdown(wait=True, cancel_futures=kind is not None)
