@@ -19,7 +19,7 @@ $BIN/celery -A pitweb beat --loglevel=WARNING --schedule var/celerybeat-schedule
 BEAT=$!
 # the demo model for the judged points: a demo judge and two demo readers, none a model
 rm -f var/demo-model.url
-$BIN/pit-harness points demo-model --points examples/points/finance --url-file var/demo-model.url >var/demo-model.log &
+$BIN/pit-harness points demo-model --points examples/finance-points --url-file var/demo-model.url >var/demo-model.log &
 DEMO_MODEL=$!
 trap 'kill $WORKER $BEAT $DEMO_MODEL 2>/dev/null || true' EXIT
 for _ in $(seq 100); do [ -s var/demo-model.url ] && break; kill -0 $DEMO_MODEL || exit 1; sleep 0.1; done

@@ -168,7 +168,7 @@ def test_the_demo_readers_answer_by_their_rule_and_only_when_given_points() -> N
     from harness.points.answer import prompt
     from harness.points.demo import READERS, reader_reply, reply_to
 
-    points = load_points(EXAMPLES / "finance")
+    points = load_points(EXAMPLES.parent / "finance-points")
     by_question = {p.question: p for p in points}
     classes = {}
     for reader in READERS:

@@ -1,6 +1,6 @@
 """Seed the judged-points half of the demo through the paths staff and workers take.
 
-The project's twelve synthetic finance points (``examples/points/finance``) are uploaded
+The project's twelve synthetic finance points (``examples/finance-points``) are uploaded
 as a sealed set (revealed today, once judged), answered by two demo readers of different
 quality through real answer jobs, and each answer set judged by the demo judge through
 real judge jobs. None of the three is a model (``harness.points.demo``): the pages say so,
@@ -65,13 +65,13 @@ class Command(BaseCommand):
         parser.add_argument(
             "--demo-model",
             help="the demo model's base URL (pit-harness points demo-model --points "
-            "examples/points/finance); by default one is served while the command runs",
+            "examples/finance-points); by default one is served while the command runs",
         )
         parser.add_argument("--staff", default="staff", help="the staff user who acts")
         parser.add_argument("--timeout", type=float, default=180.0)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        folder = Path(settings.BASE_DIR) / "examples" / "points" / "finance"
+        folder = Path(settings.BASE_DIR) / "examples" / "finance-points"
         staff = get_user_model().objects.get(username=options["staff"])
         deadline = time.monotonic() + options["timeout"]
         point_set = PointSet.objects.filter(name=NAME).first()
@@ -80,7 +80,7 @@ class Command(BaseCommand):
                 user=staff, name=NAME, title="Synthetic finance arithmetic (the demo's own)",
                 archive=_archive(folder), state=PointSetState.SEALED,
                 reveal_on=timezone.localdate(),
-                source="written by the pitweb project for its demo (examples/points/finance)",
+                source="written by the pitweb project for its demo (examples/finance-points)",
             )  # fmt: skip
             self.stdout.write(f"point set {NAME}: sealed, commitment {point_set.commitment}")
         with _served(options["demo_model"], folder) as url:
