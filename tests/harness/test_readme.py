@@ -38,6 +38,9 @@ NOT_RUN = {
     ("README.md", "export DJANGO_DEBUG=true"): "runs a part of the test suite, which the suite "
     "cannot run inside itself; test_debug_is_off_unless_asked_for_so_a_missing_key_refuses_to_"
     "start holds the refusal it avoids",
+    ("README.md", "python manage.py import_pitfall"): "needs a checkout of PITFALL; "
+    "tests/pitweb/test_points_site.py runs the same command on the copy of its points and "
+    "baseline in ../shared/data/pitfall and checks the figures the README quotes",
     ("docs/architecture.md", " submitter's machine"): "a diagram, not a command",
     ("docs/sandbox.md", '{"bundle_path": "release"'): "a sample run config, shown for its keys "
     "(it needs a model provider and its key); test_model_egress runs such configs against a "
