@@ -31,6 +31,7 @@ from django.conf import settings
 from django.core.files.storage import default_storage
 
 from harness.release.bundle import Bundle
+from pitweb.core.errors import SubmissionError
 from pitweb.releases.models import Release
 
 CHUNK = 1024 * 1024
@@ -209,3 +210,23 @@ def release_copy(release: Release) -> Path:
         shutil.rmtree(partial, ignore_errors=True)
         raise
     return folder
+
+
+def spool(upload: IO[bytes], limit: int, what: str) -> tuple[Path, str, int]:
+    """Copy an upload to a private temporary file, hashing it; refuse past ``limit``."""
+    digest = hashlib.sha256()
+    size = 0
+    handle = job_file("spool", what, delete=False)  # the caller unlinks it; a dead one's is swept
+    try:
+        while chunk := upload.read(CHUNK):
+            size += len(chunk)
+            if size > limit:
+                raise SubmissionError("too_large", f"{what} is larger than {limit} bytes", 413)
+            digest.update(chunk)
+            handle.write(chunk)
+    except BaseException:
+        handle.close()
+        os.unlink(handle.name)
+        raise
+    handle.close()
+    return Path(handle.name), "sha256:" + digest.hexdigest(), size

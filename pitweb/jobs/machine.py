@@ -205,11 +205,18 @@ def sweep_stale(
 
 class Heartbeat:
     """Marks a job alive while the worker works on it; a killed worker stops beating and
-    the sweep hands its job to another. The beats use their own connection, closed when
-    the job ends."""
+    the sweep hands its job to another. ``also`` is written with each beat (a job's
+    progress, say). The beats use their own connection, closed when the job ends."""
 
-    def __init__(self, model: type[ClaimableJob], pk: int, worker: str) -> None:
+    def __init__(
+        self,
+        model: type[ClaimableJob],
+        pk: int,
+        worker: str,
+        also: Callable[[], None] | None = None,
+    ) -> None:
         self._stop = threading.Event()
+        self._also = also
         self._thread = threading.Thread(
             target=self._beat, args=(model, pk, worker), daemon=True, name=f"beat-{pk}"
         )
@@ -219,6 +226,8 @@ class Heartbeat:
             while not self._stop.wait(settings.PITWEB_HEARTBEAT_SECONDS):
                 try:
                     heartbeat(model, pk=pk, worker=worker)
+                    if self._also is not None:
+                        self._also()
                 except Exception:  # a database hiccup must not end the beats for good
                     log.warning("heartbeat of job %s not written", pk, exc_info=True)
         finally:

@@ -15,9 +15,10 @@ import stat
 import tarfile
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import IO
 
@@ -136,32 +137,31 @@ def _opened(path: Path) -> Iterator[tarfile.TarFile | zipfile.ZipFile]:
         yield tarred
 
 
+def _members(
+    archive: tarfile.TarFile | zipfile.ZipFile,
+) -> list[tuple[_Member, Callable[[], IO[bytes] | None]]]:
+    """Every member, checked, with how to open its bytes."""
+    if isinstance(archive, zipfile.ZipFile):
+        return [(m, partial(archive.open, info)) for m, info in _zip_members(archive)]
+    return [(m, partial(archive.extractfile, info)) for m, info in _tar_members(archive)]
+
+
 def unpack(path: Path, into: Path, limits: Limits) -> None:
     """Unpack the archive at ``path`` into the empty folder ``into``."""
     budget = [limits.unpacked_bytes]
     try:
         with _opened(path) as archive:
-            if isinstance(archive, zipfile.ZipFile):
-                zipped = _zip_members(archive)
-                prefix = _checked([m for m, _ in zipped], limits)
-                for member, zinfo in zipped:
-                    target = _place(into, member.name, prefix)
-                    if target is None or member.is_dir:
-                        continue
-                    with archive.open(zinfo) as source:
-                        _write(source, target, budget, member.name)
-            else:
-                tarred = _tar_members(archive)
-                prefix = _checked([m for m, _ in tarred], limits)
-                for member, tinfo in tarred:
-                    target = _place(into, member.name, prefix)
-                    if target is None or member.is_dir:
-                        continue
-                    extracted = archive.extractfile(tinfo)
-                    if extracted is None:
-                        raise ArchiveError(f"member {member.name!r}: unreadable")
-                    with extracted:
-                        _write(extracted, target, budget, member.name)
+            members = _members(archive)
+            prefix = _checked([m for m, _ in members], limits)
+            for member, opened in members:
+                target = _place(into, member.name, prefix)
+                if target is None or member.is_dir:
+                    continue
+                source = opened()
+                if source is None:
+                    raise ArchiveError(f"member {member.name!r}: unreadable")
+                with source:
+                    _write(source, target, budget, member.name)
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, NotImplementedError, zlib.error) as exc:
         raise ArchiveError(f"a damaged archive ({exc})") from None
     except FileExistsError as exc:

@@ -27,7 +27,7 @@ from harness.points.markdown import PointError, load_points, suite_sha256
 from harness.points.metrics import outcome
 from harness.points.seal import commitment, new_salt, question_digest
 from harness.points.verify import verify_answers
-from pitweb.artifacts import job_file, job_folder
+from pitweb.artifacts import job_folder, spool
 from pitweb.core.audit import audit_record
 from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import read_json
@@ -44,27 +44,9 @@ from pitweb.points.models import (
     Verdict,
 )
 
-CHUNK = 1024 * 1024
 NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,99}")
 RESERVED_NAMES = {"upload", "models"}  # a page of its own under /points/
-
-
-def _spooled(upload: IO[bytes], limit: int) -> Path:
-    handle = job_file("spool", "points", delete=False)
-    size = 0
-    try:
-        while chunk := upload.read(CHUNK):
-            size += len(chunk)
-            if size > limit:
-                raise SubmissionError("too_large", f"the archive is larger than {limit} bytes", 413)
-            handle.write(chunk)
-    except BaseException:
-        handle.close()
-        Path(handle.name).unlink(missing_ok=True)
-        raise
-    handle.close()
-    return Path(handle.name)
 
 
 def _loaded(folder: Path) -> list[EnginePoint]:
@@ -163,7 +145,7 @@ def point_set_upload(
         raise SubmissionError(
             "invalid_input", "a set is revealed by the reveal, not at upload: upload it sealed"
         )
-    spooled = _spooled(archive, settings.PITWEB_MAX_POINTSET_BYTES)
+    spooled, _, _ = spool(archive, settings.PITWEB_MAX_POINTSET_BYTES, "the archive")
     limits = Limits(settings.PITWEB_MAX_POINTSET_MEMBERS, settings.PITWEB_MAX_POINTSET_UNPACKED)
     try:
         with job_folder("points", name) as tmp:
@@ -249,6 +231,9 @@ def pitfall_import(
             judged_at=imported.started_at,
         )
         _verdicts(judged, point_set, imported.classes, imported.reasons, answers)
+        site_judge = ModelEndpoint.objects.filter(name=settings.PITWEB_POINTS_JUDGE).first()
+        if site_judge is not None:  # their verdicts are shown; the site judges again
+            judge_job_request(user=user, answer_set=answer_set, endpoint=site_judge)
     return judged
 
 

@@ -14,13 +14,11 @@ from __future__ import annotations
 import logging
 import math
 import os
-import threading
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.db import connection
 
 from harness.points.answer import AgentConfig, Answerer
 from harness.points.artifacts import canonical_sha256
@@ -73,38 +71,13 @@ def journal_file(job: PointsJob) -> Path:
     return folder / f"points-job-{job.pk}.jsonl"
 
 
-class _Progress:
-    """The job's heartbeat, which also writes how many paid calls the journal holds; its
-    own connection, closed when the job ends."""
+def _progress(job: PointsJob, journal: Journal, worker: str) -> machine.Heartbeat:
+    """The job's heartbeat, which also writes how many paid calls the journal holds."""
 
-    def __init__(self, job: PointsJob, journal: Journal, worker: str) -> None:
-        self._job, self._journal, self._worker = job, journal, worker
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, daemon=True, name=f"beat-{job.pk}")
+    def written() -> None:
+        PointsJob.objects.filter(pk=job.pk, worker=worker).update(done_calls=len(journal.done))
 
-    def _write(self) -> None:
-        machine.heartbeat(PointsJob, pk=self._job.pk, worker=self._worker)
-        PointsJob.objects.filter(pk=self._job.pk, worker=self._worker).update(
-            done_calls=len(self._journal.done)
-        )
-
-    def _beat(self) -> None:
-        try:
-            while not self._stop.wait(settings.PITWEB_HEARTBEAT_SECONDS):
-                try:
-                    self._write()
-                except Exception:  # a database hiccup must not end the beats for good
-                    log.warning("progress of points job %s not written", self._job.pk)
-        finally:
-            connection.close()
-
-    def __enter__(self) -> _Progress:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
+    return machine.Heartbeat(PointsJob, job.pk, worker, also=written)
 
 
 def _answer(job: PointsJob, points: list[EnginePoint], worker: str) -> Outcome:
@@ -118,7 +91,7 @@ def _answer(job: PointsJob, points: list[EnginePoint], worker: str) -> Outcome:
               "suite": job.point_set.suite_sha256, "samples": job.samples}  # fmt: skip
     journal = Journal(journal_file(job), header, resume=True)
     try:
-        with _Progress(job, journal, worker):
+        with _progress(job, journal, worker):
             body = answer_points(
                 Answerer(config, pace=_pace(endpoint)), points, samples=job.samples,
                 workers=endpoint.concurrency, journal=journal,
@@ -147,7 +120,7 @@ def _judge(job: PointsJob, points: list[EnginePoint], worker: str) -> Outcome:
               "stability_k": job.stability_k, "stride": job.stride}  # fmt: skip
     journal = Journal(journal_file(job), header, resume=True)
     try:
-        with _Progress(job, journal, worker):
+        with _progress(job, journal, worker):
             body = judge_answer_set(
                 Judge(config, journal=journal, pace=_pace(endpoint)), answers.body, points,
                 stability_k=job.stability_k, stride=job.stride, workers=endpoint.concurrency,

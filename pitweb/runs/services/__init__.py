@@ -9,9 +9,10 @@ import ``pitweb.pricing``: a proven run is announced by the ``run_proven`` signa
 pricing listens to.
 """
 
+from pitweb.artifacts import spool
 from pitweb.jobs.machine import MAX_ATTEMPTS
 from pitweb.runs.board import board_changed
-from pitweb.runs.services.intake import Submission, run_submit, spool
+from pitweb.runs.services.intake import Submission, run_submit
 from pitweb.runs.services.staff import jobs_requeue, run_reverify, run_set_flag, run_set_hidden
 from pitweb.runs.services.verifying import (
     enqueue_verification,

@@ -4,7 +4,6 @@ Nothing is written before every check has passed."""
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -23,7 +22,7 @@ from harness.receipt.build import ReceiptError
 from harness.receipt.model import BodyError, ReceiptBody, body_from_dict
 from harness.receipt.schemas import receipt_body_validator
 from harness.receipt.verify import check_receipt
-from pitweb.artifacts import job_file, job_folder
+from pitweb.artifacts import job_folder, spool
 from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import read_json
 from pitweb.releases.models import Release
@@ -31,34 +30,12 @@ from pitweb.runs.models import Run, VerificationJob
 from pitweb.runs.services.verifying import verification_request
 from pitweb.runs.summary import body_summary, run_facts
 
-CHUNK = 1024 * 1024
-
 
 @dataclass
 class Submission:
     run: Run
     job: VerificationJob | None
     created: bool
-
-
-def spool(upload: IO[bytes], limit: int, what: str) -> tuple[Path, str, int]:
-    """Copy an upload to a private temporary file, hashing it; refuse past ``limit``."""
-    digest = hashlib.sha256()
-    size = 0
-    handle = job_file("spool", what, delete=False)  # the caller unlinks it; a dead one's is swept
-    try:
-        while chunk := upload.read(CHUNK):
-            size += len(chunk)
-            if size > limit:
-                raise SubmissionError("too_large", f"{what} is larger than {limit} bytes", 413)
-            digest.update(chunk)
-            handle.write(chunk)
-    except BaseException:
-        handle.close()
-        os.unlink(handle.name)
-        raise
-    handle.close()
-    return Path(handle.name), "sha256:" + digest.hexdigest(), size
 
 
 def _stored_sha(name: str) -> str:
