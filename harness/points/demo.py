@@ -33,7 +33,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -178,3 +180,17 @@ def demo_server(port: int = 0, points: Sequence[Point] | None = None) -> Threadi
 
 def base_url(server: ThreadingHTTPServer) -> str:
     return f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+
+@contextmanager
+def served(points: Sequence[Point] | None = None) -> Iterator[str]:
+    """The demo model on a free loopback port, in a thread, for as long as the block
+    runs; its base URL."""
+    server = demo_server(0, points)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield base_url(server)
+    finally:
+        server.shutdown()
+        server.server_close()

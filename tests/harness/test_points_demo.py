@@ -7,14 +7,13 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from harness.points.artifacts import ANSWER_SET, JUDGED_SET, read_artifact
-from harness.points.demo import DEMO_ANSWER, DEMO_MODEL, base_url, demo_server, judge_reply
+from harness.points.demo import DEMO_ANSWER, DEMO_MODEL, judge_reply, served
 from harness.points.judge import (
     INJECTION,
     fenced,
@@ -29,14 +28,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "points"
 
 @pytest.fixture()
 def demo() -> Iterator[str]:
-    server = demo_server()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield base_url(server)
-    finally:
-        server.shutdown()
-        server.server_close()
+    with served() as url:
+        yield url
 
 
 def _cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:

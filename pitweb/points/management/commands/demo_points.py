@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import tarfile
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,7 +22,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from harness.points.demo import DEMO_MODEL, READERS, base_url, demo_server
+from harness.points.demo import DEMO_MODEL, READERS, served
 from harness.points.markdown import load_points
 from pitweb.points import services
 from pitweb.points.models import JudgedSet, PointSet, PointSetState, PointsJob
@@ -45,14 +44,8 @@ def _served(url: str | None, folder: Path) -> Iterator[str]:
     if url:
         yield url
         return
-    server = demo_server(0, load_points(folder))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield base_url(server)
-    finally:
-        server.shutdown()
-        server.server_close()
+    with served(load_points(folder)) as here:
+        yield here
 
 
 class Command(BaseCommand):
