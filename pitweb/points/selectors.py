@@ -68,6 +68,7 @@ def judged_sets(point_set: PointSet) -> list[JudgedSet]:
     return list(
         JudgedSet.objects.filter(answer_set__point_set=point_set)
         .select_related("answer_set", "answer_set__point_set", "previous")
+        .defer("body", "changes", "answer_set__body", "previous__body", "previous__changes")
         .order_by("answer_set__model", "-created_at")
     )
 

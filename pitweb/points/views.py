@@ -139,8 +139,10 @@ def point_set_page(request: HttpRequest, name: str) -> HttpResponse:
             "figures": figures,
             "points": points,
             "classes": CLASSES,
-            "jobs": point_set.jobs.select_related("endpoint", "answer_set")[:20],
-            "answer_sets": point_set.answer_sets.all(),
+            "jobs": point_set.jobs.select_related("endpoint", "answer_set").defer(
+                "answer_set__body"
+            )[:20],
+            "answer_sets": point_set.answer_sets.defer("body"),
             "endpoints": ModelEndpoint.objects.all() if request.user.is_staff else [],
             "may_reveal": request.user.is_staff
             and point_set.state == PointSetState.SEALED
