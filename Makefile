@@ -75,9 +75,11 @@ lint: setup
 	  --require-hashes -r requirements/harness.lock || exit 1; done
 	$(BIN)/python manage.py makemigrations --check --dry-run
 
-# The receipt body's published JSON Schema, written again from its types (never by hand).
+# The published JSON Schemas (the receipt body's, the wire protocol's), written again from
+# their types (never by hand).
 schema: setup
 	$(BIN)/python -m harness.receipt.schemas
+	$(BIN)/python -m harness.protocol.schemas
 
 clean:
 	rm -rf $(VENV) $(DEMO) bench-out .wheels

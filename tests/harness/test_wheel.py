@@ -45,6 +45,7 @@ def test_the_harness_installs_from_its_own_wheel_and_runs_without_the_site(
         tops = {name.split("/")[0] for name in archive.namelist() if "/" in name}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"harness", "pit_harness"}
     assert "harness/receipt/schemas/receipt-body.schema.json" in archive.namelist()
+    assert "harness/protocol/published/sharpebench/decision.schema.json" in archive.namelist()
     venv = tmp_path / "venv"
     _run(sys.executable, "-m", "venv", venv)
     python = venv / "bin" / "python"

@@ -1,0 +1,55 @@
+"""The published JSON Schemas of each dialect, generated from its types (never written by
+hand): ``python -m harness.protocol.schemas`` writes them into ``published/<dialect>/``, and
+a test holds the files, the types and sharpebench's own published schemas together."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from harness.protocol import sharpebench
+
+HERE = Path(__file__).resolve().parent / "published"
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+# (dialect, file name, root type, what it is)
+PUBLISHED = (
+    ("sharpebench", "observation.schema.json", sharpebench.MarketObservation,
+     "What the harness sends an agent at one decision step (sharpebench's contract)."),
+    ("sharpebench", "decision.schema.json", sharpebench.Decision,
+     "What an agent returns at one decision step (sharpebench's contract); closed: an "
+     "unknown key is refused and scored as the agent's protocol fault."),
+)  # fmt: skip
+
+
+def wire_schema(root: type[msgspec.Struct], description: str) -> dict[str, Any]:
+    """The root type's schema at the top, the types it uses under ``$defs``."""
+    generated = msgspec.json.schema(root)
+    defs = generated["$defs"]
+    top = defs.pop(root.__name__)
+    schema: dict[str, Any] = {"$schema": DRAFT, **top, "description": description}
+    if defs:
+        schema["$defs"] = defs
+    return schema
+
+
+def generate(into: Path = HERE) -> list[Path]:
+    written = []
+    for dialect, name, root, description in PUBLISHED:
+        path = into / dialect / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(wire_schema(root, description), indent=2) + "\n")
+        written.append(path)
+    return written
+
+
+def load(dialect: str, name: str) -> dict[str, Any]:
+    return json.loads((HERE / dialect / name).read_text())  # type: ignore[no-any-return]
+
+
+if __name__ == "__main__":
+    for path in generate(Path(sys.argv[1]) if len(sys.argv) > 1 else HERE):
+        print(path)
