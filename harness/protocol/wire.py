@@ -11,13 +11,21 @@ from typing import Any, get_args, get_origin
 import msgspec
 from msgspec import UnsetType
 
-from harness.protocol import sharpebench
+from harness.protocol import pit, sharpebench
 
-DIALECTS = ("sharpebench",)
+DIALECTS = ("pit", "sharpebench")
 SCHEMA_DIR = "harness/protocol/published"
 _ROOTS: dict[tuple[str, str], type[msgspec.Struct]] = {
+    ("pit", "decision"): pit.Decision,
+    ("pit", "observation"): pit.Task,
     ("sharpebench", "decision"): sharpebench.Decision,
     ("sharpebench", "observation"): sharpebench.MarketObservation,
+}
+_FILES = {
+    ("pit", "decision"): "pit/from-agent.schema.json",
+    ("pit", "observation"): "pit/to-agent.schema.json",
+    ("sharpebench", "decision"): "sharpebench/decision.schema.json",
+    ("sharpebench", "observation"): "sharpebench/observation.schema.json",
 }
 _DECODERS = {key: msgspec.json.Decoder(root) for key, root in _ROOTS.items()}
 _AT = re.compile(r" - at `(\$[^`]*)`$")
@@ -53,15 +61,15 @@ def _struct_at(root: type[msgspec.Struct], path: str) -> Any:
     return kind
 
 
-def decision_from_wire(text: str | bytes, *, dialect: str = "sharpebench") -> Any:
+def decision_from_wire(text: str | bytes, *, dialect: str = "pit") -> Any:
     """The agent's decision in ``dialect``, by shape alone; ``AgentProtocolFault`` with a
     diagnostic naming the field, the fields accepted there and the schema otherwise."""
     return _read(text, dialect, "decision")
 
 
-def observation_from_wire(text: str | bytes, *, dialect: str = "sharpebench") -> Any:
-    """An observation in ``dialect`` (what an agent reads), by shape alone, refused as
-    a decision is."""
+def observation_from_wire(text: str | bytes, *, dialect: str = "pit") -> Any:
+    """An observation in ``dialect`` (what an agent reads: a ``pit`` task, a sharpebench
+    market observation), by shape alone, refused as a decision is."""
     return _read(text, dialect, "observation")
 
 
@@ -69,15 +77,15 @@ def _read(text: str | bytes, dialect: str, what: str) -> Any:
     if dialect not in DIALECTS:
         raise ValueError(f"unknown dialect {dialect!r}: one of {', '.join(DIALECTS)}")
     root = _ROOTS[(dialect, what)]
-    schema = f"{SCHEMA_DIR}/{dialect}/{what}.schema.json"
+    schema = f"{SCHEMA_DIR}/{_FILES[(dialect, what)]}"
     lead = f"the {what} was refused by the closed wire contract"
     try:
-        return _DECODERS[(dialect, what)].decode(text)
+        message = _DECODERS[(dialect, what)].decode(text)
     except msgspec.ValidationError as exc:
-        message = str(exc)
-        found = _AT.search(message)
+        said = str(exc)
+        found = _AT.search(said)
         path = found.group(1) if found else "$"
-        unknown = _UNKNOWN.search(message)
+        unknown = _UNKNOWN.search(said)
         accepted = _struct_at(root, path)
         listed = (
             f"; the fields accepted at {path} are {', '.join(_fields(accepted))}"
@@ -91,12 +99,19 @@ def _read(text: str | bytes, dialect: str, what: str) -> Any:
             else f"The contract is {schema}."
         )
         raise AgentProtocolFault(
-            f"{lead}: {message}{listed}. {advice}",
+            f"{lead}: {said}{listed}. {advice}",
             field=unknown.group(1) if unknown else None,
             path=path,
         ) from None
     except msgspec.DecodeError as exc:
         raise AgentProtocolFault(f"{lead}: not one JSON object ({exc}) ({schema})") from None
+    tag = root.__struct_config__.tag
+    if isinstance(tag, str) and msgspec.json.decode(text).get("type") != tag:
+        # a tagged message says what it is: its type is part of it, never guessed
+        raise AgentProtocolFault(
+            f'{lead}: its "type" must be "{tag}" ({schema})', field="type", path="$"
+        )
+    return message
 
 
 def validate_for(

@@ -12,12 +12,9 @@ import jsonschema
 import msgspec
 import pytest
 
-from harness.protocol import (
-    AgentProtocolFault,
-    decision_from_wire,
-    observation_from_wire,
-    validate_for,
-)
+from harness.protocol import AgentProtocolFault, pit, validate_for
+from harness.protocol import decision_from_wire as any_decision_from_wire
+from harness.protocol import observation_from_wire as any_observation_from_wire
 from harness.protocol import sharpebench as sb
 from harness.protocol.schemas import HERE, PUBLISHED, generate
 from tests.support.data import shared_path
@@ -41,6 +38,14 @@ FULL_OBSERVATION = {
     ],
     "portfolio": [{"symbol": "k2", "shares": 1.0, "avg_price": 0.0}],
 }  # fmt: skip
+
+
+def decision_from_wire(text: str | bytes) -> Any:
+    return any_decision_from_wire(text, dialect="sharpebench")
+
+
+def observation_from_wire(text: str | bytes) -> Any:
+    return any_observation_from_wire(text, dialect="sharpebench")
 
 
 def reference(name: str) -> dict[str, Any]:
@@ -179,6 +184,91 @@ def test_the_published_dialects_are_listed_once() -> None:
     assert {(d, n) for d, n, *_ in PUBLISHED} == {
         ("sharpebench", "observation.schema.json"),
         ("sharpebench", "decision.schema.json"),
+        ("pit", "to-agent.schema.json"),
+        ("pit", "from-agent.schema.json"),
     }
-    assert sb.WIRE_TYPES  # six types, all closed
-    assert all(t.__struct_config__.forbid_unknown_fields for t in sb.WIRE_TYPES)
+    for types in (sb.WIRE_TYPES, pit.WIRE_TYPES):
+        assert all(t.__struct_config__.forbid_unknown_fields for t in types)
+
+
+# -- our own dialect, pit/1 ------------------------------------------------------------------
+
+PIT_MESSAGES = {
+    "task": {"type": "task", "kind": "trade", "prompt": "Pick.", "arm": "shifted",
+             "clock": "pit", "session_date": "2033-03-01", "known_at": "2033-03-01T14:30:00Z",
+             "newly_knowable": 3},
+    "tool": {"type": "tool", "tool": "pit_list", "args": {"limit": 5}},
+    "result": {"type": "result", "result": {"rows": [], "known_at": "2033-03-01T14:30:00Z"}},
+    "decision": {"type": "decision", "picks": ["k1", "k2"], "text": "two"},
+}  # fmt: skip
+
+
+def _closed_everywhere(schema: Any) -> list[str]:
+    """Every object schema inside ``schema`` that is not closed."""
+    open_ones = []
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            is_object = node.get("type") == "object" and "properties" in node
+            if is_object and node.get("additionalProperties") is not False:
+                open_ones.append(node.get("title", "?"))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return open_ones
+
+
+@pytest.mark.parametrize("name", ["to-agent.schema.json", "from-agent.schema.json"])
+def test_the_pit_schemas_are_closed_and_carry_every_message(name: str) -> None:
+    schema = json.loads((HERE / "pit" / name).read_text())
+    assert _closed_everywhere(schema) == []
+    validator = jsonschema.Draft202012Validator(schema)
+    direction = pit.ToAgent if name.startswith("to") else pit.FromAgent
+    for message in PIT_MESSAGES.values():
+        decoded = None
+        try:
+            decoded = msgspec.json.decode(json.dumps(message), type=direction)
+        except msgspec.ValidationError:
+            assert not validator.is_valid(message)  # the other direction's message
+            continue
+        validator.validate(message)
+        assert json.loads(msgspec.json.encode(decoded)) == message  # round trip, unchanged
+        assert not validator.is_valid({**message, "extra": 1})
+
+
+@pytest.mark.parametrize("kind", sorted(PIT_MESSAGES))
+def test_an_unknown_field_in_a_pit_message_is_refused_naming_it(kind: str) -> None:
+    message = {**PIT_MESSAGES[kind], "latency_ms": 3}
+    direction = pit.FromAgent if kind in ("tool", "decision") else pit.ToAgent
+    with pytest.raises(msgspec.ValidationError, match="unknown field `latency_ms`"):
+        msgspec.json.decode(json.dumps(message), type=direction)
+
+
+def test_a_pit_decision_is_read_with_its_diagnostic() -> None:
+    decision = any_decision_from_wire(json.dumps(PIT_MESSAGES["decision"]))  # pit: the default
+    assert decision.picks == ["k1", "k2"]
+    with pytest.raises(AgentProtocolFault) as refused:
+        any_decision_from_wire(json.dumps({**PIT_MESSAGES["decision"], "why": "x"}))
+    assert refused.value.field == "why" and "picks, text" in str(refused.value)
+    assert "harness/protocol/published/pit/from-agent.schema.json" in str(refused.value)
+    with pytest.raises(AgentProtocolFault):
+        any_decision_from_wire(b'{"type": "decision", "picks": [""]}')  # an empty key
+    with pytest.raises(AgentProtocolFault):
+        any_decision_from_wire(b'{"picks": []}')  # its type is part of it
+
+
+def test_the_pit_tools_are_the_tool_tables() -> None:
+    from typing import get_args
+
+    from harness.tools.table import TOOLS
+
+    tools = get_args(msgspec.structs.fields(pit.ToolCall)[0].type)
+    assert set(tools) == set(TOOLS)
+
+
+def test_each_pit_message_says_how_it_may_be_sent_again() -> None:
+    published = json.loads((HERE / "pit" / "operations.json").read_text())
+    assert published.pop("version") == pit.VERSION
+    assert set(published) == set(PIT_MESSAGES)
+    assert published["decision"]["changes_state"] and not published["decision"]["retryable"]

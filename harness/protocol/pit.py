@@ -1,0 +1,72 @@
+"""Our own dialect (``pit/1``): what an external agent and the harness say to each other
+in one cell, the same exchange the sandbox's pipe carries for a Python agent.
+
+The harness sends a ``Task`` (a trading decision at one session's opening bell, or a mask
+probe question), then a ``ToolResult`` for each ``ToolCall`` the agent makes; the agent
+ends each task with its ``Decision``: the row keys it picks (a trade task) and free text
+(the probe's answer is the text). Every message carries its ``type``; every object is
+closed. ``OPERATIONS`` says of each message whether it changes state, is safe to repeat
+and may be retried, as sharpebench publishes beside its schema."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import Meta
+
+VERSION = "pit/1"
+RowKey = Annotated[str, Meta(min_length=1, max_length=64)]
+
+
+class Message(msgspec.Struct, forbid_unknown_fields=True, tag_field="type"):
+    """A message of the ``pit/1`` dialect."""
+
+
+class Task(Message, tag="task"):
+    """Harness to agent: one question, asked at one session's opening bell."""
+
+    kind: Literal["trade", "probe"]
+    prompt: str
+    arm: Literal["main", "redacted", "shifted"]
+    clock: Literal["leaky", "dump", "pit"]
+    session_date: str  # as the arm shows it: ten years on, on the shifted arm
+    known_at: str  # the opening bell, as the arm shows it
+    newly_knowable: Annotated[int, Meta(ge=0)]
+
+
+class ToolCall(Message, tag="tool"):
+    """Agent to harness: call one of the four tools (``pit_list``, ``pit_search``,
+    ``pit_read``, ``pit_coverage``) with its arguments."""
+
+    tool: Literal["pit_list", "pit_search", "pit_read", "pit_coverage"]
+    args: dict[str, Any] = {}
+
+
+class ToolResult(Message, tag="result"):
+    """Harness to agent: the tool's whole answer (every answer carries ``known_at``,
+    ``clock``, ``arm`` and ``session_date``)."""
+
+    result: dict[str, Any]
+
+
+class Decision(Message, tag="decision"):
+    """Agent to harness: the task's answer. ``picks``: row keys to buy at this session's
+    open (a trade task; unknown or not yet knowable keys are refused and counted);
+    ``text``: free text (the probe's answer; audit text on a trade task)."""
+
+    picks: Annotated[list[RowKey], Meta(max_length=1000)] = []
+    text: str = ""
+
+
+ToAgent = Task | ToolResult
+FromAgent = ToolCall | Decision
+
+# message -> (changes state, safe to repeat, may be retried by the harness)
+OPERATIONS: dict[str, dict[str, bool]] = {
+    "task": {"changes_state": False, "idempotent": True, "retryable": True},
+    "tool": {"changes_state": False, "idempotent": True, "retryable": True},
+    "result": {"changes_state": False, "idempotent": True, "retryable": True},
+    "decision": {"changes_state": True, "idempotent": True, "retryable": False},
+}
+WIRE_TYPES = (Task, ToolCall, ToolResult, Decision)
