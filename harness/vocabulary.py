@@ -16,4 +16,5 @@ ARMS: tuple[Arm, ...] = get_args(Arm)
 Clock = Literal["leaky", "dump", "pit"]
 CLOCKS: tuple[Clock, ...] = get_args(Clock)
 # The four window tools an agent may call.
-TOOL_NAMES = ("pit_list", "pit_search", "pit_read", "pit_coverage")
+ToolName = Literal["pit_list", "pit_search", "pit_read", "pit_coverage"]
+TOOL_NAMES: tuple[ToolName, ...] = get_args(ToolName)

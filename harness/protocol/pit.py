@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
+from harness.vocabulary import Arm, Clock, ToolName
+
 VERSION = "pit/1"
 RowKey = Annotated[str, Meta(min_length=1, max_length=64)]
 
@@ -28,8 +30,8 @@ class Task(Message, tag="task"):
 
     kind: Literal["trade", "probe"]
     prompt: str
-    arm: Literal["main", "redacted", "shifted"]
-    clock: Literal["leaky", "dump", "pit"]
+    arm: Arm
+    clock: Clock
     session_date: str  # as the arm shows it: ten years on, on the shifted arm
     known_at: str  # the opening bell, as the arm shows it
     newly_knowable: Annotated[int, Meta(ge=0)]
@@ -39,7 +41,7 @@ class ToolCall(Message, tag="tool"):
     """Agent to harness: call one of the four tools (``pit_list``, ``pit_search``,
     ``pit_read``, ``pit_coverage``) with its arguments."""
 
-    tool: Literal["pit_list", "pit_search", "pit_read", "pit_coverage"]
+    tool: ToolName
     args: dict[str, Any] = {}
 
 
