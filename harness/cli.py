@@ -116,7 +116,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def _run_config(args: argparse.Namespace, **forced: Any) -> tuple[RunConfig, AgentSpec]:
     """The config file with the command line's overrides, and the agent it names."""
-    from harness.agents.base import load_agent
+    from harness.agents.external import configured_agent
     from harness.runs.config import RunConfig, replace_config
 
     config = RunConfig.from_file(args.config)
@@ -127,6 +127,11 @@ def _run_config(args: argparse.Namespace, **forced: Any) -> tuple[RunConfig, Age
         changes["receipt_path"] = args.receipt
     if args.agent:
         changes["agent"] = args.agent
+    for key in ("agent_cmd", "dialect"):
+        if getattr(args, key, None):
+            changes[key] = getattr(args, key)
+    if getattr(args, "agent_dir", None):
+        changes["agent_dirs"] = tuple(dict.fromkeys((*config.agent_dirs, *args.agent_dir)))
     if args.agent_process:
         changes["agent_process"] = args.agent_process
     if args.pass_env:
@@ -136,7 +141,7 @@ def _run_config(args: argparse.Namespace, **forced: Any) -> tuple[RunConfig, Age
     if not config.bundle_path:
         raise UsageError(f"{args.config}: bundle_path is required")
     try:
-        spec = load_agent(config.agent)
+        spec = configured_agent(config)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return config, spec
@@ -187,7 +192,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"  probe shifted   {probe['verdict']}  recovered {probe['recovered']}/{probe['total']}"
         )
     else:
-        print("  probe shifted   not_run")
+        print(f"  probe shifted   {probe.get('status', 'not_run')}")
     if body["invalidated_by"]:
         print("  invalidated_by: " + "; ".join(body["invalidated_by"]))
     print("  protocol gaps: " + (", ".join(body["protocol_gaps"]) or "none"))
@@ -286,9 +291,55 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print("scores SKIPPED  (--hashes-only: the hashes hold; no score was re-derived)")
         return EXIT_OK
     if args.trajectory is None or args.bundle is None:
+        if args.reexecute:
+            raise UsageError("--reexecute needs --trajectory and --bundle")
         print("scores SKIPPED  (pass --trajectory and --bundle to re-derive every score)")
         return EXIT_OK
-    return _rederive_scores(args)
+    code = _rederive_scores(args)
+    if code != EXIT_OK or not args.reexecute:
+        return code
+    return _reexecute(args)
+
+
+def _reexecute(args: argparse.Namespace) -> int:
+    """Every cell run again with a fresh agent; the first differing decision refused."""
+    import json
+
+    from harness.agents.base import load_agent
+    from harness.agents.external import command_agent
+    from harness.receipt.reexecute import FAILED, REPRODUCED, reexecute
+    from harness.receipt.verify import check_receipt
+
+    named = [f for f in ("agent_cmd", "agent_http", "agent") if getattr(args, f)]
+    if len(named) != 1:
+        raise UsageError("--reexecute needs one agent: --agent-cmd, --agent-http or --agent")
+    _, body = check_receipt(args.receipt)
+    dialect = args.dialect or body["config"].get("agent_dialect", "pit")
+    try:
+        if args.agent_cmd:
+            spec = command_agent(args.agent_cmd, dialect=dialect, agent_dirs=args.agent_dir or ())
+        elif args.agent_http:
+            raise UsageError("--agent-http: the HTTP transport is not built yet")
+        else:
+            spec = load_agent(args.agent)
+        result = reexecute(args.receipt, trajectory=args.trajectory, bundle=args.bundle, agent=spec)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2, sort_keys=True))
+    elif result.result == REPRODUCED:
+        print(f"reexecution ok  {result.steps_compared} decisions the same  agent {result.agent}")
+    elif result.result == FAILED:
+        print(f"reexecution_failed  {result.failure}")
+    else:
+        assert result.divergence is not None
+        print(f"reexecution DIVERGED  ReexecutionDivergence: {result.divergence}")
+    if not args.json:
+        for note in result.notes:
+            print(f"  note: {note}")
+    if result.result == FAILED:
+        return EXIT_INTERNAL
+    return EXIT_OK if result.ok else EXIT_MISMATCH
 
 
 def _rederive_scores(args: argparse.Namespace) -> int:
@@ -325,6 +376,31 @@ def cmd_export(args: argparse.Namespace) -> int:
     )
     print(f"{count} decision points written to {args.out}")
     return EXIT_OK
+
+
+def _external_agent_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--agent-cmd",
+        metavar="CMD",
+        help="an agent in another process, in any language: a command started afresh in "
+        "each cell (in the cell's sandbox), spoken to with one JSON object per line on its "
+        "stdin and stdout; every word naming a file is shown to it read-only at its own path "
+        "(overrides agent_cmd; instead of --agent)",
+    )
+    parser.add_argument(
+        "--dialect",
+        choices=["pit", "sharpebench"],
+        help="the wire protocol the external agent speaks: pit (tasks, tool calls, decisions; "
+        "the default) or sharpebench (a MarketObservation per session, a Decision of orders) "
+        "(overrides dialect)",
+    )
+    parser.add_argument(
+        "--agent-dir",
+        action="append",
+        metavar="DIR",
+        help="a folder shown read-only to the --agent-cmd agent too (its other files, a "
+        "virtual environment); repeatable; hashed into the agent's digest",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -410,6 +486,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--trajectory", help="trajectory path (overrides trajectory_path)")
     run.add_argument("--receipt", help="receipt path (overrides receipt_path)")
     run.add_argument("--agent", help="'stub' or 'package.module:attribute' (overrides agent)")
+    _external_agent_arguments(run)
     run.add_argument(
         "--agent-process",
         choices=["auto", "isolated", "in_process"],
@@ -442,6 +519,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--trajectory", help="trajectory path (overrides trajectory_path)")
     report.add_argument("--receipt", help="receipt path (overrides receipt_path)")
     report.add_argument("--agent", help="'stub' or 'package.module:attribute' (overrides agent)")
+    _external_agent_arguments(report)
     report.add_argument(
         "--agent-process",
         choices=["auto", "isolated", "in_process"],
@@ -494,6 +572,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--hashes-only",
         action="store_true",
         help="check the hashes alone, as before re-derivation was offered",
+    )
+    ver.add_argument(
+        "--reexecute",
+        action="store_true",
+        help="after re-deriving the scores, run every cell again with a fresh agent (the one "
+        "named by --agent-cmd or --agent) on the same frozen data and compare each decision's "
+        "score-bearing part; the first difference is a ReexecutionDivergence (exit 1); a cell "
+        "the harness cannot run again is reexecution_failed (exit 3)",
+    )
+    ver.add_argument("--agent", help="with --reexecute: a Python agent, 'package.module:attribute'")
+    ver.add_argument("--agent-http", help=argparse.SUPPRESS)
+    _external_agent_arguments(ver)
+    ver.add_argument(
+        "--json", action="store_true", help="with --reexecute: print its report as JSON"
     )
     ver.set_defaults(func=cmd_verify)
 

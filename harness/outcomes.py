@@ -48,6 +48,8 @@ INCOMPLETE = "incomplete"
 ABORTED = "aborted"
 NOT_RUN = "not_run"
 CELL_STATUSES = (COMPLETE, AGENT_ERROR, HARNESS_ERROR, INCOMPLETE, ABORTED, NOT_RUN)
+# The probe's status for an agent whose dialect cannot be asked its question (sharpebench).
+NOT_APPLICABLE = "not_applicable"
 
 # Why a cell is incomplete (the one reason there is).
 AGENT_PROCESS_EXITED = "the agent's process exited"

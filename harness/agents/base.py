@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from harness.agents.external import External
     from harness.tools.toolbox import Toolbox
 
 
@@ -28,12 +29,19 @@ class Task:
     clock: str
     session_date: str  # as the arm shows it (shifted on the shifted arm)
     known_at: str  # the opening bell, as the arm shows it
+    # a trade task for an agent speaking sharpebench's dialect: the MarketObservation
+    # the harness built for this bell (wire form), and which of its symbols are held
+    observation: dict[str, Any] | None = None
+    held: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Decision:
     picks: tuple[str, ...] = ()
     text: str = ""
+    # an external agent's decision as the dialect's closed type read it (sharpebench:
+    # the orders and the cost report), which the runner scores from
+    wire: dict[str, Any] | None = None
 
     @classmethod
     def coerce(cls, value: Any) -> Decision:
@@ -73,6 +81,8 @@ class AgentSpec:
     ref: str | None = None
     # the file the agent's code comes from, where known (its sha256 is recorded)
     source: str | None = None
+    # an agent in another process (``harness.agents.external``): how it is reached
+    external: External | None = None
     _resolved: list[AgentSpec] = field(default_factory=list, repr=False, compare=False)
 
     def new(self) -> Agent:
@@ -80,7 +90,10 @@ class AgentSpec:
 
     def source_sha256(self) -> str | None:
         """sha256 of the agent's module source, where there is a file to read: a
-        function typed into a REPL or built by ``exec`` has none."""
+        function typed into a REPL or built by ``exec`` has none. An external agent's is
+        its digest (``External.digest``: its argv and the files it names)."""
+        if self.external is not None:
+            return self.external.digest()
         path = self.source or source_file(self.factory)
         if path is None:
             return None

@@ -191,7 +191,7 @@ class InProcessAgent:
         self._interrupts = interrupts
         try:
             resolved = spec.resolved()
-        except NetworkAbort:
+        except (NetworkAbort, outcomes.AgentFault):
             raise
         except BaseException as exc:
             self._reraise_real(exc)
@@ -205,8 +205,8 @@ class InProcessAgent:
     def _call(self, fn: Any, kind: str, *args: Any) -> Any:
         try:
             return fn(*args)
-        except NetworkAbort:
-            raise
+        except (NetworkAbort, outcomes.AgentFault, outcomes.RuntimeFailure):
+            raise  # an external agent's fault, or its process exiting, as it was said
         except MemoryError as exc:
             raise outcomes.AgentFault(outcomes.RESOURCE_LIMIT, outcomes.error_text(exc)) from None
         except Exception as exc:
@@ -421,6 +421,13 @@ def open_drivers(
         payload = outside.agent_payload(spec)
     except outside.SandboxError as exc:
         raise ConfigError(str(exc)) from None
+    for src, _ in payload.binds:
+        shut = next((h for h in hidden if outside.under(src, os.path.realpath(h))), None)
+        if shut is not None:
+            raise ConfigError(
+                f"the agent's command names {src}, which lies in {shut}: the release, the "
+                "prices and the run's outputs are never shown to the agent"
+            )
     missing = [name for name in config.pass_env if name not in os.environ]
     if missing:
         raise ConfigError(f"pass_env: {', '.join(missing)} not set in the environment")
@@ -442,7 +449,7 @@ def open_drivers(
         binds=binds,
         hidden=hidden,
         settings=settings,
-        by_value=payload.message["kind"] != "ref",
+        by_value=payload.message["kind"] == "pickle",
     )
     try:
         sandbox.launch()

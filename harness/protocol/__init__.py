@@ -7,6 +7,7 @@ from harness.protocol.wire import (
     DIALECTS,
     AgentProtocolFault,
     decision_from_wire,
+    message_from_wire,
     observation_from_wire,
     validate_for,
 )
@@ -15,6 +16,7 @@ __all__ = [
     "DIALECTS",
     "AgentProtocolFault",
     "decision_from_wire",
+    "message_from_wire",
     "observation_from_wire",
     "validate_for",
 ]

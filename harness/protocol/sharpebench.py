@@ -60,4 +60,42 @@ class Decision(Wire, forbid_unknown_fields=True, omit_defaults=True):
     cost: DecisionCost | UnsetType = UNSET
 
 
+class ScoredOrder(Wire, forbid_unknown_fields=True, omit_defaults=True):
+    """The part of an order a score depends on (never its rationale)."""
+
+    symbol: str
+    action: Literal["buy", "sell", "hold", "close"]
+    target_weight: Weight
+    confidence: Share | UnsetType = UNSET
+
+
+class Scored(Wire, forbid_unknown_fields=True, omit_defaults=True):
+    """The score-bearing part of a decision: each order but its rationale, and the cost
+    report (present or absent); never the reasoning. Re-execution compares these."""
+
+    orders: list[ScoredOrder]
+    cost: DecisionCost | UnsetType = UNSET
+
+
+def scored(decision: Decision) -> Scored:
+    return Scored(
+        orders=[
+            ScoredOrder(o.symbol, o.action, o.target_weight, o.confidence) for o in decision.orders
+        ],
+        cost=decision.cost,
+    )
+
+
+def picks(decision: Scored, new: set[str]) -> tuple[list[str], int]:
+    """How the harness scores a sharpebench decision: each ``buy`` with a positive
+    ``target_weight`` on a symbol that became knowable at this bell opens a fixed-hold
+    long (a pick); every other order (sizing, sells, closes, holds, negative weights, a
+    buy of a held row) is accepted and counted as ignored. (picks, ignored)"""
+    chosen = [
+        o.symbol for o in decision.orders
+        if o.action == "buy" and o.target_weight > 0 and o.symbol in new
+    ]  # fmt: skip
+    return chosen, len(decision.orders) - len(chosen)
+
+
 WIRE_TYPES = (MarketObservation, SymbolSnapshot, PositionState, Decision, Order, DecisionCost)

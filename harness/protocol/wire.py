@@ -17,12 +17,14 @@ DIALECTS = ("pit", "sharpebench")
 SCHEMA_DIR = "harness/protocol/published"
 _ROOTS: dict[tuple[str, str], type[msgspec.Struct]] = {
     ("pit", "decision"): pit.Decision,
+    ("pit", "tool"): pit.ToolCall,
     ("pit", "observation"): pit.Task,
     ("sharpebench", "decision"): sharpebench.Decision,
     ("sharpebench", "observation"): sharpebench.MarketObservation,
 }
 _FILES = {
     ("pit", "decision"): "pit/from-agent.schema.json",
+    ("pit", "tool"): "pit/from-agent.schema.json",
     ("pit", "observation"): "pit/to-agent.schema.json",
     ("sharpebench", "decision"): "sharpebench/decision.schema.json",
     ("sharpebench", "observation"): "sharpebench/observation.schema.json",
@@ -67,6 +69,31 @@ def decision_from_wire(text: str | bytes, *, dialect: str = "pit") -> Any:
     return _read(text, dialect, "decision")
 
 
+def message_from_wire(text: str | bytes) -> pit.ToolCall | pit.Decision:
+    """What a ``pit`` agent sends in a cell (a tool call or the task's decision), by its
+    ``type``; refused as a decision is, the types accepted named when ``type`` is neither."""
+    try:
+        value = msgspec.json.decode(text)
+    except msgspec.DecodeError as exc:
+        schema = f"{SCHEMA_DIR}/{_FILES[('pit', 'decision')]}"
+        raise AgentProtocolFault(
+            f"the message was refused by the closed wire contract: not one JSON object ({exc}) "
+            f"({schema})"
+        ) from None
+    kind = value.get("type") if isinstance(value, dict) else None
+    if kind == "tool":
+        tool: pit.ToolCall = _read(text, "pit", "tool")
+        return tool
+    if kind == "decision":
+        decision: pit.Decision = _read(text, "pit", "decision")
+        return decision
+    raise AgentProtocolFault(
+        'the message was refused by the closed wire contract: its "type" must be "tool" or '
+        f'"decision", not {str(kind)[:40]!r} ({SCHEMA_DIR}/{_FILES[("pit", "decision")]})',
+        field="type",
+    )
+
+
 def observation_from_wire(text: str | bytes, *, dialect: str = "pit") -> Any:
     """An observation in ``dialect`` (what an agent reads: a ``pit`` task, a sharpebench
     market observation), by shape alone, refused as a decision is."""
@@ -78,7 +105,7 @@ def _read(text: str | bytes, dialect: str, what: str) -> Any:
         raise ValueError(f"unknown dialect {dialect!r}: one of {', '.join(DIALECTS)}")
     root = _ROOTS[(dialect, what)]
     schema = f"{SCHEMA_DIR}/{_FILES[(dialect, what)]}"
-    lead = f"the {what} was refused by the closed wire contract"
+    lead = f"the {'tool call' if what == 'tool' else what} was refused by the closed wire contract"
     try:
         message = _DECODERS[(dialect, what)].decode(text)
     except msgspec.ValidationError as exc:

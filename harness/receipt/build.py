@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
+from msgspec import UnsetType
 
 from harness import canonical, outcomes
 from harness.market.scoring import delta
@@ -56,6 +57,12 @@ LIMITS = [
     "returns: long only, equal weight per trade, no costs, no slippage, no shorts; absolute "
     "returns belong to the basket and window, only differences between cells are attributable",
 ]
+
+SHARPEBENCH_PROBE_LIMIT = (
+    "probe: not_applicable: the agent speaks sharpebench's dialect, which has no message for "
+    "the mask probe's question, so whether the shifted arm's mask held is not measured; its "
+    "orders other than buys of newly knowable rows are recorded and counted as ignored_orders"
+)
 
 
 def training_cutoff_part(cutoff: str, start: str, end: str) -> model.TrainingCutoffSlot:
@@ -306,6 +313,7 @@ def build_body(
     )
     limits = limits_for(
         msgspec.to_builtins(capabilities),
+        dialect=None if isinstance(resolved.agent_dialect, UnsetType) else resolved.agent_dialect,
         pit_fallback_rows=protocol.p3.pit_fallback_rows if "pit" in config.clocks else None,
         rows=len(window.rows),
     )
@@ -352,7 +360,11 @@ def invalidated_by(attempts: list[dict[str, Any]], aborted: str | None) -> list[
 
 
 def limits_for(
-    capabilities: dict[str, Any], *, pit_fallback_rows: int | None, rows: int
+    capabilities: dict[str, Any],
+    *,
+    pit_fallback_rows: int | None,
+    rows: int,
+    dialect: str | None = None,
 ) -> list[str]:
     """What the run does not guarantee: every capability that did not hold, the limits
     every run has, and (with a pit clock) the rows that fall back to published_at."""
@@ -368,6 +380,8 @@ def limits_for(
         )
         limits.append(IN_PROCESS_NETWORK_LIMIT)
     limits += LIMITS
+    if dialect == "sharpebench":
+        limits.append(SHARPEBENCH_PROBE_LIMIT)
     if pit_fallback_rows is not None:
         limits.append(
             f"pit clock: {pit_fallback_rows} of {rows} rows in the window carry no acceptance "

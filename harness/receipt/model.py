@@ -38,7 +38,9 @@ Form = Annotated[
     Meta(min_length=1, max_length=32, description="an EDGAR form type (8-K, 10-Q, SC 13D/A ...)"),
 ]
 CellStatus = Literal["complete", "agent_error", "harness_error", "incomplete", "aborted", "not_run"]
-ProbeStatus = Literal["complete", "agent_error", "harness_error", "incomplete", "not_run"]
+ProbeStatus = Literal[
+    "complete", "agent_error", "harness_error", "incomplete", "not_run", "not_applicable"
+]
 Verdict = Literal["mask_holds", "mask_leaks", "inconclusive", "no_items"]
 AgentProcess = Literal["isolated", "in_process"]
 SlotStatus = Literal["declared", "gap"]
@@ -82,6 +84,12 @@ class Config(Part, frozen=True, forbid_unknown_fields=True):
     agent_process: AgentProcess
     probe_items: Count
     model_endpoints: list[str]
+    # an agent in another process (absent for a Python agent): how it was reached, the
+    # dialect it spoke and its digest (sha256 over its argv and the files it names, or
+    # its URL), which is its agent_source_sha256 too
+    agent_transport: Literal["stdio", "http"] | UnsetType = UNSET
+    agent_dialect: Literal["pit", "sharpebench"] | UnsetType = UNSET
+    agent_digest: Sha256 | UnsetType = UNSET
 
 
 class Harness(Part, frozen=True, forbid_unknown_fields=True):
@@ -151,6 +159,9 @@ class Cell(Part, frozen=True, forbid_unknown_fields=True):
     unpriced: dict[str, Count]
     total_return: float | None
     trades_sha256: Sha256
+    # an agent speaking sharpebench's dialect: its orders that opened no position (sizing,
+    # sells, closes, holds, negative weights), accepted and recorded, not scored
+    ignored_orders: Count | UnsetType = UNSET
 
 
 class AnswerKey(Part, frozen=True, forbid_unknown_fields=True):

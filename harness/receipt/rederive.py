@@ -36,6 +36,7 @@ from harness.outcomes import (
     COMPLETE,
     HARNESS_ERROR,
     INCOMPLETE,
+    NOT_APPLICABLE,
     NOT_RUN,
 )
 from harness.receipt.binding import config_binding, stated_prices
@@ -124,6 +125,9 @@ class _CellTrail:
     rows_served: int = 0
     fallbacks_served: int = 0
     rejected: int = 0
+    ignored_orders: int = 0
+    # decisions whose picks are not among their own buy orders (a sharpebench agent's)
+    unordered_picks: int = 0
 
     def status(self) -> str:
         if self.failed_status is not None:
@@ -234,6 +238,15 @@ def _take_cell_event(cell: _CellTrail, kind: str, event: dict[str, Any]) -> None
     elif kind == "decision":
         cell.agent_errors += event.get("agent_error") is not None
         cell.rejected += len(event.get("rejected") or [])
+        if "orders" in event:  # a sharpebench agent's: its picks come from its orders
+            cell.ignored_orders += int(event.get("ignored_orders") or 0)
+            bought = {
+                o.get("symbol")
+                for o in event["orders"] or []
+                if isinstance(o, dict) and o.get("action") == "buy"
+                and isinstance(o.get("target_weight"), int | float) and o["target_weight"] > 0
+            }  # fmt: skip
+            cell.unordered_picks += any(p not in bought for p in event.get("picks") or [])
 
 
 def rederive(
@@ -326,11 +339,11 @@ def _check_claims(result: Rederivation, body: dict[str, Any], trail: _Trail) -> 
         f"the receipt's cells {sorted(stated_cells)} are not the config's arms x clocks",
     )
     _check_agent_process(result, body, config)
-    _check_cell_events(result, body, trail)
+    _check_cell_events(result, body, trail, config)
     _check_counts(result, body, trail)
     _check_derived_lines(result, body, trail, config)
     _check_probe(result, body.get("probe") or {}, trail.probe_items)
-    _check_probe_status(result, body.get("probe") or {}, trail)
+    _check_probe_status(result, body.get("probe") or {}, trail, config)
     _check_protocol(result, body, config)
 
 
@@ -347,9 +360,12 @@ _CELL_FIELDS: dict[str, Callable[[_CellTrail], Any]] = {
 }
 
 
-def _check_cell_events(result: Rederivation, body: dict[str, Any], trail: _Trail) -> None:
+def _check_cell_events(
+    result: Rederivation, body: dict[str, Any], trail: _Trail, config: dict[str, Any]
+) -> None:
     """Each cell's status, fault and counts, from its events: an agent_error cell
     turned complete, or a tool call hidden, is named."""
+    sharpebench = config.get("agent_dialect") == "sharpebench"
     for cell in body.get("cells") or []:
         key = (cell.get("arm"), cell.get("clock"))
         walked = trail.cells.get(key) or _CellTrail()
@@ -361,6 +377,17 @@ def _check_cell_events(result: Rederivation, body: dict[str, Any], trail: _Trail
                 cell.get(name) == derived,
                 f"the trajectory gives {derived!r}, the receipt says {cell.get(name)!r}",
             )
+        ignored = walked.ignored_orders if sharpebench else None
+        result.add(
+            f"{label} ignored_orders",
+            cell.get("ignored_orders") == ignored,
+            f"the trajectory gives {ignored!r}, the receipt says {cell.get('ignored_orders')!r}",
+        )
+        result.add(
+            f"{label} picks from orders",
+            walked.unordered_picks == 0,
+            f"{walked.unordered_picks} decision(s) pick a row none of their buy orders names",
+        )
         picks = len(trail.picks.get(key, []))
         result.add(
             f"{label} decisions_with_picks",
@@ -453,6 +480,7 @@ def _check_derived_lines(
     p3 = (body.get("protocol") or {}).get("P3_retrieval_timestamps") or {}
     limits = limits_for(
         body.get("capabilities") or {},
+        dialect=config.get("agent_dialect"),
         pit_fallback_rows=p3.get("pit_fallback_rows")
         if "pit" in config.get("clocks", [])
         else None,
@@ -866,8 +894,11 @@ def _check_contamination(
             )
 
 
-def _check_probe_status(result: Rederivation, probe: dict[str, Any], trail: _Trail) -> None:
-    """A probe the trajectory records as failed, or whose agent failed to start, says so."""
+def _check_probe_status(
+    result: Rederivation, probe: dict[str, Any], trail: _Trail, config: dict[str, Any]
+) -> None:
+    """A probe the trajectory records as failed, or whose agent failed to start, says so;
+    only a sharpebench agent's probe is not_applicable, and always is."""
     failed = "probe" in trail.failed or "probe" in trail.incomplete
     opened = trail.cells.get(("shifted", "probe"))
     stated = probe.get("status")
@@ -878,6 +909,8 @@ def _check_probe_status(result: Rederivation, probe: dict[str, Any], trail: _Tra
         derived = AGENT_ERROR
     elif trail.probe_items:
         derived = stated if stated in (COMPLETE, AGENT_ERROR) else "complete or agent_error"
+    elif config.get("agent_dialect") == "sharpebench" and config.get("probe_items"):
+        derived = NOT_APPLICABLE if "shifted" in config.get("arms", []) else NOT_RUN
     else:
         derived = stated if stated in (COMPLETE, NOT_RUN) else "complete or not_run"
     result.add(

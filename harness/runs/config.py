@@ -52,6 +52,12 @@ class RunConfig:
     clocks: tuple[str, ...] = CLOCKS
     hold_sessions: int = 5
     agent: str = "stub"
+    # an agent in another process: a command (stdio) or a URL (HTTP), and its dialect
+    agent_cmd: str = ""
+    agent_http: str = ""
+    dialect: str = "pit"
+    # folders shown to a command agent read-only beside the files its command names
+    agent_dirs: tuple[str, ...] = ()
     model_version: str = ""
     training_cutoff: str = ""
     prices: PriceSpec | None = None
@@ -83,7 +89,7 @@ class RunConfig:
             self, "forms", (self.forms,) if isinstance(self.forms, str) else tuple(self.forms)
         )
         object.__setattr__(self, "arms", tuple(self.arms))
-        for key in ("model_endpoints", "pass_env"):
+        for key in ("model_endpoints", "pass_env", "agent_dirs"):
             value = getattr(self, key)
             object.__setattr__(self, key, (value,) if isinstance(value, str) else tuple(value))
         object.__setattr__(self, "clocks", tuple(self.clocks))
@@ -101,6 +107,7 @@ class RunConfig:
         agent: str,
         agent_source_sha256: str | None,
         prices: dict[str, str] | None,
+        external: dict[str, str] | None = None,
     ) -> dict[str, Any]:
         """The settings that can change a result, as the run resolved them: the window,
         the agent that ran (its name and the sha256 of its module source), the prices
@@ -119,6 +126,8 @@ class RunConfig:
             "hold_sessions": self.hold_sessions,
             "agent": agent,
             "agent_source_sha256": agent_source_sha256,
+            # an external agent: its transport, dialect and digest (absent otherwise)
+            **(external or {}),
             "model_version": self.model_version,
             "training_cutoff": self.training_cutoff,
             "prices": prices,
@@ -156,6 +165,7 @@ class RunConfig:
         return replace_config(
             config,
             bundle_path=anchor(str(config.bundle_path)),
+            agent_dirs=tuple(anchor(d) for d in config.agent_dirs),
             model_ca_file=anchor(config.model_ca_file),
             prices=prices,
             trajectory_path=anchor(config.trajectory_path),
@@ -171,7 +181,7 @@ class RunConfig:
                 f"unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
             )
         values = dict(data)
-        for key in ("forms", "arms", "clocks", "model_endpoints", "pass_env"):
+        for key in ("forms", "arms", "clocks", "model_endpoints", "pass_env", "agent_dirs"):
             if key in values:
                 items = values[key]
                 if isinstance(items, str):
@@ -234,11 +244,27 @@ def validate(config: RunConfig) -> None:
 def _check_strings(config: RunConfig) -> None:
     if not isinstance(config.bundle_path, str):
         raise ConfigError("bundle_path: must be a string")
-    for key in ("agent", "model_version", "training_cutoff", "trajectory_path", "receipt_path"):
+    for key in ("agent", "agent_cmd", "agent_http", "dialect", "model_version",
+                "training_cutoff", "trajectory_path", "receipt_path"):  # fmt: skip
         if not isinstance(getattr(config, key), str):
             raise ConfigError(f"{key}: must be a string")
     if not config.agent:
         raise ConfigError("agent: must name an agent ('stub' or 'module:attribute')")
+    if config.agent_cmd and config.agent_http:
+        raise ConfigError("agent_cmd and agent_http: name one external agent, not both")
+    if (config.agent_cmd or config.agent_http) and config.agent != "stub":
+        raise ConfigError(
+            f"agent {config.agent!r} and {'agent_cmd' if config.agent_cmd else 'agent_http'}: "
+            "name one agent (a Python agent by name, or an external one)"
+        )
+    if config.dialect not in ("pit", "sharpebench"):
+        raise ConfigError(f"dialect: {config.dialect!r} is not one of ['pit', 'sharpebench']")
+    if config.dialect != "pit" and not (config.agent_cmd or config.agent_http):
+        raise ConfigError("dialect: only an external agent (agent_cmd, agent_http) speaks one")
+    if config.agent_dirs and not config.agent_cmd:
+        raise ConfigError("agent_dirs: only a command agent (agent_cmd) is shown folders")
+    if not all(isinstance(d, str) and d for d in config.agent_dirs):
+        raise ConfigError("agent_dirs: must be a list of folder paths")
 
 
 def _check_window(config: RunConfig) -> None:

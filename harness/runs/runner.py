@@ -4,6 +4,7 @@ the receipt."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -17,6 +18,7 @@ import msgspec
 
 from harness import canonical, outcomes
 from harness.agents.base import AgentSpec, Decision, Task, as_agent
+from harness.agents.external import describe
 from harness.isolation.drivers import CellAgent, Drivers, HasAttempts, open_drivers
 from harness.isolation.egress import Redactor
 from harness.isolation.guard import EgressAttempt, NetworkAbort
@@ -32,6 +34,8 @@ from harness.market.scoring import (
     total_return,
     trades_digest,
 )
+from harness.outcomes import NOT_APPLICABLE
+from harness.protocol import sharpebench as sharpebench_wire
 from harness.receipt import model
 from harness.receipt.build import Bound, Outcome, WindowRead, build_body, write_receipt
 from harness.release.bundle import Bundle
@@ -84,6 +88,7 @@ class CellOutcome:
     fallbacks_served: int = 0
     unreached_rows: int = 0
     fault: outcomes.Fault | None = None
+    ignored_orders: int = 0  # a sharpebench agent's orders that open no position
 
 
 @dataclass
@@ -193,6 +198,7 @@ class _Context:
     egress: list[EgressAttempt] = field(default_factory=list)
     main_keys: list[str] = field(default_factory=list)  # by release position
     redactor: Redactor | None = None  # the values passed to the agent (pass_env)
+    dialect: str | None = None  # an external agent's dialect (None: a Python agent)
 
     ledger: list[dict[str, Any]] = field(default_factory=list)
     model_exchanges: dict[str, int] = field(default_factory=dict)  # by endpoint, as written
@@ -308,6 +314,8 @@ def run(
             started = _start(writer, inputs, config, drivers, window)
             ctx = _Context(config, writer, drivers, window.table, window.sessions, window.positions)
             ctx.main_keys = [f["row_key"] for f in window.facts]
+            if inputs.spec.external is not None:
+                ctx.dialect = inputs.spec.external.dialect
             passed = tuple(os.environ.get(name, "") for name in config.pass_env)
             ctx.redactor = Redactor(passed) if any(passed) else None
             grid = _run_grid(ctx, inputs.bundle, window)
@@ -350,6 +358,16 @@ def _resolve_inputs(
     if config.agent not in ("stub", spec.name, spec.ref):
         raise ConfigError(
             f"agent: the config names {config.agent!r}, the agent passed is {spec.name!r}"
+        )
+    external = spec.external
+    if (config.agent_cmd or config.agent_http) and external is None:
+        raise ConfigError(
+            "agent_cmd/agent_http: the config names an external agent, the agent passed is "
+            f"{spec.name!r} (make it with harness.agents.external.configured_agent)"
+        )
+    if external is not None and external.dialect != config.dialect:
+        raise ConfigError(
+            f"dialect: the config says {config.dialect!r}, the agent speaks {external.dialect!r}"
         )
     if bundle is None:
         bundle = Bundle.load(
@@ -437,6 +455,7 @@ def _start(
         agent=inputs.spec.name,
         agent_source_sha256=inputs.spec.source_sha256(),
         prices=None if inputs.prices is None else inputs.prices.reference(),
+        external=describe(inputs.spec),
     )
     config_sha = canonical.digest(config_body)
     bundle = inputs.bundle
@@ -501,7 +520,12 @@ def _run_grid(ctx: _Context, bundle: Bundle, window: _Window) -> _Grid:
                 )
                 if tools is not None:
                     last = (outcome, tools)
-            if arm == "shifted" and config.probe and last is not None:
+            if arm == "shifted" and config.probe and ctx.dialect == "sharpebench":
+                # the dialect has no message for the probe's question: said in limits
+                grid.probe = msgspec.convert(
+                    {"arm": "shifted", "status": NOT_APPLICABLE, "items": []}, model.Probe
+                )
+            elif arm == "shifted" and config.probe and last is not None:
                 grid.probe = _probe_with_retries(ctx, last, rows, window.facts, served)
             bundle.release_rows(arm)
     except _Aborted as exc:
@@ -543,7 +567,8 @@ def _finish(
         outcome.unreached_rows = len(facts) - window.indexes[clock].knowable(last_bell)
         trades = trader(outcome)
         entered_early = entered_before_acceptance(outcome.picks, window.main_by_key, table)
-        cells.append(_cell(outcome, trades, entered_early, knowable_early[clock]))
+        ignored = outcome.ignored_orders if ctx.dialect == "sharpebench" else None
+        cells.append(_cell(outcome, trades, entered_early, knowable_early[clock], ignored))
         add_by_form(by_form, f"{arm}/{clock}", trades)
 
     trajectory = model.Trajectory(
@@ -659,6 +684,7 @@ def _run_cell(
     if agent is None:
         writer.write("cell_end", arm=arm, clock=clock)
         return None
+    held: list[tuple[int, list[str]]] = []  # (session, the arm's row keys picked then)
     try:
         for s in window:
             session_date = table.sessions[s].isoformat()
@@ -714,6 +740,9 @@ def _run_cell(
                 tools.session_date,
                 tools.known_at,
             )
+            if ctx.dialect == "sharpebench":
+                held = [(at, keys) for at, keys in held if s - at < ctx.config.hold_sessions]
+                task = _with_observation(task, tools, rows, held)
             writer.write(
                 "session",
                 arm=arm,
@@ -725,6 +754,10 @@ def _run_cell(
             )
             outcome.sessions += 1
             decision, fault = _decide(ctx, agent, task, tools)
+            said: dict[str, Any] = {}
+            if fault is None and ctx.dialect == "sharpebench":
+                decision, said, fault = _from_orders(decision, task)
+                outcome.ignored_orders += said.get("ignored_orders", 0)
             error = None
             if fault is not None:
                 if fault.fatal:
@@ -739,6 +772,7 @@ def _run_cell(
             outcome.rejected += len(rejected)
             if accepted:  # scored as the main arm's filings they are
                 outcome.picks.append((s, [ctx.main_keys[ctx.positions[k]] for k in accepted]))
+                held.append((s, accepted))
             writer.write(
                 "decision",
                 arm=arm,
@@ -748,6 +782,7 @@ def _run_cell(
                 rejected=rejected,
                 text=ctx.redacted(decision.text[:4000]),
                 agent_error=error,
+                **said,
             )
     finally:
         agent.close()
@@ -757,6 +792,56 @@ def _run_cell(
         outcome.status = outcomes.COMPLETE
     writer.write("cell_end", arm=arm, clock=clock)
     return tools
+
+
+def _with_observation(
+    task: Task, tools: Toolbox, rows: ArmRows, held: list[tuple[int, list[str]]]
+) -> Task:
+    """A sharpebench agent's task: the MarketObservation of this bell. Its symbols are the
+    rows that became knowable at this bell and the rows held (symbol = the arm's row key,
+    news = the arm's form and title); no prices, so none can unmask a control arm; each
+    held row is one unit of notional at no stated price, and cash is constant."""
+    keys = [key for _, picked in held for key in picked]
+    positions = [*tools.newly_positions(), *(tools.position(k) for k in keys)]
+    symbols = []
+    for position in positions:
+        row = rows.view(position)
+        news = f"{row.get('form') or ''}: {row.get('title') or ''}".strip(": ")
+        symbols.append({"symbol": row["row_key"], "close_history": [], "news": [news]})
+    observation = sharpebench_wire.MarketObservation(
+        date=task.session_date,
+        cash=1.0,
+        symbols=msgspec.convert(symbols, list[sharpebench_wire.SymbolSnapshot]),
+        portfolio=[sharpebench_wire.PositionState(k, 1.0, 0.0) for k in keys],
+    )
+    return dataclasses.replace(task, observation=msgspec.to_builtins(observation), held=tuple(keys))
+
+
+def _from_orders(
+    decision: Decision, task: Task
+) -> tuple[Decision, dict[str, Any], outcomes.AgentFault | None]:
+    """A sharpebench decision's picks, read by the runner from the orders themselves (what
+    the cell reports is read again by the closed type and checked against the observation
+    it answers, never trusted), and what the trajectory records of them."""
+    assert task.observation is not None
+    try:
+        scored = msgspec.convert(decision.wire, sharpebench_wire.Scored)
+        observed = [s["symbol"] for s in task.observation["symbols"]]
+        seen = [o.symbol for o in scored.orders]
+        stray = next((sym for sym in seen if sym not in observed), None)
+        if stray is not None or len(set(seen)) != len(seen):
+            raise ValueError(f"an order for {stray!r}, not observed" if stray else "a symbol twice")
+    except (msgspec.ValidationError, ValueError, TypeError) as exc:
+        fault = outcomes.AgentFault(
+            outcomes.PROTOCOL_VIOLATION, f"the decision's orders were refused: {exc}"
+        )
+        return Decision(), {}, fault
+    picks, ignored = sharpebench_wire.picks(scored, set(observed) - set(task.held))
+    wire = msgspec.to_builtins(scored)
+    said = {"orders": wire["orders"], "ignored_orders": ignored}
+    if "cost" in wire:
+        said["cost"] = wire["cost"]
+    return Decision(picks=tuple(picks), text=decision.text), said, None
 
 
 def _decide(
@@ -882,7 +967,11 @@ def _probe_summary(
 
 
 def _cell(
-    outcome: CellOutcome, trades: list[Trade], entered_early: int, knowable_early: int
+    outcome: CellOutcome,
+    trades: list[Trade],
+    entered_early: int,
+    knowable_early: int,
+    ignored: int | None = None,
 ) -> model.Cell:
     cell = {
         "arm": outcome.arm,
@@ -910,4 +999,6 @@ def _cell(
         "total_return": total_return(trades),
         "trades_sha256": trades_digest(trades),
     }
+    if ignored is not None:  # an agent speaking sharpebench's dialect
+        cell["ignored_orders"] = ignored
     return msgspec.convert(cell, model.Cell)  # typed: what the types refuse, raises here

@@ -302,6 +302,14 @@ class Toolbox:
     def newly_knowable(self) -> int:
         return self._count - self._new_from
 
+    def newly_positions(self) -> list[int]:
+        """The rows that became knowable at this bell, oldest first (for a dialect that
+        shows them to the agent unasked)."""
+        return list(self._index.order[self._new_from : self._count])
+
+    def position(self, row_key: str) -> int:
+        return self._positions[row_key]
+
     def schema(self) -> list[dict[str, Any]]:
         """The tools as OpenAI-style function specs (for tool-loop adapters)."""
         return TOOL_SCHEMA

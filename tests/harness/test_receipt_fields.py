@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import socket
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,12 +20,15 @@ import pytest
 
 from harness import RunConfig, load_prices, run
 from harness.agents.adapters.plain import from_callable
+from harness.agents.external import command_agent
 from harness.market.prices import Prices
 from harness.receipt.build import receipt_text
 from harness.receipt.rederive import rederive
 from harness.receipt.schemas import leaf_paths, receipt_body_fields, receipt_body_schema
 from tests.support.sandbox import crash_when_told as _crash_when_told
 from tests.support.sandbox import require_sandbox
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agents"
 
 
 def test_every_leaf_of_the_schema_is_re_derived_or_named_a_declaration() -> None:
@@ -107,6 +111,14 @@ def runs(
         _crash_when_told(patch, times=1, dial_first=True)
         run(from_callable(_picky), config("retried", agent_process="isolated"))
     made.append(_Run(out / "retried", march_release, None))
+    # an external agent speaking sharpebench's dialect: its transport, dialect, digest and
+    # ignored orders are claims too
+    command = f"{sys.executable} {EXAMPLES / 'sharpebench_stdio.py'}"
+    run(
+        command_agent(command, dialect="sharpebench"),
+        config("sharpebench", agent_cmd=command, dialect="sharpebench", agent_process="isolated"),
+    )
+    made.append(_Run(out / "sharpebench", march_release, None))
     return made
 
 

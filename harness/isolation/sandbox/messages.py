@@ -37,7 +37,7 @@ class Attempt(_Fields):
     stack: list[str] = []
 
 
-class TaskFields(_Fields):
+class TaskFields(_Fields, omit_defaults=True):
     """What the agent is told of one decision (``harness.agents.base.Task``)."""
 
     kind: str
@@ -46,6 +46,8 @@ class TaskFields(_Fields):
     clock: str
     session_date: str
     known_at: str
+    observation: dict[str, Any] | None = None
+    held: list[str] = []
 
 
 # -- the control pipe: harness -> zygote ---------------------------------------------
@@ -149,11 +151,12 @@ class ToolCall(Message, tag="tool"):
         return {"op": "tool", "tool": self.tool, "args": self.args}
 
 
-class Decided(Message, tag="decision"):
+class Decided(Message, tag="decision", omit_defaults=True):
     picks: list[str | None]
     bad: dict[str, str]
     text: str
     attempts: list[Attempt]
+    wire_decision: dict[str, Any] | None = None
 
 
 class DecisionError(Message, tag="decision_error"):

@@ -194,7 +194,16 @@ def _under(path: str, roots: list[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
+def under(path: str, folder: str) -> bool:
+    """``path`` is ``folder`` or lies in it."""
+    return _under(path, [folder])
+
+
 def agent_payload(spec: AgentSpec) -> AgentPayload:
+    if spec.external is not None:
+        # a command started in each cell: what it names is shown at its own path (a
+        # cell keeps what the sandbox shows under /tmp at the same paths)
+        return AgentPayload(spec.external.to_message(), tuple((p, p) for p in spec.external.paths))
     if spec.ref is not None:
         return _by_reference(spec.ref)
     return AgentPayload({"kind": "pickle", "data": _pickle(spec)}, ())
@@ -587,6 +596,8 @@ class IsolatedAgent:
             clock=task.clock,
             session_date=task.session_date,
             known_at=task.known_at,
+            observation=task.observation,
+            held=list(task.held),
         )
         self._send(msg.TaskRequest(task=fields, newly_knowable=tools.newly_knowable()).wire())
         while True:
@@ -703,7 +714,7 @@ class IsolatedAgent:
                 values.append(pick)
             else:
                 values.append(_Shown(str(reply.bad.get(str(n), repr(pick)))[:80]))
-        return Decision(picks=tuple(values), text=reply.text)
+        return Decision(picks=tuple(values), text=reply.text, wire=reply.wire_decision)
 
     def _serve_tool(self, request: msg.ToolCall, tools: Toolbox) -> None:
         name, args = request.tool, request.args

@@ -23,6 +23,9 @@ from harness.isolation.sandbox import messages as msg
 from harness.isolation.sandbox.channel import Channel
 from harness.tools.table import TOOL_SCHEMA, TOOLS, proxy
 
+# A cell whose external agent's process exited mid-cell exits with this code.
+AGENT_PROCESS_EXITED_CODE = 1
+
 
 class RemoteToolbox:
     """The four window tools, served by the harness over the cell's channel."""
@@ -70,6 +73,10 @@ class _Attempts:
 
 
 def _load(agent: dict[str, Any]) -> AgentSpec:
+    if agent["kind"] == "command":  # an agent in another process, started in this cell
+        from harness.agents.external import spec_from_message
+
+        return spec_from_message(agent)
     if agent["kind"] == "ref":
         import sys
 
@@ -137,6 +144,8 @@ def _make_agent(
         return spec.new(), None
     except NetworkAbort as exc:
         return None, _abort(chan, attempts, exc)
+    except outcomes.AgentFault as exc:  # an external agent's, in its own words
+        return None, _fault(chan, attempts, exc.fault.kind, exc.fault.message)
     except MemoryError as exc:
         return None, _fault(chan, attempts, outcomes.RESOURCE_LIMIT, outcomes.error_text(exc))
     except Exception as exc:
@@ -148,12 +157,25 @@ def _make_agent(
 
 def _answer(chan: Channel, attempts: _Attempts, agent: Any, request: msg.TaskRequest) -> int | None:
     """One task: its decision sent, or None to go on; an exit code when the cell ends."""
-    task = Task(**msgspec.structs.asdict(request.task))
+    fields = msgspec.structs.asdict(request.task)
+    task = Task(**{**fields, "held": tuple(fields["held"])})
     tools = RemoteToolbox(chan, task, request.newly_knowable)
     try:
         decision = Decision.coerce(agent.decide(task, tools))
     except NetworkAbort as exc:
         return _abort(chan, attempts, exc)
+    except outcomes.AgentFault as exc:  # an external agent's protocol fault, its limit
+        if not exc.fatal:
+            chan.send(msg.DecisionError(message=exc.fault.message, attempts=attempts.take()).wire())
+            return None
+        return _fault(chan, attempts, exc.fault.kind, exc.fault.message)
+    except outcomes.RuntimeFailure as exc:
+        # an external agent's process exited mid-cell: so does the cell, and the harness
+        # runs it again from its first step (the reason is in the sandbox's log)
+        import sys
+
+        print(f"pit-cell: {exc}", file=sys.stderr, flush=True)
+        return AGENT_PROCESS_EXITED_CODE
     except MemoryError as exc:
         return _fault(chan, attempts, outcomes.RESOURCE_LIMIT, outcomes.error_text(exc))
     except Exception as exc:
@@ -169,7 +191,13 @@ def _answer(chan: Channel, attempts: _Attempts, agent: Any, request: msg.TaskReq
         if not isinstance(pick, str):
             bad[str(n)] = repr(pick)[:80]
     chan.send(
-        msg.Decided(picks=picks, bad=bad, text=decision.text, attempts=attempts.take()).wire()
+        msg.Decided(
+            picks=picks,
+            bad=bad,
+            text=decision.text,
+            attempts=attempts.take(),
+            wire_decision=decision.wire,
+        ).wire()
     )
     return None
 

@@ -1,0 +1,424 @@
+"""Agents in another process, in any language, behind the closed wire protocol.
+
+``command_agent`` makes the spec of an agent that is a command (``--agent-cmd``): every
+cell starts it afresh (inside the cell's sandbox in an isolated run), and the harness and
+the agent exchange one compact JSON object per line on its stdin and stdout, in the
+agent's dialect (``harness.protocol``):
+
+- ``pit``: the harness sends a ``task``; the agent may send ``tool`` calls, each answered
+  with a ``result``; it ends the task with its ``decision``.
+- ``sharpebench``: the harness sends a ``MarketObservation`` at each session's opening
+  bell; the agent answers with a ``Decision`` (orders). The runner reads the picks off the
+  orders (``harness.protocol.sharpebench.picks``).
+
+What the agent sends is read by the dialect's closed types: an unknown field, a wrong type
+or a message out of turn is the agent's ``protocol_violation``; a line past 8 MiB is its
+``oversized_output``; a decision past its wall-clock budget is its ``resource_limit``. Its
+process exiting or closing its stdout mid-cell is a runtime failure: the cell starts again
+from its first step with a fresh process (``harness.outcomes``).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import hashlib
+import os
+import selectors
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from harness import canonical, outcomes
+from harness.agents.base import AgentSpec, Decision, Task
+from harness.protocol import (
+    AgentProtocolFault,
+    decision_from_wire,
+    message_from_wire,
+    pit,
+    sharpebench,
+)
+from harness.protocol.wire import DIALECTS, validate_for
+
+if TYPE_CHECKING:
+    from harness.tools.toolbox import Toolbox
+
+TRANSPORTS = ("stdio", "http")
+MAX_LINE = 8 << 20  # bytes in one line from the agent
+MAX_FOLDER_FILES = 20_000  # files hashed under one --agent-dir
+DEFAULT_TIMEOUT = 900.0
+STDERR_TAIL = 2000
+
+
+class AgentCommandError(ValueError):
+    """An agent command that cannot be run as given (a usage error, not the agent's)."""
+
+
+@dataclass(frozen=True)
+class External:
+    """An agent in another process: how it is reached and which dialect it speaks.
+
+    ``argv`` holds absolute paths where the command named files; ``paths`` are the files
+    and folders shown to it read-only at their own paths (a sandboxed run binds them)."""
+
+    transport: str
+    dialect: str
+    argv: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    url: str = ""
+    timeout: float = DEFAULT_TIMEOUT
+
+    def digest(self) -> str:
+        """sha256 over what makes the agent: its argv with every file it names replaced
+        by that file's name and sha256, and every file under each agent folder by its
+        path there and sha256 (or the URL of an HTTP agent). It does not depend on where
+        the files lie, so the same agent has the same digest on any machine."""
+        if self.transport == "http":
+            return canonical.digest({"transport": "http", "url": self.url})
+        files = set(self.paths)
+        argv: list[Any] = [
+            {"file": os.path.basename(word), "sha256": _file_sha256(word)}
+            if word in files and os.path.isfile(word)
+            else word
+            for word in self.argv
+        ]
+        folders = [
+            {"folder": os.path.basename(p.rstrip("/")), "files": _folder_digests(p)}
+            for p in self.paths
+            if os.path.isdir(p)
+        ]
+        return canonical.digest({"transport": "stdio", "argv": argv, "folders": folders})
+
+    def name(self) -> str:
+        """How the receipt names the agent: the transport and the command (files by their
+        base name), or the URL."""
+        if self.transport == "http":
+            return f"http:{self.url}"[:200]
+        shown = " ".join(os.path.basename(w) if w in self.paths else w for w in self.argv)
+        return f"stdio:{shown}"[:200]
+
+    def to_message(self) -> dict[str, Any]:
+        return {
+            "kind": "command",
+            "transport": self.transport,
+            "dialect": self.dialect,
+            "argv": list(self.argv),
+            "paths": list(self.paths),
+            "url": self.url,
+            "timeout": self.timeout,
+        }
+
+    @classmethod
+    def from_message(cls, message: dict[str, Any]) -> External:
+        return cls(
+            transport=str(message["transport"]),
+            dialect=str(message["dialect"]),
+            argv=tuple(str(w) for w in message["argv"]),
+            paths=tuple(str(p) for p in message["paths"]),
+            url=str(message.get("url", "")),
+            timeout=float(message["timeout"]),
+        )
+
+
+def _file_sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return "sha256:" + digest.hexdigest()
+
+
+def _folder_digests(folder: str) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for top, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(names):
+            path = os.path.join(top, name)
+            if not os.path.isfile(path):
+                continue
+            if len(found) >= MAX_FOLDER_FILES:
+                raise AgentCommandError(
+                    f"agent folder {folder}: more than {MAX_FOLDER_FILES} files to bind and hash"
+                )
+            found[os.path.relpath(path, folder)] = _file_sha256(path)
+    return found
+
+
+def command_agent(
+    command: str | Sequence[str],
+    *,
+    dialect: str = "pit",
+    agent_dirs: Sequence[str] = (),
+    timeout: float = DEFAULT_TIMEOUT,
+) -> AgentSpec:
+    """The spec of an agent that is a command. Every word of it that names an existing
+    file (relative to the current folder, as a shell reads it) becomes that file's
+    absolute path and is shown to the agent read-only at that path; ``agent_dirs`` are
+    shown too (a program's other files, a virtual environment)."""
+    if dialect not in DIALECTS:
+        raise AgentCommandError(f"dialect {dialect!r}: one of {', '.join(DIALECTS)}")
+    try:
+        argv = shlex.split(command) if isinstance(command, str) else [str(w) for w in command]
+    except ValueError as exc:
+        raise AgentCommandError(f"agent command: {exc}") from None
+    if not argv:
+        raise AgentCommandError("agent command: empty")
+    paths: list[str] = []
+    resolved = []
+    for word in argv:
+        if os.path.isfile(word):
+            word = os.path.realpath(word)
+            paths.append(word)
+        resolved.append(word)
+    for folder in agent_dirs:
+        if not os.path.isdir(folder):
+            raise AgentCommandError(f"agent folder {folder}: not a folder")
+        paths.append(os.path.realpath(folder))
+    if shutil.which(resolved[0]) is None and not os.path.isfile(resolved[0]):
+        raise AgentCommandError(
+            f"agent command: {resolved[0]!r} is not a program on PATH or a file (give the "
+            "interpreter too: 'python3 agent.py', 'node agent.js')"
+        )
+    external = External("stdio", dialect, tuple(resolved), tuple(dict.fromkeys(paths)),
+                        timeout=timeout)  # fmt: skip
+    return external_spec(external)
+
+
+def external_spec(external: External) -> AgentSpec:
+    def factory() -> StdioAgent:
+        return StdioAgent(external)
+
+    return AgentSpec(external.name(), factory, external=external)
+
+
+def spec_from_message(message: dict[str, Any]) -> AgentSpec:
+    """The spec a cell makes from its load message (``External.to_message``)."""
+    return external_spec(External.from_message(message))
+
+
+# -- the agent's process ------------------------------------------------------------------
+
+
+class _Process:
+    """The agent's process and its two pipes: compact JSON lines each way."""
+
+    def __init__(self, argv: Sequence[str]) -> None:
+        self._home = tempfile.mkdtemp(prefix="agent-")
+        environment = dict(os.environ)
+        # the interpreter the harness runs under is the agent's too, before the system's
+        bin_dir = os.path.dirname(sys.executable)
+        environment["PATH"] = os.pathsep.join(
+            dict.fromkeys([bin_dir, *environment.get("PATH", "/usr/bin:/bin").split(os.pathsep)])
+        )
+        try:
+            self.proc = subprocess.Popen(
+                list(argv),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=self._home,
+                env=environment,
+                start_new_session=True,  # its own process group, torn down whole
+                close_fds=True,
+            )
+        except OSError as exc:
+            shutil.rmtree(self._home, ignore_errors=True)
+            raise outcomes.AgentFault(
+                outcomes.LOAD_FAILED, f"the agent's command could not start: {exc}"
+            ) from None
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._stdin = self.proc.stdin
+        self._out = self.proc.stdout.fileno()
+        os.set_blocking(self._out, False)
+        self._buffer = bytearray()
+        self._tail: collections.deque[bytes] = collections.deque(maxlen=64)
+        self._drain = threading.Thread(target=self._read_stderr, daemon=True)
+        self._drain.start()
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        fd = self.proc.stderr.fileno()
+        with contextlib.suppress(OSError):
+            for chunk in iter(lambda: os.read(fd, 4096), b""):
+                self._tail.append(chunk)
+
+    def stderr_tail(self) -> str:
+        text = b"".join(self._tail)[-STDERR_TAIL:].decode("utf-8", "replace").strip()
+        return f"; its stderr ended: {text}" if text else ""
+
+    def send(self, line: bytes) -> None:
+        try:
+            self._stdin.write(line + b"\n")
+            self._stdin.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            raise self._exited("closed its stdin") from None
+
+    def line(self, deadline: float, budget: float) -> bytes:
+        """The agent's next line (without its newline), by ``deadline``."""
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._out, selectors.EVENT_READ)
+            while True:
+                end = self._buffer.find(b"\n")
+                if end >= 0:
+                    if end > MAX_LINE:
+                        raise self._oversized()
+                    line = bytes(self._buffer[:end])
+                    del self._buffer[: end + 1]
+                    return line
+                if len(self._buffer) > MAX_LINE:
+                    raise self._oversized()
+                left = deadline - time.monotonic()
+                if left <= 0 or not selector.select(left):
+                    if time.monotonic() < deadline:
+                        continue
+                    self.kill()
+                    raise outcomes.AgentFault(
+                        outcomes.RESOURCE_LIMIT,
+                        f"decision time limit of {budget:g} s (wall clock, tool calls "
+                        "included) reached; the agent's process group was killed",
+                    )
+                try:
+                    chunk = os.read(self._out, 1 << 16)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    raise self._exited("closed its stdout")
+                self._buffer += chunk
+
+    def _oversized(self) -> outcomes.AgentFault:
+        self.kill()
+        return outcomes.AgentFault(
+            outcomes.OVERSIZED_OUTPUT, f"a line from the agent passed {MAX_LINE} bytes"
+        )
+
+    def _exited(self, how: str) -> outcomes.AgentProcessExited:
+        code = None
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            code = self.proc.wait(timeout=1.0)
+        self.kill()
+        self._drain.join(timeout=1.0)
+        state = "is still running" if code is None else f"exited with code {code}"
+        return outcomes.AgentProcessExited(
+            f"{outcomes.AGENT_PROCESS_EXITED} or {how} mid-cell (it {state}){self.stderr_tail()}"
+        )
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5.0)
+
+    def close(self) -> None:
+        """End of the cell: stdin closed, a moment to leave, then the group killed."""
+        with contextlib.suppress(OSError, ValueError):
+            self._stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=1.0)
+        self.kill()
+        self._drain.join(timeout=1.0)
+        with contextlib.suppress(OSError):
+            os.close(self._out)
+        shutil.rmtree(self._home, ignore_errors=True)
+
+
+def _protocol_fault(exc: AgentProtocolFault) -> outcomes.AgentFault:
+    return outcomes.AgentFault(outcomes.PROTOCOL_VIOLATION, str(exc))
+
+
+class StdioAgent:
+    """One cell's external agent over stdio: a fresh process, spoken to in its dialect."""
+
+    def __init__(self, external: External) -> None:
+        if external.transport != "stdio":
+            raise ValueError(f"a StdioAgent speaks stdio, not {external.transport}")
+        self.external = external
+        self._process = _Process(external.argv)
+
+    def decide(self, task: Task, tools: Toolbox) -> Decision:
+        budget = self.external.timeout
+        deadline = time.monotonic() + budget
+        if self.external.dialect == "sharpebench":
+            return self._sharpebench(task, deadline, budget)
+        return self._pit(task, tools, deadline, budget)
+
+    def _pit(self, task: Task, tools: Toolbox, deadline: float, budget: float) -> Decision:
+        message = pit.Task(
+            kind="probe" if task.kind == "probe" else "trade",
+            prompt=task.prompt,
+            arm=task.arm,  # type: ignore[arg-type]
+            clock=task.clock,  # type: ignore[arg-type]
+            session_date=task.session_date,
+            known_at=task.known_at,
+            newly_knowable=tools.newly_knowable(),
+        )
+        self._process.send(msgspec.json.encode(message))
+        while True:
+            line = self._process.line(deadline, budget)
+            try:
+                said = message_from_wire(line)
+            except AgentProtocolFault as exc:
+                self._process.kill()
+                raise _protocol_fault(exc) from None
+            if isinstance(said, pit.Decision):
+                return Decision(picks=tuple(said.picks), text=said.text)
+            try:
+                result = getattr(tools, said.tool)(**said.args)
+            except TypeError as exc:
+                self._process.kill()
+                raise outcomes.AgentFault(
+                    outcomes.PROTOCOL_VIOLATION, f"tool call {said.tool}: {exc}"
+                ) from None
+            self._process.send(msgspec.json.encode(pit.ToolResult(result=result)))
+
+    def _sharpebench(self, task: Task, deadline: float, budget: float) -> Decision:
+        if task.kind != "trade" or task.observation is None:
+            raise RuntimeError("the harness asked a sharpebench agent a task with no observation")
+        observation = msgspec.convert(task.observation, sharpebench.MarketObservation)
+        self._process.send(msgspec.json.encode(observation))
+        line = self._process.line(deadline, budget)
+        try:
+            decision = decision_from_wire(line, dialect="sharpebench")
+            validate_for(decision, observation)
+        except AgentProtocolFault as exc:
+            self._process.kill()
+            raise _protocol_fault(exc) from None
+        return Decision(
+            text=decision.reasoning, wire=msgspec.to_builtins(sharpebench.scored(decision))
+        )
+
+    def close(self) -> None:
+        self._process.close()
+
+
+def describe(spec: AgentSpec) -> dict[str, Any]:
+    """The receipt's account of how the agent was reached: transport, dialect, digest."""
+    external = spec.external
+    if external is None:
+        return {}
+    return {
+        "agent_transport": external.transport,
+        "agent_dialect": external.dialect,
+        "agent_digest": external.digest(),
+    }
+
+
+def configured_agent(config: Any) -> AgentSpec:
+    """The agent a run config names (``harness.runs.config.RunConfig``): a command
+    (``agent_cmd``), or a Python agent by name (``agent``)."""
+    if config.agent_cmd:
+        return command_agent(config.agent_cmd, dialect=config.dialect, agent_dirs=config.agent_dirs)
+    if config.agent_http:
+        raise AgentCommandError("agent_http: the HTTP transport is not built yet")
+    from harness.agents.base import load_agent
+
+    return load_agent(config.agent)

@@ -1,0 +1,252 @@
+"""Re-execution: run a captured run's agent again, afresh, on the same frozen data, and
+compare what it decided, step by step.
+
+``verify`` re-derives the arithmetic of a run; re-execution asks whether the agent's
+decisions are a function of what it was shown (seed 002): every cell is run again with a
+fresh agent (a fresh process, a fresh sandbox) over the same release, window, arms, clocks
+and hold, and each decision's score-bearing part is compared with the recorded one:
+
+- our dialect and Python agents: the picks (those accepted and those refused, with the
+  reason), whether the decision raised, and each probe answer;
+- sharpebench's dialect: each order's symbol, action, target_weight and confidence
+  (present or absent) and the cost report, never reasoning or rationale.
+
+The first difference is refused as a ``ReexecutionDivergence`` naming the cell, the step,
+the session and both values. A re-executed cell that the harness could not run (its
+transport or sandbox failed on every attempt) is not a divergence: it is its own word,
+``reexecution_failed``, and proves nothing either way.
+
+Prices play no part: decisions never see them, so none are needed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.agents.base import AgentSpec
+from harness.receipt.verify import check_receipt
+
+REPRODUCED, DIVERGED, FAILED = "reproduced", "diverged", "reexecution_failed"
+# the fields of each event that a score depends on
+_DECISION_FIELDS = ("picks", "rejected", "orders", "cost")
+_REPLAY_NOTE = (
+    "the agent's model calls were answered from the recorded exchanges: this proves the "
+    "agent's own code path is a function of what it was shown and what its model said, "
+    "not that the model is deterministic"
+)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One score-bearing event of a cell, as compared."""
+
+    cell: str
+    step: int  # 1-based, in the cell (the probe's items are the probe cell's steps)
+    session: str | None
+    said: dict[str, Any]
+
+
+class ReexecutionDivergence(Exception):
+    """The first step where the re-executed agent decided otherwise."""
+
+    def __init__(
+        self, cell: str, step: int, session: str | None, recorded: Any, reexecuted: Any
+    ) -> None:
+        super().__init__(
+            f"{cell} step {step} (session {session}): recorded {_short(recorded)}, "
+            f"re-executed {_short(reexecuted)}"
+        )
+        self.cell, self.step, self.session = cell, step, session
+        self.recorded, self.reexecuted = recorded, reexecuted
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cell": self.cell,
+            "step": self.step,
+            "session": self.session,
+            "recorded": self.recorded,
+            "reexecuted": self.reexecuted,
+        }
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+@dataclass
+class Reexecution:
+    result: str
+    steps_compared: int = 0
+    divergence: ReexecutionDivergence | None = None
+    failure: str | None = None
+    agent: str = ""
+    agent_digest_recorded: str | None = None
+    agent_digest_reexecuted: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.result == REPRODUCED
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "result": self.result,
+            "steps_compared": self.steps_compared,
+            "divergence": None if self.divergence is None else self.divergence.to_json(),
+            "failure": self.failure,
+            "agent": self.agent,
+            "agent_digest": {
+                "recorded": self.agent_digest_recorded,
+                "reexecuted": self.agent_digest_reexecuted,
+                "same": self.agent_digest_recorded == self.agent_digest_reexecuted,
+            },
+            "notes": self.notes,
+        }
+
+
+def steps(trajectory: str | os.PathLike[str]) -> Iterator[Step]:
+    """The score-bearing events of a trajectory, in order (failed attempts left out: the
+    trajectory holds only the attempt that counted)."""
+    counters: dict[str, int] = {}
+    with open(trajectory, encoding="utf-8") as handle:
+        for line in handle:
+            event = json.loads(line)
+            kind = event.get("event")
+            if kind == "decision":
+                cell = f"{event['arm']}/{event['clock']}"
+                said = {k: event[k] for k in _DECISION_FIELDS if k in event}
+                said["raised"] = event.get("agent_error") is not None
+            elif kind == "agent_error":
+                cell = f"{event['arm']}/{event['clock']}"
+                said = {"agent_error": (event.get("fault") or {}).get("kind")}
+            elif kind == "probe_item":
+                cell = "shifted/probe"
+                said = {"row_key": event["row_key"], "answer": event["answer"]}
+            elif kind in ("cell_failed", "probe_failed"):
+                cell = (
+                    "shifted/probe"
+                    if kind == "probe_failed"
+                    else (f"{event['arm']}/{event['clock']}")
+                )
+                said = {"failed": event.get("status")}
+            else:
+                continue
+            counters[cell] = counters.get(cell, 0) + 1
+            yield Step(cell, counters[cell], event.get("session"), said)
+
+
+def compare(recorded: str | os.PathLike[str], again: str | os.PathLike[str]) -> Reexecution:
+    """The two trajectories' score-bearing steps, side by side: the first difference, or
+    the first step the harness could not run again."""
+    old, new = list(steps(recorded)), list(steps(again))
+    compared = 0
+    for n in range(max(len(old), len(new))):
+        a = old[n] if n < len(old) else None
+        b = new[n] if n < len(new) else None
+        if b is not None and "failed" in b.said and (a is None or a.said != b.said):
+            return Reexecution(
+                FAILED,
+                steps_compared=compared,
+                failure=f"the harness could not run {b.cell} again ({b.said['failed']} after "
+                "every attempt): nothing was compared from there",
+            )
+        if (
+            a is not None
+            and b is not None
+            and (a.cell, a.session, a.said) == (b.cell, b.session, b.said)
+        ):
+            compared += 1
+            continue
+        first = a if a is not None else b
+        assert first is not None
+        return Reexecution(
+            DIVERGED,
+            steps_compared=compared,
+            divergence=ReexecutionDivergence(
+                first.cell,
+                first.step,
+                first.session,
+                _as_seen(a, first),
+                _as_seen(b, first),
+            ),
+        )
+    return Reexecution(REPRODUCED, steps_compared=compared)
+
+
+def _as_seen(step: Step | None, at: Step) -> dict[str, Any] | None:
+    """A step's score-bearing part; its place too where it is not the divergence's."""
+    if step is None:
+        return None
+    if (step.cell, step.step, step.session) != (at.cell, at.step, at.session):
+        return {"cell": step.cell, "step": step.step, "session": step.session, **step.said}
+    return step.said
+
+
+def reexecute(
+    receipt: str | os.PathLike[str],
+    *,
+    trajectory: str | os.PathLike[str],
+    bundle: str | os.PathLike[str],
+    agent: AgentSpec,
+    sandbox: Any = None,
+) -> Reexecution:
+    """Run ``agent`` afresh over what the receipt's run was given and compare its
+    decisions with the trajectory's. The receipt's hashes must hold (``verify`` first)."""
+    from harness.runs.config import RunConfig
+    from harness.runs.runner import run
+
+    report, body = check_receipt(receipt)
+    if not report.ok:
+        raise ValueError("the receipt's hashes do not hold: " + "; ".join(report.failures))
+    config = body["config"]
+    if config.get("model_endpoints"):
+        raise ValueError(
+            "the run called a model (model_endpoints): re-executing it needs the recorded "
+            "exchanges replayed, which this harness does not do yet"
+        )
+    dialect = config.get("agent_dialect", "pit")
+    external = agent.external
+    if external is not None and external.dialect != dialect:
+        raise ValueError(f"the run's agent spoke {dialect!r}, this one speaks {external.dialect!r}")
+    with tempfile.TemporaryDirectory(prefix="pit-reexecute-") as folder:
+        again = RunConfig(
+            bundle_path=os.fspath(bundle),
+            forms=tuple(config["forms"]),
+            start=config["start"],
+            end=config["end"],
+            arms=tuple(config["arms"]),
+            clocks=tuple(config["clocks"]),
+            hold_sessions=config["hold_sessions"],
+            agent_cmd=shlex.join(external.argv)
+            if external is not None and external.transport == "stdio"
+            else "",
+            agent_http=external.url
+            if external is not None and external.transport == "http"
+            else "",
+            dialect=dialect,
+            network_policy=config["network_policy"],
+            agent_process="in_process" if config["agent_process"] == "in_process" else "auto",
+            probe=config["probe_items"],
+            trajectory_path=str(Path(folder) / "trajectory.jsonl"),
+            receipt_path=str(Path(folder) / "receipt.json"),
+        )
+        kwargs = {} if sandbox is None else {"sandbox": sandbox}
+        rerun = run(agent, again, **kwargs)
+        result = compare(trajectory, rerun.trajectory_path)
+        result.agent_digest_reexecuted = rerun.body["config"].get("agent_source_sha256")
+    result.agent = agent.name
+    result.agent_digest_recorded = config.get("agent_source_sha256")
+    if result.agent_digest_recorded != result.agent_digest_reexecuted:
+        result.notes.append(
+            "the agent re-executed is not byte for byte the one recorded (its digest differs): "
+            "the comparison is of behaviour alone"
+        )
+    return result
