@@ -47,6 +47,7 @@ SLOW_MODULES = {
     "test_boundaries",
     "test_deploy",
     "test_demo_seed",
+    "test_external_agents",
     "test_golden",
     "test_model_egress",
     "test_object_store",
