@@ -127,7 +127,7 @@ def _run_config(args: argparse.Namespace, **forced: Any) -> tuple[RunConfig, Age
         changes["receipt_path"] = args.receipt
     if args.agent:
         changes["agent"] = args.agent
-    for key in ("agent_cmd", "dialect"):
+    for key in ("agent_cmd", "agent_http", "dialect"):
         if getattr(args, key, None):
             changes[key] = getattr(args, key)
     if getattr(args, "agent_dir", None):
@@ -306,7 +306,7 @@ def _reexecute(args: argparse.Namespace) -> int:
     import json
 
     from harness.agents.base import load_agent
-    from harness.agents.external import command_agent
+    from harness.agents.external import command_agent, http_agent
     from harness.receipt.reexecute import FAILED, REPRODUCED, reexecute
     from harness.receipt.verify import check_receipt
 
@@ -319,7 +319,7 @@ def _reexecute(args: argparse.Namespace) -> int:
         if args.agent_cmd:
             spec = command_agent(args.agent_cmd, dialect=dialect, agent_dirs=args.agent_dir or ())
         elif args.agent_http:
-            raise UsageError("--agent-http: the HTTP transport is not built yet")
+            spec = http_agent(args.agent_http, dialect=dialect)
         else:
             spec = load_agent(args.agent)
         result = reexecute(args.receipt, trajectory=args.trajectory, bundle=args.bundle, agent=spec)
@@ -386,6 +386,13 @@ def _external_agent_arguments(parser: argparse.ArgumentParser) -> None:
         "each cell (in the cell's sandbox), spoken to with one JSON object per line on its "
         "stdin and stdout; every word naming a file is shown to it read-only at its own path "
         "(overrides agent_cmd; instead of --agent)",
+    )
+    parser.add_argument(
+        "--agent-http",
+        metavar="URL",
+        help="an agent that is an HTTP service (it runs outside the harness's sandbox: "
+        "agent_process=remote): sharpebench's dialect as POST URL/decide per decision, ours as "
+        "POST URL/step per message (overrides agent_http; instead of --agent)",
     )
     parser.add_argument(
         "--dialect",
@@ -582,7 +589,6 @@ def build_parser() -> argparse.ArgumentParser:
         "the harness cannot run again is reexecution_failed (exit 3)",
     )
     ver.add_argument("--agent", help="with --reexecute: a Python agent, 'package.module:attribute'")
-    ver.add_argument("--agent-http", help=argparse.SUPPRESS)
     _external_agent_arguments(ver)
     ver.add_argument(
         "--json", action="store_true", help="with --reexecute: print its report as JSON"

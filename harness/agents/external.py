@@ -23,6 +23,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import hashlib
+import http.client
 import os
 import selectors
 import shlex
@@ -33,6 +34,8 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -195,6 +198,9 @@ def command_agent(
 
 
 def external_spec(external: External) -> AgentSpec:
+    if external.transport == "http":
+        return http_agent(external.url, dialect=external.dialect, timeout=external.timeout)
+
     def factory() -> StdioAgent:
         return StdioAgent(external)
 
@@ -418,7 +424,178 @@ def configured_agent(config: Any) -> AgentSpec:
     if config.agent_cmd:
         return command_agent(config.agent_cmd, dialect=config.dialect, agent_dirs=config.agent_dirs)
     if config.agent_http:
-        raise AgentCommandError("agent_http: the HTTP transport is not built yet")
+        return http_agent(config.agent_http, dialect=config.dialect)
     from harness.agents.base import load_agent
 
     return load_agent(config.agent)
+
+
+# -- over HTTP ----------------------------------------------------------------------------
+
+HTTP_ATTEMPTS = 3  # tries of one request, for transport errors only
+BREAKER_FAULTS = 3  # consecutive transport faults that open the run's circuit breaker
+
+
+class CircuitBreaker:
+    """One per run: after ``BREAKER_FAULTS`` consecutive transport faults no request is
+    sent again; every cell left fails at once on the harness's side (never scored as the
+    agent's), instead of waiting out each timeout."""
+
+    def __init__(self) -> None:
+        self.faults = 0
+        self.last = ""
+
+    @property
+    def open(self) -> bool:
+        return self.faults >= BREAKER_FAULTS
+
+    def fault(self, what: str) -> None:
+        self.faults += 1
+        self.last = what
+
+    def held(self) -> None:
+        self.faults = 0
+
+
+def http_agent(url: str, *, dialect: str = "pit", timeout: float = DEFAULT_TIMEOUT) -> AgentSpec:
+    """The spec of an agent that is an HTTP service: sharpebench's dialect as ``POST
+    {url}/decide`` per decision, ours as ``POST {url}/step`` per message. It runs outside
+    the harness's sandbox (``agent_process=remote``)."""
+    if dialect not in DIALECTS:
+        raise AgentCommandError(f"dialect {dialect!r}: one of {', '.join(DIALECTS)}")
+    parsed = urllib.parse.urlsplit(url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise AgentCommandError(f"agent URL {url!r}: an http:// or https:// URL with a host")
+    if parsed.query or parsed.fragment or parsed.username or parsed.password:
+        raise AgentCommandError(f"agent URL {url!r}: no query, fragment or credentials")
+    external = External("http", dialect, url=url.rstrip("/"), timeout=timeout)
+    breaker = CircuitBreaker()  # one per spec, and a spec serves one run
+
+    def factory() -> HttpAgent:
+        return HttpAgent(external, breaker)
+
+    return AgentSpec(external.name(), factory, external=external)
+
+
+class HttpAgent:
+    """One cell's agent over HTTP: a fresh session id, its steps numbered from 1."""
+
+    def __init__(self, external: External, breaker: CircuitBreaker) -> None:
+        self.external = external
+        self.breaker = breaker
+        self.session = uuid.uuid4().hex
+        self.steps = 0
+        parsed = urllib.parse.urlsplit(external.url)
+        self._path = parsed.path.rstrip("/")
+        kind = (
+            http.client.HTTPSConnection if parsed.scheme == "https" else http.client.HTTPConnection
+        )
+        self._connection = kind(parsed.hostname or "", parsed.port, timeout=external.timeout)
+
+    def decide(self, task: Task, tools: Toolbox) -> Decision:
+        budget = self.external.timeout
+        deadline = time.monotonic() + budget
+        if self.external.dialect == "sharpebench":
+            if task.kind != "trade" or task.observation is None:
+                raise RuntimeError(
+                    "the harness asked a sharpebench agent a task with no observation"
+                )
+            observation = msgspec.convert(task.observation, sharpebench.MarketObservation)
+            answer = self._post("/decide", msgspec.json.encode(observation), deadline, budget)
+            try:
+                decision = decision_from_wire(answer, dialect="sharpebench")
+                validate_for(decision, observation)
+            except AgentProtocolFault as exc:
+                raise _protocol_fault(exc) from None
+            return Decision(
+                text=decision.reasoning, wire=msgspec.to_builtins(sharpebench.scored(decision))
+            )
+        message: pit.Task | pit.ToolResult = pit.Task(
+            kind="probe" if task.kind == "probe" else "trade",
+            prompt=task.prompt,
+            arm=task.arm,  # type: ignore[arg-type]
+            clock=task.clock,  # type: ignore[arg-type]
+            session_date=task.session_date,
+            known_at=task.known_at,
+            newly_knowable=tools.newly_knowable(),
+        )
+        while True:
+            self.steps += 1
+            step = pit.Step(session=self.session, step=self.steps, message=message)
+            answer = self._post("/step", msgspec.json.encode(step), deadline, budget)
+            try:
+                said = message_from_wire(answer)
+            except AgentProtocolFault as exc:
+                raise _protocol_fault(exc) from None
+            if isinstance(said, pit.Decision):
+                return Decision(picks=tuple(said.picks), text=said.text)
+            try:
+                result = getattr(tools, said.tool)(**said.args)
+            except TypeError as exc:
+                raise outcomes.AgentFault(
+                    outcomes.PROTOCOL_VIOLATION, f"tool call {said.tool}: {exc}"
+                ) from None
+            message = pit.ToolResult(result=result)
+
+    def _post(self, path: str, body: bytes, deadline: float, budget: float) -> bytes:
+        """The agent's answer to one request. A transport error (no connection, a reset, a
+        5xx) is tried again, the same request, up to ``HTTP_ATTEMPTS`` times within the
+        decision's budget; then it is the harness's runtime failure. Past the budget it is
+        the agent's ``resource_limit``; a 4xx, or an answer past 8 MiB, its own fault."""
+        problem = ""
+        for _ in range(HTTP_ATTEMPTS):
+            if self.breaker.open:
+                raise outcomes.RuntimeFailure(
+                    f"the agent's circuit breaker is open after {BREAKER_FAULTS} consecutive "
+                    f"transport faults (the last: {self.breaker.last})"
+                )
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                self._connection.timeout = left
+                if self._connection.sock is not None:
+                    self._connection.sock.settimeout(left)
+                self._connection.request(
+                    "POST", self._path + path, body, {"Content-Type": "application/json"}
+                )
+                response = self._connection.getresponse()
+                answer = response.read(MAX_LINE + 1)
+            except TimeoutError:
+                self._connection.close()
+                raise outcomes.AgentFault(
+                    outcomes.RESOURCE_LIMIT,
+                    f"decision time limit of {budget:g} s (wall clock, tool calls included) "
+                    f"reached waiting for POST {path}",
+                ) from None
+            except (OSError, http.client.HTTPException) as exc:
+                self._connection.close()
+                problem = f"POST {path}: {type(exc).__name__}: {exc}"[:300]
+                self.breaker.fault(problem)
+                continue
+            if response.status >= 500:
+                problem = f"POST {path}: HTTP {response.status}"
+                self.breaker.fault(problem)
+                continue
+            self.breaker.held()
+            if len(answer) > MAX_LINE:
+                self._connection.close()
+                raise outcomes.AgentFault(
+                    outcomes.OVERSIZED_OUTPUT, f"an answer from the agent passed {MAX_LINE} bytes"
+                )
+            if response.status != 200:
+                raise outcomes.AgentFault(
+                    outcomes.PROTOCOL_VIOLATION,
+                    f"POST {path} answered HTTP {response.status}: "
+                    f"{answer[:200].decode('utf-8', 'replace')}",
+                )
+            return answer
+        if time.monotonic() >= deadline:
+            raise outcomes.AgentFault(
+                outcomes.RESOURCE_LIMIT,
+                f"decision time limit of {budget:g} s (wall clock, tool calls included) reached",
+            )
+        raise outcomes.RuntimeFailure(f"the agent could not be reached ({problem})")
+
+    def close(self) -> None:
+        self._connection.close()

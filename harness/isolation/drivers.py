@@ -272,6 +272,78 @@ class InProcessDrivers:
         return [], []  # an in-process run has no model proxy (endpoints need the sandbox)
 
 
+# -- remote ------------------------------------------------------------------------------
+
+REMOTE = "remote"
+REMOTE_GUARD = "none"
+REMOTE_SCOPE = (
+    "the agent is an HTTP service outside the harness: no guard of the harness reaches its "
+    "process, so its network, files and memory are its operator's; the harness only reads "
+    "its answers"
+)
+
+
+class RemoteAgent:
+    """An HTTP agent as the runner's CellAgent: the harness calls it; it calls nothing of
+    the harness's but the tools the protocol carries."""
+
+    def __init__(self, agent: Any) -> None:
+        self._agent = agent
+
+    def decide(self, task: Task, tools: Toolbox) -> Decision:
+        try:
+            decision: Decision = self._agent.decide(task, tools)
+        except (outcomes.AgentFault, outcomes.RuntimeFailure):
+            raise
+        except Exception as exc:  # the transport's own failure is the harness's side
+            raise outcomes.RuntimeFailure(outcomes.error_text(exc)) from None
+        return decision
+
+    def take_attempts(self) -> list[EgressAttempt]:
+        return []  # nothing of its egress is seen from here (REMOTE_SCOPE)
+
+    def close(self) -> None:
+        self._agent.close()
+
+
+class RemoteDrivers:
+    mode = REMOTE
+
+    def __init__(self, spec: AgentSpec, config: RunConfig) -> None:
+        self.name = spec.name
+        self._spec = spec
+        self._policy = config.network_policy
+        self._pending = _Pending()
+
+    def ready(self) -> None:
+        """Nothing to start: the agent is already served elsewhere."""
+
+    def open(self) -> CellAgent:
+        return RemoteAgent(self._spec.new())
+
+    def orphan_attempts(self) -> _Pending:
+        return self._pending
+
+    def capabilities(self) -> dict[str, Any]:
+        fields: dict[str, Any] = {k: False for k in LINE_FIELDS}
+        fields["agent_process"] = REMOTE
+        fields["harness_state_protected"] = True  # it holds none of the harness's memory
+        fields["limits_scope"] = None
+        fields["sandbox"] = None
+        external = self._spec.external
+        fields["isolation_unavailable"] = (
+            f"the agent is an HTTP service at {external.url if external else '?'}, outside the "
+            "harness's sandbox"
+        )
+        return {**fields, "line": capability_line(fields)}
+
+    def network_block(self, attempts: list[EgressAttempt]) -> dict[str, Any]:
+        return _network_block(REMOTE_GUARD, REMOTE_SCOPE, self._policy, attempts)
+
+    def model_traffic(self) -> tuple[list[dict[str, Any]], list[EgressAttempt]]:
+        return [], []
+
+
 # -- isolated ----------------------------------------------------------------------------
 
 # The capability field of each limit held for the whole process tree.
@@ -397,6 +469,14 @@ def open_drivers(
     settings: outside.SandboxSettings,
 ) -> Iterator[Drivers]:
     """The run's way to its agent, for as long as the run lasts."""
+    if spec.external is not None and spec.external.transport == "http":
+        if config.agent_process != "auto" or config.model_endpoints:
+            raise ConfigError(
+                "an HTTP agent runs outside the harness's sandbox (agent_process=remote): "
+                "leave agent_process at auto and give it no model_endpoints"
+            )
+        yield RemoteDrivers(spec, config)
+        return
     mode = config.agent_process
     reason = "in-process run requested (agent_process=in_process)"
     if mode != IN_PROCESS:

@@ -64,6 +64,18 @@ class Decision(Message, tag="decision"):
 ToAgent = Task | ToolResult
 FromAgent = ToolCall | Decision
 
+
+class Step(msgspec.Struct, forbid_unknown_fields=True):
+    """Over HTTP, each message to the agent is one ``POST /step``: this body in, the
+    agent's next message (``FromAgent``) out. ``session`` names one cell's agent (a fresh
+    one for every cell and attempt); ``step`` counts its messages from 1. The harness may
+    send a step again after a transport error: the agent must answer it identically."""
+
+    session: Annotated[str, Meta(min_length=1, max_length=64)]
+    step: Annotated[int, Meta(ge=1)]
+    message: ToAgent
+
+
 # message -> (changes state, safe to repeat, may be retried by the harness)
 OPERATIONS: dict[str, dict[str, bool]] = {
     "task": {"changes_state": False, "idempotent": True, "retryable": True},
@@ -71,4 +83,4 @@ OPERATIONS: dict[str, dict[str, bool]] = {
     "result": {"changes_state": False, "idempotent": True, "retryable": True},
     "decision": {"changes_state": True, "idempotent": True, "retryable": False},
 }
-WIRE_TYPES = (Task, ToolCall, ToolResult, Decision)
+WIRE_TYPES = (Task, ToolCall, ToolResult, Decision, Step)

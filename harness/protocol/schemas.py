@@ -30,6 +30,9 @@ PUBLISHED: tuple[tuple[str, str, Any, str, str], ...] = (
      f"{pit.VERSION}: what an agent sends the harness in one cell (a tool call, the "
      "task's decision), one compact JSON object per line; closed: an unknown key is "
      "refused and scored as the agent's protocol fault."),
+    ("pit", "step.schema.json", pit.Step, "Step",
+     f"{pit.VERSION} over HTTP: the body of each POST /step (a cell's session, the step's "
+     "number, the harness's message); the answer is one FromAgent message; closed."),
 )  # fmt: skip
 
 

@@ -371,7 +371,16 @@ def limits_for(
     from harness.isolation.drivers import not_enforced
 
     limits = not_enforced(capabilities)
-    if capabilities.get("agent_process") != "isolated":
+    if capabilities.get("agent_process") == "remote":
+        limits.insert(
+            0,
+            "agent_process: remote: "
+            + str(capabilities.get("isolation_unavailable"))
+            + "; nothing about its network, memory, files or state between cells is enforced "
+            "(its decisions are checked as any agent's; `verify --reexecute` tests whether they "
+            "depend on anything but what it was shown)",
+        )
+    elif capabilities.get("agent_process") != "isolated":
         limits.insert(
             0,
             "agent_process: the agent ran in the harness's own process ("

@@ -42,7 +42,7 @@ ProbeStatus = Literal[
     "complete", "agent_error", "harness_error", "incomplete", "not_run", "not_applicable"
 ]
 Verdict = Literal["mask_holds", "mask_leaks", "inconclusive", "no_items"]
-AgentProcess = Literal["isolated", "in_process"]
+AgentProcess = Literal["isolated", "in_process", "remote"]
 SlotStatus = Literal["declared", "gap"]
 CutoffCheck = Literal[
     "window_ends_before_cutoff", "window_starts_after_cutoff", "window_crosses_cutoff"

@@ -186,6 +186,7 @@ def test_the_published_dialects_are_listed_once() -> None:
         ("sharpebench", "decision.schema.json"),
         ("pit", "to-agent.schema.json"),
         ("pit", "from-agent.schema.json"),
+        ("pit", "step.schema.json"),
     }
     for types in (sb.WIRE_TYPES, pit.WIRE_TYPES):
         assert all(t.__struct_config__.forbid_unknown_fields for t in types)
@@ -235,6 +236,19 @@ def test_the_pit_schemas_are_closed_and_carry_every_message(name: str) -> None:
         validator.validate(message)
         assert json.loads(msgspec.json.encode(decoded)) == message  # round trip, unchanged
         assert not validator.is_valid({**message, "extra": 1})
+
+
+def test_the_http_step_body_is_closed_and_carries_the_harness_messages() -> None:
+    schema = json.loads((HERE / "pit" / "step.schema.json").read_text())
+    assert _closed_everywhere(schema) == []
+    validator = jsonschema.Draft202012Validator(schema)
+    for kind in ("task", "result"):
+        body = {"session": "s1", "step": 2, "message": PIT_MESSAGES[kind]}
+        validator.validate(body)
+        assert msgspec.json.decode(json.dumps(body), type=pit.Step).step == 2
+        assert not validator.is_valid({**body, "retry": True})
+    assert not validator.is_valid({"session": "s1", "step": 1, "message": PIT_MESSAGES["tool"]})
+    assert not validator.is_valid({"session": "s1", "step": 0, "message": PIT_MESSAGES["task"]})
 
 
 @pytest.mark.parametrize("kind", sorted(PIT_MESSAGES))
