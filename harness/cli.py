@@ -322,7 +322,13 @@ def _reexecute(args: argparse.Namespace) -> int:
             spec = http_agent(args.agent_http, dialect=dialect)
         else:
             spec = load_agent(args.agent)
-        result = reexecute(args.receipt, trajectory=args.trajectory, bundle=args.bundle, agent=spec)
+        result = reexecute(
+            args.receipt,
+            trajectory=args.trajectory,
+            bundle=args.bundle,
+            agent=spec,
+            pass_env=args.pass_env or (),
+        )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.json:
@@ -592,6 +598,14 @@ def build_parser() -> argparse.ArgumentParser:
     _external_agent_arguments(ver)
     ver.add_argument(
         "--json", action="store_true", help="with --reexecute: print its report as JSON"
+    )
+    ver.add_argument(
+        "--pass-env",
+        action="append",
+        metavar="NAME",
+        help="with --reexecute of a run that called a model: an environment variable (an API "
+        "key) to hand to the agent's process, as in the run; its model calls are answered from "
+        "the recorded exchanges, never sent to the model",
     )
     ver.set_defaults(func=cmd_verify)
 

@@ -24,6 +24,7 @@ from harness.isolation.egress import (
     RELAY_PORT,
     SOCKET_NAME,
     ModelProxy,
+    Replay,
     parse_endpoint,
     relay_environment,
 )
@@ -467,6 +468,7 @@ def open_drivers(
     *,
     hidden: list[str],
     settings: outside.SandboxSettings,
+    replay: Replay | None = None,
 ) -> Iterator[Drivers]:
     """The run's way to its agent, for as long as the run lasts."""
     if spec.external is not None and spec.external.transport == "http":
@@ -518,6 +520,7 @@ def open_drivers(
             tuple(parse_endpoint(e) for e in config.model_endpoints),
             upstream_ca_file=config.model_ca_file,
             secrets=tuple(os.environ[name] for name in config.pass_env),
+            replay=replay,
         )
         try:
             proxy.start()

@@ -382,6 +382,54 @@ class _Open:
     cut: bool = False
 
 
+class Replay:
+    """A run's recorded model exchanges, answering its re-execution instead of the model.
+
+    A request equal to a recorded one (the same endpoint, method, URL and body, each with
+    the run's passed secrets removed; headers, which carry credentials and client versions,
+    are not compared) gets the recorded answer, each recorded exchange at most once and in
+    the order they were recorded; any other request gets none (502) and is named in
+    ``unmatched``. Replay proves the agent's own code path, not the model's determinism."""
+
+    def __init__(self, exchanges: list[dict[str, Any]]) -> None:
+        self._left = [e for e in exchanges if e.get("status") is not None and not e.get("cut")]
+        self._lock = threading.Lock()
+        self.unmatched: list[str] = []
+
+    @staticmethod
+    def key(record: dict[str, Any]) -> tuple[Any, ...]:
+        body = record.get("request_body") or {}
+        return (record.get("endpoint"), record.get("method"), record.get("url"),
+                body.get("text"), body.get("base64"))  # fmt: skip
+
+    def answer(self, record: dict[str, Any]) -> dict[str, Any] | None:
+        wanted = self.key(record)
+        with self._lock:
+            for n, exchange in enumerate(self._left):
+                if self.key(exchange) == wanted:
+                    return self._left.pop(n)
+            self.unmatched.append(f"{record.get('method')} {record.get('url')}")
+        return None
+
+
+def _recorded_payload(exchange: dict[str, Any]) -> bytes:
+    body = exchange.get("response_body") or {}
+    if "base64" in body:
+        return base64.b64decode(body["base64"])
+    return str(body.get("text", "")).encode("utf-8")
+
+
+def _replayed_bytes(exchange: dict[str, Any], payload: bytes, closing: bool) -> bytes:
+    out = [f"HTTP/1.1 {int(exchange['status'])} Replayed".encode("latin-1")]
+    for key, value in exchange.get("response_headers") or []:
+        if str(key).lower() not in _HOP and str(key).lower() != "content-encoding":
+            out.append(f"{key}: {value}".encode("latin-1", "replace"))
+    out.append(f"Content-Length: {len(payload)}".encode())
+    if closing:
+        out.append(b"Connection: close")
+    return b"\r\n".join(out) + b"\r\n\r\n" + payload
+
+
 @dataclass
 class ModelProxy:
     """The run's proxy to its declared model endpoints (see the module's docstring).
@@ -393,6 +441,8 @@ class ModelProxy:
     upstream_ca_file: str = ""
     secrets: tuple[str, ...] = ()
     settle_seconds: float = 30.0
+    # re-execution: answer from a run's recorded exchanges, never from the model
+    replay: Replay | None = None
     folder: Path = field(init=False)
     _exchanges: list[dict[str, Any]] = field(default_factory=list, init=False)
     _refused: list[EgressAttempt] = field(default_factory=list, init=False)
@@ -536,6 +586,8 @@ class ModelProxy:
         if ticket is None:
             _send(stream, _reply(503, "Service Unavailable"))
             return False
+        if self.replay is not None:
+            return self._replayed(stream, ticket, request)
         try:
             response, payload = self._forward(ticket, upstream, request.body)
         except (OSError, http.client.HTTPException) as exc:
@@ -547,6 +599,37 @@ class ModelProxy:
             return False
         closing = (_header(request.headers, "connection") or "").lower() == "close"
         _send(stream, _response_bytes(response, payload, closing))
+        return not closing
+
+    def _replayed(self, stream: Any, ticket: _Open, request: _Request) -> bool:
+        """The recorded answer to an equal request, recorded again as this run's exchange;
+        none (502) to any other."""
+        assert self.replay is not None
+        recorded = self.replay.answer(ticket.record)
+        if recorded is None:
+            outcome = _unanswered("replay: no recorded exchange matches this request")
+        else:
+            payload = _recorded_payload(recorded)
+            outcome = {
+                "status": recorded["status"],
+                "response_headers": recorded.get("response_headers") or [],
+                "response_body": recorded.get("response_body") or {"text": ""},
+                "response_sha256": recorded.get("response_sha256") or _sha256(payload),
+                "error": None,
+            }
+        with self._lock:
+            if ticket.cut:
+                return False
+            self._open.remove(ticket)
+            self._exchanges.append(
+                {**ticket.record, **outcome, "elapsed_ms": _since(ticket), "cut": False}
+            )
+            self._settled.notify_all()
+        if recorded is None:
+            _send(stream, _reply(502, "Bad Gateway"))
+            return False
+        closing = (_header(request.headers, "connection") or "").lower() == "close"
+        _send(stream, _replayed_bytes(recorded, payload, closing))
         return not closing
 
     def _begin(

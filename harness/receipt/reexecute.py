@@ -116,11 +116,26 @@ def steps(trajectory: str | os.PathLike[str]) -> Iterator[Step]:
     """The score-bearing events of a trajectory, in order (failed attempts left out: the
     trajectory holds only the attempt that counted)."""
     counters: dict[str, int] = {}
+    current = "run"
     with open(trajectory, encoding="utf-8") as handle:
         for line in handle:
             event = json.loads(line)
             kind = event.get("event")
-            if kind == "decision":
+            said: dict[str, Any]
+            if kind == "cell_start":
+                current = f"{event['arm']}/{event['clock']}"
+                continue
+            if kind == "cell_end":  # what follows the shifted arm's cells is its probe's
+                current = "shifted/probe" if event["arm"] == "shifted" else "run"
+                continue
+            if kind == "model_exchange":
+                # what the agent asked its model (credentials removed): a changed prompt
+                # is a different request; the answers are the recorded ones on replay
+                cell = current
+                body = event.get("request_body") or {}
+                said = {"model_request": {"method": event.get("method"),
+                                          "url": event.get("url"), **body}}  # fmt: skip
+            elif kind == "decision":
                 cell = f"{event['arm']}/{event['clock']}"
                 said = {k: event[k] for k in _DECISION_FIELDS if k in event}
                 said["raised"] = event.get("agent_error") is not None
@@ -128,7 +143,7 @@ def steps(trajectory: str | os.PathLike[str]) -> Iterator[Step]:
                 cell = f"{event['arm']}/{event['clock']}"
                 said = {"agent_error": (event.get("fault") or {}).get("kind")}
             elif kind == "probe_item":
-                cell = "shifted/probe"
+                cell = current = "shifted/probe"
                 said = {"row_key": event["row_key"], "answer": event["answer"]}
             elif kind in ("cell_failed", "probe_failed"):
                 cell = (
@@ -139,8 +154,17 @@ def steps(trajectory: str | os.PathLike[str]) -> Iterator[Step]:
                 said = {"failed": event.get("status")}
             else:
                 continue
+            if "model_request" in said:  # part of the cell's next step
+                yield Step(cell, counters.get(cell, 0) + 1, None, said)
+                continue
             counters[cell] = counters.get(cell, 0) + 1
             yield Step(cell, counters[cell], event.get("session"), said)
+
+
+def _events(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            yield json.loads(line)
 
 
 def compare(recorded: str | os.PathLike[str], again: str | os.PathLike[str]) -> Reexecution:
@@ -196,6 +220,7 @@ def reexecute(
     trajectory: str | os.PathLike[str],
     bundle: str | os.PathLike[str],
     agent: AgentSpec,
+    pass_env: tuple[str, ...] | list[str] = (),
     sandbox: Any = None,
 ) -> Reexecution:
     """Run ``agent`` afresh over what the receipt's run was given and compare its
@@ -207,11 +232,10 @@ def reexecute(
     if not report.ok:
         raise ValueError("the receipt's hashes do not hold: " + "; ".join(report.failures))
     config = body["config"]
-    if config.get("model_endpoints"):
-        raise ValueError(
-            "the run called a model (model_endpoints): re-executing it needs the recorded "
-            "exchanges replayed, which this harness does not do yet"
-        )
+    endpoints = tuple(f"https://{label}" for label in config.get("model_endpoints") or [])
+    exchanges = [
+        e for e in _events(trajectory) if e.get("event") == "model_exchange"
+    ] if endpoints else None  # fmt: skip
     dialect = config.get("agent_dialect", "pit")
     external = agent.external
     if external is not None and external.dialect != dialect:
@@ -233,17 +257,21 @@ def reexecute(
             else "",
             dialect=dialect,
             network_policy=config["network_policy"],
+            model_endpoints=endpoints,
+            pass_env=tuple(pass_env),
             agent_process="in_process" if config["agent_process"] == "in_process" else "auto",
             probe=config["probe_items"],
             trajectory_path=str(Path(folder) / "trajectory.jsonl"),
             receipt_path=str(Path(folder) / "receipt.json"),
         )
         kwargs = {} if sandbox is None else {"sandbox": sandbox}
-        rerun = run(agent, again, **kwargs)
+        rerun = run(agent, again, model_replay=exchanges, **kwargs)
         result = compare(trajectory, rerun.trajectory_path)
         result.agent_digest_reexecuted = rerun.body["config"].get("agent_source_sha256")
     result.agent = agent.name
     result.agent_digest_recorded = config.get("agent_source_sha256")
+    if exchanges is not None:
+        result.notes.append(_REPLAY_NOTE)
     if result.agent_digest_recorded != result.agent_digest_reexecuted:
         result.notes.append(
             "the agent re-executed is not byte for byte the one recorded (its digest differs): "

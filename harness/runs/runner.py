@@ -20,7 +20,7 @@ from harness import canonical, outcomes
 from harness.agents.base import AgentSpec, Decision, Task, as_agent
 from harness.agents.external import describe
 from harness.isolation.drivers import CellAgent, Drivers, HasAttempts, open_drivers
-from harness.isolation.egress import Redactor
+from harness.isolation.egress import Redactor, Replay
 from harness.isolation.guard import EgressAttempt, NetworkAbort
 from harness.isolation.sandbox.outside import SandboxSettings
 from harness.market.calendar import SessionTable, sessions_for
@@ -290,12 +290,16 @@ def run(
     prices: Prices | None = None,
     *,
     sandbox: SandboxSettings | None = None,
+    model_replay: list[dict[str, Any]] | None = None,
 ) -> RunResult:
     """Run ``agent`` over the config's arms x clocks and write trajectory and receipt.
 
     ``agent`` is an AgentSpec, a plain ``fn(prompt, tools)`` or a name. A ``bundle`` or
     ``prices`` passed here must be the ones the config names, if it names any: a run
     has one source for each, and what it used is what its config binds.
+
+    ``model_replay`` (re-execution) answers the agent's model calls from a run's recorded
+    ``model_exchange`` events instead of its endpoints (``harness.isolation.egress.Replay``).
     """
     inputs = _resolve_inputs(agent, config, bundle, prices)
     writer = TrajectoryWriter(config.trajectory_path)
@@ -308,7 +312,10 @@ def run(
     settings = sandbox or SandboxSettings()
     try:
         # an isolated run's sandbox starts here and comes up while the indexes are built
-        with open_drivers(inputs.spec, config, hidden=hidden, settings=settings) as drivers:
+        replay = None if model_replay is None else Replay(model_replay)
+        with open_drivers(
+            inputs.spec, config, hidden=hidden, settings=settings, replay=replay
+        ) as drivers:
             window = _Window.build(inputs, config)
             drivers.ready()
             started = _start(writer, inputs, config, drivers, window)

@@ -14,11 +14,12 @@ import pytest
 
 from harness import RunConfig, run
 from harness.agents.adapters.plain import from_callable
+from harness.receipt.reexecute import DIVERGED, REPRODUCED, reexecute
 from harness.receipt.schemas import receipt_body_schema
 from harness.receipt.verify import verify
 from harness.runs.config import ConfigError
 from tests.support.loopback_agents import openai_agent as _openai_agent
-from tests.support.model_server import SECRET
+from tests.support.model_server import SECRET, serving_model
 from tests.support.model_server import egress_config as _config
 from tests.support.sandbox import require_sandbox
 
@@ -215,3 +216,47 @@ def test_a_model_exchange_in_a_failed_attempt_is_recorded_and_counts(
         tmp_path / "receipt.json", trajectory=tmp_path / "trajectory.jsonl", release=march_release
     )
     assert rederived.ok, rederived.first_mismatch
+
+
+def test_a_model_calling_agent_is_re_executed_against_its_recorded_exchanges(
+    march_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Replay: the model is gone, another key is passed; an equal request (credentials
+    removed) gets its recorded answer, so the run reproduces; an agent whose prompt changed
+    asks something never recorded, and that request is the divergence."""
+    require_sandbox()
+    monkeypatch.setenv("PIT_TEST_MODEL_KEY", SECRET)
+    with serving_model(tmp_path) as (port, cert, seen):
+        url = f"https://127.0.0.1:{port}/v1"
+        config = _config(march_release, tmp_path / "out", port, cert)
+        run(from_callable(_openai_agent(url)), config)
+        asked = len(seen)
+    assert asked > 0
+    monkeypatch.setenv("PIT_TEST_MODEL_KEY", "sk-another-key-for-replay-0000")
+    recorded = {"trajectory": config.trajectory_path, "bundle": march_release}
+
+    same = reexecute(
+        config.receipt_path,
+        agent=from_callable(_openai_agent(url)),
+        pass_env=("PIT_TEST_MODEL_KEY",),
+        **recorded,
+    )
+    assert same.result == REPRODUCED, same.to_json()
+    assert any("not that the model is deterministic" in note for note in same.notes)
+    decisions = len(
+        [line for line in Path(config.trajectory_path).read_text().splitlines()
+         if '"event":"decision"' in line or '"event":"probe_item"' in line]
+    )  # fmt: skip
+    assert same.steps_compared == decisions + asked  # every request compared too
+
+    changed = reexecute(
+        config.receipt_path,
+        agent=from_callable(_openai_agent(url, prefix="Think step by step. ")),
+        pass_env=("PIT_TEST_MODEL_KEY",),
+        **recorded,
+    )
+    assert changed.result == DIVERGED
+    found = changed.divergence
+    assert found is not None and (found.cell, found.step) == ("main/leaky", 1)
+    assert "Think step by step." in found.reexecuted["model_request"]["text"]
+    assert "Think step by step." not in found.recorded["model_request"]["text"]

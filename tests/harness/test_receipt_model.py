@@ -231,4 +231,6 @@ def test_every_body_validates_under_the_schema(
 
 def test_the_statuses_are_the_outcomes_words() -> None:
     assert get_args(model.CellStatus) == outcomes.CELL_STATUSES
-    assert set(get_args(model.ProbeStatus)) == set(outcomes.CELL_STATUSES) - {outcomes.ABORTED}
+    assert set(get_args(model.ProbeStatus)) == (
+        set(outcomes.CELL_STATUSES) - {outcomes.ABORTED} | {outcomes.NOT_APPLICABLE}
+    )

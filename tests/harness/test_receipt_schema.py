@@ -4,6 +4,7 @@ body the harness writes validates."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from harness import RunConfig, run
 from harness.agents import stub
 from harness.agents.base import AgentSpec, Decision
+from harness.agents.external import command_agent
 from harness.receipt.schemas import receipt_body_schema
 from harness.version import RECEIPT_VERSION
 
@@ -26,6 +28,9 @@ class _Flaky:
         if task.kind == "probe" or task.session_date.endswith("-03-02"):
             raise ValueError("no answer today")
         return Decision(picks=tuple(r["row_key"] for r in tools.pit_list(limit=3)["rows"]))
+
+
+SHARPEBENCH_AGENT = Path(__file__).resolve().parents[2] / "examples/agents/sharpebench_stdio.py"
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +54,12 @@ def bodies(
     return [
         run(stub(), config("stub", prices=priced, training_cutoff="2023-01-01")).body,
         run(AgentSpec("flaky", _Flaky), config("flaky", probe=3)).body,
+        # an external agent in sharpebench's dialect: its transport, dialect, digest, the
+        # orders it gave that opened nothing, and the probe it cannot be asked
+        run(
+            command_agent([sys.executable, str(SHARPEBENCH_AGENT)], dialect="sharpebench"),
+            config("sharpebench", agent_cmd="x", dialect="sharpebench", agent_process="in_process"),
+        ).body,
     ]
 
 

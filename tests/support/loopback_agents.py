@@ -9,7 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 
-def openai_agent(base_url: str, elsewhere: str | None = None) -> Any:
+def openai_agent(base_url: str, elsewhere: str | None = None, prefix: str = "") -> Any:
+    """An agent that asks the model with the real ``openai`` client (``prefix`` before the
+    task's prompt: another prompt, as an agent changed since its run would send)."""
+
     def agent(prompt: str, tools: Any) -> dict[str, Any]:
         import os
 
@@ -20,7 +23,7 @@ def openai_agent(base_url: str, elsewhere: str | None = None) -> Any:
         )
         rows = tools.pit_list(limit=2)["rows"]
         reply = client.chat.completions.create(
-            model="loopback-1", messages=[{"role": "user", "content": prompt}]
+            model="loopback-1", messages=[{"role": "user", "content": prefix + prompt}]
         )
         text = reply.choices[0].message.content or ""
         if elsewhere:
