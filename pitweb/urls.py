@@ -4,6 +4,7 @@ from django.templatetags.static import static
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from pitweb.core import protocol
 from pitweb.points import views as points
 from pitweb.points.api import AnswerSetsApi
 from pitweb.runs import api, views
@@ -23,6 +24,8 @@ urlpatterns = [
     path("releases/<str:digest>/", views.release_page, name="release"),
     path("changelog/", views.changelog_page, name="changelog"),
     path("status/", views.status_page, name="status"),
+    path("protocol/", protocol.protocol_index, name="protocol"),
+    path("protocol/<str:dialect>/<str:name>", protocol.protocol_file, name="protocol-file"),
     path("points/", points.point_sets_page, name="point-sets"),
     path("points/upload/", points.point_set_upload_page, name="point-set-upload"),
     path("points/models/", points.models_page, name="points-models"),

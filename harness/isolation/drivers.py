@@ -461,6 +461,42 @@ class IsolatedDrivers:
         return self.proxy.take() if self.proxy is not None else ([], [])
 
 
+def _mode(config: RunConfig) -> tuple[str, str]:
+    """Isolated or in process, and why not isolated where it is not."""
+    mode = config.agent_process
+    reason = "in-process run requested (agent_process=in_process)"
+    if mode != IN_PROCESS:
+        available, why = outside.availability()
+        if available:
+            mode = ISOLATED
+        elif mode == ISOLATED:
+            raise ConfigError(f"agent_process=isolated, but {why}")
+        else:
+            mode, reason = IN_PROCESS, why
+    if mode == IN_PROCESS and config.model_endpoints:
+        raise ConfigError(
+            "model_endpoints need the agent's sandbox (its only way out is the recording "
+            f"proxy), and this run would be in process: {reason}"
+        )
+    return mode, reason
+
+
+def _payload(spec: AgentSpec, hidden: list[str]) -> outside.AgentPayload:
+    """How the cells get the agent; refused if it would show what the agent never sees."""
+    try:
+        payload = outside.agent_payload(spec)
+    except outside.SandboxError as exc:
+        raise ConfigError(str(exc)) from None
+    for src, _ in payload.binds:
+        shut = next((h for h in hidden if outside.under(src, os.path.realpath(h))), None)
+        if shut is not None:
+            raise ConfigError(
+                f"the agent's command names {src}, which lies in {shut}: the release, the "
+                "prices and the run's outputs are never shown to the agent"
+            )
+    return payload
+
+
 @contextlib.contextmanager
 def open_drivers(
     spec: AgentSpec,
@@ -479,37 +515,13 @@ def open_drivers(
             )
         yield RemoteDrivers(spec, config)
         return
-    mode = config.agent_process
-    reason = "in-process run requested (agent_process=in_process)"
-    if mode != IN_PROCESS:
-        available, why = outside.availability()
-        if available:
-            mode = ISOLATED
-        elif mode == ISOLATED:
-            raise ConfigError(f"agent_process=isolated, but {why}")
-        else:
-            mode, reason = IN_PROCESS, why
-    if mode == IN_PROCESS and config.model_endpoints:
-        raise ConfigError(
-            "model_endpoints need the agent's sandbox (its only way out is the recording "
-            f"proxy), and this run would be in process: {reason}"
-        )
+    mode, reason = _mode(config)
     if mode == IN_PROCESS:
         drivers = InProcessDrivers(spec, config, reason)
         with drivers.interrupts, drivers.guard:
             yield drivers
         return
-    try:
-        payload = outside.agent_payload(spec)
-    except outside.SandboxError as exc:
-        raise ConfigError(str(exc)) from None
-    for src, _ in payload.binds:
-        shut = next((h for h in hidden if outside.under(src, os.path.realpath(h))), None)
-        if shut is not None:
-            raise ConfigError(
-                f"the agent's command names {src}, which lies in {shut}: the release, the "
-                "prices and the run's outputs are never shown to the agent"
-            )
+    payload = _payload(spec, hidden)
     missing = [name for name in config.pass_env if name not in os.environ]
     if missing:
         raise ConfigError(f"pass_env: {', '.join(missing)} not set in the environment")
