@@ -481,18 +481,19 @@ def _mode(config: RunConfig) -> tuple[str, str]:
     return mode, reason
 
 
-def _payload(spec: AgentSpec, hidden: list[str]) -> outside.AgentPayload:
-    """How the cells get the agent; refused if it would show what the agent never sees."""
+def _payload(spec: AgentSpec, shut: list[str]) -> outside.AgentPayload:
+    """How the cells get the agent; refused if it would show what the agent never sees
+    (``shut``: the release's folder, the price file, this run's outputs)."""
     try:
         payload = outside.agent_payload(spec)
     except outside.SandboxError as exc:
         raise ConfigError(str(exc)) from None
     for src, _ in payload.binds:
-        shut = next((h for h in hidden if outside.under(src, os.path.realpath(h))), None)
-        if shut is not None:
+        closed = next((h for h in shut if outside.under(src, os.path.realpath(h))), None)
+        if closed is not None:
             raise ConfigError(
-                f"the agent's command names {src}, which lies in {shut}: the release, the "
-                "prices and the run's outputs are never shown to the agent"
+                f"the agent's command names {src}, which is {closed} or lies in it: the "
+                "release, the prices and the run's outputs are never shown to the agent"
             )
     return payload
 
@@ -505,8 +506,11 @@ def open_drivers(
     hidden: list[str],
     settings: outside.SandboxSettings,
     replay: Replay | None = None,
+    shut: list[str] | None = None,
 ) -> Iterator[Drivers]:
-    """The run's way to its agent, for as long as the run lasts."""
+    """The run's way to its agent, for as long as the run lasts. ``hidden`` is masked
+    wherever the sandbox shows a folder holding it; ``shut`` (by default ``hidden``) is
+    what an agent's command may not name."""
     if spec.external is not None and spec.external.transport == "http":
         if config.agent_process != "auto" or config.model_endpoints:
             raise ConfigError(
@@ -521,7 +525,7 @@ def open_drivers(
         with drivers.interrupts, drivers.guard:
             yield drivers
         return
-    payload = _payload(spec, hidden)
+    payload = _payload(spec, hidden if shut is None else shut)
     missing = [name for name in config.pass_env if name not in os.environ]
     if missing:
         raise ConfigError(f"pass_env: {', '.join(missing)} not set in the environment")

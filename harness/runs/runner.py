@@ -309,12 +309,23 @@ def run(
         hidden.append(inputs.prices.path)
     # absolute: inside, a relative path would name a place under the cell's own /tmp
     hidden = [os.path.abspath(path) for path in hidden]
+    # what an agent's command may not name: the release, the prices, this run's outputs
+    # (a file beside them, like the agent's own, it may)
+    named: list[str | os.PathLike[str]] = [
+        inputs.bundle.root,
+        writer.partial_path,
+        config.trajectory_path,
+        config.receipt_path,
+    ]
+    if inputs.prices is not None and inputs.prices.path:
+        named.append(inputs.prices.path)
+    shut = [os.path.abspath(path) for path in named]
     settings = sandbox or SandboxSettings()
     try:
         # an isolated run's sandbox starts here and comes up while the indexes are built
         replay = None if model_replay is None else Replay(model_replay)
         with open_drivers(
-            inputs.spec, config, hidden=hidden, settings=settings, replay=replay
+            inputs.spec, config, hidden=hidden, settings=settings, replay=replay, shut=shut
         ) as drivers:
             window = _Window.build(inputs, config)
             drivers.ready()

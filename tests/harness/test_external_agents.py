@@ -438,6 +438,8 @@ def test_an_agent_process_that_exits_mid_cell_is_retried_and_never_scored_as_its
     assert body["cells"][0]["status"] == "incomplete"
     assert body["rankable"] is False
     assert len(body["attempts"]) == 3
+    # how it ended is said: its exit code and the end of its stderr
+    assert all("code 7" in a["failure"] and "giving up" in a["failure"] for a in body["attempts"])
 
 
 def test_an_in_process_command_agent_past_its_budget_is_stopped(
@@ -494,6 +496,13 @@ def test_a_command_may_not_name_the_release_or_the_outputs(
     spec = command_agent([PYTHON, str(EXAMPLES / "pit_stdio.py"), str(manifest)])
     with pytest.raises(ConfigError, match="never shown to the agent"):
         run(spec, sandbox_config(march_release, tmp_path / "out"))
+    # the run's own outputs neither (a file beside them, like the agent itself, is fine)
+    out = tmp_path / "beside"
+    out.mkdir()
+    (out / "receipt.json").write_text("{}")
+    spec = command_agent([PYTHON, str(EXAMPLES / "pit_stdio.py"), str(out / "receipt.json")])
+    with pytest.raises(ConfigError, match="never shown to the agent"):
+        run(spec, sandbox_config(march_release, out))
     with pytest.raises(AgentCommandError, match="not a program"):
         command_agent("no-such-interpreter agent.py")
     with pytest.raises(ConfigError, match="name one agent"):

@@ -170,6 +170,14 @@ class AgentError(Message, tag="agent_error"):
     attempts: list[Attempt]
 
 
+class AgentExited(Message, tag="agent_exited"):
+    """An external agent's process exited or closed its pipe mid-cell (a runtime
+    failure: the cell is run again), and how."""
+
+    message: str
+    attempts: list[Attempt]
+
+
 class Abort(Message, tag="abort"):
     attempts: list[Attempt]
     site: str
@@ -180,7 +188,15 @@ ToZygote = OpenCell | Kill | Quit | AskTreeLimits
 FromZygote = Hello | TreeLimitsHeld | CellExit
 ToCell = Probe | ProbeLimit | Load | TaskRequest | ToolResult | End
 FromCell = (
-    Capabilities | SetupFailed | Ready | ToolCall | Decided | DecisionError | AgentError | Abort
+    Capabilities
+    | SetupFailed
+    | Ready
+    | ToolCall
+    | Decided
+    | DecisionError
+    | AgentError
+    | AgentExited
+    | Abort
 )
 
 

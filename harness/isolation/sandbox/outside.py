@@ -275,7 +275,14 @@ def bwrap_command(
     command += links
     for src, dest in bound:
         command += ["--ro-bind", src, dest]
-    command += _masks(hidden, bound)
+    masks = _masks(hidden, bound)
+    command += masks
+    # a file the agent's command names stays shown though a masked folder holds it (an
+    # agent beside the run's outputs): a file shows nothing but itself
+    covered = [masks[n + 1] for n, arg in enumerate(masks) if arg == "--tmpfs"]
+    for src, dest in binds:
+        if os.path.isfile(src) and any(_under(dest, [c]) for c in covered):
+            command += ["--ro-bind", src, dest]
     # nothing writable is shared between cells: each cell mounts its own /tmp and /dev/shm
     command += ["--remount-ro", "/dev", "--remount-ro", "/"]
     command += ["--chdir", "/tmp", "--", sys.executable, "-s", "-B", "-P"]
@@ -563,6 +570,8 @@ class IsolatedAgent:
             raise NetworkAbort(self._last_attempt())
         if isinstance(reply, msg.AgentError):
             raise self._fault(reply)
+        if isinstance(reply, msg.AgentExited):
+            raise AgentProcessExited(reply.message)
         if isinstance(reply, msg.SetupFailed):
             raise RuntimeFailure(f"the cell's sandbox could not be set up: {reply.message}")
         raise outcomes.AgentFault(outcomes.PROTOCOL_VIOLATION, f"unexpected message {_op(reply)!r}")
@@ -611,6 +620,9 @@ class IsolatedAgent:
             elif isinstance(reply, msg.AgentError):
                 self._end(kill=False)
                 raise self._fault(reply)
+            elif isinstance(reply, msg.AgentExited):
+                self._end(kill=False)
+                raise AgentProcessExited(reply.message)
             elif isinstance(reply, msg.Abort):
                 self._end(kill=False)
                 raise NetworkAbort(self._last_attempt())

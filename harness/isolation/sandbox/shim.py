@@ -95,6 +95,12 @@ def _fault(chan: Channel, attempts: _Attempts, kind: str, message: str) -> int:
     return 0
 
 
+def _exited(chan: Channel, attempts: _Attempts, exc: Exception) -> int:
+    message = str(exc)[:2000]
+    chan.send(msg.AgentExited(message=message, attempts=attempts.take()).wire())
+    return AGENT_PROCESS_EXITED_CODE
+
+
 def _abort(chan: Channel, attempts: _Attempts, exc: NetworkAbort) -> int:
     chan.send(msg.Abort(attempts=attempts.take(), site=exc.attempt.site).wire())
     return 0
@@ -146,6 +152,8 @@ def _make_agent(
         return None, _abort(chan, attempts, exc)
     except outcomes.AgentFault as exc:  # an external agent's, in its own words
         return None, _fault(chan, attempts, exc.fault.kind, exc.fault.message)
+    except outcomes.RuntimeFailure as exc:
+        return None, _exited(chan, attempts, exc)
     except MemoryError as exc:
         return None, _fault(chan, attempts, outcomes.RESOURCE_LIMIT, outcomes.error_text(exc))
     except Exception as exc:
@@ -170,12 +178,9 @@ def _answer(chan: Channel, attempts: _Attempts, agent: Any, request: msg.TaskReq
             return None
         return _fault(chan, attempts, exc.fault.kind, exc.fault.message)
     except outcomes.RuntimeFailure as exc:
-        # an external agent's process exited mid-cell: so does the cell, and the harness
-        # runs it again from its first step (the reason is in the sandbox's log)
-        import sys
-
-        print(f"pit-cell: {exc}", file=sys.stderr, flush=True)
-        return AGENT_PROCESS_EXITED_CODE
+        # an external agent's process exited mid-cell: the harness runs the cell again
+        # from its first step, and says how it ended
+        return _exited(chan, attempts, exc)
     except MemoryError as exc:
         return _fault(chan, attempts, outcomes.RESOURCE_LIMIT, outcomes.error_text(exc))
     except Exception as exc:
