@@ -274,6 +274,9 @@ def main() -> int:
     import points_bench
 
     rows += points_bench.rows()
+    import agents_bench
+
+    rows += agents_bench.rows()
     width = max(len(r[0]) for r in rows)
     print(f"{'benchmark':<{width}}  {'measured':>12}  target")
     for name, value, target in rows:

@@ -16,6 +16,9 @@ from sharpebench_stdio import decide
 
 
 class Agent(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep the harness's connection open for the cell
+    disable_nagle_algorithm = True  # headers and body leave at once (no 40 ms stalls)
+
     def do_POST(self) -> None:
         if self.path.rstrip("/") != "/decide":
             self.send_error(404)

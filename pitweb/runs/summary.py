@@ -50,13 +50,22 @@ def body_summary(receipt: ReceiptBody) -> dict[str, Any]:
             else None
             for clock in CLOCKS
         },
-        "mask_verdict": _known(probe.verdict, "not_run"),
+        "mask_verdict": mask_verdict(probe),
         "probe_recovered": f"{_known(probe.recovered, 0)}/{_known(probe.total, 0)}",
         "protocol_gaps": ",".join(receipt.protocol_gaps),
     }
 
 
 ERROR_STATUSES = ("agent_error", "harness_error", "incomplete")
+
+
+def mask_verdict(probe: Any) -> str:
+    """The probe's verdict; ``not_applicable`` for an agent whose dialect has no message
+    for its question (sharpebench's), ``not_run`` when it did not run."""
+    verdict: str | None = _known(probe.verdict, None)
+    if verdict:
+        return verdict
+    return "not_applicable" if probe.status == "not_applicable" else "not_run"
 
 
 def run_facts(receipt: ReceiptBody) -> dict[str, Any]:
@@ -66,7 +75,7 @@ def run_facts(receipt: ReceiptBody) -> dict[str, Any]:
     if receipt.probe.status in ("harness_error", "incomplete"):
         errors.append(f"probe {receipt.probe.status}")
     return {
-        "mask_verdict": _known(receipt.probe.verdict, None) or "not_run",
+        "mask_verdict": mask_verdict(receipt.probe),
         "error_cells": ", ".join(errors),
         "agent_isolated": capabilities.agent_process == "isolated"
         and capabilities.network_isolated
