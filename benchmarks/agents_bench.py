@@ -45,7 +45,7 @@ def _http_agent() -> Iterator[str]:
         protocol_version = "HTTP/1.1"  # keep-alive: one connection per cell
         disable_nagle_algorithm = True  # the answer's headers and body go out at once
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             self.rfile.read(int(self.headers["Content-Length"]))
             data = json.dumps({"type": "decision", "picks": [], "text": ""}).encode()
             self.send_response(200)
