@@ -28,6 +28,7 @@ from harness.agents.external import BREAKER_FAULTS, http_agent
 from harness.cli import main
 from harness.receipt.reexecute import DIVERGED, REPRODUCED, reexecute
 from harness.runs.config import ConfigError
+from tests.support.http_agents import first_two
 from tests.support.sandbox import sandbox_config
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agents"
@@ -91,15 +92,6 @@ def _config(release: Path, out: Path, url: str, dialect: str = "pit", **extra: A
     return sandbox_config(
         release, out, agent_http=url, dialect=dialect, agent_process="auto", **extra
     )
-
-
-def first_two(message: dict[str, Any]) -> dict[str, Any]:
-    """The pit dialect's rule of the reference agent, one message at a time."""
-    if message["type"] == "task":
-        if message["kind"] == "probe":
-            return {"type": "decision", "picks": [], "text": "no idea"}
-        return {"type": "tool", "tool": "pit_list", "args": {"limit": 2}}
-    return {"type": "decision", "picks": [r["row_key"] for r in message["result"]["rows"]]}
 
 
 @pytest.mark.parametrize(
