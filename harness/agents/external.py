@@ -501,7 +501,10 @@ class HttpAgent:
                     "the harness asked a sharpebench agent a task with no observation"
                 )
             observation = msgspec.convert(task.observation, sharpebench.MarketObservation)
-            answer = self._post("/decide", msgspec.json.encode(observation), deadline, budget)
+            self.steps += 1
+            answer = self._asked(
+                "/decide", msgspec.json.encode(observation), deadline, budget, self.steps == 1
+            )
             try:
                 decision = decision_from_wire(answer, dialect="sharpebench")
                 validate_for(decision, observation)
@@ -522,7 +525,9 @@ class HttpAgent:
         while True:
             self.steps += 1
             step = pit.Step(session=self.session, step=self.steps, message=message)
-            answer = self._post("/step", msgspec.json.encode(step), deadline, budget)
+            answer = self._asked(
+                "/step", msgspec.json.encode(step), deadline, budget, self.steps == 1
+            )
             try:
                 said = message_from_wire(answer)
             except AgentProtocolFault as exc:
@@ -536,6 +541,25 @@ class HttpAgent:
                     outcomes.PROTOCOL_VIOLATION, f"tool call {said.tool}: {exc}"
                 ) from None
             message = pit.ToolResult(result=result)
+
+    def _asked(self, path: str, body: bytes, deadline: float, budget: float, twice: bool) -> bytes:
+        """The answer to one request; the cell's first is sent twice, and a second answer
+        that differs is the agent's protocol fault: a step may be sent again after a
+        transport error, and the contract says it is answered as the first time."""
+        answer = self._post(path, body, deadline, budget)
+        if twice:
+            again = self._post(path, body, deadline, budget)
+            try:
+                same = msgspec.json.decode(again) == msgspec.json.decode(answer)
+            except msgspec.DecodeError:
+                same = again == answer
+            if not same:
+                raise outcomes.AgentFault(
+                    outcomes.PROTOCOL_VIOLATION,
+                    f"POST {path} sent again (the cell's first step) was answered differently: "
+                    "a repeated step must be answered as the first time",
+                )
+        return answer
 
     def _post(self, path: str, body: bytes, deadline: float, budget: float) -> bytes:
         """The agent's answer to one request. A transport error (no connection, a reset, a

@@ -242,3 +242,41 @@ def test_an_http_agent_is_not_sandboxed_and_says_so(march_release: Path, tmp_pat
         http_agent("file:///etc/passwd")
     with pytest.raises(ValueError, match="no query, fragment or credentials"):
         http_agent("http://user:secret@127.0.0.1:9/")
+
+
+def test_a_transport_failure_during_re_execution_is_its_own_word_never_a_divergence(
+    march_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with serving(lambda path, body: (200, first_two(body["message"]))) as url:
+        config = _config(march_release, tmp_path, url, probe=0)
+        run(http_agent(url), config)
+    # the agent is gone: nothing can be compared, and nothing is called a divergence
+    code = main(["verify", config.receipt_path, "--trajectory", config.trajectory_path,
+                 "--bundle", str(march_release), "--reexecute", "--json",
+                 "--agent-http", url])  # fmt: skip
+    assert code == 3
+    report = json.loads(capsys.readouterr().out.split("scores re-derived ok\n", 1)[1])
+    assert report["result"] == "reexecution_failed"
+    assert report["divergence"] is None
+    assert "main/leaky" in report["failure"]
+
+
+def test_an_agent_that_answers_a_repeated_step_differently_is_refused(
+    march_release: Path, tmp_path: Path
+) -> None:
+    asked: list[int] = []
+
+    def counting(path: str, body: dict[str, Any]) -> tuple[int, Any]:
+        asked.append(body["step"])
+        reply = first_two(body["message"])
+        if reply["type"] == "tool":
+            reply["args"] = {"limit": len(asked)}  # a counter: the same step, another answer
+        return 200, reply
+
+    with serving(counting) as url:
+        config = _config(march_release, tmp_path, url, arms=("main",), clocks=("pit",))
+        cell = run(http_agent(url), config).body["cells"][0]
+    assert asked[:2] == [1, 1]
+    assert cell["status"] == "agent_error"
+    assert cell["agent_fault"]["kind"] == "protocol_violation"
+    assert "answered differently" in cell["agent_fault"]["message"]
