@@ -85,6 +85,8 @@ CASES: list[tuple[msg.Message, Any, bytes]] = [
      msg.FromCell,
      b'{"op":"agent_error","kind":"load_failed","message":"ImportError: y","attempts":['
      + ATTEMPT_WIRE + b"]}"),
+    (msg.AgentExited(message="exited with code 7", attempts=[]), msg.FromCell,
+     b'{"op":"agent_exited","message":"exited with code 7","attempts":[]}'),
     (msg.Abort(attempts=[ATTEMPT], site="agent.py:3"), msg.FromCell,
      b'{"op":"abort","attempts":[' + ATTEMPT_WIRE + b'],"site":"agent.py:3"}'),
 ]  # fmt: skip

@@ -46,7 +46,7 @@ def test_verified_run_records_every_check(
         "status", "agent_fault", "sessions", "agent_errors", "tool_calls", "rows_served",
         "pit_fallbacks_served", "decisions_with_picks", "rejected_picks", "reachable",
         "unreached_rows", "entered_before_acceptance", "knowable_before_acceptance", "trades",
-        "priced_trades", "trades_sha256", "total_return",
+        "priced_trades", "trades_sha256", "total_return", "ignored_orders", "picks from orders",
     }  # fmt: skip
     assert len([c for c in job.checks if c["name"].startswith("cell ")]) == 9 * len(per_cell)
     names = {c["name"] for c in job.checks}
