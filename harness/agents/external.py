@@ -29,6 +29,7 @@ import selectors
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -244,6 +245,8 @@ class _Process:
             ) from None
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._stdin = self.proc.stdin
+        self._in = self.proc.stdin.fileno()
+        os.set_blocking(self._in, False)
         self._out = self.proc.stdout.fileno()
         os.set_blocking(self._out, False)
         self._buffer = bytearray()
@@ -262,12 +265,29 @@ class _Process:
         text = b"".join(self._tail)[-STDERR_TAIL:].decode("utf-8", "replace").strip()
         return f"; its stderr ended: {text}" if text else ""
 
-    def send(self, line: bytes) -> None:
-        try:
-            self._stdin.write(line + b"\n")
-            self._stdin.flush()
-        except (BrokenPipeError, ValueError, OSError):
-            raise self._exited("closed its stdin") from None
+    def send(self, line: bytes, deadline: float, budget: float) -> None:
+        """One line to the agent, by ``deadline``: an agent that stops reading cannot
+        hold the harness past its budget."""
+        data = memoryview(line + b"\n")
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._in, selectors.EVENT_WRITE)
+            while data:
+                left = deadline - time.monotonic()
+                if left <= 0 or not selector.select(left):
+                    if time.monotonic() < deadline:
+                        continue
+                    self.kill()
+                    raise outcomes.AgentFault(
+                        outcomes.RESOURCE_LIMIT,
+                        f"decision time limit of {budget:g} s reached: the agent stopped "
+                        "reading its stdin; the agent's process group was killed",
+                    )
+                try:
+                    data = data[os.write(self._in, data) :]
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    raise self._exited("closed its stdin") from None
 
     def line(self, deadline: float, budget: float) -> bytes:
         """The agent's next line (without its newline), by ``deadline``."""
@@ -332,8 +352,10 @@ class _Process:
             self.proc.wait(timeout=1.0)
         self.kill()
         self._drain.join(timeout=1.0)
-        with contextlib.suppress(OSError):
-            os.close(self._out)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
         shutil.rmtree(self._home, ignore_errors=True)
 
 
@@ -367,7 +389,7 @@ class StdioAgent:
             known_at=task.known_at,
             newly_knowable=tools.newly_knowable(),
         )
-        self._process.send(msgspec.json.encode(message))
+        self._process.send(msgspec.json.encode(message), deadline, budget)
         while True:
             line = self._process.line(deadline, budget)
             try:
@@ -384,13 +406,13 @@ class StdioAgent:
                 raise outcomes.AgentFault(
                     outcomes.PROTOCOL_VIOLATION, f"tool call {said.tool}: {exc}"
                 ) from None
-            self._process.send(msgspec.json.encode(pit.ToolResult(result=result)))
+            self._process.send(msgspec.json.encode(pit.ToolResult(result=result)), deadline, budget)
 
     def _sharpebench(self, task: Task, deadline: float, budget: float) -> Decision:
         if task.kind != "trade" or task.observation is None:
             raise RuntimeError("the harness asked a sharpebench agent a task with no observation")
         observation = msgspec.convert(task.observation, sharpebench.MarketObservation)
-        self._process.send(msgspec.json.encode(observation))
+        self._process.send(msgspec.json.encode(observation), deadline, budget)
         line = self._process.line(deadline, budget)
         try:
             decision = decision_from_wire(line, dialect="sharpebench")
@@ -433,6 +455,7 @@ def configured_agent(config: Any) -> AgentSpec:
 # -- over HTTP ----------------------------------------------------------------------------
 
 HTTP_ATTEMPTS = 3  # tries of one request, for transport errors only
+CONNECT_TIMEOUT = 10.0  # seconds to open a connection before it is a transport fault
 BREAKER_FAULTS = 3  # consecutive transport faults that open the run's circuit breaker
 
 
@@ -475,6 +498,10 @@ def http_agent(url: str, *, dialect: str = "pit", timeout: float = DEFAULT_TIMEO
         return HttpAgent(external, breaker)
 
     return AgentSpec(external.name(), factory, external=external)
+
+
+class _PastBudget(Exception):
+    """The decision's budget ran out during a request."""
 
 
 class HttpAgent:
@@ -562,11 +589,12 @@ class HttpAgent:
         return answer
 
     def _post(self, path: str, body: bytes, deadline: float, budget: float) -> bytes:
-        """The agent's answer to one request. A transport error (no connection, a reset, a
-        5xx) is tried again, the same request, up to ``HTTP_ATTEMPTS`` times within the
-        decision's budget; then it is the harness's runtime failure. Past the budget it is
-        the agent's ``resource_limit``; a 4xx, or an answer past 8 MiB, its own fault."""
-        problem = ""
+        """The agent's answer to one request. A transport error (no connection within
+        ``CONNECT_TIMEOUT``, a reset, a 5xx) is tried again, the same request, up to
+        ``HTTP_ATTEMPTS`` times within the decision's budget; then it is the harness's
+        runtime failure. An answer not in by the budget's end (however slowly it drips)
+        is the agent's ``resource_limit``; a 4xx, or an answer past 8 MiB, its own fault."""
+        problem = "no attempt fitted in the budget"
         for _ in range(HTTP_ATTEMPTS):
             if self.breaker.open:
                 raise outcomes.RuntimeFailure(
@@ -577,15 +605,14 @@ class HttpAgent:
             if left <= 0:
                 break
             try:
-                self._connection.timeout = left
-                if self._connection.sock is not None:
-                    self._connection.sock.settimeout(left)
-                self._connection.request(
-                    "POST", self._path + path, body, {"Content-Type": "application/json"}
-                )
-                response = self._connection.getresponse()
-                answer = response.read(MAX_LINE + 1)
-            except TimeoutError:
+                self._connect(left)
+            except OSError as exc:
+                problem = f"connect: {type(exc).__name__}: {exc}"[:300]
+                self.breaker.fault(problem)
+                continue
+            try:
+                status, answer = self._exchange(path, body, deadline)
+            except _PastBudget:
                 self._connection.close()
                 raise outcomes.AgentFault(
                     outcomes.RESOURCE_LIMIT,
@@ -597,8 +624,8 @@ class HttpAgent:
                 problem = f"POST {path}: {type(exc).__name__}: {exc}"[:300]
                 self.breaker.fault(problem)
                 continue
-            if response.status >= 500:
-                problem = f"POST {path}: HTTP {response.status}"
+            if status >= 500:
+                problem = f"POST {path}: HTTP {status}"
                 self.breaker.fault(problem)
                 continue
             self.breaker.held()
@@ -607,10 +634,10 @@ class HttpAgent:
                 raise outcomes.AgentFault(
                     outcomes.OVERSIZED_OUTPUT, f"an answer from the agent passed {MAX_LINE} bytes"
                 )
-            if response.status != 200:
+            if status != 200:
                 raise outcomes.AgentFault(
                     outcomes.PROTOCOL_VIOLATION,
-                    f"POST {path} answered HTTP {response.status}: "
+                    f"POST {path} answered HTTP {status}: "
                     f"{answer[:200].decode('utf-8', 'replace')}",
                 )
             return answer
@@ -620,6 +647,44 @@ class HttpAgent:
                 f"decision time limit of {budget:g} s (wall clock, tool calls included) reached",
             )
         raise outcomes.RuntimeFailure(f"the agent could not be reached ({problem})")
+
+    def _connect(self, left: float) -> None:
+        """A connection, opened within ``CONNECT_TIMEOUT`` (a transport fault past it)."""
+        if self._connection.sock is None:
+            self._connection.timeout = min(CONNECT_TIMEOUT, left)
+            self._connection.connect()
+
+    def _exchange(self, path: str, body: bytes, deadline: float) -> tuple[int, bytes]:
+        """Send and read one request whole by ``deadline``: a watchdog shuts the socket
+        when it passes, so an answer that drips a byte at a time cannot outlast it."""
+        sock = self._connection.sock
+        assert sock is not None
+        sock.settimeout(max(deadline - time.monotonic(), 0.001))
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+        watchdog = threading.Timer(max(deadline - time.monotonic(), 0.0), expire)
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            self._connection.request(
+                "POST", self._path + path, body, {"Content-Type": "application/json"}
+            )
+            response = self._connection.getresponse()
+            answer = response.read(MAX_LINE + 1)
+        except (OSError, http.client.HTTPException):
+            if expired.is_set() or time.monotonic() >= deadline:
+                raise _PastBudget from None
+            raise
+        finally:
+            watchdog.cancel()
+        if expired.is_set():
+            raise _PastBudget
+        return response.status, answer
 
     def close(self) -> None:
         self._connection.close()

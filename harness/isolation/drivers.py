@@ -229,7 +229,10 @@ class InProcessAgent:
         return new
 
     def close(self) -> None:
-        pass
+        """An agent that holds something (an external agent's process) lets it go."""
+        close = getattr(self._agent, "close", None)
+        if callable(close):
+            self._call(close, outcomes.DECISION_RAISED)
 
 
 class InProcessDrivers:
@@ -488,14 +491,18 @@ def _payload(spec: AgentSpec, shut: list[str]) -> outside.AgentPayload:
         payload = outside.agent_payload(spec)
     except outside.SandboxError as exc:
         raise ConfigError(str(exc)) from None
-    for src, _ in payload.binds:
+    _refuse_shut([src for src, _ in payload.binds], shut)
+    return payload
+
+
+def _refuse_shut(paths: list[str], shut: list[str]) -> None:
+    for src in paths:
         closed = next((h for h in shut if outside.under(src, os.path.realpath(h))), None)
         if closed is not None:
             raise ConfigError(
                 f"the agent's command names {src}, which is {closed} or lies in it: the "
                 "release, the prices and the run's outputs are never shown to the agent"
             )
-    return payload
 
 
 @contextlib.contextmanager
@@ -520,6 +527,8 @@ def open_drivers(
         yield RemoteDrivers(spec, config)
         return
     mode, reason = _mode(config)
+    if spec.external is not None:  # refused wherever it would run
+        _refuse_shut(list(spec.external.paths), hidden if shut is None else shut)
     if mode == IN_PROCESS:
         drivers = InProcessDrivers(spec, config, reason)
         with drivers.interrupts, drivers.guard:

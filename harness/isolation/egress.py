@@ -422,7 +422,7 @@ def _recorded_payload(exchange: dict[str, Any]) -> bytes:
 def _replayed_bytes(exchange: dict[str, Any], payload: bytes, closing: bool) -> bytes:
     out = [f"HTTP/1.1 {int(exchange['status'])} Replayed".encode("latin-1")]
     for key, value in exchange.get("response_headers") or []:
-        if str(key).lower() not in _HOP and str(key).lower() != "content-encoding":
+        if str(key).lower() not in _HOP:  # Content-Encoding kept: the bytes are as recorded
             out.append(f"{key}: {value}".encode("latin-1", "replace"))
     out.append(f"Content-Length: {len(payload)}".encode())
     if closing:

@@ -113,52 +113,82 @@ class Reexecution:
 
 
 def steps(trajectory: str | os.PathLike[str]) -> Iterator[Step]:
-    """The score-bearing events of a trajectory, in order (failed attempts left out: the
-    trajectory holds only the attempt that counted)."""
+    """The score-bearing events of a trajectory, in order. Failed attempts are left out:
+    the trajectory holds only the attempt that counted, and the model exchanges a failed
+    one made (kept after its ``attempt_failed``, because they count against the run) are
+    not the agent's decisions. The model requests before a decision are part of it, as a
+    set (an agent may ask several at once, and they finish in any order)."""
     counters: dict[str, int] = {}
-    current = "run"
-    with open(trajectory, encoding="utf-8") as handle:
-        for line in handle:
-            event = json.loads(line)
-            kind = event.get("event")
-            said: dict[str, Any]
-            if kind == "cell_start":
-                current = f"{event['arm']}/{event['clock']}"
-                continue
-            if kind == "cell_end":  # what follows the shifted arm's cells is its probe's
-                current = "shifted/probe" if event["arm"] == "shifted" else "run"
-                continue
-            if kind == "model_exchange":
-                # what the agent asked its model (credentials removed): a changed prompt
-                # is a different request; the answers are the recorded ones on replay
-                cell = current
-                body = event.get("request_body") or {}
-                said = {"model_request": {"method": event.get("method"),
-                                          "url": event.get("url"), **body}}  # fmt: skip
-            elif kind == "decision":
-                cell = f"{event['arm']}/{event['clock']}"
-                said = {k: event[k] for k in _DECISION_FIELDS if k in event}
-                said["raised"] = event.get("agent_error") is not None
-            elif kind == "agent_error":
-                cell = f"{event['arm']}/{event['clock']}"
-                said = {"agent_error": (event.get("fault") or {}).get("kind")}
-            elif kind == "probe_item":
-                cell = current = "shifted/probe"
-                said = {"row_key": event["row_key"], "answer": event["answer"]}
-            elif kind in ("cell_failed", "probe_failed"):
-                cell = (
-                    "shifted/probe"
-                    if kind == "probe_failed"
-                    else (f"{event['arm']}/{event['clock']}")
-                )
-                said = {"failed": event.get("status")}
+    pending: dict[str, list[dict[str, Any]]] = {}
+    current, skip = "run", 0
+    for event in _events(trajectory):
+        kind = event.get("event")
+        said: dict[str, Any]
+        if kind == "attempt_failed":
+            skip = int(event.get("model_exchanges") or 0)
+            continue
+        if kind == "model_exchange":
+            if skip:
+                skip -= 1
             else:
-                continue
-            if "model_request" in said:  # part of the cell's next step
-                yield Step(cell, counters.get(cell, 0) + 1, None, said)
-                continue
-            counters[cell] = counters.get(cell, 0) + 1
-            yield Step(cell, counters[cell], event.get("session"), said)
+                pending.setdefault(current, []).append(_request(event))
+            continue
+        if kind == "cell_start":
+            current = f"{event['arm']}/{event['clock']}"
+            pending.pop(current, None)
+            continue
+        if kind in ("cell_end", "run_end"):
+            # what the agent asked after its last decision, then on to the probe (which
+            # follows the shifted arm's cells)
+            left = pending.pop(current, None)
+            if left:
+                yield Step(current, counters.get(current, 0) + 1, None, _asked({}, left))
+            current = "shifted/probe" if event.get("arm") == "shifted" else "run"
+            continue
+        if kind == "decision":
+            cell = f"{event['arm']}/{event['clock']}"
+            said = {k: event[k] for k in _DECISION_FIELDS if k in event}
+            said["raised"] = event.get("agent_error") is not None
+        elif kind == "agent_error":
+            cell = f"{event['arm']}/{event['clock']}"
+            said = {"agent_error": (event.get("fault") or {}).get("kind")}
+        elif kind == "probe_item":
+            cell = current = "shifted/probe"
+            said = {"row_key": event["row_key"], "answer": event["answer"]}
+        elif kind in ("cell_failed", "probe_failed"):
+            cell = "shifted/probe" if kind == "probe_failed" else f"{event['arm']}/{event['clock']}"
+            said = {"failed": event.get("status")}
+        else:
+            continue
+        counters[cell] = counters.get(cell, 0) + 1
+        yield Step(cell, counters[cell], event.get("session"), _asked(said, pending.pop(cell, [])))
+
+
+def _request(event: dict[str, Any]) -> dict[str, Any]:
+    """What the agent asked its model (credentials removed: the recorded body is
+    redacted): a changed prompt is a different request."""
+    body = event.get("request_body") or {}
+    return {"method": event.get("method"), "url": event.get("url"), **body}
+
+
+def _asked(said: dict[str, Any], requests: list[dict[str, Any]]) -> dict[str, Any]:
+    if requests:
+        said["model_requests"] = sorted(requests, key=lambda r: json.dumps(r, sort_keys=True))
+    return said
+
+
+def counted_exchanges(trajectory: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The model exchanges of the attempts that counted, in order (for replay)."""
+    kept, skip = [], 0
+    for event in _events(trajectory):
+        if event.get("event") == "attempt_failed":
+            skip = int(event.get("model_exchanges") or 0)
+        elif event.get("event") == "model_exchange":
+            if skip:
+                skip -= 1
+            else:
+                kept.append(event)
+    return kept
 
 
 def _events(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
@@ -171,6 +201,19 @@ def compare(recorded: str | os.PathLike[str], again: str | os.PathLike[str]) -> 
     """The two trajectories' score-bearing steps, side by side: the first difference, or
     the first step the harness could not run again."""
     old, new = list(steps(recorded)), list(steps(again))
+    # a cell the recorded run has no result for (the harness failed it, or the agent's
+    # process exited in every attempt) holds nothing to compare
+    missing = {s.cell: s.said["failed"] for s in old if "failed" in s.said}
+    old = [s for s in old if s.cell not in missing]
+    new = [s for s in new if s.cell not in missing]
+    notes = [f"{cell} has no result in the recorded run ({status}): not compared"
+             for cell, status in missing.items()]  # fmt: skip
+    result = _first_difference(old, new)
+    result.notes += notes
+    return result
+
+
+def _first_difference(old: list[Step], new: list[Step]) -> Reexecution:
     compared = 0
     for n in range(max(len(old), len(new))):
         a = old[n] if n < len(old) else None
@@ -233,9 +276,7 @@ def reexecute(
         raise ValueError("the receipt's hashes do not hold: " + "; ".join(report.failures))
     config = body["config"]
     endpoints = tuple(f"https://{label}" for label in config.get("model_endpoints") or [])
-    exchanges = [
-        e for e in _events(trajectory) if e.get("event") == "model_exchange"
-    ] if endpoints else None  # fmt: skip
+    exchanges = counted_exchanges(trajectory) if endpoints else None
     dialect = config.get("agent_dialect", "pit")
     external = agent.external
     if external is not None and external.dialect != dialect:
@@ -265,7 +306,9 @@ def reexecute(
             receipt_path=str(Path(folder) / "receipt.json"),
         )
         kwargs = {} if sandbox is None else {"sandbox": sandbox}
-        rerun = run(agent, again, model_replay=exchanges, **kwargs)
+        # the recorded run is never shown to the agent run again: it could repeat it
+        shown_never = [os.fspath(trajectory), os.fspath(receipt)]
+        rerun = run(agent, again, model_replay=exchanges, hide=shown_never, **kwargs)
         result = compare(trajectory, rerun.trajectory_path)
         result.agent_digest_reexecuted = rerun.body["config"].get("agent_source_sha256")
     result.agent = agent.name

@@ -8,7 +8,7 @@ import dataclasses
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -291,6 +291,7 @@ def run(
     *,
     sandbox: SandboxSettings | None = None,
     model_replay: list[dict[str, Any]] | None = None,
+    hide: Sequence[str | os.PathLike[str]] = (),
 ) -> RunResult:
     """Run ``agent`` over the config's arms x clocks and write trajectory and receipt.
 
@@ -298,6 +299,7 @@ def run(
     ``prices`` passed here must be the ones the config names, if it names any: a run
     has one source for each, and what it used is what its config binds.
 
+    ``hide``: more files the agent is never shown (re-execution: the recorded run).
     ``model_replay`` (re-execution) answers the agent's model calls from a run's recorded
     ``model_exchange`` events instead of its endpoints (``harness.isolation.egress.Replay``).
     """
@@ -307,6 +309,7 @@ def run(
     hidden.append(str(Path(config.receipt_path).parent))
     if inputs.prices is not None and inputs.prices.path:
         hidden.append(inputs.prices.path)
+    hidden += [os.fspath(path) for path in hide]
     # absolute: inside, a relative path would name a place under the cell's own /tmp
     hidden = [os.path.abspath(path) for path in hidden]
     # what an agent's command may not name: the release, the prices, this run's outputs
@@ -319,6 +322,7 @@ def run(
     ]
     if inputs.prices is not None and inputs.prices.path:
         named.append(inputs.prices.path)
+    named += hide
     shut = [os.path.abspath(path) for path in named]
     settings = sandbox or SandboxSettings()
     try:

@@ -10,10 +10,12 @@ a process that exits mid-cell is retried and never scored as the agent's result.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -521,3 +523,77 @@ def test_the_agents_digest_is_its_files_wherever_they_lie(tmp_path: Path) -> Non
     (two / "agent.py").write_text((two / "agent.py").read_text() + "\n# changed\n")
     assert first != command_agent(["python3", str(two / "agent.py")]).source_sha256()
     assert first != command_agent(["python3", "-u", str(one / "agent.py")]).source_sha256()
+
+
+def test_an_in_process_command_agent_leaves_no_process_behind(
+    march_release: Path, tmp_path: Path
+) -> None:
+    agent = _agent(tmp_path, "lingering.py", FIRST_TWO)
+    config = sandbox_config(
+        march_release, tmp_path / "out", arms=("main",), agent_process="in_process", probe=0
+    )
+    homes = set(Path(tempfile.gettempdir()).glob("agent-*"))
+    body = _run(command_agent([PYTHON, str(agent)]), config)
+    assert all(c["status"] == "complete" for c in body["cells"])
+    running = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        with contextlib.suppress(OSError):
+            if str(agent).encode() in cmdline.read_bytes():
+                running.append(cmdline.parent.name)
+    assert running == []
+    assert set(Path(tempfile.gettempdir()).glob("agent-*")) == homes  # each cell's removed
+
+
+def test_the_recorded_run_is_never_shown_to_the_agent_run_again(
+    march_release: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    recorded = out / "trajectory.jsonl"
+    agent = _agent(
+        tmp_path,
+        "reader.py",
+        f"""
+        def decide(task, call, step):
+            rows = call("pit_list", limit=2)["rows"]
+            try:
+                seen = open({str(recorded)!r}).read()
+            except OSError:
+                seen = ""
+            return [r["row_key"] for r in rows] + (["r-saw-the-record"] if seen else []), ""
+        """,
+    )
+    config = sandbox_config(march_release, out, arms=("main",), probe=0)
+    _run(command_agent([PYTHON, str(agent)]), config)
+    assert recorded.stat().st_size > 0
+    # named on its command line, it is refused; inside a folder it is shown, masked
+    naming = command_agent([PYTHON, str(agent), str(recorded)])
+    with pytest.raises(ConfigError, match="never shown to the agent"):
+        reexecute(config.receipt_path, trajectory=recorded, bundle=march_release, agent=naming)
+    nosy = command_agent([PYTHON, str(agent)], agent_dirs=[str(out)])
+    again = reexecute(config.receipt_path, trajectory=recorded, bundle=march_release, agent=nosy)
+    assert again.result == REPRODUCED, again.to_json()
+
+
+def test_a_cell_without_a_recorded_result_is_not_compared_and_said_so(
+    march_release: Path, tmp_path: Path
+) -> None:
+    agent = _agent(
+        tmp_path,
+        "pit_quitter.py",
+        """
+        def decide(task, call, step):
+            if task["clock"] == "pit":
+                sys.exit(3)
+            return [r["row_key"] for r in call("pit_list", limit=1)["rows"]], ""
+        """,
+    )
+    spec = command_agent([PYTHON, str(agent)])
+    config = sandbox_config(march_release, tmp_path / "out", arms=("main",), probe=0)
+    body = _run(spec, config)
+    assert [c["status"] for c in body["cells"]] == ["complete", "complete", "incomplete"]
+    again = reexecute(
+        config.receipt_path, trajectory=config.trajectory_path, bundle=march_release, agent=spec
+    )
+    assert again.result == REPRODUCED
+    assert again.steps_compared == body["cells"][0]["sessions"] * 2
+    assert again.notes[0] == "main/pit has no result in the recorded run (incomplete): not compared"

@@ -280,3 +280,37 @@ def test_an_agent_that_answers_a_repeated_step_differently_is_refused(
     assert cell["status"] == "agent_error"
     assert cell["agent_fault"]["kind"] == "protocol_violation"
     assert "answered differently" in cell["agent_fault"]["message"]
+
+
+def test_an_answer_that_drips_past_the_budget_is_the_agents_resource_limit(
+    march_release: Path, tmp_path: Path
+) -> None:
+    stop = threading.Event()
+
+    class Dripping(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            with contextlib.suppress(OSError):
+                while not stop.wait(0.2):  # a byte at a time: each read is quick
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Dripping)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        config = _config(march_release, tmp_path, url, arms=("main",), clocks=("pit",))
+        # whole, the answer would take 200 s, and be no JSON: the budget ends it first
+        cell = run(http_agent(url, timeout=1.0), config).body["cells"][0]
+    finally:
+        stop.set()
+        server.shutdown()
+        server.server_close()
+    assert cell["status"] == "agent_error"
+    assert cell["agent_fault"]["kind"] == "resource_limit"
