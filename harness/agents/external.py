@@ -24,12 +24,14 @@ import collections
 import contextlib
 import hashlib
 import http.client
+import ipaddress
 import os
 import selectors
 import shlex
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -37,7 +39,7 @@ import threading
 import time
 import urllib.parse
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -480,10 +482,35 @@ class CircuitBreaker:
         self.faults = 0
 
 
-def http_agent(url: str, *, dialect: str = "pit", timeout: float = DEFAULT_TIMEOUT) -> AgentSpec:
+# Why an address may not be reached (None: it may).
+AddressPolicy = Callable[[str], "str | None"]
+
+
+def public_addresses_only(address: str) -> str | None:
+    """A policy for agents a server calls on others' behalf: no loopback, private,
+    link-local (cloud metadata), multicast, reserved or unspecified address, IPv4 ones
+    inside IPv6 included."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    for kind in ("unspecified", "loopback", "link_local", "private", "multicast", "reserved"):
+        if getattr(ip, f"is_{kind}"):
+            return f"{address} is a {kind.replace('_', '-')} address"
+    return None
+
+
+def http_agent(
+    url: str,
+    *,
+    dialect: str = "pit",
+    timeout: float = DEFAULT_TIMEOUT,
+    addresses: AddressPolicy | None = None,
+) -> AgentSpec:
     """The spec of an agent that is an HTTP service: sharpebench's dialect as ``POST
     {url}/decide`` per decision, ours as ``POST {url}/step`` per message. It runs outside
-    the harness's sandbox (``agent_process=remote``)."""
+    the harness's sandbox (``agent_process=remote``). With ``addresses``, every address the
+    host resolves to is checked before each connection, and the connection goes to the
+    address checked (no second lookup to rebind); redirects are never followed."""
     if dialect not in DIALECTS:
         raise AgentCommandError(f"dialect {dialect!r}: one of {', '.join(DIALECTS)}")
     parsed = urllib.parse.urlsplit(url)
@@ -495,7 +522,7 @@ def http_agent(url: str, *, dialect: str = "pit", timeout: float = DEFAULT_TIMEO
     breaker = CircuitBreaker()  # one per spec, and a spec serves one run
 
     def factory() -> HttpAgent:
-        return HttpAgent(external, breaker)
+        return HttpAgent(external, breaker, addresses)
 
     return AgentSpec(external.name(), factory, external=external)
 
@@ -507,17 +534,29 @@ class _PastBudget(Exception):
 class HttpAgent:
     """One cell's agent over HTTP: a fresh session id, its steps numbered from 1."""
 
-    def __init__(self, external: External, breaker: CircuitBreaker) -> None:
+    def __init__(
+        self,
+        external: External,
+        breaker: CircuitBreaker,
+        addresses: AddressPolicy | None = None,
+    ) -> None:
         self.external = external
         self.breaker = breaker
         self.session = uuid.uuid4().hex
         self.steps = 0
+        self._addresses = addresses
         parsed = urllib.parse.urlsplit(external.url)
         self._path = parsed.path.rstrip("/")
-        kind = (
-            http.client.HTTPSConnection if parsed.scheme == "https" else http.client.HTTPConnection
+        self._host = parsed.hostname or ""
+        self._tls = ssl.create_default_context() if parsed.scheme == "https" else None
+        self._port = parsed.port or (443 if self._tls else 80)
+        self._connection: http.client.HTTPConnection = (
+            http.client.HTTPSConnection(
+                self._host, self._port, timeout=external.timeout, context=self._tls
+            )
+            if self._tls is not None
+            else http.client.HTTPConnection(self._host, self._port, timeout=external.timeout)
         )
-        self._connection = kind(parsed.hostname or "", parsed.port, timeout=external.timeout)
 
     def decide(self, task: Task, tools: Toolbox) -> Decision:
         budget = self.external.timeout
@@ -649,10 +688,28 @@ class HttpAgent:
         raise outcomes.RuntimeFailure(f"the agent could not be reached ({problem})")
 
     def _connect(self, left: float) -> None:
-        """A connection, opened within ``CONNECT_TIMEOUT`` (a transport fault past it)."""
-        if self._connection.sock is None:
-            self._connection.timeout = min(CONNECT_TIMEOUT, left)
+        """A connection, opened within ``CONNECT_TIMEOUT`` (a transport fault past it), to
+        an address the policy allows, if there is one."""
+        if self._connection.sock is not None:
+            return
+        self._connection.timeout = timeout = min(CONNECT_TIMEOUT, left)
+        if self._addresses is None:
             self._connection.connect()
+            return
+        found = socket.getaddrinfo(self._host, self._port, type=socket.SOCK_STREAM)
+        for *_, address in found:
+            why = self._addresses(str(address[0]))
+            if why is not None:
+                raise ConnectionRefusedError(f"{self._host} resolves to {why}: refused")
+        sock = socket.create_connection((str(found[0][4][0]), self._port), timeout=timeout)
+        peer = str(sock.getpeername()[0])
+        why = self._addresses(peer)
+        if why is not None:  # what was reached, checked again
+            sock.close()
+            raise ConnectionRefusedError(f"connected to {why}: refused")
+        if self._tls is not None:
+            sock = self._tls.wrap_socket(sock, server_hostname=self._host)
+        self._connection.sock = sock
 
     def _exchange(self, path: str, body: bytes, deadline: float) -> tuple[int, bytes]:
         """Send and read one request whole by ``deadline``: a watchdog shuts the socket

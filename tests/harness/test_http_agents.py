@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from harness import run
-from harness.agents.external import BREAKER_FAULTS, http_agent
+from harness.agents.external import BREAKER_FAULTS, http_agent, public_addresses_only
 from harness.cli import main
 from harness.receipt.reexecute import DIVERGED, REPRODUCED, reexecute
 from harness.runs.config import ConfigError
@@ -314,3 +314,44 @@ def test_an_answer_that_drips_past_the_budget_is_the_agents_resource_limit(
         server.server_close()
     assert cell["status"] == "agent_error"
     assert cell["agent_fault"]["kind"] == "resource_limit"
+
+
+@pytest.mark.parametrize(
+    ("address", "refused"),
+    [
+        ("127.0.0.1", "loopback"),
+        ("::1", "loopback"),
+        ("::ffff:127.0.0.1", "loopback"),
+        ("10.1.2.3", "private"),
+        ("192.168.0.7", "private"),
+        ("169.254.169.254", "link-local"),  # a cloud's metadata service
+        ("fe80::1", "link-local"),
+        ("224.0.0.1", "multicast"),
+        ("0.0.0.0", "unspecified"),
+        ("93.184.215.14", None),
+        ("2606:4700:4700::1111", None),
+    ],
+)
+def test_the_public_address_policy(address: str, refused: str | None) -> None:
+    why = public_addresses_only(address)
+    assert (why is None) if refused is None else (refused in (why or ""))
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_an_agent_on_a_refused_address_is_never_called(
+    march_release: Path, tmp_path: Path, host: str
+) -> None:
+    """Checked after the name is resolved (``localhost``), before anything is sent."""
+    calls: list[str] = []
+
+    def answer(path: str, body: dict[str, Any]) -> tuple[int, Any]:
+        calls.append(path)
+        return 200, first_two(body["message"])
+
+    with serving(answer) as url:
+        url = url.replace("127.0.0.1", host)
+        config = _config(march_release, tmp_path, url, arms=("main",), clocks=("pit",), probe=0)
+        body = run(http_agent(url, addresses=public_addresses_only), config).body
+    assert calls == []
+    assert body["cells"][0]["status"] == "harness_error"  # the site's refusal, not the agent's
+    assert "loopback address" in body["attempts"][0]["failure"]
