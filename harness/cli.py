@@ -590,7 +590,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--reexecute",
         action="store_true",
         help="after re-deriving the scores, run every cell again with a fresh agent (the one "
-        "named by --agent-cmd or --agent) on the same frozen data and compare each decision's "
+        "named by --agent-cmd, --agent-http or --agent; the dialect is the run's unless "
+        "--dialect says otherwise) on the same frozen data and compare each decision's "
         "score-bearing part; the first difference is a ReexecutionDivergence (exit 1); a cell "
         "the harness cannot run again is reexecution_failed (exit 3)",
     )
