@@ -19,7 +19,13 @@ import msgspec
 from harness import canonical, outcomes
 from harness.agents.base import AgentSpec, Decision, Task, as_agent
 from harness.agents.external import describe
-from harness.isolation.drivers import CellAgent, Drivers, HasAttempts, open_drivers
+from harness.isolation.drivers import (
+    CellAgent,
+    Drivers,
+    HasAttempts,
+    capability_line,
+    open_drivers,
+)
 from harness.isolation.egress import Redactor, Replay
 from harness.isolation.guard import EgressAttempt, NetworkAbort
 from harness.isolation.sandbox.outside import SandboxSettings
@@ -89,6 +95,8 @@ class CellOutcome:
     unreached_rows: int = 0
     fault: outcomes.Fault | None = None
     ignored_orders: int = 0  # a sharpebench agent's orders that open no position
+    # the window position of the cell's last toolbox (the probe is served with it)
+    last_session: int | None = None
 
 
 @dataclass
@@ -304,7 +312,155 @@ def run(
     ``model_exchange`` events instead of its endpoints (``harness.isolation.egress.Replay``).
     """
     inputs = _resolve_inputs(agent, config, bundle, prices)
-    writer = TrajectoryWriter(config.trajectory_path)
+    return _execute(inputs, config, sandbox, model_replay, hide, recorded=None)
+
+
+def cell_order(config: RunConfig) -> list[tuple[str, str]]:
+    """The cells of a run in the order the runner walks them (and writes them)."""
+    return [(arm, clock) for arm in config.arms for clock in config.clocks]
+
+
+class CellRecord(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """One cell run on its own (:func:`run_cell`), everything :func:`assemble` needs to
+    write it into the run as the runner would have: its trajectory events in order
+    (``seq`` counted from 0 within the cell), its outcome, what its failed attempts left,
+    its egress, the rows it served (the probe draws from the shifted arm's) and the
+    capabilities its sandbox measured."""
+
+    arm: str
+    clock: str
+    config_sha256: str  # the run's scoring config as resolved: a record joins only its run
+    events: str  # canonical lines
+    outcome: dict[str, Any]
+    ledger: list[dict[str, Any]]
+    egress: list[dict[str, Any]]
+    model_exchanges: dict[str, int]
+    served: list[int]
+    capabilities: dict[str, Any]
+    aborted: str | None = None
+
+
+class AssemblyError(ValueError):
+    """Cell records that do not make one run (missing, repeated, or of another config)."""
+
+
+def run_cell(
+    agent: AgentSpec | Callable[..., Any] | str,
+    config: RunConfig,
+    arm: str,
+    clock: str,
+    bundle: Bundle | None = None,
+    prices: Prices | None = None,
+    *,
+    sandbox: SandboxSettings | None = None,
+    hide: Sequence[str | os.PathLike[str]] = (),
+) -> CellRecord:
+    """Run one cell of ``config`` in a sandbox of its own and return its record; a job
+    machine spreads a run's cells over workers this way and :func:`assemble` joins them.
+    Nothing is written to the config's trajectory or receipt."""
+    import tempfile
+
+    if (arm, clock) not in cell_order(config):
+        raise ConfigError(f"cell {arm}/{clock}: not a cell of this config")
+    inputs = _resolve_inputs(agent, config, bundle, prices)
+    with tempfile.TemporaryDirectory(prefix="pit-cell-") as folder:
+        writer = TrajectoryWriter(Path(folder) / "cell.jsonl")
+        hidden, shut = _out_of_reach(inputs, config, writer, [*hide, folder])
+        try:
+            with open_drivers(
+                inputs.spec, config, hidden=hidden, settings=sandbox or SandboxSettings(), shut=shut
+            ) as drivers:
+                window = _Window.build(inputs, config)
+                drivers.ready()
+                config_sha = _identity(inputs, config, drivers).config_sha
+                ctx = _context(config, writer, drivers, window, inputs)
+                rows = _arm_rows(ctx, inputs.bundle, window, arm)
+                aborted = None
+                cells: dict[tuple[str, str], CellOutcome] = {}
+                served: dict[int, None] = {}
+                try:
+                    outcome, _ = _cell_with_retries(
+                        ctx, cells, arm, clock, window.indexes[clock], rows, served
+                    )
+                except _Aborted as exc:
+                    aborted, outcome = str(exc), cells[(arm, clock)]
+                capabilities = drivers.capabilities()
+        finally:
+            writer.close()
+        events = [json.loads(line) for line in writer.path.read_text().splitlines()]
+    return CellRecord(
+        arm=arm,
+        clock=clock,
+        config_sha256=config_sha,
+        events="".join(
+            canonical.line({k: v for k, v in e.items() if k != "seq"}) + "\n" for e in events
+        ),
+        outcome=_outcome_json(outcome),
+        ledger=ctx.ledger,
+        egress=[a.to_json() for a in ctx.egress],
+        model_exchanges=ctx.model_exchanges,
+        served=list(served),
+        capabilities=capabilities,
+        aborted=aborted,
+    )
+
+
+def assemble(
+    agent: AgentSpec | Callable[..., Any] | str,
+    config: RunConfig,
+    records: Sequence[CellRecord],
+    bundle: Bundle | None = None,
+    prices: Prices | None = None,
+    *,
+    sandbox: SandboxSettings | None = None,
+    hide: Sequence[str | os.PathLike[str]] = (),
+) -> RunResult:
+    """The run whose cells were run one by one (:func:`run_cell`): its trajectory in the
+    runner's cell order, the probe run here (with the last shifted cell's toolbox and the
+    rows the shifted cells served), and the receipt. For the same agent and config the
+    trajectory and the receipt's body are the ones :func:`run` writes. A capability is
+    claimed only where every cell's sandbox and this one had it."""
+    inputs = _resolve_inputs(agent, config, bundle, prices)
+    by_cell: dict[tuple[str, str], CellRecord] = {}
+    for record in records:
+        key = (record.arm, record.clock)
+        if key in by_cell:
+            raise AssemblyError(f"cell {record.arm}/{record.clock}: given twice")
+        by_cell[key] = record
+    missing = [f"{a}/{c}" for a, c in cell_order(config) if (a, c) not in by_cell]
+    extra = sorted(f"{a}/{c}" for a, c in by_cell if (a, c) not in cell_order(config))
+    if missing or extra:
+        raise AssemblyError(
+            f"cells missing: {missing or 'none'}; not of this run: {extra or 'none'}"
+        )
+    return _execute(inputs, config, sandbox, None, hide, recorded=by_cell)
+
+
+def _outcome_json(outcome: CellOutcome) -> dict[str, Any]:
+    fields = dataclasses.asdict(outcome)
+    fields["fault"] = None if outcome.fault is None else vars(outcome.fault)
+    return fields
+
+
+def _outcome_of(fields: dict[str, Any]) -> CellOutcome:
+    fault = fields["fault"]
+    return CellOutcome(
+        **{
+            **fields,
+            "picks": [(s, list(keys)) for s, keys in fields["picks"]],
+            "fault": None if fault is None else outcomes.Fault(fault["kind"], fault["message"]),
+        }
+    )
+
+
+def _out_of_reach(
+    inputs: _Inputs,
+    config: RunConfig,
+    writer: TrajectoryWriter,
+    hide: Sequence[str | os.PathLike[str]],
+) -> tuple[list[str], list[str]]:
+    """What the agent is never shown (hidden) and what its command may not name (shut):
+    the release, the prices, this run's outputs and ``hide``."""
     hidden = [str(inputs.bundle.root), str(writer.partial_path)]
     hidden.append(str(Path(config.receipt_path).parent))
     if inputs.prices is not None and inputs.prices.path:
@@ -323,7 +479,31 @@ def run(
     if inputs.prices is not None and inputs.prices.path:
         named.append(inputs.prices.path)
     named += hide
-    shut = [os.path.abspath(path) for path in named]
+    return hidden, [os.path.abspath(path) for path in named]
+
+
+def _context(
+    config: RunConfig, writer: TrajectoryWriter, drivers: Drivers, window: _Window, inputs: _Inputs
+) -> _Context:
+    ctx = _Context(config, writer, drivers, window.table, window.sessions, window.positions)
+    ctx.main_keys = [f["row_key"] for f in window.facts]
+    if inputs.spec.external is not None:
+        ctx.dialect = inputs.spec.external.dialect
+    passed = tuple(os.environ.get(name, "") for name in config.pass_env)
+    ctx.redactor = Redactor(passed) if any(passed) else None
+    return ctx
+
+
+def _execute(
+    inputs: _Inputs,
+    config: RunConfig,
+    sandbox: SandboxSettings | None,
+    model_replay: list[dict[str, Any]] | None,
+    hide: Sequence[str | os.PathLike[str]],
+    recorded: dict[tuple[str, str], CellRecord] | None,
+) -> RunResult:
+    writer = TrajectoryWriter(config.trajectory_path)
+    hidden, shut = _out_of_reach(inputs, config, writer, hide)
     settings = sandbox or SandboxSettings()
     try:
         # an isolated run's sandbox starts here and comes up while the indexes are built
@@ -334,14 +514,13 @@ def run(
             window = _Window.build(inputs, config)
             drivers.ready()
             started = _start(writer, inputs, config, drivers, window)
-            ctx = _Context(config, writer, drivers, window.table, window.sessions, window.positions)
-            ctx.main_keys = [f["row_key"] for f in window.facts]
-            if inputs.spec.external is not None:
-                ctx.dialect = inputs.spec.external.dialect
-            passed = tuple(os.environ.get(name, "") for name in config.pass_env)
-            ctx.redactor = Redactor(passed) if any(passed) else None
-            grid = _run_grid(ctx, inputs.bundle, window)
+            ctx = _context(config, writer, drivers, window, inputs)
+            if recorded is not None:
+                _check_records(recorded, started.config_sha)
+            grid = _run_grid(ctx, inputs.bundle, window, recorded)
             capabilities = drivers.capabilities()
+            if recorded is not None:
+                capabilities = _weakest(capabilities, [r.capabilities for r in recorded.values()])
             # what the sandbox's probe found, bound into the trajectory: the receipt's
             # capabilities must be these (measured at the run, not checkable after it)
             writer.write("capabilities", **capabilities)
@@ -356,6 +535,35 @@ def run(
     return _finish(
         inputs, config, window, started, grid, ctx, trajectory_sha, capabilities, network
     )
+
+
+def _check_records(recorded: dict[tuple[str, str], CellRecord], config_sha: str) -> None:
+    for (arm, clock), record in recorded.items():
+        if record.config_sha256 != config_sha:
+            raise AssemblyError(
+                f"cell {arm}/{clock}: run under config {record.config_sha256}, "
+                f"this run's is {config_sha}"
+            )
+
+
+def _weakest(own: dict[str, Any], others: list[dict[str, Any]]) -> dict[str, Any]:
+    """The capabilities every sandbox had: a guarantee held by all of them or by none.
+    Anything but a yes/no must be the same everywhere."""
+    merged = dict(own)
+    for other in others:
+        for key in merged.keys() | other.keys():
+            if key == "line":
+                continue
+            mine, theirs = merged.get(key), other.get(key)
+            if isinstance(mine, bool) and isinstance(theirs, bool):
+                merged[key] = mine and theirs
+            elif mine != theirs:
+                raise AssemblyError(
+                    f"the cells ran in different sandboxes: {key} is {theirs!r} in one, "
+                    f"{mine!r} here"
+                )
+    merged["line"] = capability_line(merged)
+    return merged
 
 
 @dataclass
@@ -460,15 +668,9 @@ class _Started:
     run_id: str
 
 
-def _start(
-    writer: TrajectoryWriter,
-    inputs: _Inputs,
-    config: RunConfig,
-    drivers: Drivers,
-    window: _Window,
-) -> _Started:
-    """The run's identity (its scoring config as resolved, bound with the release and the
-    harness version), written as the trajectory's first event."""
+def _identity(inputs: _Inputs, config: RunConfig, drivers: Drivers) -> _Started:
+    """The run's identity: its scoring config as resolved, bound with the release and
+    the harness version."""
     config_body = config.scoring_body(
         start=inputs.start,
         end=inputs.end,
@@ -480,25 +682,37 @@ def _start(
         external=describe(inputs.spec),
     )
     config_sha = canonical.digest(config_body)
-    bundle = inputs.bundle
     run_id = canonical.digest(
         {
             "config_sha256": config_sha,
-            "bundle_content_digest": bundle.content_digest,
+            "bundle_content_digest": inputs.bundle.content_digest,
             "harness": HARNESS_VERSION,
         }
     )[7:23]
+    return _Started(config_body, config_sha, run_id)
+
+
+def _start(
+    writer: TrajectoryWriter,
+    inputs: _Inputs,
+    config: RunConfig,
+    drivers: Drivers,
+    window: _Window,
+) -> _Started:
+    """The run's identity, written as the trajectory's first event."""
+    started = _identity(inputs, config, drivers)
+    bundle = inputs.bundle
     writer.write(
         "run_start",
-        run_id=run_id,
+        run_id=started.run_id,
         harness={"name": HARNESS_NAME, "version": HARNESS_VERSION},
-        config=config_body,
-        config_sha256=config_sha,
+        config=started.config_body,
+        config_sha256=started.config_sha,
         bundle={"name": bundle.name, "content_digest": bundle.content_digest},
         sessions=[window.table.sessions[s].isoformat() for s in window.sessions],
         rows_in_window=len(window.facts),
     )
-    return _Started(config_body, config_sha, run_id)
+    return started
 
 
 @dataclass
@@ -508,8 +722,14 @@ class _Grid:
     aborted: str | None = None
 
 
-def _run_grid(ctx: _Context, bundle: Bundle, window: _Window) -> _Grid:
-    """Every cell, arm by arm (one arm's rows in memory at a time), and the probe."""
+def _run_grid(
+    ctx: _Context,
+    bundle: Bundle,
+    window: _Window,
+    recorded: dict[tuple[str, str], CellRecord] | None = None,
+) -> _Grid:
+    """Every cell, arm by arm (one arm's rows in memory at a time), and the probe. With
+    ``recorded``, each cell is written from its record instead of run."""
     config = ctx.config
     grid = _Grid(
         cells={
@@ -523,23 +743,19 @@ def _run_grid(ctx: _Context, bundle: Bundle, window: _Window) -> _Grid:
     )
     try:
         for arm in config.arms:
-            # Control arms are parsed up front only when small; a whole-release run
-            # parses each served row from its line instead (see ArmRows).
-            parsed = bundle.rows(arm) if window.keep_parsed else None
-            rows = ArmRows(bundle.texts(arm), parsed, window.forms_by_position)
-            # each arm has its own row keys; the agent reads and picks by them, and the
-            # runner joins them to the main arm's by position
-            ctx.positions = (
-                window.positions
-                if arm == "main"
-                else {key: i for i, key in enumerate(bundle.row_keys(arm))}
-            )
+            rows = _arm_rows(ctx, bundle, window, arm)
             served: dict[int, None] = {}
             last: tuple[CellOutcome, Toolbox] | None = None
             for clock in config.clocks:
-                outcome, tools = _cell_with_retries(
-                    ctx, grid.cells, arm, clock, window.indexes[clock], rows, served
-                )
+                index = window.indexes[clock]
+                if recorded is None:
+                    outcome, tools = _cell_with_retries(
+                        ctx, grid.cells, arm, clock, index, rows, served
+                    )
+                else:
+                    outcome, tools = _recorded_cell(
+                        ctx, grid.cells, recorded[(arm, clock)], index, rows, served
+                    )
                 if tools is not None:
                     last = (outcome, tools)
             if arm == "shifted" and config.probe and ctx.dialect == "sharpebench":
@@ -556,6 +772,49 @@ def _run_grid(ctx: _Context, bundle: Bundle, window: _Window) -> _Grid:
             if outcome.status == "running":
                 outcome.status = outcomes.ABORTED
     return grid
+
+
+def _arm_rows(ctx: _Context, bundle: Bundle, window: _Window, arm: str) -> ArmRows:
+    """An arm's rows, and its row keys' positions set on ``ctx``: each arm has its own
+    row keys; the agent reads and picks by them, and the runner joins them to the main
+    arm's by position. Control arms are parsed up front only when small; a whole-release
+    run parses each served row from its line instead (see ArmRows)."""
+    parsed = bundle.rows(arm) if window.keep_parsed else None
+    ctx.positions = (
+        window.positions
+        if arm == "main"
+        else {key: i for i, key in enumerate(bundle.row_keys(arm))}
+    )
+    return ArmRows(bundle.texts(arm), parsed, window.forms_by_position)
+
+
+def _recorded_cell(
+    ctx: _Context,
+    cells: dict[tuple[str, str], CellOutcome],
+    record: CellRecord,
+    index: ClockIndex,
+    rows: ArmRows,
+    served: dict[int, None],
+) -> tuple[CellOutcome, Toolbox | None]:
+    """A cell run elsewhere (:func:`run_cell`), written into this run as if run here;
+    its toolbox rebuilt at the session it ended on, for the probe."""
+    for line in record.events.splitlines():
+        event = json.loads(line)
+        ctx.writer.write(str(event.pop("event")), **event)
+    outcome = cells[(record.arm, record.clock)] = _outcome_of(record.outcome)
+    ctx.ledger += record.ledger
+    ctx.egress += [
+        EgressAttempt(e["call"], e["target"], e["site"], tuple(e["stack"])) for e in record.egress
+    ]
+    for endpoint, count in record.model_exchanges.items():
+        ctx.model_exchanges[endpoint] = ctx.model_exchanges.get(endpoint, 0) + count
+    if record.aborted is not None:
+        raise _Aborted(record.aborted)
+    for position in record.served:
+        served.setdefault(position)
+    if outcome.last_session is None:
+        return outcome, None
+    return outcome, _toolbox(ctx, outcome, index, rows, outcome.last_session, {})
 
 
 def _finish(
@@ -709,44 +968,8 @@ def _run_cell(
     held: list[tuple[int, list[str]]] = []  # (session, the arm's row keys picked then)
     try:
         for s in window:
-            session_date = table.sessions[s].isoformat()
-
-            def record(
-                tool: str,
-                args: dict[str, Any],
-                result: dict[str, Any],
-                row_texts: list[str] | None,
-                _d: str = session_date,
-            ) -> None:
-                outcome.tool_calls += 1
-                served_rows = result.get("rows") or ([result["row"]] if "row" in result else [])
-                outcome.rows_served += len(served_rows)
-                outcome.fallbacks_served += sum(
-                    1
-                    for r in served_rows
-                    if clock == "pit" and r.get("known_at_source") == "published_at"
-                )
-                writer.write_tool_call(
-                    result,
-                    row_texts,
-                    arm=arm,
-                    clock=clock,
-                    session=_d,
-                    tool=tool,
-                    args=ctx.redacted(args),
-                )
-
-            tools = Toolbox(
-                arm=arm,
-                index=index,
-                rows=rows,
-                positions=ctx.positions,
-                bell=table.opens[s],
-                previous_bell=table.opens[s - 1] if s > window.start else None,
-                session_date=session_date,
-                record=record,
-                served=served.setdefault if served is not None else None,
-            )
+            tools = _toolbox(ctx, outcome, index, rows, s, served)
+            outcome.last_session = s
             task = Task(
                 "trade",
                 trade_prompt(
@@ -765,6 +988,7 @@ def _run_cell(
             if ctx.dialect == "sharpebench":
                 held = [(at, keys) for at, keys in held if s - at < ctx.config.hold_sessions]
                 task = _with_observation(task, tools, rows, held)
+            session_date = table.sessions[s].isoformat()
             writer.write(
                 "session",
                 arm=arm,
@@ -814,6 +1038,54 @@ def _run_cell(
         outcome.status = outcomes.COMPLETE
     writer.write("cell_end", arm=arm, clock=clock)
     return tools
+
+
+def _toolbox(
+    ctx: _Context,
+    outcome: CellOutcome,
+    index: ClockIndex,
+    rows: ArmRows,
+    s: int,
+    served: dict[int, None] | None,
+) -> Toolbox:
+    """The cell's tools at session ``s``: every call counted in ``outcome`` and written
+    into the trajectory."""
+    arm, clock, table = outcome.arm, outcome.clock, ctx.table
+    session_date = table.sessions[s].isoformat()
+
+    def record(
+        tool: str,
+        args: dict[str, Any],
+        result: dict[str, Any],
+        row_texts: list[str] | None,
+    ) -> None:
+        outcome.tool_calls += 1
+        served_rows = result.get("rows") or ([result["row"]] if "row" in result else [])
+        outcome.rows_served += len(served_rows)
+        outcome.fallbacks_served += sum(
+            1 for r in served_rows if clock == "pit" and r.get("known_at_source") == "published_at"
+        )
+        ctx.writer.write_tool_call(
+            result,
+            row_texts,
+            arm=arm,
+            clock=clock,
+            session=session_date,
+            tool=tool,
+            args=ctx.redacted(args),
+        )
+
+    return Toolbox(
+        arm=arm,
+        index=index,
+        rows=rows,
+        positions=ctx.positions,
+        bell=table.opens[s],
+        previous_bell=table.opens[s - 1] if s > ctx.window.start else None,
+        session_date=session_date,
+        record=record,
+        served=served.setdefault if served is not None else None,
+    )
 
 
 def _with_observation(
