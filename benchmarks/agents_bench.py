@@ -11,14 +11,9 @@ release's loading is kept out of: the bundle is loaded once and handed to each r
 
 from __future__ import annotations
 
-import contextlib
-import json
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +22,11 @@ OUT = ROOT / "bench-out"
 RELEASE = OUT / "release-full"
 WHOLE = {"forms": ("8-K",), "start": "2022-11-01", "end": "2023-03-31"}
 SEED = {"forms": ("8-K",), "start": "2023-03-01", "end": "2023-03-10"}
+
+# The checkout on the path, as pytest has it (pyproject.toml): the HTTP agent is served by
+# the tests' loopback server (tests.support.http_agents), run alone or from run.py.
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
 TRIVIAL = """
 import json, sys
@@ -39,30 +39,8 @@ def _nothing(prompt: str, tools: Any) -> list[str]:
     return []
 
 
-@contextlib.contextmanager
-def _http_agent() -> Iterator[str]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # keep-alive: one connection per cell
-        disable_nagle_algorithm = True  # the answer's headers and body go out at once
-
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers["Content-Length"]))
-            data = json.dumps({"type": "decision", "picks": [], "text": ""}).encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+def _nothing_over_http(path: str, body: dict[str, Any]) -> tuple[int, Any]:
+    return 200, {"type": "decision", "picks": [], "text": ""}
 
 
 def _timed_run(agent: Any, folder: Path, bundle: Any, **extra: Any) -> tuple[float, int]:
@@ -88,6 +66,7 @@ def rows() -> list[tuple[str, str, str]]:
     from harness.agents.external import command_agent, http_agent
     from harness.isolation.sandbox.outside import availability
     from harness.receipt.reexecute import reexecute
+    from tests.support.http_agents import serving
 
     if not availability()[0]:
         return [("k. external agents", "n/a", "bubblewrap unavailable: " + availability()[1])]
@@ -107,7 +86,7 @@ def rows() -> list[tuple[str, str, str]]:
             agent_cmd="x",
             agent_process="isolated",
         )
-        with _http_agent() as url:
+        with serving(_nothing_over_http, keep_alive=True) as url:  # a connection per cell
             http, _ = _timed_run(http_agent(url), folder / "http", bundle, agent_http=url)
         out += [
             (f"k. {n} decisions, Python agent in process", f"{n / python:.0f} /s", ""),
@@ -150,6 +129,5 @@ def rows() -> list[tuple[str, str, str]]:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
     for row in rows():
         print(*row, sep="  ")

@@ -41,7 +41,7 @@ import urllib.parse
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
@@ -215,6 +215,100 @@ def spec_from_message(message: dict[str, Any]) -> AgentSpec:
     return external_spec(External.from_message(message))
 
 
+# -- the dialects, over either transport --------------------------------------------------
+
+# What the harness sends an agent, in either dialect.
+_ToAgent = pit.Task | pit.ToolResult | sharpebench.MarketObservation
+
+
+class _Link(Protocol):
+    """How a message travels to the agent and its answer back: all that stdio and HTTP
+    differ in. The dialects (``_speak_pit``, ``_speak_sharpebench``) speak over it."""
+
+    def exchange(self, message: _ToAgent, deadline: float, budget: float) -> bytes:
+        """The agent's answer to ``message``, by ``deadline`` (its ``resource_limit``
+        past it)."""
+        ...
+
+    def abort(self) -> None:
+        """The agent broke the contract: whatever the transport ends before the fault is
+        raised."""
+        ...
+
+
+def _speak(external: External, link: _Link, task: Task, tools: Toolbox) -> Decision:
+    """One decision, in the agent's dialect, within its wall-clock budget (tool calls
+    included)."""
+    budget = external.timeout
+    deadline = time.monotonic() + budget
+    if external.dialect == "sharpebench":
+        return _speak_sharpebench(link, task, deadline, budget)
+    return _speak_pit(link, task, tools, deadline, budget)
+
+
+def _speak_pit(link: _Link, task: Task, tools: Toolbox, deadline: float, budget: float) -> Decision:
+    """Ours: the task, then a result for each tool call, until the agent decides."""
+    message: pit.Task | pit.ToolResult = pit.Task(
+        kind="probe" if task.kind == "probe" else "trade",
+        prompt=task.prompt,
+        arm=task.arm,  # type: ignore[arg-type]
+        clock=task.clock,  # type: ignore[arg-type]
+        session_date=task.session_date,
+        known_at=task.known_at,
+        newly_knowable=tools.newly_knowable(),
+    )
+    while True:
+        answer = link.exchange(message, deadline, budget)
+        try:
+            said = message_from_wire(answer)
+        except AgentProtocolFault as exc:
+            link.abort()
+            raise _protocol_fault(exc) from None
+        if isinstance(said, pit.Decision):
+            return Decision(picks=tuple(said.picks), text=said.text)
+        try:
+            result = getattr(tools, said.tool)(**said.args)
+        except TypeError as exc:
+            link.abort()
+            raise outcomes.AgentFault(
+                outcomes.PROTOCOL_VIOLATION, f"tool call {said.tool}: {exc}"
+            ) from None
+        message = pit.ToolResult(result=result)
+
+
+def _speak_sharpebench(link: _Link, task: Task, deadline: float, budget: float) -> Decision:
+    """sharpebench's: the observation out, the orders back, checked against it."""
+    if task.kind != "trade" or task.observation is None:
+        raise RuntimeError("the harness asked a sharpebench agent a task with no observation")
+    observation = msgspec.convert(task.observation, sharpebench.MarketObservation)
+    answer = link.exchange(observation, deadline, budget)
+    try:
+        decision = decision_from_wire(answer, dialect="sharpebench")
+        validate_for(decision, observation)
+    except AgentProtocolFault as exc:
+        link.abort()
+        raise _protocol_fault(exc) from None
+    return Decision(text=decision.reasoning, wire=msgspec.to_builtins(sharpebench.scored(decision)))
+
+
+def _protocol_fault(exc: AgentProtocolFault) -> outcomes.AgentFault:
+    return outcomes.AgentFault(outcomes.PROTOCOL_VIOLATION, str(exc))
+
+
+_TOOLS_INCLUDED = " (wall clock, tool calls included)"
+_KILLED = "; the agent's process group was killed"
+
+
+def _time_limit(
+    budget: float, then: str = "", *, scope: str = _TOOLS_INCLUDED
+) -> outcomes.AgentFault:
+    """The agent's ``resource_limit``: its decision ran past its budget. ``then`` says
+    what the harness was waiting for or did about it."""
+    return outcomes.AgentFault(
+        outcomes.RESOURCE_LIMIT, f"decision time limit of {budget:g} s{scope} reached{then}"
+    )
+
+
 # -- the agent's process ------------------------------------------------------------------
 
 
@@ -271,19 +365,14 @@ class _Process:
         """One line to the agent, by ``deadline``: an agent that stops reading cannot
         hold the harness past its budget."""
         data = memoryview(line + b"\n")
+
+        def limit() -> outcomes.AgentFault:
+            return _time_limit(budget, ": the agent stopped reading its stdin" + _KILLED, scope="")
+
         with selectors.DefaultSelector() as selector:
             selector.register(self._in, selectors.EVENT_WRITE)
             while data:
-                left = deadline - time.monotonic()
-                if left <= 0 or not selector.select(left):
-                    if time.monotonic() < deadline:
-                        continue
-                    self.kill()
-                    raise outcomes.AgentFault(
-                        outcomes.RESOURCE_LIMIT,
-                        f"decision time limit of {budget:g} s reached: the agent stopped "
-                        "reading its stdin; the agent's process group was killed",
-                    )
+                self._wait(selector, deadline, limit)
                 try:
                     data = data[os.write(self._in, data) :]
                 except BlockingIOError:
@@ -293,6 +382,10 @@ class _Process:
 
     def line(self, deadline: float, budget: float) -> bytes:
         """The agent's next line (without its newline), by ``deadline``."""
+
+        def limit() -> outcomes.AgentFault:
+            return _time_limit(budget, _KILLED)
+
         with selectors.DefaultSelector() as selector:
             selector.register(self._out, selectors.EVENT_READ)
             while True:
@@ -305,16 +398,7 @@ class _Process:
                     return line
                 if len(self._buffer) > MAX_LINE:
                     raise self._oversized()
-                left = deadline - time.monotonic()
-                if left <= 0 or not selector.select(left):
-                    if time.monotonic() < deadline:
-                        continue
-                    self.kill()
-                    raise outcomes.AgentFault(
-                        outcomes.RESOURCE_LIMIT,
-                        f"decision time limit of {budget:g} s (wall clock, tool calls "
-                        "included) reached; the agent's process group was killed",
-                    )
+                self._wait(selector, deadline, limit)
                 try:
                     chunk = os.read(self._out, 1 << 16)
                 except BlockingIOError:
@@ -322,6 +406,23 @@ class _Process:
                 if not chunk:
                     raise self._exited("closed its stdout")
                 self._buffer += chunk
+
+    def _wait(
+        self,
+        selector: selectors.BaseSelector,
+        deadline: float,
+        limit: Callable[[], outcomes.AgentFault],
+    ) -> None:
+        """Until the pipe ``selector`` watches is ready. At ``deadline`` the agent's
+        process group is killed and ``limit()`` raised; a select that returns early, with
+        time left, is waited again."""
+        while True:
+            left = deadline - time.monotonic()
+            if left > 0 and selector.select(left):
+                return
+            if time.monotonic() >= deadline:
+                self.kill()
+                raise limit()
 
     def _oversized(self) -> outcomes.AgentFault:
         self.kill()
@@ -361,12 +462,9 @@ class _Process:
         shutil.rmtree(self._home, ignore_errors=True)
 
 
-def _protocol_fault(exc: AgentProtocolFault) -> outcomes.AgentFault:
-    return outcomes.AgentFault(outcomes.PROTOCOL_VIOLATION, str(exc))
-
-
 class StdioAgent:
-    """One cell's external agent over stdio: a fresh process, spoken to in its dialect."""
+    """One cell's external agent over stdio: a fresh process, spoken to in its dialect, a
+    line each way per message."""
 
     def __init__(self, external: External) -> None:
         if external.transport != "stdio":
@@ -375,56 +473,14 @@ class StdioAgent:
         self._process = _Process(external.argv)
 
     def decide(self, task: Task, tools: Toolbox) -> Decision:
-        budget = self.external.timeout
-        deadline = time.monotonic() + budget
-        if self.external.dialect == "sharpebench":
-            return self._sharpebench(task, deadline, budget)
-        return self._pit(task, tools, deadline, budget)
+        return _speak(self.external, self, task, tools)
 
-    def _pit(self, task: Task, tools: Toolbox, deadline: float, budget: float) -> Decision:
-        message = pit.Task(
-            kind="probe" if task.kind == "probe" else "trade",
-            prompt=task.prompt,
-            arm=task.arm,  # type: ignore[arg-type]
-            clock=task.clock,  # type: ignore[arg-type]
-            session_date=task.session_date,
-            known_at=task.known_at,
-            newly_knowable=tools.newly_knowable(),
-        )
+    def exchange(self, message: _ToAgent, deadline: float, budget: float) -> bytes:
         self._process.send(msgspec.json.encode(message), deadline, budget)
-        while True:
-            line = self._process.line(deadline, budget)
-            try:
-                said = message_from_wire(line)
-            except AgentProtocolFault as exc:
-                self._process.kill()
-                raise _protocol_fault(exc) from None
-            if isinstance(said, pit.Decision):
-                return Decision(picks=tuple(said.picks), text=said.text)
-            try:
-                result = getattr(tools, said.tool)(**said.args)
-            except TypeError as exc:
-                self._process.kill()
-                raise outcomes.AgentFault(
-                    outcomes.PROTOCOL_VIOLATION, f"tool call {said.tool}: {exc}"
-                ) from None
-            self._process.send(msgspec.json.encode(pit.ToolResult(result=result)), deadline, budget)
+        return self._process.line(deadline, budget)
 
-    def _sharpebench(self, task: Task, deadline: float, budget: float) -> Decision:
-        if task.kind != "trade" or task.observation is None:
-            raise RuntimeError("the harness asked a sharpebench agent a task with no observation")
-        observation = msgspec.convert(task.observation, sharpebench.MarketObservation)
-        self._process.send(msgspec.json.encode(observation), deadline, budget)
-        line = self._process.line(deadline, budget)
-        try:
-            decision = decision_from_wire(line, dialect="sharpebench")
-            validate_for(decision, observation)
-        except AgentProtocolFault as exc:
-            self._process.kill()
-            raise _protocol_fault(exc) from None
-        return Decision(
-            text=decision.reasoning, wire=msgspec.to_builtins(sharpebench.scored(decision))
-        )
+    def abort(self) -> None:
+        self._process.kill()
 
     def close(self) -> None:
         self._process.close()
@@ -559,54 +615,22 @@ class HttpAgent:
         )
 
     def decide(self, task: Task, tools: Toolbox) -> Decision:
-        budget = self.external.timeout
-        deadline = time.monotonic() + budget
-        if self.external.dialect == "sharpebench":
-            if task.kind != "trade" or task.observation is None:
-                raise RuntimeError(
-                    "the harness asked a sharpebench agent a task with no observation"
-                )
-            observation = msgspec.convert(task.observation, sharpebench.MarketObservation)
-            self.steps += 1
-            answer = self._asked(
-                "/decide", msgspec.json.encode(observation), deadline, budget, self.steps == 1
-            )
-            try:
-                decision = decision_from_wire(answer, dialect="sharpebench")
-                validate_for(decision, observation)
-            except AgentProtocolFault as exc:
-                raise _protocol_fault(exc) from None
-            return Decision(
-                text=decision.reasoning, wire=msgspec.to_builtins(sharpebench.scored(decision))
-            )
-        message: pit.Task | pit.ToolResult = pit.Task(
-            kind="probe" if task.kind == "probe" else "trade",
-            prompt=task.prompt,
-            arm=task.arm,  # type: ignore[arg-type]
-            clock=task.clock,  # type: ignore[arg-type]
-            session_date=task.session_date,
-            known_at=task.known_at,
-            newly_knowable=tools.newly_knowable(),
-        )
-        while True:
-            self.steps += 1
+        return _speak(self.external, self, task, tools)
+
+    def exchange(self, message: _ToAgent, deadline: float, budget: float) -> bytes:
+        """sharpebench's observation as ``POST /decide``; ours inside a ``pit.Step`` as
+        ``POST /step``. Both count the cell's steps."""
+        self.steps += 1
+        if isinstance(message, sharpebench.MarketObservation):
+            path, body = "/decide", msgspec.json.encode(message)
+        else:
             step = pit.Step(session=self.session, step=self.steps, message=message)
-            answer = self._asked(
-                "/step", msgspec.json.encode(step), deadline, budget, self.steps == 1
-            )
-            try:
-                said = message_from_wire(answer)
-            except AgentProtocolFault as exc:
-                raise _protocol_fault(exc) from None
-            if isinstance(said, pit.Decision):
-                return Decision(picks=tuple(said.picks), text=said.text)
-            try:
-                result = getattr(tools, said.tool)(**said.args)
-            except TypeError as exc:
-                raise outcomes.AgentFault(
-                    outcomes.PROTOCOL_VIOLATION, f"tool call {said.tool}: {exc}"
-                ) from None
-            message = pit.ToolResult(result=result)
+            path, body = "/step", msgspec.json.encode(step)
+        return self._asked(path, body, deadline, budget, self.steps == 1)
+
+    def abort(self) -> None:
+        """Nothing to end: the request is answered, and the cell's end closes the
+        connection."""
 
     def _asked(self, path: str, body: bytes, deadline: float, budget: float, twice: bool) -> bytes:
         """The answer to one request; the cell's first is sent twice, and a second answer
@@ -650,14 +674,10 @@ class HttpAgent:
                 self.breaker.fault(problem)
                 continue
             try:
-                status, answer = self._exchange(path, body, deadline)
+                status, answer = self._request(path, body, deadline)
             except _PastBudget:
                 self._connection.close()
-                raise outcomes.AgentFault(
-                    outcomes.RESOURCE_LIMIT,
-                    f"decision time limit of {budget:g} s (wall clock, tool calls included) "
-                    f"reached waiting for POST {path}",
-                ) from None
+                raise _time_limit(budget, f" waiting for POST {path}") from None
             except (OSError, http.client.HTTPException) as exc:
                 self._connection.close()
                 problem = f"POST {path}: {type(exc).__name__}: {exc}"[:300]
@@ -681,10 +701,7 @@ class HttpAgent:
                 )
             return answer
         if time.monotonic() >= deadline:
-            raise outcomes.AgentFault(
-                outcomes.RESOURCE_LIMIT,
-                f"decision time limit of {budget:g} s (wall clock, tool calls included) reached",
-            )
+            raise _time_limit(budget)
         raise outcomes.RuntimeFailure(f"the agent could not be reached ({problem})")
 
     def _connect(self, left: float) -> None:
@@ -711,7 +728,7 @@ class HttpAgent:
             sock = self._tls.wrap_socket(sock, server_hostname=self._host)
         self._connection.sock = sock
 
-    def _exchange(self, path: str, body: bytes, deadline: float) -> tuple[int, bytes]:
+    def _request(self, path: str, body: bytes, deadline: float) -> tuple[int, bytes]:
         """Send and read one request whole by ``deadline``: a watchdog shuts the socket
         when it passes, so an answer that drips a byte at a time cannot outlast it."""
         sock = self._connection.sock

@@ -617,14 +617,8 @@ class ModelProxy:
                 "response_sha256": recorded.get("response_sha256") or _sha256(payload),
                 "error": None,
             }
-        with self._lock:
-            if ticket.cut:
-                return False
-            self._open.remove(ticket)
-            self._exchanges.append(
-                {**ticket.record, **outcome, "elapsed_ms": _since(ticket), "cut": False}
-            )
-            self._settled.notify_all()
+        if not self._record(ticket, outcome):
+            return False
         if recorded is None:
             _send(stream, _reply(502, "Bad Gateway"))
             return False
@@ -687,6 +681,11 @@ class ModelProxy:
                 "response_sha256": _sha256(payload),
                 "error": None,
             }
+        return self._record(ticket, outcome) and response is not None
+
+    def _record(self, ticket: _Open, outcome: dict[str, Any]) -> bool:
+        """Record the exchange with its ``outcome`` (it is open no more), unless it was cut
+        (and so recorded) already: True if it was recorded here."""
         with self._lock:
             if ticket.cut:
                 return False
@@ -695,7 +694,7 @@ class ModelProxy:
                 {**ticket.record, **outcome, "elapsed_ms": _since(ticket), "cut": False}
             )
             self._settled.notify_all()
-        return response is not None
+        return True
 
 
 _SITE = "the agent's process, through the run's model proxy"

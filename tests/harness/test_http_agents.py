@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -28,39 +28,10 @@ from harness.agents.external import BREAKER_FAULTS, http_agent, public_addresses
 from harness.cli import main
 from harness.receipt.reexecute import DIVERGED, REPRODUCED, reexecute
 from harness.runs.config import ConfigError
-from tests.support.http_agents import first_two
+from tests.support.http_agents import first_two, serving
 from tests.support.sandbox import sandbox_config
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agents"
-
-Answer = Callable[[str, dict[str, Any]], tuple[int, Any]]
-
-
-@contextlib.contextmanager
-def serving(answer: Answer) -> Iterator[str]:
-    """A real HTTP server on loopback whose every POST is ``answer(path, body)``."""
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            status, reply = answer(self.path, body)
-            data = json.dumps(reply).encode()
-            self.send_response(status)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _free_port() -> int:

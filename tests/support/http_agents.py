@@ -1,13 +1,17 @@
-"""A deterministic pit-dialect agent served over HTTP on loopback, for tests."""
+"""Agents served over HTTP on loopback, for tests and the agents benchmark: a real server
+whose every POST is answered by a function, and a deterministic pit-dialect agent."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+# (path, the request's JSON body) -> (status, the reply, sent as JSON)
+Answer = Callable[[str, dict[str, Any]], tuple[int, Any]]
 
 
 def first_two(message: dict[str, Any]) -> dict[str, Any]:
@@ -20,12 +24,20 @@ def first_two(message: dict[str, Any]) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def serving_first_two() -> Iterator[str]:
+def serving(answer: Answer, *, keep_alive: bool = False) -> Iterator[str]:
+    """A real HTTP server on loopback whose every POST is ``answer(path, body)``. Each
+    request has a connection of its own, unless ``keep_alive``: then HTTP/1.1, one
+    connection per cell, and the answer's headers and body go out at once (no Nagle)."""
+
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+        disable_nagle_algorithm = keep_alive
+
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            data = json.dumps(first_two(body["message"])).encode()
-            self.send_response(200)
+            status, reply = answer(self.path, body)
+            data = json.dumps(reply).encode()
+            self.send_response(status)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
@@ -40,3 +52,8 @@ def serving_first_two() -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def serving_first_two() -> contextlib.AbstractContextManager[str]:
+    """``first_two``, served."""
+    return serving(lambda path, body: (200, first_two(body["message"])))
