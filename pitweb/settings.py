@@ -7,6 +7,7 @@ and REDIS_URL, and differs only by environment.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,7 @@ INSTALLED_APPS = [
     "pitweb.runs",
     "pitweb.pricing",
     "pitweb.points",
+    "pitweb.execution",
 ]
 
 MIDDLEWARE = [
@@ -322,6 +324,39 @@ PITWEB_JOURNAL_DIR = Path(os.environ.get("PITWEB_JOURNAL_DIR") or VAR_DIR / "jou
 PITWEB_POINTS_JUDGE = os.environ.get("PITWEB_POINTS_JUDGE", "")
 PITWEB_POINTS_JOB_SOFT_LIMIT = env_int("PITWEB_POINTS_JOB_SOFT_LIMIT", 6 * 3600)
 PITWEB_POINTS_JOB_HARD_LIMIT = env_int("PITWEB_POINTS_JOB_HARD_LIMIT", 6 * 3600 + 60)
+
+
+def _agent_packages() -> dict[str, dict[str, object]]:
+    """The stdio agents installed on the workers that staff may register (never a command
+    a submitter wrote): by name, the argv (``{examples}`` is this checkout's examples/
+    folder), the dialect and the agent folders. A JSON file of the same shape replaces
+    them (PITWEB_AGENT_PACKAGES_FILE)."""
+    given = os.environ.get("PITWEB_AGENT_PACKAGES_FILE", "")
+    if given:
+        loaded: dict[str, dict[str, object]] = json.loads(Path(given).read_text())
+        return loaded
+    return {
+        "pit-stdio-python": {
+            "argv": ["python3", "{examples}/agents/pit_stdio.py"],
+            "dialect": "pit",
+            "about": "the reference agent in our dialect (examples/agents/pit_stdio.py)",
+        },
+        "sharpebench-stdio-python": {
+            "argv": ["python3", "{examples}/agents/sharpebench_stdio.py"],
+            "dialect": "sharpebench",
+            "about": "the reference agent in sharpebench's dialect",
+        },
+    }
+
+
+PITWEB_AGENT_PACKAGES = _agent_packages()
+PITWEB_EXAMPLES_DIR = BASE_DIR / "examples"
+# hosts an HTTP agent may be registered at (exact names); private, loopback and link-local
+# addresses are refused after DNS and again on every connect unless allowed here
+PITWEB_AGENT_HOSTS = env_list("PITWEB_AGENT_HOSTS", "")
+PITWEB_AGENT_PRIVATE_ADDRESSES = env_bool("PITWEB_AGENT_PRIVATE_ADDRESSES", False)
+PITWEB_EXECUTION_CELL_SOFT_LIMIT = env_int("PITWEB_EXECUTION_CELL_SOFT_LIMIT", 3600)
+PITWEB_EXECUTION_CELL_HARD_LIMIT = env_int("PITWEB_EXECUTION_CELL_HARD_LIMIT", 3660)
 
 for folder in (
     VAR_DIR,

@@ -5,6 +5,8 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from pitweb.core import protocol
+from pitweb.execution import api as execution_api
+from pitweb.execution import views as execution
 from pitweb.points import views as points
 from pitweb.points.api import AnswerSetsApi
 from pitweb.runs import api, views
@@ -26,6 +28,10 @@ urlpatterns = [
     path("status/", views.status_page, name="status"),
     path("protocol/", protocol.protocol_index, name="protocol"),
     path("protocol/<str:dialect>/<str:name>", protocol.protocol_file, name="protocol-file"),
+    path("agents/", execution.agents_page, name="agents"),
+    path("agents/do/<str:action>", execution.agents_action, name="agents-action"),
+    path("executions/<str:job_id>/", execution.execution_page, name="execution"),
+    path("executions/<str:job_id>.json", execution.execution_json, name="execution-json"),
     path("points/", points.point_sets_page, name="point-sets"),
     path("points/upload/", points.point_set_upload_page, name="point-set-upload"),
     path("points/models/", points.models_page, name="points-models"),
@@ -43,6 +49,18 @@ urlpatterns = [
     path("api/runs/<str:sha>/", api.RunApi.as_view(), name="api-run"),
     path("api/runs/<str:sha>/reverify/", api.ReverifyApi.as_view(), name="api-reverify"),
     path("api/jobs/<int:job_id>/", api.JobApi.as_view(), name="api-job"),
+    path("api/agents/", execution_api.AgentsApi.as_view(), name="api-agents"),
+    path(
+        "api/agents/<str:name>/executions/",
+        execution_api.ExecuteApi.as_view(),
+        name="api-agent-executions",
+    ),
+    path(
+        "api/executions/<str:job_id>/", execution_api.ExecutionApi.as_view(), name="api-execution"
+    ),
+    path(
+        "api/runs/<str:sha>/reexecute/", execution_api.ReexecuteApi.as_view(), name="api-reexecute"
+    ),
     path("api/leaderboard/", api.LeaderboardApi.as_view(), name="api-leaderboard"),
     path(
         "api/releases/<str:digest>/prices/",

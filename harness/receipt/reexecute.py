@@ -28,10 +28,13 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.agents.base import AgentSpec
 from harness.receipt.verify import check_receipt
+
+if TYPE_CHECKING:
+    from harness.runs.config import RunConfig
 
 REPRODUCED, DIVERGED, FAILED = "reproduced", "diverged", "reexecution_failed"
 # the fields of each event that a score depends on
@@ -209,6 +212,11 @@ def compare(recorded: str | os.PathLike[str], again: str | os.PathLike[str]) -> 
     notes = [f"{cell} has no result in the recorded run ({status}): not compared"
              for cell, status in missing.items()]  # fmt: skip
     result = _first_difference(old, new)
+    if result.result == REPRODUCED and result.steps_compared == 0:
+        # nothing compared proves nothing: never a reproduction
+        result = Reexecution(
+            FAILED, failure="the recorded run has no score-bearing step to compare"
+        )
     result.notes += notes
     return result
 
@@ -257,6 +265,45 @@ def _as_seen(step: Step | None, at: Step) -> dict[str, Any] | None:
     return step.said
 
 
+def rerun_config(
+    config: dict[str, Any],
+    *,
+    bundle: str | os.PathLike[str],
+    agent: AgentSpec,
+    folder: str | os.PathLike[str],
+    pass_env: tuple[str, ...] = (),
+) -> RunConfig:
+    """The config that runs a recorded run's cells again (its receipt's ``config``):
+    the same release, window, arms, clocks, hold, probe and network policy, ``agent``
+    reached as it is, model endpoints as recorded, no prices (decisions never see them),
+    outputs in ``folder``."""
+    from harness.runs.config import RunConfig
+
+    endpoints = tuple(f"https://{label}" for label in config.get("model_endpoints") or [])
+    external = agent.external
+    return RunConfig(
+        bundle_path=os.fspath(bundle),
+        forms=tuple(config["forms"]),
+        start=config["start"],
+        end=config["end"],
+        arms=tuple(config["arms"]),
+        clocks=tuple(config["clocks"]),
+        hold_sessions=config["hold_sessions"],
+        agent_cmd=shlex.join(external.argv)
+        if external is not None and external.transport == "stdio"
+        else "",
+        agent_http=external.url if external is not None and external.transport == "http" else "",
+        dialect=config.get("agent_dialect", "pit"),
+        network_policy=config["network_policy"],
+        model_endpoints=endpoints,
+        pass_env=pass_env,
+        agent_process="in_process" if config["agent_process"] == "in_process" else "auto",
+        probe=config["probe_items"],
+        trajectory_path=str(Path(folder) / "trajectory.jsonl"),
+        receipt_path=str(Path(folder) / "receipt.json"),
+    )
+
+
 def reexecute(
     receipt: str | os.PathLike[str],
     *,
@@ -268,42 +315,20 @@ def reexecute(
 ) -> Reexecution:
     """Run ``agent`` afresh over what the receipt's run was given and compare its
     decisions with the trajectory's. The receipt's hashes must hold (``verify`` first)."""
-    from harness.runs.config import RunConfig
     from harness.runs.runner import run
 
     report, body = check_receipt(receipt)
     if not report.ok:
         raise ValueError("the receipt's hashes do not hold: " + "; ".join(report.failures))
     config = body["config"]
-    endpoints = tuple(f"https://{label}" for label in config.get("model_endpoints") or [])
-    exchanges = counted_exchanges(trajectory) if endpoints else None
+    exchanges = counted_exchanges(trajectory) if config.get("model_endpoints") else None
     dialect = config.get("agent_dialect", "pit")
     external = agent.external
     if external is not None and external.dialect != dialect:
         raise ValueError(f"the run's agent spoke {dialect!r}, this one speaks {external.dialect!r}")
     with tempfile.TemporaryDirectory(prefix="pit-reexecute-") as folder:
-        again = RunConfig(
-            bundle_path=os.fspath(bundle),
-            forms=tuple(config["forms"]),
-            start=config["start"],
-            end=config["end"],
-            arms=tuple(config["arms"]),
-            clocks=tuple(config["clocks"]),
-            hold_sessions=config["hold_sessions"],
-            agent_cmd=shlex.join(external.argv)
-            if external is not None and external.transport == "stdio"
-            else "",
-            agent_http=external.url
-            if external is not None and external.transport == "http"
-            else "",
-            dialect=dialect,
-            network_policy=config["network_policy"],
-            model_endpoints=endpoints,
-            pass_env=tuple(pass_env),
-            agent_process="in_process" if config["agent_process"] == "in_process" else "auto",
-            probe=config["probe_items"],
-            trajectory_path=str(Path(folder) / "trajectory.jsonl"),
-            receipt_path=str(Path(folder) / "receipt.json"),
+        again = rerun_config(
+            config, bundle=bundle, agent=agent, folder=folder, pass_env=tuple(pass_env)
         )
         kwargs = {} if sandbox is None else {"sandbox": sandbox}
         # the recorded run is never shown to the agent run again: it could repeat it

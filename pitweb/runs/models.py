@@ -80,6 +80,9 @@ class Run(models.Model):
     # what the submitter's harness declares: the agent ran isolated with its network and
     # filesystem confined (the site cannot check it for an upload; a re-execution can)
     agent_isolated = models.BooleanField(default=False)
+    # the site executed it (pitweb.execution): its capabilities were measured by our own
+    # worker, not declared by a submitter's harness
+    executed = models.BooleanField(default=False)
     # the platform score for the release's current reference-price version (null: the
     # release has no reference prices yet, or the run's numbers are not proven)
     platform = models.ForeignKey(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from pitweb.execution import services as execution
 from pitweb.jobs.machine import worker_name
 from pitweb.jobs.workers import sweep_dead_folders  # importing it connects the heartbeats
 from pitweb.points import services as points
@@ -35,4 +36,5 @@ def sweep_stale_jobs() -> list[int]:
     sweep_dead_folders()  # on the machine that runs the sweep
     pricing.platform_requeue_stale()
     points.points_requeue_stale()
+    execution.execution_requeue_stale()
     return services.verification_requeue_stale()

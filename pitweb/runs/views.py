@@ -293,9 +293,19 @@ def run_page(request: HttpRequest, sha: str) -> HttpResponse:
             "receipt_pretty": json.dumps(run.body, indent=2, sort_keys=True),
             "release_name": run.release.name if run.release else run.release_digest,
             "min_ranked_trades": settings.PITWEB_MIN_RANKED_TRADES,
+            "registered_agent": _registered_agent(request, run),
             **_platform_context(run, proven),
         },
     )
+
+
+def _registered_agent(request: HttpRequest, run: Run) -> Any:
+    """For staff: the registered agent an uploaded run's digest names (re-executable)."""
+    if not (request.user.is_authenticated and request.user.is_staff) or run.executed:
+        return None
+    from pitweb.execution.services import agent_of_run
+
+    return agent_of_run(run)
 
 
 @refuses_bad_queries
@@ -564,6 +574,11 @@ def staff_action(request: HttpRequest, sha: str, action: str) -> HttpResponse:
                 run=run, staff=staff, flag=request.POST.get("flag", ""), reason=reason
             )
             messages.success(request, "The flag is set." if run.flag else "The flag is cleared.")
+        elif action == "reexecute":
+            from pitweb.execution.services import reexecution_request
+
+            execution = reexecution_request(by=staff, run=run, reason=reason)
+            messages.success(request, f"Re-execution queued as execution {execution.pk}.")
         elif action == "requeue":
             moved = services.jobs_requeue(staff=staff, run=run, reason=reason)
             messages.success(

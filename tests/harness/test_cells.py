@@ -119,3 +119,13 @@ def test_records_that_do_not_make_the_run_are_refused(
     assert not (tmp_path / "a" / "receipt.json").exists()
     with pytest.raises(Exception, match="not a cell of this config"):
         run_cell(stub(), config, "shifted", "pit")
+
+
+def test_a_reexecution_that_compared_nothing_is_no_reproduction(tmp_path: Path) -> None:
+    from harness.receipt.reexecute import FAILED, compare
+
+    empty = tmp_path / "a.jsonl"
+    empty.write_text('{"event":"run_start","seq":0}\n')
+    result = compare(empty, empty)
+    assert result.result == FAILED and not result.ok
+    assert "no score-bearing step" in (result.failure or "")

@@ -64,8 +64,10 @@ def run_submit(
     config: IO[bytes] | None = None,
     prices: IO[bytes] | None = None,
     is_baseline: bool = False,
+    executed: bool = False,
 ) -> Submission:
     """Check an upload completely, then store it and queue its verification.
+    ``executed``: the site ran it itself (``pitweb.execution``), through this same intake.
 
     The steps, in order: the receipt and its body; the submitter's own earlier
     submissions (the same body again is that submission; the same run_id with another
@@ -107,6 +109,7 @@ def run_submit(
                     release=release,
                     config=config_value,
                     is_baseline=is_baseline,
+                    executed=executed,
                     **names,
                 )
             except BaseException:
@@ -321,6 +324,7 @@ def _create_run(
     receipt_name: str,
     prices_name: str,
     is_baseline: bool,
+    executed: bool = False,
 ) -> Submission:
     try:
         return _insert_run(
@@ -334,6 +338,7 @@ def _create_run(
             receipt_name=receipt_name,
             prices_name=prices_name,
             is_baseline=is_baseline,
+            executed=executed,
         )
     except IntegrityError:  # the same body arrived twice at once: one row won
         existing = Run.objects.get(body_sha256=body_sha, submitter=user)
@@ -352,6 +357,7 @@ def _insert_run(
     receipt_name: str,
     prices_name: str,
     is_baseline: bool,
+    executed: bool,
 ) -> Submission:
     cfg, summary = receipt.config, body_summary(receipt)
     with transaction.atomic():
@@ -364,6 +370,7 @@ def _insert_run(
             release=release,
             submitter=user,
             is_baseline=is_baseline,
+            executed=executed,
             valid=receipt.valid,
             protocol_complete=receipt.protocol_complete,
             model_version=cfg.model_version,

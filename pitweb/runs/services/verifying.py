@@ -19,6 +19,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import Case, Q, Value, When
 
 from pitweb.core.errors import SubmissionError
 from pitweb.jobs import machine
@@ -89,7 +90,15 @@ def verification_finish(
     run_fields: dict[str, Any] = {}
     if state in (JobState.VERIFIED, JobState.MISMATCH):
         run_fields = {
-            "verification_level": VerificationLevel.HASHES_VERIFIED
+            # a run the site executed, or whose agent it re-executed, keeps that level
+            # while its arithmetic still holds
+            "verification_level": Case(
+                When(
+                    Q(executed=True) | Q(verification_level=VerificationLevel.REEXECUTED),
+                    then=Value(VerificationLevel.REEXECUTED),
+                ),
+                default=Value(VerificationLevel.HASHES_VERIFIED),
+            )
             if state == JobState.VERIFIED
             else VerificationLevel.SELF_REPORTED,
             "failed_check": mismatch_check[:200] if state == JobState.MISMATCH else "",

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class ExecutionConfig(AppConfig):
+    name = "pitweb.execution"
+    label = "execution"
+    verbose_name = "execution"

@@ -1,0 +1,76 @@
+"""Reads for the execution pages and API: who may see a job, its cells as a progress
+table, and a divergence as two columns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AnonymousUser, User
+from django.db.models import Q, QuerySet
+
+from pitweb.execution.models import ExecutionJob, RegisteredAgent
+from pitweb.runs.selectors import visible_runs, worker_label
+
+
+def visible_agents(user: User | AnonymousUser) -> QuerySet[RegisteredAgent]:
+    """Staff see every registered agent; an owner sees theirs; nobody else any (an HTTP
+    agent's endpoint is its owner's business)."""
+    agents = RegisteredAgent.objects.select_related("owner")
+    if user.is_authenticated and user.is_staff:
+        return agents
+    if user.is_authenticated:
+        return agents.filter(owner=user)
+    return agents.none()
+
+
+def visible_jobs(user: User | AnonymousUser) -> QuerySet[ExecutionJob]:
+    """A job the requester may see: staff every one; otherwise a job of an agent they own
+    or asked for, and a job whose run (made or checked) they may see."""
+    jobs = ExecutionJob.objects.select_related(
+        "agent", "release", "checked", "made", "requested_by"
+    )
+    if user.is_authenticated and user.is_staff:
+        return jobs
+    runs = visible_runs(user).values("pk")
+    shown = Q(made__in=runs) | Q(checked__in=runs)
+    if user.is_authenticated:
+        shown |= Q(agent__owner=user) | Q(requested_by=user)
+    return jobs.filter(shown)
+
+
+def cells(job: ExecutionJob, user: User | AnonymousUser) -> list[dict[str, Any]]:
+    """The job's cells in the runner's order, each with its worker as ``user`` may see it."""
+    return [
+        {
+            "cell": cell.label,
+            "state": cell.state,
+            "status": cell.status,
+            "sessions": cell.sessions,
+            "attempts": cell.attempts,
+            "worker": worker_label(cell.worker, user),
+            "message": cell.message,
+            "started_at": cell.started_at,
+            "finished_at": cell.finished_at,
+        }
+        for cell in job.cells.order_by("position")
+    ]
+
+
+def side_by_side(comparison: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """A divergence's fields, the recorded value beside the re-executed one."""
+    divergence = (comparison or {}).get("divergence")
+    if not divergence:
+        return []
+    recorded = divergence.get("recorded") or {}
+    again = divergence.get("reexecuted") or {}
+    if not isinstance(recorded, dict) or not isinstance(again, dict):
+        return [{"field": "decision", "recorded": recorded, "reexecuted": again, "differs": True}]
+    return [
+        {
+            "field": key,
+            "recorded": recorded.get(key, "(absent)"),
+            "reexecuted": again.get(key, "(absent)"),
+            "differs": recorded.get(key) != again.get(key),
+        }
+        for key in sorted(recorded.keys() | again.keys())
+    ]

@@ -1,0 +1,420 @@
+"""Writes on registered agents and execution jobs: every function is the only way its
+rows change. Jobs and their cells move on the claimable-job machine::
+
+    cell:  queued -> running -> done | harness_error     (running -> queued: ours, again)
+    job:   cells -> queued          (the cell that completes the set: one conditional update)
+           cells -> harness_error   (a cell that could not be run)
+           queued -> assembling -> executed | reproduced | diverged | reexecution_failed
+                                   | harness_error       (assembling -> queued: ours, again)
+
+A service reaches a task only through ``enqueue_cell`` and ``enqueue_assembly`` (imported
+inside them, sent on commit).
+"""
+
+from __future__ import annotations
+
+import socket
+import urllib.parse
+from datetime import date, timedelta
+from functools import partial
+from typing import Any, cast
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
+
+from harness.agents.base import AgentSpec
+from harness.agents.external import (
+    AgentCommandError,
+    command_agent,
+    http_agent,
+    public_addresses_only,
+)
+from harness.protocol import DIALECTS
+from harness.runs.config import RunConfig
+from harness.runs.runner import cell_order
+from pitweb.artifacts import release_held
+from pitweb.core.audit import audit_record
+from pitweb.core.errors import SubmissionError
+from pitweb.core.inputs import require_reason
+from pitweb.execution.models import (
+    ExecutionCell,
+    ExecutionJob,
+    ExecutionState,
+    RegisteredAgent,
+)
+from pitweb.jobs import machine
+from pitweb.releases.models import Release
+from pitweb.runs.models import Run, VerificationLevel
+
+ISOLATION_UNAVAILABLE = "isolation unavailable on this worker"
+
+
+# -- registered agents ----------------------------------------------------------------------
+
+
+def package_argv(name: str) -> list[str]:
+    """The argv of an installed agent package, by name (``{examples}``: the examples
+    folder installed with the site)."""
+    package = settings.PITWEB_AGENT_PACKAGES.get(name)
+    if package is None:
+        known = ", ".join(sorted(settings.PITWEB_AGENT_PACKAGES)) or "none"
+        raise SubmissionError("unknown_package", f"no agent package {name!r} (installed: {known})")
+    examples = str(settings.PITWEB_EXAMPLES_DIR)
+    argv = cast(list[object], package["argv"])
+    return [str(word).replace("{examples}", examples) for word in argv]
+
+
+def _address_refusal(address: str) -> str | None:
+    if settings.PITWEB_AGENT_PRIVATE_ADDRESSES:
+        return None
+    return public_addresses_only(address)
+
+
+def check_endpoint(url: str) -> None:
+    """An HTTP agent's endpoint the site may call: http(s), a host on the allowlist, and
+    (unless settings allow private addresses) every address its name resolves to public.
+    The transport checks again on every connect and follows no redirect."""
+    parsed = urllib.parse.urlsplit(url)
+    host = parsed.hostname or ""
+    if parsed.scheme not in ("http", "https") or not host:
+        raise SubmissionError("invalid_endpoint", "the endpoint must be an http(s) URL with a host")
+    if host not in settings.PITWEB_AGENT_HOSTS:
+        raise SubmissionError(
+            "host_not_allowed",
+            f"host {host!r} is not on the site's allowlist of agent hosts (PITWEB_AGENT_HOSTS)",
+        )
+    try:
+        port = parsed.port or (443 if parsed.scheme == "https" else 80)
+        found = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
+    except (OSError, ValueError) as exc:
+        raise SubmissionError("unresolvable_endpoint", f"host {host!r}: {exc}") from None
+    for *_, sockaddr in found:
+        address = str(sockaddr[0])
+        refused = _address_refusal(address)
+        if refused is not None:
+            raise SubmissionError(
+                "private_address", f"host {host!r} resolves to {address}: {refused}"
+            )
+
+
+def agent_spec(agent: RegisteredAgent) -> AgentSpec:
+    """The harness's spec of a registered agent, as a worker reaches it."""
+    if agent.transport == RegisteredAgent.Transport.HTTP:
+        policy = None if settings.PITWEB_AGENT_PRIVATE_ADDRESSES else public_addresses_only
+        return http_agent(agent.url, dialect=agent.dialect, addresses=policy)
+    package = settings.PITWEB_AGENT_PACKAGES.get(agent.package) or {}
+    folders = cast(list[object], package.get("agent_dirs") or [])
+    dirs = [str(d).replace("{examples}", str(settings.PITWEB_EXAMPLES_DIR)) for d in folders]
+    return command_agent(package_argv(agent.package), dialect=agent.dialect, agent_dirs=dirs)
+
+
+def agent_register(
+    *,
+    by: User,
+    name: str,
+    owner: User,
+    package: str = "",
+    url: str = "",
+    dialect: str = "",
+) -> RegisteredAgent:
+    """Staff register an agent: a package installed on the workers, or an HTTP endpoint
+    whose host is allowed. Its digest is computed here, as a receipt would state it."""
+    if not by.is_staff:
+        raise SubmissionError("staff_only", "only staff register agents", 403)
+    if bool(package) == bool(url):
+        raise SubmissionError("invalid_agent", "give exactly one of package or url")
+    if package:
+        package_argv(package)  # installed, or refused by name
+        dialect = dialect or str(settings.PITWEB_AGENT_PACKAGES[package].get("dialect", "pit"))
+    dialect = dialect or "pit"
+    if dialect not in DIALECTS:
+        raise SubmissionError("invalid_agent", f"dialect: one of {', '.join(DIALECTS)}")
+    if url:
+        check_endpoint(url)
+    row = RegisteredAgent(
+        name=name,
+        owner=owner,
+        transport=RegisteredAgent.Transport.STDIO if package else RegisteredAgent.Transport.HTTP,
+        dialect=dialect,
+        package=package,
+        url=url.rstrip("/"),
+        registered_by=by,
+    )
+    try:
+        spec = agent_spec(row)
+    except AgentCommandError as exc:
+        raise SubmissionError("invalid_agent", str(exc)) from None
+    assert spec.external is not None
+    row.digest, row.label = spec.external.digest(), spec.name
+    try:
+        with transaction.atomic():
+            row.save()
+    except IntegrityError:
+        raise SubmissionError(
+            "agent_exists", f"an agent named {name!r} is registered", 409
+        ) from None
+    return row
+
+
+def agent_of_run(run: Run) -> RegisteredAgent | None:
+    """The registered agent an uploaded run's receipt names, by its digest."""
+    digest = run.body.get("config", {}).get("agent_digest")
+    if not digest:
+        return None
+    return RegisteredAgent.objects.filter(digest=digest).order_by("pk").first()
+
+
+# -- requests -------------------------------------------------------------------------------
+
+
+def _create(
+    *,
+    kind: str,
+    agent: RegisteredAgent,
+    release: Release,
+    config: dict[str, Any],
+    by: User,
+    reason: str,
+    checked: Run | None = None,
+) -> ExecutionJob:
+    cells = cell_order(RunConfig(**{k: config[k] for k in ("arms", "clocks")}))
+    with transaction.atomic():
+        job = ExecutionJob.objects.create(
+            kind=kind, agent=agent, release=release, config=config, requested_by=by,
+            reason=reason, checked=checked, state=ExecutionState.CELLS,
+        )  # fmt: skip
+        made = ExecutionCell.objects.bulk_create(
+            ExecutionCell(job=job, position=n, arm=arm, clock=clock)
+            for n, (arm, clock) in enumerate(cells)
+        )
+        for cell in made:
+            enqueue_cell(cell.pk)
+    return job
+
+
+def release_forms(release: Release) -> list[str]:
+    """The forms a release holds, from its manifest."""
+    manifest = release.manifest
+    forms = manifest.get("forms") or sorted((manifest.get("form_counts") or {}).keys())
+    return sorted(str(f) for f in forms)
+
+
+def execution_request(
+    *,
+    by: User,
+    agent: RegisteredAgent,
+    release: Release,
+    start: date,
+    end: date,
+    forms: list[str] | None = None,
+    probe: int = 10,
+) -> ExecutionJob:
+    """The agent's owner (or staff) asks for a run of it on a release and window: executed
+    by the workers with the release's current reference prices."""
+    if not (by.is_staff or agent.owner_id == by.pk):
+        raise SubmissionError("not_owner", "only the agent's owner or staff ask for its runs", 403)
+    if not release_held(release):
+        raise SubmissionError("unknown_release", f"the server does not hold {release.name}", 409)
+    first = date.fromisoformat(str(release.window_start))
+    last = date.fromisoformat(str(release.window_end))
+    if not (first <= start <= end <= last):
+        raise SubmissionError(
+            "invalid_window", f"the window must lie within the release ({first} to {last})"
+        )
+    held = release_forms(release)
+    forms = sorted(set(forms or held))
+    unknown = sorted(set(forms) - set(held))
+    if unknown:
+        raise SubmissionError("invalid_forms", f"forms not in the release: {unknown}")
+    if not 0 <= probe <= 1000:
+        raise SubmissionError("invalid_probe", "probe: an integer from 0 to 1000")
+    prices = release.reference_prices.order_by("-version").first()
+    config = {
+        "forms": forms,
+        "start": start.isoformat(),
+        "end": end.isoformat(),
+        "arms": ["main", "redacted", "shifted"],
+        "clocks": ["leaky", "dump", "pit"],
+        "hold_sessions": 5,
+        "probe": probe,
+        "network_policy": "fail_closed",
+        "prices_id": None if prices is None else prices.pk,
+    }
+    return _create(kind=ExecutionJob.Kind.EXECUTE, agent=agent, release=release, config=config,
+                   by=by, reason="")  # fmt: skip
+
+
+def reexecution_request(*, by: User, run: Run, reason: str) -> ExecutionJob:
+    """Staff have an uploaded run's agent run again by the workers, cell by cell, and its
+    decisions compared with the recorded ones."""
+    if not by.is_staff:
+        raise SubmissionError("staff_only", "only staff ask for re-executions", 403)
+    reason = require_reason(reason)
+    agent = agent_of_run(run)
+    if agent is None:
+        raise SubmissionError(
+            "agent_not_registered",
+            "the run's agent is not registered here (no registered agent has its digest)",
+            409,
+        )
+    config = run.body["config"]
+    if config.get("model_endpoints"):
+        raise SubmissionError(
+            "not_supported",
+            "a run with model endpoints is re-executed with the CLI (pit-harness verify "
+            "--reexecute replays its model calls); the workers do not replay them yet",
+            409,
+        )
+    if run.release is None or not release_held(run.release):
+        raise SubmissionError("unknown_release", "the server does not hold the run's release", 409)
+    with transaction.atomic():
+        Run.objects.select_for_update().filter(pk=run.pk).first()
+        if run.reexecutions.exclude(state__in=ExecutionJob.FINAL).exists():
+            raise SubmissionError("job_in_progress", "a re-execution of this run is running", 409)
+        job = _create(kind=ExecutionJob.Kind.REEXECUTE, agent=agent, release=run.release,
+                      config=dict(config), by=by, reason=reason, checked=run)  # fmt: skip
+        audit_record(actor=by, action="reexecute", run=run, reason=f"{reason} (execution {job.pk})",
+                     public=run.visibility == "public")  # fmt: skip
+    return job
+
+
+# -- cells ----------------------------------------------------------------------------------
+
+
+def enqueue_cell(cell_id: int) -> None:
+    from pitweb.execution.tasks import execution_cell_task
+
+    transaction.on_commit(partial(execution_cell_task.delay, cell_id), robust=True)
+
+
+def enqueue_assembly(job_id: int) -> None:
+    from pitweb.execution.tasks import execution_assembly_task
+
+    transaction.on_commit(partial(execution_assembly_task.delay, job_id), robust=True)
+
+
+def cell_claim(*, cell_id: int, worker: str) -> bool:
+    """queued -> running, for exactly one worker, while its job still runs cells."""
+    job_state = ExecutionCell.objects.filter(pk=cell_id).values_list("job__state", flat=True)
+    if job_state.first() != ExecutionState.CELLS:
+        return False
+    return machine.claim(ExecutionCell, pk=cell_id, worker=worker)
+
+
+def cell_done(*, cell_id: int, worker: str, record: str, status: str, sessions: int) -> bool:
+    """running -> done with the cell's record; the cell that completes the set moves its
+    job on and queues its one assembly."""
+    done = machine.finish(
+        ExecutionCell, pk=cell_id, worker=worker, state=ExecutionCell.State.DONE,
+        record=record, status=status[:16], sessions=sessions,
+    )  # fmt: skip
+    if done:
+        _complete_set(ExecutionCell.objects.values_list("job_id", flat=True).get(pk=cell_id))
+    return done
+
+
+def _complete_set(job_id: int) -> None:
+    """Every cell done: cells -> queued, one conditional update (of two cells finishing
+    together, exactly one moves the job; the later commit always sees both)."""
+    open_cells = ExecutionCell.objects.filter(job=OuterRef("pk")).exclude(
+        state=ExecutionCell.State.DONE
+    )
+    with transaction.atomic():
+        moved = (
+            ExecutionJob.objects.filter(pk=job_id, state=ExecutionState.CELLS)
+            .filter(~Exists(open_cells))
+            .update(state=ExecutionState.QUEUED)
+        )
+        if moved:
+            enqueue_assembly(job_id)
+
+
+def cell_failed(*, cell_id: int, worker: str, message: str, retry: bool = True) -> int | None:
+    """Our failure in a cell: again while attempts remain (the seconds to wait are
+    returned), else the cell and its job end harness_error. ``retry=False``: at once
+    (a worker that cannot isolate the agent: another attempt here would be the same)."""
+    if retry:
+        retry_in = machine.give_up_or_release(
+            ExecutionCell, pk=cell_id, worker=worker, message=message
+        )
+        if retry_in is not None:
+            return retry_in
+    else:
+        machine.finish(
+            ExecutionCell, pk=cell_id, worker=worker, state=ExecutionCell.State.HARNESS_ERROR,
+            message=message[:2000],
+        )  # fmt: skip
+    cell = ExecutionCell.objects.get(pk=cell_id)
+    _job_failed(cell.job_id, f"cell {cell.label}: {message}")
+    return None
+
+
+def _job_failed(job_id: int, message: str) -> None:
+    machine.transition(
+        ExecutionJob, pk=job_id, source=ExecutionState.CELLS, target=ExecutionState.HARNESS_ERROR,
+        message=message[:2000], finished_at=_now(),
+    )  # fmt: skip
+
+
+def _now() -> Any:
+    from django.utils import timezone
+
+    return timezone.now()
+
+
+# -- the assembly ---------------------------------------------------------------------------
+
+
+def assembly_claim(*, job_id: int, worker: str) -> bool:
+    return machine.claim(ExecutionJob, pk=job_id, worker=worker)
+
+
+def assembly_finish(
+    *,
+    job_id: int,
+    worker: str,
+    state: str,
+    message: str = "",
+    made: Run | None = None,
+    comparison: dict[str, Any] | None = None,
+) -> bool:
+    """assembling -> final. A re-execution that reproduced its run raises the run to
+    ``reexecuted``; an execution's run is stored already (``made``)."""
+    with transaction.atomic():
+        done = machine.finish(
+            ExecutionJob, pk=job_id, worker=worker, state=state, message=message[:2000],
+            made=made, comparison=comparison,
+        )  # fmt: skip
+        if done and state == ExecutionState.REPRODUCED:
+            from pitweb.runs.board import board_changed
+            from pitweb.runs.models import JobState
+
+            checked = ExecutionJob.objects.values_list("checked_id", flat=True).get(pk=job_id)
+            # raised only while its arithmetic is verified: a number shown is one proven
+            Run.objects.filter(pk=checked or 0, status=JobState.VERIFIED).update(
+                verification_level=VerificationLevel.REEXECUTED
+            )
+            board_changed()
+    return done
+
+
+def assembly_retry(*, job_id: int, worker: str, message: str) -> int | None:
+    return machine.give_up_or_release(ExecutionJob, pk=job_id, worker=worker, message=message)
+
+
+def execution_requeue_stale(*, older_than: timedelta | None = None) -> list[int]:
+    """The sweep: cells and assemblies whose worker stopped heart-beating are queued again
+    and dispatched (a cell that keeps killing workers ends its job harness_error)."""
+    cells = machine.sweep_stale(ExecutionCell, older_than=older_than)
+    for pk in cells.gave_up:
+        cell = ExecutionCell.objects.get(pk=pk)
+        _job_failed(cell.job_id, f"cell {cell.label}: {cell.message}")
+    for pk in cells.to_dispatch:
+        if ExecutionCell.objects.filter(pk=pk, job__state=ExecutionState.CELLS).exists():
+            enqueue_cell(pk)
+    jobs = machine.sweep_stale(ExecutionJob, older_than=older_than)
+    for pk in jobs.to_dispatch:
+        enqueue_assembly(pk)
+    return [*cells.requeued, *jobs.requeued]

@@ -1,0 +1,236 @@
+"""The work behind the execution tasks: one cell (in a sandbox of its own, on whichever
+worker claims it), and the assembly (the run written as the CLI writes it, then stored
+as a run or compared with the run it re-executes). What the agent does is its own and
+lands in the run; what fails on our side is retried and then harness_error, never the
+agent's result."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from celery.exceptions import SoftTimeLimitExceeded
+
+from harness.agents.base import AgentSpec
+from harness.isolation.sandbox.outside import availability
+from harness.market.prices import Prices, load_prices
+from harness.receipt.reexecute import DIVERGED, FAILED, REPRODUCED, compare, rerun_config
+from harness.runs.config import RunConfig
+from harness.runs.runner import CellRecord, assemble, run_cell
+from pitweb.artifacts import copy_to, job_folder, release_copy
+from pitweb.core.errors import SubmissionError
+from pitweb.execution import services
+from pitweb.execution.models import ExecutionCell, ExecutionJob, ExecutionState, RegisteredAgent
+from pitweb.jobs import machine
+from pitweb.jobs.machine import Outcome
+from pitweb.releases.models import ReferencePrices
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Setup:
+    spec: AgentSpec
+    config: RunConfig
+    prices: Prices | None
+    hide: list[str]
+
+
+def _needs_sandbox(agent: RegisteredAgent) -> bool:
+    return agent.transport == RegisteredAgent.Transport.STDIO
+
+
+@contextmanager
+def _setup(job: ExecutionJob, kind: str, label: object) -> Iterator[_Setup]:
+    """The agent, the run config and the prices of ``job``, in a job folder of this
+    worker's (removed however the work ends)."""
+    with job_folder(kind, label) as work:
+        release_dir = release_copy(job.release)
+        spec = services.agent_spec(job.agent)
+        hide: list[str] = []
+        if job.kind == ExecutionJob.Kind.REEXECUTE:
+            assert job.checked is not None
+            config = rerun_config(job.config, bundle=release_dir, agent=spec, folder=work)
+            prices = None
+        else:
+            reference = (
+                ReferencePrices.objects.filter(pk=job.config["prices_id"]).first()
+                if job.config.get("prices_id")
+                else None
+            )
+            prices = None
+            priced: dict[str, str] | None = None
+            if reference is not None:
+                path = copy_to(reference.file_name, work / Path(reference.file_name).name)
+                prices = load_prices(path, source=reference.source, pulled_at=reference.pulled_at)
+                priced = {"path": str(path), "source": reference.source,
+                          "pulled_at": reference.pulled_at}  # fmt: skip
+            config = execution_config(
+                job.config, spec=spec, bundle=release_dir, folder=work, prices=priced
+            )
+        config = RunConfig(**{**vars(config), "agent_process": _process(job.agent)})
+        yield _Setup(spec, config, prices, hide)
+
+
+def _process(agent: RegisteredAgent) -> str:
+    # a stdio agent runs in the sandbox or not at all; an HTTP agent is remote
+    return "isolated" if _needs_sandbox(agent) else "auto"
+
+
+def execution_config(
+    fields: dict[str, Any],
+    *,
+    spec: AgentSpec,
+    bundle: Path,
+    folder: Path,
+    prices: dict[str, str] | None,
+) -> RunConfig:
+    """The RunConfig of an execution: the job's stored fields, this worker's paths."""
+    external = spec.external
+    assert external is not None
+    return RunConfig(
+        bundle_path=str(bundle),
+        forms=tuple(fields["forms"]),
+        start=fields["start"],
+        end=fields["end"],
+        arms=tuple(fields["arms"]),
+        clocks=tuple(fields["clocks"]),
+        hold_sessions=fields["hold_sessions"],
+        probe=fields["probe"],
+        network_policy=fields["network_policy"],
+        dialect=external.dialect,
+        prices=prices,  # type: ignore[arg-type]
+        trajectory_path=str(folder / "trajectory.jsonl"),
+        receipt_path=str(folder / "receipt.json"),
+    )
+
+
+def _isolation_refused(agent: RegisteredAgent) -> str | None:
+    if not _needs_sandbox(agent):
+        return None
+    available, why = availability()
+    return None if available else f"{services.ISOLATION_UNAVAILABLE} ({why})"
+
+
+def execute_cell(*, cell_id: int, worker: str) -> Outcome:
+    """Run one cell and record it; the cell that completes the set queues the assembly."""
+    if not services.cell_claim(cell_id=cell_id, worker=worker):
+        return Outcome("not claimed")
+    cell = ExecutionCell.objects.select_related("job", "job__agent", "job__release").get(pk=cell_id)
+    job = cell.job
+    refused = _isolation_refused(job.agent)
+    if refused is not None:  # never without the sandbox; another try here is the same
+        services.cell_failed(cell_id=cell_id, worker=worker, message=refused, retry=False)
+        return Outcome(ExecutionCell.State.HARNESS_ERROR)
+    try:
+        with (
+            machine.Heartbeat(ExecutionCell, cell_id, worker),
+            _setup(job, "cell", cell_id) as setup,
+        ):
+            record = run_cell(
+                setup.spec, setup.config, cell.arm, cell.clock, prices=setup.prices,
+                hide=setup.hide,
+            )  # fmt: skip
+    except SoftTimeLimitExceeded:
+        return _cell_failed(cell_id, worker, "the cell ran past the worker's time limit", False)
+    except Exception as exc:  # ours: the agent's own failures are inside the record
+        log.exception("execution cell %s failed", cell_id)
+        return _cell_failed(cell_id, worker, f"cell error: {type(exc).__name__}: {exc}", True)
+    services.cell_done(
+        cell_id=cell_id, worker=worker, record=msgspec.json.encode(record).decode(),
+        status=str(record.outcome["status"]), sessions=int(record.outcome["sessions"]),
+    )  # fmt: skip
+    return Outcome(ExecutionCell.State.DONE)
+
+
+def _cell_failed(cell_id: int, worker: str, message: str, retry: bool) -> Outcome:
+    retry_in = services.cell_failed(cell_id=cell_id, worker=worker, message=message, retry=retry)
+    return Outcome("retrying" if retry_in is not None else "harness_error", retry_in)
+
+
+def assemble_job(*, job_id: int, worker: str) -> Outcome:
+    """Join the cells into the run; store it (an execution) or compare it with the run it
+    re-executes."""
+    if not services.assembly_claim(job_id=job_id, worker=worker):
+        return Outcome("not claimed")
+    job = ExecutionJob.objects.select_related("agent", "release", "checked").get(pk=job_id)
+    refused = _isolation_refused(job.agent)  # the probe runs the agent here
+    if refused is not None:
+        return _assembly_failed(job_id, worker, refused)
+    try:
+        with (
+            machine.Heartbeat(ExecutionJob, job_id, worker),
+            _setup(job, "assemble", job_id) as setup,
+        ):
+            records = [
+                msgspec.json.decode(text, type=CellRecord)
+                for text in job.cells.order_by("position").values_list("record", flat=True)
+            ]
+            if job.kind == ExecutionJob.Kind.REEXECUTE:
+                return _compared(job, worker, setup, records)
+            result = assemble(setup.spec, setup.config, records, prices=setup.prices)
+            made = _store(job, result.receipt_path, result.trajectory_path, setup)
+    except SubmissionError as exc:  # intake refused the run: final, said as it said it
+        message = f"the executed run was refused at intake ({exc.code}): {exc.message}"
+        services.assembly_finish(
+            job_id=job_id, worker=worker, state=ExecutionState.HARNESS_ERROR, message=message
+        )
+        return Outcome(ExecutionState.HARNESS_ERROR)
+    except Exception as exc:  # ours
+        log.exception("execution assembly %s failed", job_id)
+        return _assembly_failed(job_id, worker, f"assembly error: {type(exc).__name__}: {exc}")
+    services.assembly_finish(job_id=job_id, worker=worker, state=ExecutionState.EXECUTED, made=made)
+    return Outcome(ExecutionState.EXECUTED)
+
+
+def _assembly_failed(job_id: int, worker: str, message: str) -> Outcome:
+    retry_in = services.assembly_retry(job_id=job_id, worker=worker, message=message)
+    return Outcome("retrying" if retry_in is not None else ExecutionState.HARNESS_ERROR, retry_in)
+
+
+def _store(job: ExecutionJob, receipt: Path, trajectory: Path, setup: _Setup) -> Any:
+    """The executed run, stored through the same intake as an upload (checked whole,
+    verified by the verification job like any other), marked as executed here."""
+    from pitweb.runs import services as runs
+
+    prices_path = setup.config.prices.path if setup.config.prices is not None else None
+    with open(receipt, "rb") as r, open(trajectory, "rb") as t:
+        prices = open(prices_path, "rb") if prices_path else None  # noqa: SIM115
+        try:
+            submission = runs.run_submit(
+                user=job.requested_by or job.agent.owner,
+                receipt=r,
+                trajectory=t,
+                prices=prices,
+                executed=True,
+            )
+        finally:
+            if prices is not None:
+                prices.close()
+    return submission.run
+
+
+def _compared(job: ExecutionJob, worker: str, setup: _Setup, records: list[CellRecord]) -> Outcome:
+    """The re-executed run's decisions beside the recorded ones, step by step."""
+    assert job.checked is not None
+    result = assemble(setup.spec, setup.config, records)
+    work = Path(setup.config.trajectory_path).parent
+    recorded = copy_to(job.checked.trajectory_name, work / "recorded.jsonl")
+    comparison = compare(recorded, result.trajectory_path)
+    comparison.agent = setup.spec.name
+    comparison.agent_digest_recorded = job.checked.body["config"].get("agent_digest")
+    comparison.agent_digest_reexecuted = result.body["config"].get("agent_digest")
+    state = {
+        REPRODUCED: ExecutionState.REPRODUCED,
+        DIVERGED: ExecutionState.DIVERGED,
+        FAILED: ExecutionState.FAILED,
+    }[comparison.result]
+    body = json.loads(json.dumps(comparison.to_json(), default=str))
+    services.assembly_finish(job_id=job.pk, worker=worker, state=state, comparison=body)
+    return Outcome(state)

@@ -1,0 +1,286 @@
+"""Runs the site executes: registered agents (packages installed on the workers, HTTP
+endpoints on the allowlist and public addresses only), executions whose cells are jobs
+of their own and whose assembled run equals the CLI's, and re-executions that raise a run
+to ``reexecuted`` or show where its agent decided otherwise.
+
+Celery runs eagerly here (each cell, then the assembly, then the verification); the
+real workers are in test_execution_workers.py."""
+
+from __future__ import annotations
+
+import http.server
+import shutil
+import threading
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.files.storage import default_storage
+from django.test import Client
+
+from harness import RunConfig, run
+from harness.agents.external import command_agent
+from pitweb.core.errors import SubmissionError
+from pitweb.execution import services
+from pitweb.execution.models import ExecutionCell, ExecutionJob, ExecutionState, RegisteredAgent
+from pitweb.runs.models import JobState, Run, VerificationLevel
+from tests.pitweb.conftest import Artifacts, submit_run
+from tests.support.golden import body_text
+from tests.support.sandbox import require_sandbox
+
+pytestmark = pytest.mark.django_db(transaction=True)
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples" / "agents"
+WINDOW = {"start": date(2023, 3, 1), "end": date(2023, 3, 8), "forms": ["8-K"], "probe": 4}
+
+# an agent that picks by the dice: never the same twice
+RANDOM_AGENT = """
+import json, random, sys
+for line in sys.stdin:
+    task = json.loads(line)
+    if task.get("type") != "task":
+        continue
+    picks = [] if task["kind"] == "probe" else [f"nothing-{random.random()}"]
+    print(json.dumps({"type": "decision", "picks": picks, "text": str(random.random())}),
+          flush=True)
+"""
+
+
+@pytest.fixture()
+def packages(settings: Any, tmp_path: Path) -> dict[str, Any]:
+    random_agent = tmp_path / "random_agent.py"
+    random_agent.write_text(RANDOM_AGENT)
+    settings.PITWEB_AGENT_PACKAGES = {
+        "pit-stdio-python": {
+            "argv": ["python3", "{examples}/agents/pit_stdio.py"],
+            "dialect": "pit",
+        },
+        "dice": {"argv": ["python3", str(random_agent)], "dialect": "pit"},
+    }
+    return settings.PITWEB_AGENT_PACKAGES  # type: ignore[no-any-return]
+
+
+def _cli_run(release: Path, out: Path, prices: Path | None, argv: list[str]) -> Artifacts:
+    """The run the CLI makes of the same agent and config."""
+    config: dict[str, Any] = {
+        "bundle_path": str(release),
+        "forms": ("8-K",),
+        "start": "2023-03-01",
+        "end": "2023-03-08",
+        "probe": 4,
+        "agent_process": "isolated",
+        "trajectory_path": str(out / "trajectory.jsonl"),
+        "receipt_path": str(out / "receipt.json"),
+    }
+    if prices is not None:
+        config["prices"] = {"path": str(prices), "source": "SYNTHETIC reference prices",
+                            "pulled_at": "generated"}  # fmt: skip
+    run(command_agent(argv), RunConfig(**config))
+    return Artifacts(out / "receipt.json", out / "trajectory.jsonl", prices)
+
+
+def test_a_registered_package_is_executed_cell_by_cell_and_equals_the_cli_run(
+    priced_release: Any, submitter: User, staff: User, packages: Any, site_release: Path,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    require_sandbox()
+    agent = services.agent_register(
+        by=staff, name="ref", owner=submitter, package="pit-stdio-python"
+    )
+    assert agent.transport == "stdio" and agent.digest.startswith("sha256:")
+    job = services.execution_request(by=submitter, agent=agent, release=priced_release, **WINDOW)
+    job.refresh_from_db()
+    assert job.state == ExecutionState.EXECUTED, job.message
+    cells = list(job.cells.all())
+    assert [c.label for c in cells][:3] == ["main/leaky", "main/dump", "main/pit"]
+    assert all(c.state == ExecutionCell.State.DONE and c.status == "complete" for c in cells)
+    made = job.made
+    assert made is not None and made.executed and made.status == JobState.VERIFIED
+    assert made.verification_level == VerificationLevel.REEXECUTED
+    # the CLI, on the same release and with the same reference prices (same file name)
+    reference = priced_release.reference_prices.get()
+    prices = tmp_path / Path(reference.file_name).name
+    with default_storage.open(reference.file_name, "rb") as src, open(prices, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    cli = _cli_run(site_release, tmp_path / "cli", prices,
+                   ["python3", str(EXAMPLES / "pit_stdio.py")])  # fmt: skip
+    with default_storage.open(made.trajectory_name, "rb") as handle:
+        assert handle.read() == cli.trajectory.read_bytes()
+    site_receipt = tmp_path / "site-receipt.json"
+    with default_storage.open(made.receipt_name, "rb") as handle:
+        site_receipt.write_bytes(handle.read())
+    assert body_text(site_receipt) == body_text(cli.receipt)
+    # the run page says who ran it and links the job; the job page shows every cell
+    page = Client().get(f"/runs/{made.body_sha256.removeprefix('sha256:')}/").content.decode()
+    assert f"/executions/{job.pk}/" in page
+    assert "executed by this site" in page
+    progress = Client().get(f"/executions/{job.pk}/").content.decode()
+    assert progress.count("complete") >= 9 and "shifted/pit" in progress
+
+
+def test_an_uploaded_run_is_reexecuted_and_raised_to_reexecuted(
+    registered: Any, submitter: User, staff: User, packages: Any, site_release: Path,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    require_sandbox()
+    agent = services.agent_register(
+        by=staff, name="ref", owner=submitter, package="pit-stdio-python"
+    )
+    uploaded = submit_run(
+        submitter,
+        _cli_run(site_release, tmp_path / "up", None, ["python3", str(EXAMPLES / "pit_stdio.py")]),
+    )
+    assert uploaded.verification_level == VerificationLevel.HASHES_VERIFIED
+    assert services.agent_of_run(uploaded) == agent  # matched by digest
+    job = services.reexecution_request(by=staff, run=uploaded, reason="check the upload")
+    job.refresh_from_db()
+    assert job.state == ExecutionState.REPRODUCED, job.message
+    assert job.comparison["result"] == "reproduced" and job.comparison["steps_compared"] > 0
+    uploaded.refresh_from_db()
+    assert uploaded.verification_level == VerificationLevel.REEXECUTED
+    assert Run.objects.count() == 1  # a re-execution stores no second run
+    page = Client().get(f"/runs/{uploaded.body_sha256.removeprefix('sha256:')}/").content.decode()
+    assert f"/executions/{job.pk}/" in page and "reproduced" in page
+
+
+def test_a_dice_agent_reexecuted_shows_where_it_parts_side_by_side(
+    registered: Any, submitter: User, staff: User, packages: Any, site_release: Path,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    require_sandbox()
+    services.agent_register(by=staff, name="dice", owner=submitter, package="dice")
+    argv = packages["dice"]["argv"]
+    uploaded = submit_run(submitter, _cli_run(site_release, tmp_path / "up", None, argv))
+    job = services.reexecution_request(by=staff, run=uploaded, reason="dice")
+    job.refresh_from_db()
+    assert job.state == ExecutionState.DIVERGED, job.message
+    divergence = job.comparison["divergence"]
+    assert divergence["cell"] == "main/leaky" and divergence["step"] == 1
+    assert divergence["recorded"] != divergence["reexecuted"]
+    uploaded.refresh_from_db()
+    assert uploaded.verification_level == VerificationLevel.HASHES_VERIFIED  # not raised
+    page = Client().get(f"/executions/{job.pk}/").content.decode()
+    assert "main/leaky" in page and "recorded" in page and "re-executed" in page
+    # both decisions shown, each as it was
+    assert divergence["recorded"]["rejected"][0]["row_key"] in page
+    assert divergence["reexecuted"]["rejected"][0]["row_key"] in page
+
+
+def test_only_staff_register_and_only_installed_packages(
+    submitter: User, staff: User, packages: Any
+) -> None:
+    with pytest.raises(SubmissionError, match="only staff"):
+        services.agent_register(by=submitter, name="x", owner=submitter, package="dice")
+    with pytest.raises(SubmissionError, match="no agent package 'rm -rf /'"):
+        services.agent_register(by=staff, name="x", owner=submitter, package="rm -rf /")
+    with pytest.raises(SubmissionError, match="exactly one"):
+        services.agent_register(by=staff, name="x", owner=submitter)
+    assert not RegisteredAgent.objects.exists()
+
+
+class _Redirecting(http.server.BaseHTTPRequestHandler):
+    hits: list[str] = []
+
+    def do_POST(self) -> None:
+        type(self).hits.append(self.path)
+        self.send_response(307)
+        self.send_header("Location", "http://127.0.0.1:9/step")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture()
+def redirecting() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Redirecting)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_endpoint_at_a_private_address_is_refused(
+    settings: Any, submitter: User, staff: User, redirecting: str
+) -> None:
+    settings.PITWEB_AGENT_HOSTS = ["127.0.0.1", "localhost", "169.254.169.254"]
+    settings.PITWEB_AGENT_PRIVATE_ADDRESSES = False
+    port = redirecting.rsplit(":", 1)[1]
+    for url, code in [
+        (redirecting, "private_address"),  # loopback, as a literal
+        (f"http://localhost:{port}", "private_address"),  # via a DNS name
+        ("http://169.254.169.254/latest", "private_address"),  # the cloud's metadata
+        ("http://example.org/agent", "host_not_allowed"),
+        ("ftp://127.0.0.1/agent", "invalid_endpoint"),
+    ]:
+        with pytest.raises(SubmissionError) as refused:
+            services.agent_register(by=staff, name="h", owner=submitter, url=url)
+        assert refused.value.code == code, (url, refused.value.message)
+    assert not RegisteredAgent.objects.exists() and not _Redirecting.hits
+
+
+def test_a_redirect_is_never_followed_and_a_later_private_address_is_refused_at_connect(
+    settings: Any, registered: Any, submitter: User, staff: User, redirecting: str
+) -> None:
+    settings.PITWEB_AGENT_HOSTS = ["127.0.0.1"]
+    settings.PITWEB_AGENT_PRIVATE_ADDRESSES = True  # allowed at registration (a test host)
+    agent = services.agent_register(by=staff, name="h", owner=submitter, url=redirecting)
+    _Redirecting.hits.clear()
+    job = services.execution_request(by=submitter, agent=agent, release=registered, **WINDOW)
+    job.refresh_from_db()
+    assert job.state == ExecutionState.EXECUTED, job.message
+    assert job.made is not None
+    # every cell ends on the agent's 307, which is its protocol fault: not followed
+    faults = {c["agent_fault"]["message"] for c in job.made.body["cells"]}
+    assert all("answered HTTP 307" in f for f in faults), faults
+    assert _Redirecting.hits and all(h == "/step" for h in _Redirecting.hits)
+    # the site's policy changes: the same endpoint is refused at every connect
+    settings.PITWEB_AGENT_PRIVATE_ADDRESSES = False
+    _Redirecting.hits.clear()
+    shorter = {**WINDOW, "end": date(2023, 3, 7)}  # another run (the same one is refused)
+    again = services.execution_request(by=submitter, agent=agent, release=registered, **shorter)
+    again.refresh_from_db()
+    assert again.made is not None and not _Redirecting.hits
+    statuses = {c["status"] for c in again.made.body["cells"]}
+    assert statuses == {"harness_error"}, statuses
+
+
+def test_an_execution_is_asked_for_by_the_owner_within_the_release(
+    registered: Any, submitter: User, other: User, staff: User, packages: Any
+) -> None:
+    agent = services.agent_register(
+        by=staff, name="ref", owner=submitter, package="pit-stdio-python"
+    )
+    with pytest.raises(SubmissionError, match="owner"):
+        services.execution_request(by=other, agent=agent, release=registered, **WINDOW)
+    with pytest.raises(SubmissionError, match="within the release"):
+        services.execution_request(
+            by=submitter, agent=agent, release=registered, **{**WINDOW, "end": date(2030, 1, 1)}
+        )
+    with pytest.raises(SubmissionError, match="forms not in the release"):
+        services.execution_request(
+            by=submitter, agent=agent, release=registered, **{**WINDOW, "forms": ["13F"]}
+        )
+    assert not ExecutionJob.objects.exists()
+
+
+def test_a_worker_without_isolation_ends_the_job_harness_error(
+    registered: Any, submitter: User, staff: User, packages: Any, monkeypatch: Any
+) -> None:
+    from pitweb.execution import work
+
+    monkeypatch.setattr(work, "availability", lambda: (False, "no user namespaces here"))
+    agent = services.agent_register(
+        by=staff, name="ref", owner=submitter, package="pit-stdio-python"
+    )
+    job = services.execution_request(by=submitter, agent=agent, release=registered, **WINDOW)
+    job.refresh_from_db()
+    assert job.state == ExecutionState.HARNESS_ERROR
+    assert "isolation unavailable on this worker" in job.message
+    assert job.made is None and not Run.objects.exists()
