@@ -55,6 +55,18 @@ def level_words(run: Run) -> str:
     return LEVEL_WORDS.get(run.verification_level, run.verification_level)  # type: ignore[call-overload,no-any-return]
 
 
+def isolation_words(run: Run) -> str:
+    """Whose word the run's isolation is: measured by our workers for a run the site
+    executed; the submitter's for an upload, re-executed or not."""
+    declared = f"{'isolated' if run.agent_isolated else 'not isolated'}: {DECLARED}"
+    if run.executed:
+        isolated = "isolated" if run.agent_isolated else "not isolated"
+        return f"executed by the site, {isolated}: measured by its workers"
+    if run.verification_level == VerificationLevel.REEXECUTED:
+        return f"re-executed by the site; {declared}"
+    return declared
+
+
 def could_read_future(run: Run) -> bool:
     """By its own receipt, nothing kept the agent from the release and prices on disk:
     it ran in the harness's process (or unconfined), and the site did not re-run it."""
@@ -199,11 +211,7 @@ def leaderboard_row(run: Run) -> dict[str, Any]:
         "verification_level_words": level_words(run),
         "verification_level_short": LEVEL_SHORT.get(run.verification_level, ""),  # type: ignore[call-overload]
         "agent_isolated": run.agent_isolated,
-        "isolation": (
-            "re-executed by the site"
-            if run.verification_level == VerificationLevel.REEXECUTED
-            else f"{'isolated' if run.agent_isolated else 'not isolated'}: {DECLARED}"
-        ),
+        "isolation": isolation_words(run),
         "could_read_future_data": could_read_future(run),
         "valid": run.valid,
         "protocol_complete": run.protocol_complete,

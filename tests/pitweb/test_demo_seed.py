@@ -10,6 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
+from pitweb.execution.models import ExecutionJob, RegisteredAgent
 from pitweb.releases.models import ReferencePrices
 from pitweb.runs.models import JobState, Run
 
@@ -20,8 +21,8 @@ def test_demo_seed_submits_and_verifies_three_baselines(settings: Any, tmp_path:
     settings.VAR_DIR = tmp_path
     out = io.StringIO()
     call_command("demo_seed", rows=3000, stdout=out)
-    runs = list(Run.objects.all())
-    assert len(runs) == 3 and all(r.is_baseline for r in runs)
+    runs = list(Run.objects.filter(is_baseline=True))
+    assert len(runs) == 3
     assert {r.status for r in runs} == {JobState.VERIFIED}
     verdicts = {r.agent.rsplit(":", 1)[-1]: r.body["probe"]["verdict"] for r in runs}
     assert verdicts == {
@@ -40,11 +41,20 @@ def test_demo_seed_submits_and_verifies_three_baselines(settings: Any, tmp_path:
     assert reference.version == 1 and reference.source.startswith("SYNTHETIC reference")
     assert "registered reference prices v1" in text
     assert {r.platform.state for r in Run.objects.select_related("platform")} == {"scored"}
+    # the reference agent: registered, uploaded, executed by the workers and re-executed
+    [agent] = RegisteredAgent.objects.all()
+    jobs = {j.kind: j for j in ExecutionJob.objects.filter(agent=agent)}
+    assert jobs["execute"].state == "executed" and jobs["reexecute"].state == "reproduced"
+    executed, uploaded = jobs["execute"].made, jobs["reexecute"].checked
+    assert executed is not None and uploaded is not None and executed.executed
+    assert {executed.verification_level, uploaded.verification_level} == {"reexecuted"}
+    assert "execution" in text and "reproduced" in text
     board = Client().get("/api/leaderboard/").json()
     assert {r["agent"].rsplit(":", 1)[-1] for r in board["mask_leaks"]} == {"date_reader"}
     assert board["ranked"] and all(r["prices_version"] == 1 for r in board["ranked"])
     call_command("demo_seed", rows=3000, stdout=io.StringIO())  # twice: nothing new
-    assert Run.objects.count() == 3 and ReferencePrices.objects.count() == 1
+    assert Run.objects.count() == 5 and ReferencePrices.objects.count() == 1
+    assert ExecutionJob.objects.count() == 2
 
 
 def test_demo_seed_fails_when_a_baseline_does_not_complete(

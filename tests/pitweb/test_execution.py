@@ -63,7 +63,9 @@ def packages(settings: Any, tmp_path: Path) -> dict[str, Any]:
     return settings.PITWEB_AGENT_PACKAGES  # type: ignore[no-any-return]
 
 
-def _cli_run(release: Path, out: Path, prices: Path | None, argv: list[str]) -> Artifacts:
+def _cli_run(
+    release: Path, out: Path, prices: Path | None, argv: list[str], process: str = "isolated"
+) -> Artifacts:
     """The run the CLI makes of the same agent and config."""
     config: dict[str, Any] = {
         "bundle_path": str(release),
@@ -71,7 +73,7 @@ def _cli_run(release: Path, out: Path, prices: Path | None, argv: list[str]) -> 
         "start": "2023-03-01",
         "end": "2023-03-08",
         "probe": 4,
-        "agent_process": "isolated",
+        "agent_process": process,
         "trajectory_path": str(out / "trajectory.jsonl"),
         "receipt_path": str(out / "receipt.json"),
     }
@@ -129,11 +131,15 @@ def test_an_uploaded_run_is_reexecuted_and_raised_to_reexecuted(
     agent = services.agent_register(
         by=staff, name="ref", owner=submitter, package="pit-stdio-python"
     )
+    # made in the harness's own process: by its receipt, not isolated
+    argv = ["python3", str(EXAMPLES / "pit_stdio.py")]
     uploaded = submit_run(
-        submitter,
-        _cli_run(site_release, tmp_path / "up", None, ["python3", str(EXAMPLES / "pit_stdio.py")]),
+        submitter, _cli_run(site_release, tmp_path / "up", None, argv, "in_process")
     )
     assert uploaded.verification_level == VerificationLevel.HASHES_VERIFIED
+    assert not uploaded.agent_isolated
+    board = Client().get("/api/leaderboard/?isolated=1&all=1").content.decode()
+    assert uploaded.run_id not in board
     assert services.agent_of_run(uploaded) == agent  # matched by digest
     job = services.reexecution_request(by=staff, run=uploaded, reason="check the upload")
     job.refresh_from_db()
@@ -142,6 +148,9 @@ def test_an_uploaded_run_is_reexecuted_and_raised_to_reexecuted(
     uploaded.refresh_from_db()
     assert uploaded.verification_level == VerificationLevel.REEXECUTED
     assert Run.objects.count() == 1  # a re-execution stores no second run
+    # the board's "isolated or re-executed only" filter now keeps it, and says why
+    board = Client().get("/api/leaderboard/?isolated=1&all=1").content.decode()
+    assert uploaded.run_id in board and "re-executed by the site; not isolated" in board
     page = Client().get(f"/runs/{uploaded.body_sha256.removeprefix('sha256:')}/").content.decode()
     assert f"/executions/{job.pk}/" in page and "reproduced" in page
 
@@ -284,3 +293,79 @@ def test_a_worker_without_isolation_ends_the_job_harness_error(
     assert job.state == ExecutionState.HARNESS_ERROR
     assert "isolation unavailable on this worker" in job.message
     assert job.made is None and not Run.objects.exists()
+
+
+def test_the_api_registers_executes_shows_and_reexecutes(
+    registered: Any, submitter: User, other: User, staff: User, packages: Any, site_release: Path,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    from tests.pitweb.conftest import token_client
+
+    require_sandbox()
+    body = {"name": "ref", "owner": "alice", "package": "pit-stdio-python"}
+    refused = token_client(submitter).post("/api/agents/", body, format="json")
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "staff_only"
+    made = token_client(staff).post("/api/agents/", body, format="json")
+    assert made.status_code == 201, made.json()
+    assert made.json()["digest"].startswith("sha256:") and made.json()["transport"] == "stdio"
+    assert [a["name"] for a in token_client(submitter).get("/api/agents/").json()] == ["ref"]
+    assert token_client(other).get("/api/agents/").json() == []
+    assert Client().get("/api/agents/").status_code in (401, 403)
+    ask = {"release": registered.content_digest, "start": "2023-03-01", "end": "2023-03-08",
+           "forms": ["8-K"], "probe": 2}  # fmt: skip
+    assert (
+        token_client(other).post("/api/agents/ref/executions/", ask, format="json").status_code
+        == 404
+    )
+    bad = token_client(submitter).post(
+        "/api/agents/ref/executions/", {**ask, "end": "2031-01-01"}, format="json"
+    )
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_window"
+    answer = token_client(submitter).post("/api/agents/ref/executions/", ask, format="json")
+    assert answer.status_code == 202, answer.json()
+    job_id = answer.json()["id"]
+    shown = token_client(submitter).get(f"/api/executions/{job_id}/").json()
+    assert shown["state"] == "executed" and len(shown["cells"]) == 9
+    assert {c["state"] for c in shown["cells"]} == {"done"}
+    # the made run is public: anyone may see the job that made it, workers by pseudonym
+    public = Client().get(f"/api/executions/{job_id}/").json()
+    assert public["made_run"] == shown["made_run"]
+    assert all(c["worker"].startswith("worker-") for c in public["cells"])
+    for missing in ("999999", "1e3", "²", "99999999999999999999999"):
+        gone = Client().get(f"/api/executions/{missing}/")
+        assert gone.status_code == 404 and gone.json()["error"]["code"] == "not_found"
+    sha = shown["made_run"].removeprefix("sha256:")
+    again = token_client(submitter).post(
+        f"/api/runs/{sha}/reexecute/", {"reason": "x"}, format="json"
+    )
+    assert again.status_code == 403
+    again = token_client(staff).post(
+        f"/api/runs/{sha}/reexecute/", {"reason": "check"}, format="json"
+    )
+    assert again.status_code == 202 and again.json()["kind"] == "reexecute"
+    assert (
+        token_client(staff).get(f"/api/executions/{again.json()['id']}/").json()["state"]
+        == "reproduced"
+    )
+    schema = Client().get("/api/schema/").content.decode()
+    for path in ("/api/agents/", "/api/agents/{name}/executions/", "/api/executions/{job_id}/",
+                 "/api/runs/{sha}/reexecute/"):  # fmt: skip
+        assert path in schema, path
+
+
+def test_a_private_runs_reexecution_is_hidden_like_the_run(
+    registered: Any, submitter: User, other: User, staff: User, packages: Any, site_release: Path,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    require_sandbox()
+    services.agent_register(by=staff, name="ref", owner=submitter, package="pit-stdio-python")
+    argv = ["python3", str(EXAMPLES / "pit_stdio.py")]
+    uploaded = submit_run(submitter, _cli_run(site_release, tmp_path / "up", None, argv))
+    Run.objects.filter(pk=uploaded.pk).update(visibility="private")
+    job = services.reexecution_request(by=staff, run=uploaded, reason="private check")
+    client = Client()
+    assert client.get(f"/executions/{job.pk}/").status_code == 404
+    client.force_login(other)
+    assert client.get(f"/executions/{job.pk}/").status_code == 404
+    client.force_login(submitter)  # the run's submitter and the agent's owner
+    assert client.get(f"/executions/{job.pk}/").status_code == 200

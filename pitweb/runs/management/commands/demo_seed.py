@@ -166,6 +166,12 @@ class Command(BaseCommand):
         self.stdout.write(
             f"staff login: {STAFF[0]} / {STAFF[1]}  (http://127.0.0.1:8000/admin/login/)"
         )
+        # executions: a registered agent run by the workers, an upload of it re-executed
+        call_command(
+            "demo_executions", release=str(release_dir), release_digest=release.content_digest,
+            prices=str(prices), staff=STAFF[0],
+            submitter="demo", timeout=max(deadline - time.monotonic(), 60.0), stdout=self.stdout,
+        )  # fmt: skip
         # the judged points: a sealed set answered and judged by real workers, revealed
         call_command(
             "demo_points", demo_model=options["demo_model"], staff=STAFF[0],
