@@ -3,6 +3,7 @@ table, and a divergence as two columns."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
@@ -56,20 +57,25 @@ def cells(job: ExecutionJob, user: User | AnonymousUser) -> list[dict[str, Any]]
     ]
 
 
+def _shown(value: Any) -> str:
+    return json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False)
+
+
 def side_by_side(comparison: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """A divergence's fields, the recorded value beside the re-executed one."""
+    """A divergence's fields, the recorded value beside the re-executed one (as JSON)."""
     divergence = (comparison or {}).get("divergence")
     if not divergence:
         return []
     recorded = divergence.get("recorded") or {}
     again = divergence.get("reexecuted") or {}
     if not isinstance(recorded, dict) or not isinstance(again, dict):
-        return [{"field": "decision", "recorded": recorded, "reexecuted": again, "differs": True}]
+        return [{"field": "decision", "recorded": _shown(recorded), "reexecuted": _shown(again),
+                 "differs": True}]  # fmt: skip
     return [
         {
             "field": key,
-            "recorded": recorded.get(key, "(absent)"),
-            "reexecuted": again.get(key, "(absent)"),
+            "recorded": _shown(recorded[key]) if key in recorded else "(absent)",
+            "reexecuted": _shown(again[key]) if key in again else "(absent)",
             "differs": recorded.get(key) != again.get(key),
         }
         for key in sorted(recorded.keys() | again.keys())
