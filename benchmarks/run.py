@@ -277,6 +277,9 @@ def main() -> int:
     import agents_bench
 
     rows += agents_bench.rows()
+    import execution_bench
+
+    rows += execution_bench.rows()
     width = max(len(r[0]) for r in rows)
     print(f"{'benchmark':<{width}}  {'measured':>12}  target")
     for name, value, target in rows:

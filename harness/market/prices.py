@@ -80,6 +80,29 @@ def _number(text: str, where: str) -> float | None:
     return value
 
 
+def price_reference(path: str | os.PathLike[str], *, source: str, pulled_at: str) -> Prices:
+    """The prices a run binds, without their bars: for work that names the prices but
+    prices nothing (a cell run alone; its run's assembly loads them whole). Its
+    ``reference()`` is the one ``load_prices`` gives for the same file."""
+    file = Path(path)
+    if not source.strip():
+        raise PriceError("prices need a source statement (where the bars came from)")
+    try:
+        with open(file, "rb") as handle:
+            sha = hashlib.file_digest(handle, "sha256").hexdigest()
+    except FileNotFoundError:
+        raise PriceError(f"{file.name}: no such price file") from None
+    return Prices(
+        source=source.strip(),
+        pulled_at=pulled_at,
+        basis="",
+        file_name=file.name,
+        file_sha256=sha,
+        _bars={},
+        path=os.fspath(file),
+    )
+
+
 def load_prices(path: str | os.PathLike[str], *, source: str, pulled_at: str) -> Prices:
     file = Path(path)
     if not source.strip():

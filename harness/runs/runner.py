@@ -31,7 +31,7 @@ from harness.isolation.guard import EgressAttempt, NetworkAbort
 from harness.isolation.sandbox.outside import SandboxSettings
 from harness.market.calendar import SessionTable, sessions_for
 from harness.market.clocks import REACHABLE, iso_utc, knowable_before_acceptance
-from harness.market.prices import PriceError, Prices, load_prices
+from harness.market.prices import PriceError, Prices, load_prices, price_reference
 from harness.market.scoring import (
     Trade,
     add_by_form,
@@ -157,8 +157,8 @@ def _same_path(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
 
 def _check_same_prices(prices: Prices, stated: PriceSpec) -> None:
     """Prices passed to ``run`` and prices named in the config must be one and the same."""
-    try:
-        named = load_prices(stated.path, source=stated.source, pulled_at=stated.pulled_at)
+    try:  # the same file is the same bytes: its digest tells, no need to read its bars
+        named = price_reference(stated.path, source=stated.source, pulled_at=stated.pulled_at)
     except PriceError as exc:
         raise ConfigError(f"prices: the config's price file cannot be read ({exc})") from None
     if named.reference() != prices.reference():
@@ -362,6 +362,9 @@ def run_cell(
 
     if (arm, clock) not in cell_order(config):
         raise ConfigError(f"cell {arm}/{clock}: not a cell of this config")
+    if prices is None and config.prices is not None:  # bound, never priced here
+        stated = config.prices
+        prices = price_reference(stated.path, source=stated.source, pulled_at=stated.pulled_at)
     inputs = _resolve_inputs(agent, config, bundle, prices)
     with tempfile.TemporaryDirectory(prefix="pit-cell-") as folder:
         writer = TrajectoryWriter(Path(folder) / "cell.jsonl")

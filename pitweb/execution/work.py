@@ -68,7 +68,10 @@ def _setup(job: ExecutionJob, kind: str, label: object) -> Iterator[_Setup]:
             priced: dict[str, str] | None = None
             if reference is not None:
                 path = copy_to(reference.file_name, work / Path(reference.file_name).name)
-                prices = load_prices(path, source=reference.source, pulled_at=reference.pulled_at)
+                if kind == "assemble":  # a cell binds the prices, only the assembly prices
+                    prices = load_prices(
+                        path, source=reference.source, pulled_at=reference.pulled_at
+                    )
                 priced = {"path": str(path), "source": reference.source,
                           "pulled_at": reference.pulled_at}  # fmt: skip
             config = execution_config(
