@@ -42,6 +42,8 @@ NOT_RUN = {
     "tests/pitweb/test_points_site.py runs the same command on the copy of its points and "
     "baseline in ../shared/data/pitfall and checks the figures the README quotes",
     ("docs/architecture.md", " submitter's machine"): "a diagram, not a command",
+    ("docs/site.md", "cell:  queued -> running"): "a state diagram, not a command; "
+    "tests/pitweb/test_execution.py and test_execution_workers.py walk its moves",
     ("docs/sandbox.md", '{"bundle_path": "release"'): "a sample run config, shown for its keys "
     "(it needs a model provider and its key); test_model_egress runs such configs against a "
     "loopback endpoint",
