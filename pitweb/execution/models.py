@@ -109,6 +109,13 @@ class ExecutionJob(ClaimableJob):
     class Meta:
         ordering = ["-created_at", "-id"]
 
+    @property
+    def progress(self) -> str:
+        """How many of its cells are done, for a page's progress column."""
+        states = [cell.state for cell in self.cells.all()]
+        done = sum(state == ExecutionCell.State.DONE for state in states)
+        return f"{done}/{len(states)} cells done"
+
 
 class ExecutionCell(ClaimableJob):
     """One cell of an execution, run by whichever worker claims it; its record

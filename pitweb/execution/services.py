@@ -13,6 +13,7 @@ inside them, sent on commit).
 
 from __future__ import annotations
 
+import re
 import socket
 import urllib.parse
 from datetime import date, timedelta
@@ -49,6 +50,7 @@ from pitweb.releases.models import Release
 from pitweb.runs.models import Run, VerificationLevel
 
 ISOLATION_UNAVAILABLE = "isolation unavailable on this worker"
+AGENT_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
 # -- registered agents ----------------------------------------------------------------------
@@ -123,6 +125,15 @@ def agent_register(
     whose host is allowed. Its digest is computed here, as a receipt would state it."""
     if not by.is_staff:
         raise SubmissionError("staff_only", "only staff register agents", 403)
+    if not (len(name) <= 100 and AGENT_NAME.fullmatch(name)):
+        raise SubmissionError(
+            "invalid_agent",
+            "name: lower-case letters and digits in dash-separated words, at most 100",
+        )
+    if len(url) > 500:
+        raise SubmissionError(
+            "invalid_endpoint", "the endpoint's URL is longer than 500 characters"
+        )
     if bool(package) == bool(url):
         raise SubmissionError("invalid_agent", "give exactly one of package or url")
     if package:
@@ -147,7 +158,7 @@ def agent_register(
     except AgentCommandError as exc:
         raise SubmissionError("invalid_agent", str(exc)) from None
     assert spec.external is not None
-    row.digest, row.label = spec.external.digest(), spec.name
+    row.digest, row.label = spec.external.digest(), spec.name[:200]
     try:
         with transaction.atomic():
             row.save()
@@ -230,6 +241,13 @@ def execution_request(
         raise SubmissionError("invalid_forms", f"forms not in the release: {unknown}")
     if not 0 <= probe <= 1000:
         raise SubmissionError("invalid_probe", "probe: an integer from 0 to 1000")
+    running = agent.jobs.filter(kind=ExecutionJob.Kind.EXECUTE).exclude(
+        state__in=ExecutionJob.FINAL
+    )
+    if running.exists():
+        raise SubmissionError(
+            "job_in_progress", f"an execution of {agent.name} is still running: one at a time", 409
+        )
     prices = release.reference_prices.order_by("-version").first()
     config = {
         "forms": forms,

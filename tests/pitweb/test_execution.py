@@ -153,6 +153,7 @@ def test_an_uploaded_run_is_reexecuted_and_raised_to_reexecuted(
     assert uploaded.run_id in board and "re-executed by the site; not isolated" in board
     page = Client().get(f"/runs/{uploaded.body_sha256.removeprefix('sha256:')}/").content.decode()
     assert f"/executions/{job.pk}/" in page and "reproduced" in page
+    assert "9/9 cells done" in page  # each cell's progress, from the run it checks
 
 
 def test_a_dice_agent_reexecuted_shows_where_it_parts_side_by_side(
@@ -187,6 +188,11 @@ def test_only_staff_register_and_only_installed_packages(
         services.agent_register(by=staff, name="x", owner=submitter, package="rm -rf /")
     with pytest.raises(SubmissionError, match="exactly one"):
         services.agent_register(by=staff, name="x", owner=submitter)
+    for name in ("A" * 3, "x" * 101, "a b", "-x", ""):  # refused before any row is written
+        with pytest.raises(SubmissionError, match="name: lower-case"):
+            services.agent_register(by=staff, name=name, owner=submitter, package="dice")
+    with pytest.raises(SubmissionError, match="longer than 500"):
+        services.agent_register(by=staff, name="x", owner=submitter, url="http://a/" + "b" * 500)
     assert not RegisteredAgent.objects.exists()
 
 
@@ -277,6 +283,13 @@ def test_an_execution_is_asked_for_by_the_owner_within_the_release(
             by=submitter, agent=agent, release=registered, **{**WINDOW, "forms": ["13F"]}
         )
     assert not ExecutionJob.objects.exists()
+    # one execution of an agent at a time: a second waits for the first to end
+    ExecutionJob.objects.create(
+        kind="execute", agent=agent, release=registered, config={}, state=ExecutionState.CELLS
+    )
+    with pytest.raises(SubmissionError, match="one at a time") as busy:
+        services.execution_request(by=submitter, agent=agent, release=registered, **WINDOW)
+    assert busy.value.http_status == 409 and ExecutionJob.objects.count() == 1
 
 
 def test_a_worker_without_isolation_ends_the_job_harness_error(
