@@ -544,14 +544,19 @@ AddressPolicy = Callable[[str], "str | None"]
 
 def public_addresses_only(address: str) -> str | None:
     """A policy for agents a server calls on others' behalf: no loopback, private,
-    link-local (cloud metadata), multicast, reserved or unspecified address, IPv4 ones
-    inside IPv6 included."""
+    link-local (cloud metadata), multicast, reserved, unspecified or otherwise not
+    globally reachable address (carrier-grade NAT's shared range among them), IPv4 ones
+    inside IPv6 included (mapped, 6to4, Teredo)."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        inside = ip.ipv4_mapped or ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
+        if inside is not None:  # IPv4 carried inside IPv6 (mapped, 6to4, Teredo)
+            ip = inside
     for kind in ("unspecified", "loopback", "link_local", "private", "multicast", "reserved"):
         if getattr(ip, f"is_{kind}"):
             return f"{address} is a {kind.replace('_', '-')} address"
+    if not ip.is_global:  # shared (carrier-grade NAT) and other special-purpose ranges
+        return f"{address} is not a globally reachable address"
     return None
 
 

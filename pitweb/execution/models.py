@@ -132,7 +132,8 @@ class ExecutionCell(ClaimableJob):
     GAVE_UP = State.HARNESS_ERROR
     FINAL = frozenset({State.DONE, State.HARNESS_ERROR})
     LEGAL_MOVES = {
-        State.QUEUED: frozenset({State.RUNNING}),
+        # queued -> harness_error: its job ended before a worker took it
+        State.QUEUED: frozenset({State.RUNNING, State.HARNESS_ERROR}),
         State.RUNNING: frozenset({State.QUEUED, *FINAL}),
     }
 

@@ -25,8 +25,8 @@ def visible_agents(user: User | AnonymousUser) -> QuerySet[RegisteredAgent]:
 
 
 def visible_jobs(user: User | AnonymousUser) -> QuerySet[ExecutionJob]:
-    """A job the requester may see: staff every one; otherwise a job of an agent they own
-    or asked for, and a job whose run (made or checked) they may see."""
+    """A job the requester may see: staff every one; otherwise an execution of an agent
+    they own or asked for, and a job whose run (made or checked) they may see."""
     jobs = ExecutionJob.objects.select_related(
         "agent", "release", "checked", "made", "requested_by"
     )
@@ -35,7 +35,9 @@ def visible_jobs(user: User | AnonymousUser) -> QuerySet[ExecutionJob]:
     runs = visible_runs(user).values("pk")
     shown = Q(made__in=runs) | Q(checked__in=runs)
     if user.is_authenticated:
-        shown |= Q(agent__owner=user) | Q(requested_by=user)
+        # an owner's own executions; a re-execution only with the run it checks, which
+        # may be another submitter's (private or hidden): that rule is the run's
+        shown |= (Q(agent__owner=user) | Q(requested_by=user)) & Q(checked__isnull=True)
     return jobs.filter(shown)
 
 

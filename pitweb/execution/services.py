@@ -278,6 +278,19 @@ def reexecution_request(*, by: User, run: Run, reason: str) -> ExecutionJob:
             409,
         )
     config = run.body["config"]
+    from pitweb.runs.models import JobState
+
+    if run.status != JobState.VERIFIED:
+        raise SubmissionError(
+            "not_verified", "only a run whose arithmetic is verified is re-executed", 409
+        )
+    if config.get("agent_dialect", "pit") != agent.dialect:
+        raise SubmissionError(
+            "dialect_differs",
+            f"the run's agent spoke {config.get('agent_dialect', 'pit')!r}, the registered "
+            f"agent {agent.name} speaks {agent.dialect!r}",
+            409,
+        )
     if config.get("model_endpoints"):
         raise SubmissionError(
             "not_supported",
@@ -352,28 +365,43 @@ def _complete_set(job_id: int) -> None:
 def cell_failed(*, cell_id: int, worker: str, message: str, retry: bool = True) -> int | None:
     """Our failure in a cell: again while attempts remain (the seconds to wait are
     returned), else the cell and its job end harness_error. ``retry=False``: at once
-    (a worker that cannot isolate the agent: another attempt here would be the same)."""
+    (a worker that cannot isolate the agent: another attempt here would be the same).
+    A worker that no longer holds the cell (the sweep handed it on) changes nothing."""
     if retry:
         retry_in = machine.give_up_or_release(
             ExecutionCell, pk=cell_id, worker=worker, message=message
         )
         if retry_in is not None:
             return retry_in
+        ended = ExecutionCell.objects.filter(
+            pk=cell_id, state=ExecutionCell.State.HARNESS_ERROR, worker=worker
+        ).exists()
     else:
-        machine.finish(
+        ended = machine.finish(
             ExecutionCell, pk=cell_id, worker=worker, state=ExecutionCell.State.HARNESS_ERROR,
             message=message[:2000],
         )  # fmt: skip
-    cell = ExecutionCell.objects.get(pk=cell_id)
-    _job_failed(cell.job_id, f"cell {cell.label}: {message}")
+    if ended:
+        cell = ExecutionCell.objects.get(pk=cell_id)
+        _job_failed(cell.job_id, f"cell {cell.label}: {message}")
     return None
 
 
 def _job_failed(job_id: int, message: str) -> None:
-    machine.transition(
-        ExecutionJob, pk=job_id, source=ExecutionState.CELLS, target=ExecutionState.HARNESS_ERROR,
-        message=message[:2000], finished_at=_now(),
-    )  # fmt: skip
+    """A cell could not be run: the job ends harness_error, and its cells still queued
+    end with it (no worker will take them)."""
+    with transaction.atomic():
+        if machine.transition(
+            ExecutionJob, pk=job_id, source=ExecutionState.CELLS,
+            target=ExecutionState.HARNESS_ERROR, message=message[:2000], finished_at=_now(),
+        ):  # fmt: skip
+            queued = ExecutionCell.objects.filter(job_id=job_id, state=ExecutionCell.State.QUEUED)
+            for pk in queued.values_list("pk", flat=True):
+                machine.transition(
+                    ExecutionCell, pk=pk, source=ExecutionCell.State.QUEUED,
+                    target=ExecutionCell.State.HARNESS_ERROR, finished_at=_now(),
+                    message="not run: its execution ended harness_error",
+                )  # fmt: skip
 
 
 def _now() -> Any:
@@ -399,20 +427,28 @@ def assembly_finish(
     comparison: dict[str, Any] | None = None,
 ) -> bool:
     """assembling -> final. A re-execution that reproduced its run raises the run to
-    ``reexecuted``; an execution's run is stored already (``made``)."""
+    ``reexecuted`` (while its arithmetic stays verified); one that diverged takes an
+    upload's earlier re-execution back (the newest evidence decides). An execution's run
+    is stored in the same transaction as this move (``made``)."""
+    from pitweb.runs.board import board_changed
+    from pitweb.runs.models import JobState
+
     with transaction.atomic():
         done = machine.finish(
             ExecutionJob, pk=job_id, worker=worker, state=state, message=message[:2000],
             made=made, comparison=comparison,
         )  # fmt: skip
+        checked = ExecutionJob.objects.values_list("checked_id", flat=True).get(pk=job_id)
+        runs = Run.objects.filter(pk=checked or 0, executed=False)
         if done and state == ExecutionState.REPRODUCED:
-            from pitweb.runs.board import board_changed
-            from pitweb.runs.models import JobState
-
-            checked = ExecutionJob.objects.values_list("checked_id", flat=True).get(pk=job_id)
-            # raised only while its arithmetic is verified: a number shown is one proven
-            Run.objects.filter(pk=checked or 0, status=JobState.VERIFIED).update(
+            # a number shown is one proven: raised only while it is verified
+            runs.filter(status=JobState.VERIFIED).update(
                 verification_level=VerificationLevel.REEXECUTED
+            )
+            board_changed()
+        elif done and state in (ExecutionState.DIVERGED, ExecutionState.FAILED):
+            runs.filter(verification_level=VerificationLevel.REEXECUTED).update(
+                verification_level=VerificationLevel.HASHES_VERIFIED
             )
             board_changed()
     return done
@@ -424,7 +460,9 @@ def assembly_retry(*, job_id: int, worker: str, message: str) -> int | None:
 
 def execution_requeue_stale(*, older_than: timedelta | None = None) -> list[int]:
     """The sweep: cells and assemblies whose worker stopped heart-beating are queued again
-    and dispatched (a cell that keeps killing workers ends its job harness_error)."""
+    and dispatched (a cell that keeps killing workers ends its job harness_error); a job
+    whose last cell's worker died between recording it and moving the job on is moved on
+    here, and one with a cell that ended harness_error is ended."""
     cells = machine.sweep_stale(ExecutionCell, older_than=older_than)
     for pk in cells.gave_up:
         cell = ExecutionCell.objects.get(pk=pk)
@@ -432,7 +470,19 @@ def execution_requeue_stale(*, older_than: timedelta | None = None) -> list[int]
     for pk in cells.to_dispatch:
         if ExecutionCell.objects.filter(pk=pk, job__state=ExecutionState.CELLS).exists():
             enqueue_cell(pk)
+    # first: a set moved on below is dispatched there, not twice
     jobs = machine.sweep_stale(ExecutionJob, older_than=older_than)
     for pk in jobs.to_dispatch:
         enqueue_assembly(pk)
+    waiting = ExecutionJob.objects.filter(
+        state=ExecutionState.CELLS, created_at__lt=machine.stale_cutoff(older_than)
+    )
+    for job_id in waiting.values_list("pk", flat=True):
+        failed = ExecutionCell.objects.filter(
+            job_id=job_id, state=ExecutionCell.State.HARNESS_ERROR
+        ).first()
+        if failed is not None:
+            _job_failed(job_id, f"cell {failed.label}: {failed.message}")
+        else:
+            _complete_set(job_id)
     return [*cells.requeued, *jobs.requeued]

@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 from celery.exceptions import SoftTimeLimitExceeded
+from django.db import transaction
 
 from harness.agents.base import AgentSpec
 from harness.isolation.sandbox.outside import availability
@@ -178,7 +179,14 @@ def assemble_job(*, job_id: int, worker: str) -> Outcome:
             if job.kind == ExecutionJob.Kind.REEXECUTE:
                 return _compared(job, worker, setup, records)
             result = assemble(setup.spec, setup.config, records, prices=setup.prices)
-            made = _store(job, result.receipt_path, result.trajectory_path, setup)
+            with transaction.atomic():  # stored and linked together, or neither
+                made = _store(job, result.receipt_path, result.trajectory_path, setup)
+                if not services.assembly_finish(
+                    job_id=job_id, worker=worker, state=ExecutionState.EXECUTED, made=made
+                ):
+                    raise _LostClaim
+    except _LostClaim:  # the sweep gave the assembly to another worker: its run counts
+        return Outcome("not claimed")
     except SubmissionError as exc:  # intake refused the run: final, said as it said it
         message = f"the executed run was refused at intake ({exc.code}): {exc.message}"
         services.assembly_finish(
@@ -188,8 +196,11 @@ def assemble_job(*, job_id: int, worker: str) -> Outcome:
     except Exception as exc:  # ours
         log.exception("execution assembly %s failed", job_id)
         return _assembly_failed(job_id, worker, f"assembly error: {type(exc).__name__}: {exc}")
-    services.assembly_finish(job_id=job_id, worker=worker, state=ExecutionState.EXECUTED, made=made)
     return Outcome(ExecutionState.EXECUTED)
+
+
+class _LostClaim(Exception):
+    """This worker no longer holds the assembly: what it stored is rolled back."""
 
 
 def _assembly_failed(job_id: int, worker: str, message: str) -> Outcome:
@@ -229,6 +240,13 @@ def _compared(job: ExecutionJob, worker: str, setup: _Setup, records: list[CellR
     comparison.agent = setup.spec.name
     comparison.agent_digest_recorded = job.checked.body["config"].get("agent_digest")
     comparison.agent_digest_reexecuted = result.body["config"].get("agent_digest")
+    if comparison.agent_digest_recorded != comparison.agent_digest_reexecuted:
+        # the workers' copy of the package is not the agent recorded: nothing is proven
+        comparison.failure = (
+            "the agent the workers ran is not the one recorded (its digest differs): "
+            f"{comparison.result} proves nothing about the recorded run"
+        )
+        comparison.result = FAILED
     state = {
         REPRODUCED: ExecutionState.REPRODUCED,
         DIVERGED: ExecutionState.DIVERGED,

@@ -299,6 +299,10 @@ def test_an_answer_that_drips_past_the_budget_is_the_agents_resource_limit(
         ("fe80::1", "link-local"),
         ("224.0.0.1", "multicast"),
         ("0.0.0.0", "unspecified"),
+        ("100.64.1.2", "not a globally reachable"),  # carrier-grade NAT's shared range
+        ("2002:a00:1::", "private"),  # 6to4 carrying 10.0.0.1
+        ("2002:7f00:1::", "loopback"),  # 6to4 carrying 127.0.0.1
+        ("2001:0:4136:e378:8000:63bf:f5ff:fffe", "private"),  # Teredo: client 10.0.0.1
         ("93.184.215.14", None),
         ("2606:4700:4700::1111", None),
     ],

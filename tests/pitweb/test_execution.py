@@ -382,3 +382,118 @@ def test_a_private_runs_reexecution_is_hidden_like_the_run(
     assert client.get(f"/executions/{job.pk}/").status_code == 404
     client.force_login(submitter)  # the run's submitter and the agent's owner
     assert client.get(f"/executions/{job.pk}/").status_code == 200
+
+
+def test_a_changed_package_proves_nothing_and_takes_the_level_back(
+    registered: Any, submitter: User, staff: User, packages: Any, site_release: Path,
+    tmp_path: Path, settings: Any,
+) -> None:  # fmt: skip
+    """Reproduced once (level reexecuted); then the workers' copy of the package changes
+    (same file name, other bytes): the next re-execution runs another agent, so it is
+    reexecution_failed whatever it decided, and the run's level goes back."""
+    require_sandbox()
+    services.agent_register(by=staff, name="ref", owner=submitter, package="pit-stdio-python")
+    argv = ["python3", str(EXAMPLES / "pit_stdio.py")]
+    uploaded = submit_run(submitter, _cli_run(site_release, tmp_path / "up", None, argv))
+    first = services.reexecution_request(by=staff, run=uploaded, reason="first")
+    first.refresh_from_db()
+    uploaded.refresh_from_db()
+    assert first.state == ExecutionState.REPRODUCED
+    assert uploaded.verification_level == VerificationLevel.REEXECUTED
+    changed = tmp_path / "changed" / "pit_stdio.py"
+    changed.parent.mkdir()
+    changed.write_text((EXAMPLES / "pit_stdio.py").read_text() + "\n# changed\n")
+    settings.PITWEB_AGENT_PACKAGES = {
+        **packages,
+        "pit-stdio-python": {"argv": ["python3", str(changed)], "dialect": "pit"},
+    }
+    second = services.reexecution_request(by=staff, run=uploaded, reason="second")
+    second.refresh_from_db()
+    assert second.state == ExecutionState.FAILED
+    assert "digest differs" in second.comparison["failure"]
+    uploaded.refresh_from_db()
+    assert uploaded.verification_level == VerificationLevel.HASHES_VERIFIED
+
+
+def test_only_a_verified_run_of_the_agents_dialect_is_reexecuted(
+    registered: Any, submitter: User, staff: User, packages: Any, site_release: Path,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    require_sandbox()
+    services.agent_register(by=staff, name="ref", owner=submitter, package="pit-stdio-python")
+    argv = ["python3", str(EXAMPLES / "pit_stdio.py")]
+    uploaded = submit_run(submitter, _cli_run(site_release, tmp_path / "up", None, argv))
+    Run.objects.filter(pk=uploaded.pk).update(status=JobState.MISMATCH)
+    uploaded.refresh_from_db()
+    with pytest.raises(SubmissionError, match="verified") as refused:
+        services.reexecution_request(by=staff, run=uploaded, reason="x")
+    assert refused.value.http_status == 409 and not ExecutionJob.objects.exists()
+
+
+def _job_with_cells(agent: RegisteredAgent, release: Any, states: list[str]) -> ExecutionJob:
+    job = ExecutionJob.objects.create(
+        kind="execute", agent=agent, release=release, config={}, state=ExecutionState.CELLS
+    )
+    for n, state in enumerate(states):
+        ExecutionCell.objects.create(job=job, position=n, arm="main", clock=f"c{n}", state=state)
+    return job
+
+
+def test_a_stale_workers_failure_report_changes_nothing(
+    registered: Any, submitter: User, staff: User, packages: Any
+) -> None:
+    agent = services.agent_register(by=staff, name="ref", owner=submitter, package="dice")
+    job = _job_with_cells(agent, registered, ["queued", "queued"])
+    cell = job.cells.first()
+    assert cell is not None
+    from pitweb.jobs import machine
+
+    assert machine.claim(ExecutionCell, pk=cell.pk, worker="a")
+    # the sweep hands the silent cell on, and worker b takes it
+    assert machine.release(ExecutionCell, pk=cell.pk, worker="a", message="requeued")
+    assert machine.claim(ExecutionCell, pk=cell.pk, worker="b")
+    for retry in (True, False):  # a, who no longer holds it, reports a failure late
+        assert (
+            services.cell_failed(cell_id=cell.pk, worker="a", message="late", retry=retry) is None
+        )
+    job.refresh_from_db()
+    cell.refresh_from_db()
+    assert job.state == ExecutionState.CELLS and cell.state == "running" and cell.worker == "b"
+    # b cannot isolate the agent: the cell ends, and its job, and the cell still queued
+    services.cell_failed(cell_id=cell.pk, worker="b", message="isolation unavailable", retry=False)
+    job.refresh_from_db()
+    assert job.state == ExecutionState.HARNESS_ERROR
+    assert set(job.cells.values_list("state", flat=True)) == {"harness_error"}
+
+
+def test_the_sweep_moves_on_a_set_whose_last_worker_died_before_moving_it(
+    registered: Any, submitter: User, staff: User, packages: Any, monkeypatch: Any
+) -> None:
+    agent = services.agent_register(by=staff, name="ref", owner=submitter, package="dice")
+    done = _job_with_cells(agent, registered, ["done", "done"])
+    failed = _job_with_cells(agent, registered, ["done", "harness_error"])
+    sent: list[int] = []
+    monkeypatch.setattr(services, "enqueue_assembly", sent.append)
+    from datetime import timedelta
+
+    services.execution_requeue_stale(older_than=timedelta(seconds=-1))
+    done.refresh_from_db()
+    failed.refresh_from_db()
+    assert done.state == ExecutionState.QUEUED and sent == [done.pk]
+    assert failed.state == ExecutionState.HARNESS_ERROR
+
+
+def test_an_agents_owner_does_not_see_the_reexecution_of_anothers_private_run(
+    registered: Any, submitter: User, other: User, staff: User, packages: Any,
+    site_release: Path, tmp_path: Path,
+) -> None:  # fmt: skip
+    require_sandbox()
+    services.agent_register(by=staff, name="ref", owner=other, package="pit-stdio-python")
+    argv = ["python3", str(EXAMPLES / "pit_stdio.py")]
+    uploaded = submit_run(submitter, _cli_run(site_release, tmp_path / "up", None, argv))
+    Run.objects.filter(pk=uploaded.pk).update(visibility="private")
+    job = services.reexecution_request(by=staff, run=uploaded, reason="private")
+    client = Client()
+    client.force_login(other)  # owns the agent, not the run
+    assert client.get(f"/executions/{job.pk}/").status_code == 404
+    assert str(job.pk) not in client.get("/agents/").content.decode().split("executions")[-1]
