@@ -35,6 +35,7 @@ from harness.agents.external import (
 from harness.protocol import DIALECTS
 from harness.runs.config import RunConfig
 from harness.runs.runner import cell_order
+from harness.vocabulary import ARMS, CLOCKS
 from pitweb.artifacts import release_held
 from pitweb.core.audit import audit_record
 from pitweb.core.errors import SubmissionError
@@ -253,8 +254,8 @@ def execution_request(
         "forms": forms,
         "start": start.isoformat(),
         "end": end.isoformat(),
-        "arms": ["main", "redacted", "shifted"],
-        "clocks": ["leaky", "dump", "pit"],
+        "arms": list(ARMS),
+        "clocks": list(CLOCKS),
         "hold_sessions": 5,
         "probe": probe,
         "network_policy": "fail_closed",
