@@ -55,6 +55,7 @@ class Command(BaseCommand):
         upload = self._upload(agent, release_dir, Path(options["prices"]), owner)
         deadline = time.monotonic() + options["timeout"]
         self._wait(deadline, lambda: VerificationJob.objects.exclude(state__in=FINAL_STATES))
+        upload.refresh_from_db()  # verified by the worker meanwhile
         jobs = list(ExecutionJob.objects.filter(agent=agent))
         if not any(j.kind == ExecutionJob.Kind.EXECUTE for j in jobs):
             jobs.append(services.execution_request(
