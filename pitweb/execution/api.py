@@ -20,7 +20,7 @@ from pitweb.execution import selectors, services
 from pitweb.execution.models import ExecutionJob, RegisteredAgent
 from pitweb.releases.models import Release
 from pitweb.runs import selectors as run_selectors
-from pitweb.runs.api import IdField, parse_id
+from pitweb.runs.api import IdField
 from pitweb.runs.models import Run
 
 if TYPE_CHECKING:
@@ -185,11 +185,7 @@ class ExecutionApi(APIView):
         responses=ExecutionOut, summary="One execution: its cells, its run, its comparison"
     )
     def get(self, request: Request, job_id: str) -> Response:
-        try:
-            pk = parse_id(job_id)
-        except ValueError:
-            pk = None
-        job = selectors.visible_jobs(request.user).filter(pk=pk).first() if pk else None
+        job = selectors.visible_job(request.user, job_id)
         if job is None:
             raise NotFound("no such execution")
         return Response(ExecutionOut(job, context={"request": request}).data)

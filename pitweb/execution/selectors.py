@@ -10,6 +10,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Q, QuerySet
 
 from pitweb.execution.models import ExecutionJob, RegisteredAgent
+from pitweb.runs.api import parse_id
 from pitweb.runs.selectors import visible_runs, worker_label
 
 
@@ -39,6 +40,16 @@ def visible_jobs(user: User | AnonymousUser) -> QuerySet[ExecutionJob]:
         # may be another submitter's (private or hidden): that rule is the run's
         shown |= (Q(agent__owner=user) | Q(requested_by=user)) & Q(checked__isnull=True)
     return jobs.filter(shown)
+
+
+def visible_job(user: User | AnonymousUser, raw_id: str) -> ExecutionJob | None:
+    """The job a page's or the API's id names, if the requester may see it; a malformed
+    id answers like a missing job."""
+    try:
+        pk = parse_id(raw_id)
+    except ValueError:
+        return None
+    return visible_jobs(user).filter(pk=pk).first() if pk is not None else None
 
 
 def cells(job: ExecutionJob, user: User | AnonymousUser) -> list[dict[str, Any]]:

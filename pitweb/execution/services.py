@@ -24,6 +24,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef
+from django.utils import timezone
 
 from harness.agents.base import AgentSpec
 from harness.agents.external import (
@@ -48,7 +49,8 @@ from pitweb.execution.models import (
 )
 from pitweb.jobs import machine
 from pitweb.releases.models import Release
-from pitweb.runs.models import Run, VerificationLevel
+from pitweb.runs.board import board_changed
+from pitweb.runs.models import JobState, Run, VerificationLevel
 
 ISOLATION_UNAVAILABLE = "isolation unavailable on this worker"
 AGENT_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -279,8 +281,6 @@ def reexecution_request(*, by: User, run: Run, reason: str) -> ExecutionJob:
             409,
         )
     config = run.body["config"]
-    from pitweb.runs.models import JobState
-
     if run.status != JobState.VERIFIED:
         raise SubmissionError(
             "not_verified", "only a run whose arithmetic is verified is re-executed", 409
@@ -394,21 +394,15 @@ def _job_failed(job_id: int, message: str) -> None:
     with transaction.atomic():
         if machine.transition(
             ExecutionJob, pk=job_id, source=ExecutionState.CELLS,
-            target=ExecutionState.HARNESS_ERROR, message=message[:2000], finished_at=_now(),
+            target=ExecutionState.HARNESS_ERROR, message=message[:2000], finished_at=timezone.now(),
         ):  # fmt: skip
             queued = ExecutionCell.objects.filter(job_id=job_id, state=ExecutionCell.State.QUEUED)
             for pk in queued.values_list("pk", flat=True):
                 machine.transition(
                     ExecutionCell, pk=pk, source=ExecutionCell.State.QUEUED,
-                    target=ExecutionCell.State.HARNESS_ERROR, finished_at=_now(),
+                    target=ExecutionCell.State.HARNESS_ERROR, finished_at=timezone.now(),
                     message="not run: its execution ended harness_error",
                 )  # fmt: skip
-
-
-def _now() -> Any:
-    from django.utils import timezone
-
-    return timezone.now()
 
 
 # -- the assembly ---------------------------------------------------------------------------
@@ -431,9 +425,6 @@ def assembly_finish(
     ``reexecuted`` (while its arithmetic stays verified); one that diverged takes an
     upload's earlier re-execution back (the newest evidence decides). An execution's run
     is stored in the same transaction as this move (``made``)."""
-    from pitweb.runs.board import board_changed
-    from pitweb.runs.models import JobState
-
     with transaction.atomic():
         done = machine.finish(
             ExecutionJob, pk=job_id, worker=worker, state=state, message=message[:2000],

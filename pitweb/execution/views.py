@@ -19,15 +19,10 @@ from pitweb.core.errors import SubmissionError, bad_request_page
 from pitweb.execution import selectors, services
 from pitweb.execution.models import ExecutionJob
 from pitweb.releases.models import Release
-from pitweb.runs.api import parse_id
 
 
 def _job_or_404(request: HttpRequest, job_id: str) -> ExecutionJob:
-    try:
-        pk = parse_id(job_id)
-    except ValueError:
-        raise Http404("no such execution") from None
-    job = selectors.visible_jobs(request.user).filter(pk=pk).first() if pk is not None else None
+    job = selectors.visible_job(request.user, job_id)
     if job is None:
         raise Http404("no such execution")
     return job

@@ -6,7 +6,7 @@ agent's result."""
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -40,7 +40,6 @@ class _Setup:
     spec: AgentSpec
     config: RunConfig
     prices: Prices | None
-    hide: list[str]
 
 
 def _needs_sandbox(agent: RegisteredAgent) -> bool:
@@ -54,7 +53,6 @@ def _setup(job: ExecutionJob, kind: str, label: object) -> Iterator[_Setup]:
     with job_folder(kind, label) as work:
         release_dir = release_copy(job.release)
         spec = services.agent_spec(job.agent)
-        hide: list[str] = []
         if job.kind == ExecutionJob.Kind.REEXECUTE:
             assert job.checked is not None
             config = rerun_config(job.config, bundle=release_dir, agent=spec, folder=work)
@@ -78,8 +76,7 @@ def _setup(job: ExecutionJob, kind: str, label: object) -> Iterator[_Setup]:
             config = execution_config(
                 job.config, spec=spec, bundle=release_dir, folder=work, prices=priced
             )
-        config = RunConfig(**{**vars(config), "agent_process": _process(job.agent)})
-        yield _Setup(spec, config, prices, hide)
+        yield _Setup(spec, dataclasses.replace(config, agent_process=_process(job.agent)), prices)
 
 
 def _process(agent: RegisteredAgent) -> str:
@@ -138,8 +135,7 @@ def execute_cell(*, cell_id: int, worker: str) -> Outcome:
             _setup(job, "cell", cell_id) as setup,
         ):
             record = run_cell(
-                setup.spec, setup.config, cell.arm, cell.clock, prices=setup.prices,
-                hide=setup.hide,
+                setup.spec, setup.config, cell.arm, cell.clock, prices=setup.prices
             )  # fmt: skip
     except SoftTimeLimitExceeded:
         return _cell_failed(cell_id, worker, "the cell ran past the worker's time limit", False)
@@ -252,6 +248,6 @@ def _compared(job: ExecutionJob, worker: str, setup: _Setup, records: list[CellR
         DIVERGED: ExecutionState.DIVERGED,
         FAILED: ExecutionState.FAILED,
     }[comparison.result]
-    body = json.loads(json.dumps(comparison.to_json(), default=str))
+    body = comparison.to_json()
     services.assembly_finish(job_id=job.pk, worker=worker, state=state, comparison=body)
     return Outcome(state)

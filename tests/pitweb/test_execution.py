@@ -60,7 +60,7 @@ def packages(settings: Any, tmp_path: Path) -> dict[str, Any]:
         },
         "dice": {"argv": ["python3", str(random_agent)], "dialect": "pit"},
     }
-    return settings.PITWEB_AGENT_PACKAGES  # type: ignore[no-any-return]
+    return settings.PITWEB_AGENT_PACKAGES
 
 
 def _cli_run(
@@ -82,6 +82,17 @@ def _cli_run(
                             "pulled_at": "generated"}  # fmt: skip
     run(command_agent(argv), RunConfig(**config))
     return Artifacts(out / "receipt.json", out / "trajectory.jsonl", prices)
+
+
+def _reference_upload(
+    staff: User, owner: User, submitter: User, release: Path, tmp_path: Path
+) -> Run:
+    """The reference agent registered for ``owner``, and a CLI run of it uploaded by
+    ``submitter`` (verified on arrival)."""
+    require_sandbox()
+    services.agent_register(by=staff, name="ref", owner=owner, package="pit-stdio-python")
+    argv = ["python3", str(EXAMPLES / "pit_stdio.py")]
+    return submit_run(submitter, _cli_run(release, tmp_path / "up", None, argv))
 
 
 def test_a_registered_package_is_executed_cell_by_cell_and_equals_the_cli_run(
@@ -370,10 +381,7 @@ def test_a_private_runs_reexecution_is_hidden_like_the_run(
     registered: Any, submitter: User, other: User, staff: User, packages: Any, site_release: Path,
     tmp_path: Path,
 ) -> None:  # fmt: skip
-    require_sandbox()
-    services.agent_register(by=staff, name="ref", owner=submitter, package="pit-stdio-python")
-    argv = ["python3", str(EXAMPLES / "pit_stdio.py")]
-    uploaded = submit_run(submitter, _cli_run(site_release, tmp_path / "up", None, argv))
+    uploaded = _reference_upload(staff, submitter, submitter, site_release, tmp_path)
     Run.objects.filter(pk=uploaded.pk).update(visibility="private")
     job = services.reexecution_request(by=staff, run=uploaded, reason="private check")
     client = Client()
@@ -391,10 +399,7 @@ def test_a_changed_package_proves_nothing_and_takes_the_level_back(
     """Reproduced once (level reexecuted); then the workers' copy of the package changes
     (same file name, other bytes): the next re-execution runs another agent, so it is
     reexecution_failed whatever it decided, and the run's level goes back."""
-    require_sandbox()
-    services.agent_register(by=staff, name="ref", owner=submitter, package="pit-stdio-python")
-    argv = ["python3", str(EXAMPLES / "pit_stdio.py")]
-    uploaded = submit_run(submitter, _cli_run(site_release, tmp_path / "up", None, argv))
+    uploaded = _reference_upload(staff, submitter, submitter, site_release, tmp_path)
     first = services.reexecution_request(by=staff, run=uploaded, reason="first")
     first.refresh_from_db()
     uploaded.refresh_from_db()
@@ -419,10 +424,7 @@ def test_only_a_verified_run_of_the_agents_dialect_is_reexecuted(
     registered: Any, submitter: User, staff: User, packages: Any, site_release: Path,
     tmp_path: Path,
 ) -> None:  # fmt: skip
-    require_sandbox()
-    services.agent_register(by=staff, name="ref", owner=submitter, package="pit-stdio-python")
-    argv = ["python3", str(EXAMPLES / "pit_stdio.py")]
-    uploaded = submit_run(submitter, _cli_run(site_release, tmp_path / "up", None, argv))
+    uploaded = _reference_upload(staff, submitter, submitter, site_release, tmp_path)
     Run.objects.filter(pk=uploaded.pk).update(status=JobState.MISMATCH)
     uploaded.refresh_from_db()
     with pytest.raises(SubmissionError, match="verified") as refused:
@@ -487,10 +489,7 @@ def test_an_agents_owner_does_not_see_the_reexecution_of_anothers_private_run(
     registered: Any, submitter: User, other: User, staff: User, packages: Any,
     site_release: Path, tmp_path: Path,
 ) -> None:  # fmt: skip
-    require_sandbox()
-    services.agent_register(by=staff, name="ref", owner=other, package="pit-stdio-python")
-    argv = ["python3", str(EXAMPLES / "pit_stdio.py")]
-    uploaded = submit_run(submitter, _cli_run(site_release, tmp_path / "up", None, argv))
+    uploaded = _reference_upload(staff, other, submitter, site_release, tmp_path)
     Run.objects.filter(pk=uploaded.pk).update(visibility="private")
     job = services.reexecution_request(by=staff, run=uploaded, reason="private")
     client = Client()
