@@ -28,11 +28,13 @@ $(VENV)/.installed: requirements/dev.lock requirements/site.lock requirements/co
 	  -r requirements/compose-spec.lock -d .wheels/spec
 	@touch $@
 
-# Hashed locks per set, from pyproject.toml: the harness, the site (+ harness), dev (+ site).
+# Hashed locks per set, from pyproject.toml: the harness, the harness with Inspect, the site
+# (+ harness), dev (+ site and Inspect).
 lock: setup
 	$(BIN)/uv pip compile pyproject.toml --python-version 3.11 --generate-hashes -q -o requirements/harness.lock
 	$(BIN)/uv pip compile pyproject.toml --extra site --python-version 3.11 --generate-hashes -q -o requirements/site.lock
-	$(BIN)/uv pip compile pyproject.toml --extra site --extra dev --python-version 3.11 --generate-hashes -q -o requirements/dev.lock
+	$(BIN)/uv pip compile pyproject.toml --extra inspect --python-version 3.11 --generate-hashes -q -o requirements/inspect.lock
+	$(BIN)/uv pip compile pyproject.toml --extra site --extra dev --extra inspect --python-version 3.11 --generate-hashes -q -o requirements/dev.lock
 
 # The site with demo data: migrate, a real worker, three verified baseline runs on a
 # synthetic release with SYNTHETIC prices, served at http://127.0.0.1:8000.

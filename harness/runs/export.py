@@ -1,26 +1,64 @@
-"""Decision points as JSONL for other eval tools.
+"""Decision points as JSONL for other eval tools, and the tools rebound from one.
 
-One line per session: the prompt the runner would give (``input``), an empty
-``target``, an ``id`` and ``metadata``, which Inspect's ``json_dataset()`` reads as
-Samples, and the same prompt under ``vars`` for promptfoo's ``file://`` test cases.
-No tools travel with a sample: a run driven from the file still reads the window
-through the harness. On the shifted arm ids and metadata carry only shifted dates.
+One line per session, read as meant by each tool it is written for:
+
+- Inspect's ``json_dataset()``: ``input`` (the prompt the runner would give), ``target``,
+  ``id`` and ``metadata``.
+- promptfoo's ``file://samples.jsonl``: ``vars``, every value a scalar (a list would be
+  expanded into a test case per item, a null warned about), with the prompt as
+  ``vars.prompt``.
+- lm-evaluation-harness through the ``datasets`` JSON loader: every timestamp a string
+  that keeps its ``Z`` once the task declares its features as strings (``FEATURES``).
+
+A trading decision has no right answer to compare with, so ``target`` is empty and
+``metadata.scorer`` names the scorer that means something here: ``knowable_picks``, the
+fraction of the picks that were knowable at the bell (``examples/inspect``). No tools
+travel with a sample: ``session_tools`` rebinds them from the metadata (the release's
+content digest, the window, the session), so a run driven from the file still reads the
+window through the harness. On the shifted arm ids and metadata carry only shifted dates,
+the window included, and no release name (one may carry the real window).
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from harness import canonical
 from harness.market.calendar import sessions_for
 from harness.market.clocks import first_knowing_bell, iso_utc, known_at
-from harness.release.arms import shift_iso
+from harness.release.arms import SHIFT_YEARS, shift_iso
 from harness.release.bundle import Bundle
+from harness.release.store import ReleaseError
 from harness.runs.runner import trade_prompt
+from harness.tools.toolbox import ArmRows, ClockIndex, Toolbox
 from harness.vocabulary import CLOCKS
+
+# The scorer the examples ship for these samples (README: "Inspect").
+SCORER = "knowable_picks"
+
+# Every key of a sample's metadata (and of its vars, with ``prompt``), with its type: what
+# a consumer declares (the lm-eval task's features), so no loader guesses a type.
+FIELDS: dict[str, type] = {
+    "arm": str,
+    "clock": str,
+    "session_date": str,
+    "known_at": str,
+    "session_number": int,
+    "newly_knowable": int,
+    "hold_sessions": int,
+    "window_start": str,
+    "window_end": str,
+    "forms": str,
+    "rows_in_window": int,
+    "bundle_content_digest": str,
+    "release": str,  # absent on the shifted arm
+    "scorer": str,
+}
 
 
 def export_points(
@@ -45,35 +83,41 @@ def export_points(
         for line in segment:
             new_at[first_knowing_bell(opens, known_at(json.loads(line), clock)[0])] += 1
     shift = arm == "shifted"
+    shown = shift_iso if shift else str
+    shared: dict[str, Any] = {
+        "arm": arm,
+        "clock": clock,
+        "hold_sessions": hold_sessions,
+        "window_start": shown(bundle.start),
+        "window_end": shown(bundle.end),
+        "forms": ",".join(bundle.forms),
+        "rows_in_window": bundle.row_count,
+        "bundle_content_digest": bundle.content_digest,
+        "scorer": SCORER,
+    }
+    if not shift:
+        shared["release"] = bundle.name
     target = Path(out)
     target.parent.mkdir(parents=True, exist_ok=True)
     count = 0
     with open(target, "w", encoding="utf-8") as handle:
         for n, s in enumerate(window):
-            day = table.sessions[s].isoformat()
-            bell = iso_utc(table.opens[s])
-            shown_day, shown_bell = (shift_iso(day), shift_iso(bell)) if shift else (day, bell)
-            new = new_at[n]
+            day = shown(table.sessions[s].isoformat())
+            bell = shown(iso_utc(table.opens[s]))
             prompt = trade_prompt(
                 arm=arm,
                 clock=clock,
-                session_date=shown_day,
-                known_at=shown_bell,
-                new=new,
+                session_date=day,
+                known_at=bell,
+                new=new_at[n],
                 hold=hold_sessions,
             )
             metadata = {
-                "arm": arm,
-                "clock": clock,
-                "session_date": shown_day,
-                "known_at": shown_bell,
-                "newly_knowable": new,
+                **shared,
+                "session_date": day,
+                "known_at": bell,
+                "newly_knowable": new_at[n],
                 "session_number": n,
-                # a release name may carry the real window ("...-20230301-..."): not on shifted
-                "release": None if shift else bundle.name,
-                "bundle_content_digest": bundle.content_digest,
-                "forms": list(bundle.forms),
-                "rows_in_window": bundle.row_count,
             }
             sample = {
                 "id": f"{arm}-{clock}-{n:04d}",
@@ -85,3 +129,64 @@ def export_points(
             handle.write(canonical.line(sample) + "\n")
             count += 1
     return count
+
+
+class RebindError(ValueError):
+    """A sample's metadata does not name a session of the release at hand."""
+
+
+def session_tools(
+    release: str | os.PathLike[str],
+    metadata: dict[str, Any],
+    record: Callable[[str, dict[str, Any], dict[str, Any], list[str] | None], None] | None = None,
+) -> Toolbox:
+    """The four tools of an exported sample's session, rebound from its metadata over
+    the release at ``release``: the same answers the runner's cell would give at that
+    bell. ``record`` sees every call (tool, arguments, result, served rows' text).
+
+    Refused (``RebindError``) when the release is another one (content digest), or the
+    window, its row count or the session's date do not come out as the sample says.
+    """
+    arm, clock = str(metadata["arm"]), str(metadata["clock"])
+    unshown = (lambda text: shift_iso(text, -SHIFT_YEARS)) if arm == "shifted" else str
+    try:
+        bundle = Bundle.load(
+            release,
+            forms=[f for f in str(metadata["forms"]).split(",") if f],
+            start=unshown(str(metadata["window_start"])),
+            end=unshown(str(metadata["window_end"])),
+        )
+    except (ReleaseError, ValueError) as exc:
+        raise RebindError(f"sample {metadata.get('session_date')}: {exc}") from None
+    if bundle.content_digest != metadata["bundle_content_digest"]:
+        raise RebindError(
+            f"the sample is of release {metadata['bundle_content_digest']}, "
+            f"not of {bundle.content_digest}"
+        )
+    if bundle.row_count != metadata["rows_in_window"]:
+        raise RebindError(
+            f"the window has {bundle.row_count} rows, the sample says {metadata['rows_in_window']}"
+        )
+    table = sessions_for(date.fromisoformat(bundle.start), date.fromisoformat(bundle.end))
+    window = table.window(date.fromisoformat(bundle.start), date.fromisoformat(bundle.end))
+    n = int(metadata["session_number"])
+    if not 0 <= n < len(window):
+        raise RebindError(f"session_number {n} is outside the window's {len(window)} sessions")
+    s = window[n]
+    main = bundle.rows("main")
+    tools = Toolbox(
+        arm=arm,
+        index=ClockIndex.build(main, clock),
+        rows=ArmRows(bundle.texts(arm), bundle.rows(arm), [row["form"] for row in main]),
+        positions={key: i for i, key in enumerate(bundle.row_keys(arm))},
+        bell=table.opens[s],
+        previous_bell=table.opens[s - 1] if n > 0 else None,
+        session_date=table.sessions[s].isoformat(),
+        record=record or (lambda *_: None),
+    )
+    if tools.session_date != metadata["session_date"] or tools.known_at != metadata["known_at"]:
+        raise RebindError(
+            f"session {n} of the window is {tools.session_date} {tools.known_at}, "
+            f"the sample says {metadata['session_date']} {metadata['known_at']}"
+        )
+    return tools

@@ -64,7 +64,9 @@ def _run_tool(tools: Toolbox, name: str, arguments: Any) -> dict[str, Any]:
     return result
 
 
-def _picks(content: str) -> tuple[str, ...]:
+def picks_in(content: str) -> tuple[str, ...]:
+    """The row keys a final answer names: a JSON ``{"picks": [...]}``, or every row key
+    in free text, in order, once each."""
     try:
         value = json.loads(content)
     except (json.JSONDecodeError, TypeError):
@@ -96,7 +98,7 @@ def from_tool_loop(
                 if not calls:
                     content = reply.get("content") or ""
                     text = content if isinstance(content, str) else json.dumps(content)
-                    return Decision(picks=_picks(text) if task.kind == "trade" else (), text=text)
+                    return Decision(picks=picks_in(text) if task.kind == "trade" else (), text=text)
                 for call in calls:
                     function = call.get("function", call)
                     result = _run_tool(tools, str(function.get("name")), function.get("arguments"))
