@@ -6,7 +6,7 @@ DEMO := demo-out
 # a developer's machine: the site's DEBUG is off unless asked for (production sets a key)
 export DJANGO_DEBUG ?= true
 
-.PHONY: setup demo demo-harness test test-fast bench lint lock schema clean
+.PHONY: setup demo demo-harness test test-fast bench lint lock schema evaluators clean
 
 setup: $(VENV)/.installed
 
@@ -57,6 +57,11 @@ test: setup
 test-fast: setup
 	$(BIN)/pytest -q -m "not slow"
 
+# Inspect, promptfoo and lm-eval reading the export, each installed afresh in .tools/ from
+# its own lock (needs the network; CI runs it).
+evaluators: setup
+	bash scripts/evaluators.sh
+
 bench: setup
 	$(BIN)/python benchmarks/run.py
 
@@ -84,4 +89,4 @@ schema: setup
 	$(BIN)/python -m harness.protocol.schemas
 
 clean:
-	rm -rf $(VENV) $(DEMO) bench-out .wheels
+	rm -rf $(VENV) $(DEMO) bench-out .wheels .tools

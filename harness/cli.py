@@ -611,7 +611,10 @@ def build_parser() -> argparse.ArgumentParser:
     ver.set_defaults(func=cmd_verify)
 
     exp = sub.add_parser(
-        "export", help="decision points as JSONL for Inspect's json_dataset() and promptfoo"
+        "export",
+        help="decision points as JSONL for Inspect's json_dataset(), promptfoo's "
+        "file://samples.jsonl and an lm-eval task (scalar metadata; target empty, "
+        "metadata.scorer names the scorer: knowable_picks)",
     )
     exp.add_argument("--bundle", required=True)
     exp.add_argument("--arm", required=True, choices=ARMS)

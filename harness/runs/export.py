@@ -7,8 +7,10 @@ One line per session, read as meant by each tool it is written for:
 - promptfoo's ``file://samples.jsonl``: ``vars``, every value a scalar (a list would be
   expanded into a test case per item, a null warned about), with the prompt as
   ``vars.prompt``.
-- lm-evaluation-harness through the ``datasets`` JSON loader: every timestamp a string
-  that keeps its ``Z`` once the task declares its features as strings (``FEATURES``).
+- lm-evaluation-harness: every value a string or an integer, as ``FIELDS`` declares, so a
+  task that declares them keeps every timestamp the string it is, ``Z`` included
+  (``examples/lm-eval``: its loader parses the lines itself, since ``datasets``' JSON
+  loader lets pyarrow read ISO strings as naive timestamps, declared features or not).
 
 A trading decision has no right answer to compare with, so ``target`` is empty and
 ``metadata.scorer`` names the scorer that means something here: ``knowable_picks``, the

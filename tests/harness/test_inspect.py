@@ -242,3 +242,21 @@ def test_knowable_picks_scores_a_look_ahead_pick_and_a_refusal_below_one(
     assert scored(json.dumps({"picks": keys})) == 1.0
     assert scored(json.dumps({"picks": [*keys, later[0]["row_key"]]})) == pytest.approx(2 / 3)
     assert scored("I refuse to answer.") == 0.0  # Inspect's match() gave this 1.000
+
+
+def test_the_lm_eval_task_declares_the_exports_fields_as_they_are() -> None:
+    """examples/lm-eval/utils.py keeps a copy of FIELDS (its venv has no harness)."""
+    import ast
+
+    tree = ast.parse((REPO / "examples" / "lm-eval" / "utils.py").read_text())
+    (declared,) = [
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "FIELDS"
+    ]
+    assert isinstance(declared, ast.Dict)
+    copied = {
+        ast.literal_eval(k): {"str": str, "int": int}[v.id]  # type: ignore[arg-type,attr-defined]
+        for k, v in zip(declared.keys, declared.values, strict=True)
+    }
+    assert copied == FIELDS

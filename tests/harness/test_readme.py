@@ -41,6 +41,8 @@ NOT_RUN = {
     ("README.md", "python manage.py import_pitfall"): "needs a checkout of PITFALL; "
     "tests/pitweb/test_points_site.py runs the same command on the copy of its points and "
     "baseline in ../shared/data/pitfall and checks the figures the README quotes",
+    ("README.md", "make evaluators"): "installs three tools from the network, minutes of it; "
+    ".ci/run runs it after the tests, and tests/harness/test_inspect.py runs the Inspect half",
     ("docs/architecture.md", " submitter's machine"): "a diagram, not a command",
     ("docs/site.md", "cell:  queued -> running"): "a state diagram, not a command; "
     "tests/pitweb/test_execution.py and test_execution_workers.py walk its moves",
