@@ -14,14 +14,16 @@ mkdir -p "$work" && work="$(cd "$work" && pwd)"
 
 python="$(command -v python3.11 || command -v python3)"
 "$python" -m venv "$work/venv"
-pip=("$work/venv/bin/pip" install --quiet --disable-pip-version-check --log "$work/pip.log")
-"${pip[@]}" --require-hashes -r "$repo/requirements/inspect.lock" 2>"$work/pip.err" ||
-  { cat "$work/pip.err"; exit 1; }
-"${pip[@]}" --no-deps "$repo" 2>>"$work/pip.err" || { cat "$work/pip.err"; exit 1; }
+# the harness from a copy of its sources: a build writes beside them
+mkdir -p "$work/src" && cp -r "$repo"/{pyproject.toml,README.md,LICENSE,harness,pit_harness} "$work/src/"
+pip=("$work/venv/bin/pip" install --quiet --disable-pip-version-check)
+{ "${pip[@]}" --require-hashes -r "$repo/requirements/inspect.lock" &&
+  "${pip[@]}" --no-deps "$work/src"; } >"$work/pip.log" 2>&1 || { tail -n 40 "$work/pip.log"; exit 1; }
 bin="$work/venv/bin"
 # Inspect keeps its logs and data where it is told, never in the user's home
 export INSPECT_LOG_DIR="$work/logs" XDG_DATA_HOME="$work/data" XDG_CACHE_HOME="$work/cache"
-export PYTHONPATH="$here"
+# the examples are imported from this folder: no byte code written beside them
+export PYTHONPATH="$here" PYTHONDONTWRITEBYTECODE=1
 
 # 1. the forward direction: nine cells, a receipt that verifies
 cd "$work"

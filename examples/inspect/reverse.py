@@ -1,4 +1,4 @@
-"""Inspect driving the exported decision points: ``inspect eval examples/inspect/reverse.py``.
+"""Inspect driving the exported decision points (README: "Inspect").
 
 The samples (``pit-harness export``) carry no tools. ``pit_session`` rebinds the four tools
 of each sample's session from its metadata over the release the task is given (refused if
@@ -7,7 +7,7 @@ that were knowable at that bell (0 for an answer with no picks: a refusal earns 
 This is an Inspect eval, not a pit-harness run: no sandbox, guard or receipt; for those,
 run the solver through the harness (``mock_agent.py``).
 
-    inspect eval examples/inspect/reverse.py -T samples=samples.jsonl -T release=release
+    inspect eval reverse.py -T samples=/path/samples.jsonl -T release=/path/release
 
 With ``-T mock=false`` the model is whatever ``--model`` names.
 """
