@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 from harness.agents.adapters.plain import SYSTEM_PROMPT, picks_in
 from harness.agents.base import AgentSpec, Decision, Task, source_file
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from inspect_ai.model import GenerateConfigArgs, Model
     from inspect_ai.solver import Generate, Solver, TaskState
     from inspect_ai.tool import Tool
-    from typing_extensions import Unpack
 
     from harness.tools.toolbox import Toolbox
 
