@@ -48,6 +48,7 @@ SLOW_MODULES = {
     "test_deploy",
     "test_demo_seed",
     "test_external_agents",
+    "test_inspect",
     "test_golden",
     "test_model_egress",
     "test_object_store",

@@ -260,3 +260,32 @@ def test_the_lm_eval_task_declares_the_exports_fields_as_they_are() -> None:
         for k, v in zip(declared.keys, declared.values, strict=True)
     }
     assert copied == FIELDS
+
+
+def test_what_an_inspect_solver_keeps_never_reaches_the_next_cell(
+    march_release: Path, tmp_path: Path
+) -> None:
+    """A solver that counts its calls in a closure: each isolated cell starts from nothing."""
+    require_sandbox()
+    from inspect_ai.model import ModelOutput
+
+    from tests.harness.test_run import config
+
+    calls: list[int] = []
+
+    async def counting(state: TaskState, generate: Any) -> TaskState:
+        calls.append(1)
+        state.output = ModelOutput.from_content("mockllm/model", f"call {len(calls)}")
+        return state
+
+    body = run(
+        from_inspect_solver(counting, "mockllm/model"), config(march_release, tmp_path, probe=0)
+    ).body
+    assert body["valid"] and body["capabilities"]["cells_isolated"] is True
+    texts: dict[tuple[str, str], list[str]] = {}
+    for event in map(json.loads, (tmp_path / "trajectory.jsonl").read_text().splitlines()):
+        if event["event"] == "decision":
+            texts.setdefault((event["arm"], event["clock"]), []).append(event["text"])
+    assert len(texts) == 9 and calls == []  # nothing ran in this process
+    for cell in texts.values():
+        assert cell == [f"call {n}" for n in range(1, len(cell) + 1)]

@@ -173,8 +173,9 @@ def from_inspect_solver(
     """An agent that runs ``solver`` with Inspect's ``model`` (``provider/name``, as
     ``inspect eval --model`` takes it; ``base_url`` and ``model_args`` as ``get_model``
     takes them). ``solver`` may also be a factory callable with no arguments (``generate``,
-    an ``@solver`` function), called in the agent's own process. A new model and solver are
-    made for every cell, so nothing carries over from one cell to the next."""
+    an ``@solver`` function): then a new solver is made for every cell, as a new model
+    always is, in the agent's own process. (A solver instance is reused; in the sandbox
+    each cell is a fresh process anyway, so nothing it keeps reaches the next cell.)"""
 
     class _InspectAgent:
         def __init__(self) -> None:
