@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -50,11 +51,18 @@ def _tools(release: Path, arm: str = "main", session: int = 3) -> tuple[Any, lis
     return session_tools(release, metadata, lambda *call: calls.append(call)), calls
 
 
+def _await(coroutine: Any) -> Any:
+    """A coroutine's result, run in a thread of its own: the suite's browser tests keep an
+    event loop running in this thread, and a loop cannot be nested."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def _call(tools: list[Any], name: str, **arguments: Any) -> Any:
     message = ChatMessageAssistant(
         content="", tool_calls=[ToolCall(id="c1", function=name, arguments=arguments)]
     )
-    return asyncio.run(execute_tools([message], tools)).messages[0]
+    return _await(execute_tools([message], tools)).messages[0]
 
 
 def test_the_four_tools_are_the_tables_with_every_argument_described(
@@ -236,7 +244,7 @@ def test_knowable_picks_scores_a_look_ahead_pick_and_a_refusal_below_one(
     def scored(text: str) -> float:
         state = TaskState(ModelName("mockllm/model"), "s", 1, "", [], metadata=early)
         state.output = ModelOutput.from_content("mockllm/model", text)
-        return float(asyncio.run(score(state, Target(""))).value)
+        return float(_await(score(state, Target(""))).value)
 
     keys = [r["row_key"] for r in knowable]
     assert scored(json.dumps({"picks": keys})) == 1.0
@@ -289,3 +297,24 @@ def test_what_an_inspect_solver_keeps_never_reaches_the_next_cell(
     assert len(texts) == 9 and calls == []  # nothing ran in this process
     for cell in texts.values():
         assert cell == [f"call {n}" for n in range(1, len(cell) + 1)]
+
+
+def test_an_inspect_agent_decides_where_an_event_loop_already_runs(march_release: Path) -> None:
+    """As in a notebook: ``decide`` is called from code running inside an event loop."""
+    from inspect_ai.model import ModelOutput
+
+    from harness.agents.base import Task
+
+    async def answer(state: TaskState, generate: Any) -> TaskState:
+        state.output = ModelOutput.from_content("mockllm/model", json.dumps({"picks": ["r-x"]}))
+        return state
+
+    agent = from_inspect_solver(answer, "mockllm/model").new()
+    toolbox, _ = _tools(march_release)
+    task = Task("trade", "pick", "main", "pit", toolbox.session_date, toolbox.known_at)
+
+    async def inside_a_loop() -> Any:
+        return agent.decide(task, toolbox)
+
+    decision = _await(inside_a_loop())
+    assert decision.picks == ("r-x",)

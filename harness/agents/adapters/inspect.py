@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 from harness.agents.adapters.plain import SYSTEM_PROMPT, picks_in
@@ -188,10 +189,22 @@ def from_inspect_solver(
             )
 
         def decide(self, task: Task, tools: Toolbox) -> Decision:
-            return asyncio.run(_decide(self.solver, self.model, task, tools, message_limit))
+            return _complete(_decide(self.solver, self.model, task, tools, message_limit))
 
     label = name or f"inspect:{getattr(solver, '__qualname__', 'solver')}@{model}"
     return AgentSpec(label, _InspectAgent, source=source_file(solver))
+
+
+def _complete(coroutine: Coroutine[Any, Any, Decision]) -> Decision:
+    """The coroutine run to its end from synchronous code: in this thread where no event
+    loop runs here (an agent's own process), else in a thread of its own (a run started
+    from a notebook, or beside another library's loop), since a loop cannot be nested."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def _is_factory(solver: object) -> bool:
