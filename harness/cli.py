@@ -279,6 +279,52 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_attempts(args: argparse.Namespace) -> int:
+    """A family's attempts priced alike, and the best one's family-wise interval."""
+    import json
+
+    from harness.market.prices import load_prices
+    from harness.receipt.attempts import RANKED_CELL, attempts_of, family_best
+    from harness.receipt.rescore import RescoreRefused
+
+    prices = load_prices(args.prices, source=args.source, pulled_at=args.pulled_at)
+    try:
+        attempts = attempts_of(args.receipts, release=args.bundle, prices=prices)
+    except RescoreRefused as exc:
+        for check in exc.failed:
+            print(f"{check.name} MISMATCH  {check.detail}")
+        print("pit-harness: no figures: an attempt does not hold together", file=sys.stderr)
+        return EXIT_MISMATCH
+    result = family_best(attempts)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2, sort_keys=True))
+        return EXIT_OK
+    cell = "/".join(RANKED_CELL)
+    for attempt, _ in attempts:
+        figure = attempt.figure
+        shown = (
+            "no priced figure"
+            if figure is None
+            else f"{_fmt_return(figure.total_return):>8}  95% "
+            f"[{_fmt_return(figure.low)}, {_fmt_return(figure.high)}]"
+        )
+        print(f"  {attempt.run_id or '-':<16}  {cell} {shown}  {attempt.name}")
+    print(
+        f"attempts {result.attempts}  family-wise confidence {result.confidence:.4%} "
+        f"(Šidák: 0.95^(1/{result.attempts}))"
+    )
+    if result.best is None or result.interval is None or result.best.figure is None:
+        print("best: none (no attempt has a priced figure)")
+        return EXIT_OK
+    low, high = result.interval
+    print(
+        f"best {result.best.run_id}  {cell} {_fmt_return(result.best.figure.total_return)}  "
+        f"{result.confidence:.2%} [{_fmt_return(low)}, {_fmt_return(high)}]  "
+        f"best of {result.attempts}"
+    )
+    return EXIT_OK
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from harness.receipt.verify import verify
 
@@ -569,6 +615,23 @@ def build_parser() -> argparse.ArgumentParser:
     resc.add_argument("--pulled-at", default="", help="when they were pulled")
     resc.add_argument("--json", action="store_true", help="print the figures as JSON")
     resc.set_defaults(func=cmd_rescore)
+
+    att = sub.add_parser(
+        "attempts",
+        help="a family's attempts priced alike: the best one and its family-wise interval",
+        description="Price every receipt (each trajectory read from beside its receipt) with "
+        "the reference prices, as rescore does, and print each attempt's shifted/pit figure "
+        "with its 95%% interval, then the best attempt's interval at the Šidák level for all "
+        "N attempts (0.95^(1/N)): what a board ranks it on. An attempt with no priced figure "
+        "still counts. Exit 1 when any attempt's artifacts do not hold together.",
+    )
+    att.add_argument("receipts", nargs="+", metavar="RECEIPT")
+    att.add_argument("--bundle", required=True, help="the release folder the receipts bind")
+    att.add_argument("--prices", required=True, help="the reference price file (CSV)")
+    att.add_argument("--source", required=True, help="where the reference prices came from")
+    att.add_argument("--pulled-at", default="", help="when they were pulled")
+    att.add_argument("--json", action="store_true", help="print the result as JSON")
+    att.set_defaults(func=cmd_attempts)
 
     ver = sub.add_parser(
         "verify",

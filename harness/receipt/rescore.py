@@ -121,6 +121,8 @@ class RescoreRefused(ValueError):
 class Rescore:
     prices: dict[str, Any]
     cells: dict[tuple[str, str], Figure] = field(default_factory=dict)
+    # each cell's priced trades, for an interval drawn again at another level (attempts)
+    trades: dict[tuple[str, str], list[Trade]] = field(default_factory=dict, repr=False)
 
     def deltas(self) -> dict[str, dict[str, float | None]]:
         """Per clock, the platform contamination deltas: main minus each control arm."""
@@ -192,5 +194,6 @@ def rescore(
                 hold_sessions=int(config.get("hold_sessions", 5)),
                 prices=prices,
             )
+            result.trades[(arm, clock)] = trades
             result.cells[(arm, clock)] = block_bootstrap(trades)
     return result
