@@ -217,7 +217,9 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "pitweb API",
-    "DESCRIPTION": "Submit pit-harness runs, follow their verification, read the leaderboard.",
+    # Swagger UI shows this above the operations: the way back to the site
+    "DESCRIPTION": "Submit pit-harness runs, follow their verification, read the leaderboard. "
+    "[Back to the site](/) · [methodology](/methodology/)",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,

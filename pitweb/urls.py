@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.contrib.auth.views import LogoutView
 from django.shortcuts import redirect
 from django.templatetags.static import static
 from django.urls import path
@@ -26,6 +27,8 @@ urlpatterns = [
     path("releases/<str:digest>/", views.release_page, name="release"),
     path("changelog/", views.changelog_page, name="changelog"),
     path("status/", views.status_page, name="status"),
+    # POST only (Django's rule); back to the page it was asked from (``next``), else home
+    path("logout/", LogoutView.as_view(next_page="leaderboard"), name="logout"),
     path("protocol/", protocol.protocol_index, name="protocol"),
     path("protocol/<str:dialect>/<str:name>", protocol.protocol_file, name="protocol-file"),
     path("agents/", execution.agents_page, name="agents"),

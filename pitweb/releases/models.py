@@ -49,6 +49,7 @@ class ReferencePrices(models.Model):
 
     class Meta:
         ordering = ["release", "-version"]
+        verbose_name = verbose_name_plural = "reference prices"
         constraints = [
             models.UniqueConstraint(fields=["release", "version"], name="one_prices_version"),
             models.UniqueConstraint(fields=["release", "file_sha256"], name="one_prices_file"),
