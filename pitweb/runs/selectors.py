@@ -20,7 +20,7 @@ from pitweb.jobs.models import WorkerBeat
 from pitweb.pricing.models import PlatformScore
 from pitweb.runs import boardcache
 from pitweb.runs.board import board_version
-from pitweb.runs.models import PROVEN_LEVELS, Run, VerificationJob, VerificationLevel
+from pitweb.runs.models import PROVEN_LEVELS, JobState, Run, VerificationJob, VerificationLevel
 
 VERIFIED_LEVEL = VerificationLevel.HASHES_VERIFIED
 
@@ -51,8 +51,58 @@ LEVEL_SHORT = {
 DECLARED = "declared by the submitter's harness (not verifiable)"
 
 
+REFUTED_WORDS = (
+    "refuted: the system re-derived the receipt from its trajectory and release, and it "
+    "does not hold"
+)
+
+
 def level_words(run: Run) -> str:
+    """The run's verification level in words; a refuted receipt was checked, so it is
+    never called "not checked"."""
+    if run.status == JobState.MISMATCH:
+        return REFUTED_WORDS
     return LEVEL_WORDS.get(run.verification_level, run.verification_level)  # type: ignore[call-overload,no-any-return]
+
+
+MASK_WORDS = {
+    "mask_leaks": "mask leaks: the probe recovered real dates or issuers from shifted rows, so "
+    "the shifted arm is no control and its delta no measure of memory",
+    "mask_holds": "mask holds: no probe answer gave a real date or issuer away",
+}
+
+
+def header_verdicts(run: Run) -> list[tuple[str, str]]:
+    """Every verdict that qualifies the run's numbers, as (kind, words), for the top of
+    its page: the mask, the cells that did not complete, and the level (good, bad or
+    warn, for the badge's colour)."""
+    verdict = run.mask_verdict
+    mask = MASK_WORDS.get(
+        verdict, f"mask probe {verdict.replace('_', ' ')}: no verdict on the mask"
+    )
+    kinds = {"mask_holds": "good", "mask_leaks": "bad"}
+    out = [(kinds.get(verdict, "warn"), mask)]
+    broken = [f"{c.arm}/{c.clock} {c.status}" for c in run.receipt.cells if c.status != "complete"]
+    if broken:
+        out.append(
+            (
+                "bad",
+                f"{len(broken)} of {len(run.receipt.cells)} cells did not complete: "
+                + ", ".join(broken),
+            )
+        )
+    if run.status == JobState.MISMATCH:
+        out.append(("bad", "refuted"))
+    elif not run.proven:
+        out.append(
+            (
+                "warn",
+                f"{run.status.replace('_', ' ')}: not proven, no figure of it is shown as a result",
+            )
+        )
+    else:
+        out.append(("good", LEVEL_SHORT.get(run.verification_level, "")))  # type: ignore[call-overload]
+    return out
 
 
 def isolation_words(run: Run) -> str:

@@ -278,6 +278,7 @@ def run_page(request: HttpRequest, sha: str) -> HttpResponse:
             "proven": proven,
             "withheld_because": run.withheld_reason,
             "level_words": selectors.level_words(run),
+            "verdicts": selectors.header_verdicts(run),
             "declared": selectors.DECLARED,
             "could_read_future": selectors.could_read_future(run),
             "grid": _grid(receipt.cells),

@@ -1,13 +1,18 @@
 """What a visitor would misread, fixed: the status page's empty queue, the admin's
-names, the way back from the API docs, and a way to log out."""
+names, the way back from the API docs, a way to log out, and every verdict that qualifies
+a run's numbers at the top of its page (a refuted receipt never "not checked")."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-pytestmark = pytest.mark.django_db
+from tests.pitweb.conftest import Artifacts, submit_run
+
+pytestmark = pytest.mark.django_db(transaction=True)  # verification runs on commit
 
 
 def test_an_empty_queue_says_no_job_is_waiting_not_a_dash_of_seconds() -> None:
@@ -40,3 +45,41 @@ def test_a_signed_in_visitor_can_log_out_and_lands_where_they_were(submitter: Us
     again.force_login(submitter)
     elsewhere = again.post("/logout/", {"next": "https://example.com/"})  # never off the site
     assert elsewhere.status_code == 302 and elsewhere["Location"] == "/"
+
+
+def _verdicts(html: str) -> str:
+    start = html.index('id="verdicts"')
+    return html[start : html.index("</ul>", start)]
+
+
+def test_a_leaking_masks_verdict_sits_at_the_top_of_its_run_page(
+    registered: Any, submitter: User, stub_run: Artifacts
+) -> None:
+    from pitweb.runs.models import Run
+
+    run = submit_run(submitter, stub_run)
+    assert run.status == "verified"
+    page = f"/runs/{run.body_sha256[7:]}/?submission={run.pk}"
+    top = _verdicts(Client().get(page).content.decode())
+    assert "verdict-good" in top and "mask holds" in top
+    Run.objects.filter(pk=run.pk).update(mask_verdict="mask_leaks")
+    html = Client().get(page).content.decode()
+    top = _verdicts(html)
+    assert 'class="verdict-bad">mask leaks' in top
+    assert html.index('id="verdicts"') < html.index("<h2>Platform figures</h2>")
+
+
+def test_a_refuted_receipt_is_never_called_not_checked(
+    registered: Any, submitter: User, stub_run: Artifacts
+) -> None:
+    from pitweb.runs.models import Run
+
+    run = submit_run(submitter, stub_run)
+    Run.objects.filter(pk=run.pk).update(status="mismatch")
+    html = Client().get(f"/runs/{run.body_sha256[7:]}/?submission={run.pk}").content.decode()
+    assert "refuted" in _verdicts(html)
+    level = html[html.index('<p class="level">') :]
+    assert level.startswith('<p class="level"><b>Level:</b> refuted: the system re-derived')
+    assert "not checked" not in level[: level.index("</p>")]
+    answer = Client().get(f"/api/runs/{run.body_sha256[7:]}/?submission={run.pk}").json()
+    assert answer["verification_level_words"].startswith("refuted")
