@@ -66,9 +66,12 @@ def test_leaderboard_and_run_page_draw_their_charts(
     values = page.locator("table.board").first.locator("tbody tr td:nth-child(3)")
     numbers = [float(values.nth(i).get_attribute("data-value") or 0) for i in range(2)]
     assert numbers == sorted(numbers)
+    hint = page.locator(".scroll-hint").first
+    assert not hint.is_visible()  # the whole table fits: no hint
     page.set_viewport_size(PHONE)
     page.reload()
     page.screenshot(path=str(screenshots / "leaderboard-phone.png"), full_page=True)
+    assert page.locator(".scroll-hint").first.is_visible()  # the rest is a swipe away
     assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"] + 1
     # the ranked figure is on screen without scrolling sideways
     box = page.locator("table.board").first.locator("tbody tr td:nth-child(3)").first.bounding_box()
@@ -126,6 +129,11 @@ def test_staff_reverifies_from_the_run_page(
     page.click("input[type=submit]")
     page.wait_for_url(f"**/runs/{run.body_sha256[7:]}/*")
     assert page.locator("#jobs tbody tr").count() == 1
+    # the staff's actions sit at the top, above the figures, in the first screenful
+    staff_box = page.locator("#staff").bounding_box()
+    figures_box = page.locator("h2", has_text="Platform figures").bounding_box()
+    assert staff_box and figures_box and staff_box["y"] < figures_box["y"]
+    assert staff_box["y"] < 900
     form = page.locator("#reverify-form")
     form.get_by_label("Reason for re-verifying").fill("checking the new verifier")
     form.locator("button").click()  # unconfirmed: nothing done, the reason kept

@@ -83,3 +83,13 @@ def test_a_refuted_receipt_is_never_called_not_checked(
     assert "not checked" not in level[: level.index("</p>")]
     answer = Client().get(f"/api/runs/{run.body_sha256[7:]}/?submission={run.pk}").json()
     assert answer["verification_level_words"].startswith("refuted")
+
+
+def test_two_submissions_of_one_run_id_are_told_apart_on_the_board(
+    registered: Any, submitter: User, other: User, stub_run: Artifacts
+) -> None:
+    first, second = submit_run(submitter, stub_run), submit_run(other, stub_run)
+    assert first.run_id == second.run_id and first.pk != second.pk
+    html = Client().get("/").content.decode()
+    assert f"by {submitter.username} (submission {first.pk})" in html
+    assert f"by {other.username} (submission {second.pk})" in html
