@@ -299,3 +299,92 @@ def suite_accuracy_radar(frame: pd.DataFrame) -> go.Figure | None:
         },
     )
     return figure
+
+
+MASK_COLOURS = {"mask_holds": "#2a8a3e", "mask_leaks": "#c0392b"}
+# a board chart draws at most this many runs (the first ones, in the board's order)
+BOARD_POINTS = 500
+
+
+def board_scatter(rows: list[dict[str, Any]]) -> tuple[go.Figure | None, str]:
+    """The board drawn: each run's platform pit-clock return, main arm against shifted arm,
+    with both 95% intervals as whiskers, coloured by mask verdict, and the diagonal on
+    which the edge survived the mask unchanged. ``rows`` are board rows (fractions);
+    each point carries its run page's address (a click opens it). Returns the figure
+    (None when no row has both figures) and a note when not every run could be drawn."""
+    points = [
+        r
+        for r in rows
+        if r.get("platform_main_pit") is not None and r.get("platform_shifted_pit") is not None
+    ]
+    if not points:
+        return None, ""
+    note = ""
+    if len(points) > BOARD_POINTS:
+        note = f"The chart draws the first {BOARD_POINTS} of these {len(points)} runs, in the board's order."
+        points = points[:BOARD_POINTS]
+    frame = pd.DataFrame(points)
+    for column in (
+        "main_pit",
+        "main_pit_low",
+        "main_pit_high",
+        "shifted_pit",
+        "shifted_pit_low",
+        "shifted_pit_high",
+    ):
+        frame[column] = pd.to_numeric(frame[f"platform_{column}"], errors="coerce") * 100
+    frame["url"] = [
+        f"/runs/{sha.removeprefix('sha256:')}/?submission={pk}"
+        for sha, pk in zip(frame["body_sha256"], frame["submission"], strict=True)
+    ]
+    frame["label"] = [
+        literal(f"{run} · {agent}")
+        for run, agent in zip(frame["run_id"], frame["agent"], strict=True)
+    ]
+    figure = go.Figure()
+    for verdict, group in frame.groupby(frame["mask_verdict"].fillna("not_run"), sort=True):
+        figure.add_scatter(
+            name=f"mask: {literal(verdict)}",
+            mode="markers",
+            x=group["main_pit"].tolist(),
+            y=group["shifted_pit"].tolist(),
+            error_x={
+                "type": "data",
+                "symmetric": False,
+                "array": (group["main_pit_high"] - group["main_pit"]).tolist(),
+                "arrayminus": (group["main_pit"] - group["main_pit_low"]).tolist(),
+                "thickness": 1,
+                "width": 0,
+            },
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": (group["shifted_pit_high"] - group["shifted_pit"]).tolist(),
+                "arrayminus": (group["shifted_pit"] - group["shifted_pit_low"]).tolist(),
+                "thickness": 1,
+                "width": 0,
+            },
+            marker={"color": MASK_COLOURS.get(str(verdict), OTHER_COLOUR), "size": 8},
+            customdata=group["url"].tolist(),
+            text=group["label"].tolist(),
+            hovertemplate="%{text}<br>main %{x:.2f}% · shifted %{y:.2f}%<extra></extra>",
+        )
+    values = pd.concat(
+        [frame[c] for c in ("main_pit_low", "main_pit_high", "shifted_pit_low", "shifted_pit_high")]
+    )
+    low, high = float(values.min()), float(values.max())
+    figure.add_scatter(
+        name="shifted = main",
+        mode="lines",
+        x=[low, high],
+        y=[low, high],
+        line={"color": "#888", "dash": "dot", "width": 1},
+        hoverinfo="skip",
+    )
+    figure.update_layout(
+        title="Main against shifted arm, pit clock (95% intervals)",
+        xaxis_title="main arm, % per trade",
+        yaxis_title="shifted arm, % per trade",
+        **{**_LAYOUT, "height": 380},
+    )
+    return figure, note

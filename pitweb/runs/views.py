@@ -62,6 +62,8 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
         if html is not None:
             return HttpResponse(html)
     board = selectors.leaderboard(**filters, page=page)
+    # drawn from the rows the page already holds: no query per run
+    chart, chart_note = charts.board_scatter([*board["ranked"], *board["mask_leaks"]])
     shown = {k: filters[k] or "" for k in ("release", "form", "start", "end")}
     shown["isolated"] = "1" if filters["isolated"] else ""
     response = render(
@@ -73,6 +75,8 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
             "pagination": board["pagination"],
             "releases": Release.objects.order_by("name").values_list("name", flat=True),
             "filters": shown,
+            "board_chart": _figure(chart) if chart is not None else None,
+            "board_chart_note": chart_note,
         },
     )
     boardcache.put(key, response.content.decode())

@@ -8,6 +8,13 @@
       // the mode bar runs down the right edge, clear of the title and the legend
       data.layout.modebar = {orientation: "v"};
       Plotly.newPlot(node, data.data, data.layout, {displaylogo: false, responsive: true});
+      // a point that carries a page of this site (the board's runs) opens it when clicked
+      node.on("plotly_click", function (event) {
+        var url = event.points.length ? event.points[0].customdata : null;
+        if (typeof url === "string" && /^\/runs\/[0-9a-f]{64}\/\?submission=[0-9]+$/.test(url)) {
+          window.location.href = url;
+        }
+      });
     });
   }
   var badge = document.querySelector("[data-status-url]");

@@ -77,6 +77,18 @@ def test_leaderboard_and_run_page_draw_their_charts(
     box = page.locator("table.board").first.locator("tbody tr td:nth-child(3)").first.bounding_box()
     assert box is not None and box["x"] + box["width"] <= PHONE["width"]
     page.set_viewport_size({"width": 1280, "height": 900})
+    page.reload()
+    # the board drawn above its table; a click on a run's point opens that run
+    assert charts_drawn(page) == 1
+    assert "diagonal" in page.locator("#board-chart-caption").inner_text()
+    page.locator("[data-figure='fig-board']").screenshot(path=str(screenshots / "board-chart.png"))
+    point = page.locator("[data-figure='fig-board'] .scatterlayer .points path").first
+    spot = point.bounding_box()
+    assert spot is not None
+    page.mouse.move(spot["x"] + spot["width"] / 2, spot["y"] + spot["height"] / 2)
+    page.mouse.click(spot["x"] + spot["width"] / 2, spot["y"] + spot["height"] / 2)
+    page.wait_for_url("**/runs/*/?submission=*")
+    page.go_back()
 
     page.click(f"text={a.run_id}")
     page.wait_for_url(f"**/runs/{a.body_sha256[7:]}/?submission=*")

@@ -1,0 +1,66 @@
+"""The board drawn: main against shifted arm with both intervals, coloured by mask
+verdict, the diagonal, a click's address per point; bounded at any number of runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pitweb import charts
+
+
+def _row(
+    n: int, main: float, shifted: float, verdict: str = "mask_holds", agent: str = "a"
+) -> dict[str, Any]:
+    return {
+        "run_id": f"{n:016x}",
+        "body_sha256": "sha256:" + f"{n:064x}",
+        "submission": n,
+        "agent": agent,
+        "mask_verdict": verdict,
+        "platform_main_pit": main,
+        "platform_main_pit_low": main - 0.01,
+        "platform_main_pit_high": main + 0.02,
+        "platform_shifted_pit": shifted,
+        "platform_shifted_pit_low": shifted - 0.005,
+        "platform_shifted_pit_high": shifted + 0.005,
+    }
+
+
+def test_each_run_is_a_point_with_both_intervals_and_its_address() -> None:
+    rows = [_row(1, 0.03, 0.01), _row(2, 0.02, 0.02), _row(3, 0.05, -0.01, "mask_leaks")]
+    figure, note = charts.board_scatter(rows)
+    assert figure is not None and note == ""
+    traces = {t.name: t for t in figure.data}
+    holds, leaks = traces["mask: mask_holds"], traces["mask: mask_leaks"]
+    assert list(holds.x) == pytest.approx([3.0, 2.0]) and list(holds.y) == pytest.approx([1.0, 2.0])
+    assert list(holds.error_x.array) == pytest.approx([2.0, 2.0])  # high - figure, in %
+    assert list(holds.error_x.arrayminus) == pytest.approx([1.0, 1.0])
+    assert list(holds.error_y.array) == pytest.approx([0.5, 0.5])
+    assert holds.marker.color != leaks.marker.color
+    assert list(leaks.customdata) == ["/runs/" + f"{3:064x}" + "/?submission=3"]
+    diagonal = traces["shifted = main"]
+    assert list(diagonal.x) == list(diagonal.y) == pytest.approx([-1.5, 7.0])  # every whisker
+
+
+def test_no_run_with_both_figures_draws_nothing() -> None:
+    row = _row(1, 0.03, 0.01)
+    row["platform_shifted_pit"] = None
+    assert charts.board_scatter([row]) == (None, "")
+    assert charts.board_scatter([]) == (None, "")
+
+
+def test_ten_thousand_runs_draw_the_first_five_hundred_and_say_so() -> None:
+    rows = [_row(n, 0.01 * (n % 7), 0.001 * (n % 11)) for n in range(1, 10_001)]
+    figure, note = charts.board_scatter(rows)
+    assert figure is not None
+    assert sum(len(t.x) for t in figure.data if t.name != "shifted = main") == charts.BOARD_POINTS
+    assert note == "The chart draws the first 500 of these 10000 runs, in the board's order."
+
+
+def test_an_agents_name_is_drawn_as_written_never_as_markup() -> None:
+    figure, _ = charts.board_scatter([_row(1, 0.01, 0.0, agent='<a href="//x.example">win</a>')])
+    assert figure is not None
+    (label,) = figure.data[0].text
+    assert "<a" not in label and "&lt;a href" in label
