@@ -107,27 +107,50 @@ def returns_by_clock(frame: pd.DataFrame) -> go.Figure:
     return figure
 
 
-def contamination(deltas: dict[str, dict[str, float | None]], verdict: str) -> go.Figure | None:
+def contamination(
+    deltas: dict[str, dict[str, float | None]],
+    verdict: str,
+    intervals: dict[str, dict[str, list[float] | None]] | None = None,
+) -> go.Figure | None:
     """The harness's contamination deltas per clock (main minus each control), in
-    percentage points, titled with the mask verdict that qualifies the shifted one.
-    None when no delta has a value."""
+    percentage points, with their 95% intervals where the figures carry them (paired
+    block bootstrap), titled with the mask verdict that qualifies the shifted one. None
+    when no delta has a value."""
     figure = go.Figure()
     drawn = False
     for control in ("shifted", "redacted"):
-        values = [(deltas.get(clock) or {}).get(f"main_minus_{control}") for clock in CLOCK_ORDER]
-        if any(v is not None for v in values):
-            drawn = True
-            figure.add_bar(
-                name=f"main − {control}",
-                x=CLOCK_ORDER,
-                y=[None if v is None else v * 100 for v in values],
-                marker_color=ARM_COLOURS[control],
-                hovertemplate="%{x}: %{y:+.2f} pp<extra></extra>",
-            )
+        key = f"main_minus_{control}"
+        values = [(deltas.get(clock) or {}).get(key) for clock in CLOCK_ORDER]
+        if not any(v is not None for v in values):
+            continue
+        drawn = True
+        bounds = [((intervals or {}).get(clock) or {}).get(key) for clock in CLOCK_ORDER]
+        whiskers: dict[str, Any] = {}
+        if any(b is not None for b in bounds):
+            whiskers["error_y"] = {
+                "type": "data",
+                "symmetric": False,
+                "array": [
+                    None if b is None or v is None else (b[1] - v) * 100
+                    for b, v in zip(bounds, values, strict=True)
+                ],
+                "arrayminus": [
+                    None if b is None or v is None else (v - b[0]) * 100
+                    for b, v in zip(bounds, values, strict=True)
+                ],
+            }
+        figure.add_bar(
+            name=f"main − {control}",
+            x=CLOCK_ORDER,
+            y=[None if v is None else v * 100 for v in values],
+            marker_color=ARM_COLOURS[control],
+            hovertemplate="%{x}: %{y:+.2f} pp<extra></extra>",
+            **whiskers,
+        )
     if not drawn:
         return None
     figure.update_layout(
-        title=f"Contamination delta per clock (mask: {literal(verdict)})",
+        title=f"Contamination delta per clock, 95% interval (mask: {literal(verdict)})",
         barmode="group",
         yaxis_title="percentage points",
         **_LAYOUT,

@@ -86,6 +86,39 @@ def block_bootstrap(
     return Figure(figure, low, high, len(trades), priced, len(sums))
 
 
+def delta_bootstrap(
+    main: list[Trade],
+    control: list[Trade],
+    *,
+    replicates: int = BOOTSTRAP_REPLICATES,
+    seed: int = BOOTSTRAP_SEED,
+    confidence: float = CONFIDENCE,
+) -> tuple[float, float] | None:
+    """A percentile interval for main minus control (each the mean return of its priced
+    trades), resampling whole entry sessions, the same draw for both arms: trades of one
+    session share its market, whichever arm made them. A draw that leaves one arm with no
+    trade says nothing of the difference and is drawn again. None when an arm has no
+    priced trade (there is no delta)."""
+    blocks: dict[str, tuple[list[float], list[float]]] = {}
+    for side, trades in ((0, main), (1, control)):
+        for trade in trades:
+            if trade.ret is not None:
+                blocks.setdefault(trade.entry_session, ([], []))[side].append(trade.ret)
+    sums = [(sum(m), len(m), sum(c), len(c)) for _, (m, c) in sorted(blocks.items())]
+    if not any(n for _, n, _, _ in sums) or not any(n for _, _, _, n in sums):
+        return None
+    rng = random.Random(seed)
+    deltas: list[float] = []
+    while len(deltas) < replicates:
+        drawn = rng.choices(sums, k=len(sums))
+        n_main, n_control = sum(d[1] for d in drawn), sum(d[3] for d in drawn)
+        if n_main and n_control:
+            deltas.append(sum(d[0] for d in drawn) / n_main - sum(d[2] for d in drawn) / n_control)
+    deltas.sort()
+    tail = (1.0 - confidence) / 2.0
+    return deltas[int(tail * (replicates - 1))], deltas[int((1.0 - tail) * (replicates - 1) + 0.5)]
+
+
 @dataclass(frozen=True)
 class RankRange:
     low: int
@@ -142,6 +175,21 @@ class Rescore:
                 )
         return out
 
+    def delta_intervals(self) -> dict[str, dict[str, list[float] | None]]:
+        """Per clock, a 95% interval for each platform contamination delta (paired block
+        bootstrap, ``delta_bootstrap``); None where the delta has none."""
+        out: dict[str, dict[str, list[float] | None]] = {}
+        for clock in CLOCKS:
+            main = self.trades.get(("main", clock))
+            if main is None:
+                continue
+            out[clock] = {}
+            for arm in ("shifted", "redacted"):
+                control = self.trades.get((arm, clock))
+                found = delta_bootstrap(main, control) if control is not None else None
+                out[clock][f"main_minus_{arm}"] = list(found) if found else None
+        return out
+
     def to_json(self) -> dict[str, Any]:
         return {
             "prices": self.prices,
@@ -150,12 +198,15 @@ class Rescore:
                 "and priced with the reference prices",
                 "interval": f"{CONFIDENCE:.0%} percentile interval, block bootstrap over entry "
                 f"sessions, {BOOTSTRAP_REPLICATES} replicates, seed {BOOTSTRAP_SEED}",
+                "delta_interval": f"{CONFIDENCE:.0%} percentile interval of main minus the "
+                "control, the same entry sessions drawn for both arms",
             },
             "cells": [
                 {"arm": arm, "clock": clock, **figure.to_json()}
                 for (arm, clock), figure in self.cells.items()
             ],
             "contamination": self.deltas(),
+            "contamination_interval_95": self.delta_intervals(),
         }
 
 

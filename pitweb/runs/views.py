@@ -246,10 +246,39 @@ def _platform_context(run: Run, proven: bool) -> dict[str, Any]:
             )
         )
         return context
-    delta = charts.contamination(context["platform_deltas"], run.mask_verdict)
+    intervals = figures.get("contamination_interval_95") or {}
+    delta = charts.contamination(context["platform_deltas"], run.mask_verdict, intervals)
     if delta is not None:
         context["figures"]["deltas"] = _figure(delta)
+        context["shifted_delta_reading"] = _shifted_delta_reading(
+            (intervals.get("pit") or {}).get("main_minus_shifted")
+        )
     return context
+
+
+def _shifted_delta_reading(interval: list[float] | None) -> str:
+    """What the pit clock's main minus shifted interval supports, in words."""
+    if interval is None:
+        return (
+            "This run's figures carry no interval for the delta (priced before intervals "
+            "were drawn, or a control cell without a priced trade): read its size with care."
+        )
+    low, high = interval
+    if low > 0:
+        return (
+            "At the pit clock its interval lies above zero: the agent did better on the real "
+            "dates than on the shifted ones, by more than chance explains."
+        )
+    if high < 0:
+        return (
+            "At the pit clock its interval lies below zero: the agent did better on the "
+            "shifted dates; such a delta measures no memory (the seed's lesson: masked "
+            "deltas mix memory, lost information and distraction)."
+        )
+    return (
+        "At the pit clock its interval spans zero: these trades cannot tell a memory of the "
+        "period from none."
+    )
 
 
 @refuses_bad_queries

@@ -12,7 +12,14 @@ import pytest
 from harness import RunConfig, load_prices, run
 from harness.agents import stub
 from harness.market.scoring import Trade, total_return
-from harness.receipt.rescore import RankRange, RescoreRefused, block_bootstrap, rank_ranges, rescore
+from harness.receipt.rescore import (
+    RankRange,
+    RescoreRefused,
+    block_bootstrap,
+    delta_bootstrap,
+    rank_ranges,
+    rescore,
+)
 from tests.support.data import build_prices
 
 
@@ -51,6 +58,19 @@ def test_trades_of_one_session_are_resampled_together() -> None:
 def test_no_priced_trade_gives_no_figure() -> None:
     figure = block_bootstrap([_trade("2023-03-01", None)])
     assert (figure.total_return, figure.low, figure.high, figure.priced) == (None, None, None, 0)
+
+
+def test_a_deltas_interval_draws_the_same_sessions_for_both_arms() -> None:
+    # two sessions: draws (1,1), (2,2) and the mixed ones give deltas 0.02, 0.04 and 0.03
+    main = [_trade("2023-03-01", 0.02), _trade("2023-03-02", 0.06)]
+    control = [_trade("2023-03-01", 0.00), _trade("2023-03-02", 0.02)]
+    low, high = delta_bootstrap(main, control) or (None, None)
+    assert (low, high) == (pytest.approx(0.02), pytest.approx(0.04))
+    # an arm against itself: no difference in any draw
+    assert delta_bootstrap(main, main) == (0.0, 0.0)
+    # no priced trade in the control: no delta, no interval
+    assert delta_bootstrap(main, [_trade("2023-03-01", None)]) is None
+    assert delta_bootstrap(main, control) == delta_bootstrap(main, control)  # seeded
 
 
 def test_rank_ranges_against_a_hand_count_and_ties_tie() -> None:
@@ -122,6 +142,8 @@ def test_two_submitters_prices_differ_the_platform_figure_does_not(
     deltas = figures[0].deltas()["pit"]
     shifted = figures[0].cells[("shifted", "pit")].total_return
     assert deltas["main_minus_shifted"] == pytest.approx(main_pit.total_return - shifted)
+    interval = figures[0].to_json()["contamination_interval_95"]["pit"]["main_minus_shifted"]
+    assert interval is not None and interval[0] <= interval[1]
 
 
 def test_rescore_refuses_artifacts_that_do_not_hold_together(

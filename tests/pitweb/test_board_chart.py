@@ -1,5 +1,6 @@
 """The board drawn: main against shifted arm with both intervals, coloured by mask
-verdict, the diagonal, a click's address per point; bounded at any number of runs."""
+verdict, the diagonal, a click's address per point; bounded at any number of runs. And
+the contamination chart's intervals, with a caption that says only what they support."""
 
 from __future__ import annotations
 
@@ -64,3 +65,25 @@ def test_an_agents_name_is_drawn_as_written_never_as_markup() -> None:
     assert figure is not None
     (label,) = figure.data[0].text
     assert "<a" not in label and "&lt;a href" in label
+
+
+def test_the_contamination_chart_draws_each_deltas_interval() -> None:
+    deltas = {"pit": {"main_minus_shifted": 0.01, "main_minus_redacted": -0.002}}
+    intervals = {"pit": {"main_minus_shifted": [-0.004, 0.03], "main_minus_redacted": None}}
+    figure = charts.contamination(deltas, "mask_holds", intervals)
+    assert figure is not None
+    shifted, redacted = figure.data
+    pit = charts.CLOCK_ORDER.index("pit")
+    assert shifted.error_y.array[pit] == pytest.approx(2.0)  # (0.03 - 0.01) in pp
+    assert shifted.error_y.arrayminus[pit] == pytest.approx(1.4)
+    assert redacted.error_y.array is None  # no interval: no whisker, never a made-up one
+    assert "95% interval" in figure.layout.title.text
+
+
+def test_the_caption_says_only_what_the_shifted_deltas_interval_supports() -> None:
+    from pitweb.runs.views import _shifted_delta_reading
+
+    assert "spans zero" in _shifted_delta_reading([-0.01, 0.02])
+    assert "lies above zero" in _shifted_delta_reading([0.001, 0.02])
+    assert "measures no memory" in _shifted_delta_reading([-0.02, -0.001])
+    assert "no interval" in _shifted_delta_reading(None)

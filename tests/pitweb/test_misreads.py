@@ -11,6 +11,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from tests.pitweb.conftest import Artifacts, submit_run
+from tests.pitweb.test_pages import arm_aware_run  # noqa: F401 - a fixture: deltas not zero
 
 pytestmark = pytest.mark.django_db(transaction=True)  # verification runs on commit
 
@@ -93,3 +94,25 @@ def test_two_submissions_of_one_run_id_are_told_apart_on_the_board(
     html = Client().get("/").content.decode()
     assert f"by {submitter.username} (submission {first.pk})" in html
     assert f"by {other.username} (submission {second.pk})" in html
+
+
+def test_the_contamination_chart_has_intervals_and_its_caption_claims_no_more(
+    priced_release: Any,
+    submitter: User,
+    arm_aware_run: Artifacts,  # noqa: F811
+) -> None:
+    import json
+    import re
+
+    run = submit_run(submitter, arm_aware_run)
+    run.refresh_from_db()
+    figures = run.platform.figures
+    interval = figures["contamination_interval_95"]["pit"]["main_minus_shifted"]
+    assert interval is not None and interval[0] <= interval[1]
+    html = Client().get(f"/runs/{run.body_sha256[7:]}/?submission={run.pk}").content.decode()
+    found = re.search(r'<script id="fig-deltas" type="application/json">(.*?)</script>', html, re.S)
+    assert found is not None
+    drawn = json.loads(found.group(1))
+    assert any("error_y" in trace for trace in drawn["data"])
+    assert "measures memory of the period" not in html
+    assert any(words in html for words in ("spans zero", "lies above zero", "lies below zero"))
