@@ -778,9 +778,19 @@ def _check_cell(
         and canonical.dumps(score) == canonical.dumps(stated_score)
     )
     result.add(
-        f"{label} total_return", same, f"re-derived {score}, the receipt says {stated_score}"
+        f"{label} total_return",
+        same,
+        f"re-derived {_as_return(score)}, the receipt says {_as_return(stated_score)}",
     )
     return score
+
+
+def _as_return(value: object) -> str:
+    """A return as a reader compares two: a percentage to four places, and the canonical
+    six-decimal figure the check compares (a float as stored is no reading)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return repr(value)
+    return f"{value:+.4%} ({canonical.dumps(value)})"
 
 
 def _check_release_facts(

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
-from harness import RunConfig, load_prices, run
+from harness import RunConfig, canonical, load_prices, run
 from harness.agents import stub
 from harness.receipt.build import receipt_text
 from harness.receipt.rederive import rederive
@@ -80,6 +81,14 @@ def test_a_rehashed_receipt_with_an_inflated_score_is_caught(
     assert (
         result.first_mismatch is not None
         and result.first_mismatch.name == "cell main/pit total_return"
+    )
+    # both figures as a reader compares them, never a float's seventeen digits
+    stated = cell["total_return"]
+    assert result.first_mismatch.detail.endswith(
+        f"the receipt says {stated:+.4%} ({canonical.dumps(stated)})"
+    )
+    assert re.fullmatch(
+        r"re-derived [-+]\d+\.\d{4}% \(-?\d+\.\d{6}\), .*", result.first_mismatch.detail
     )
 
 
