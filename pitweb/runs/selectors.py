@@ -81,7 +81,10 @@ def header_verdicts(run: Run) -> list[tuple[str, str]]:
         verdict, f"mask probe {verdict.replace('_', ' ')}: no verdict on the mask"
     )
     kinds = {"mask_holds": "good", "mask_leaks": "bad"}
-    out = [(kinds.get(verdict, "warn"), mask)]
+    if run.proven:
+        out = [(kinds.get(verdict, "warn"), mask)]
+    else:  # the receipt's word until the system has re-derived it
+        out = [("warn", f"{verdict.replace('_', ' ')} by the receipt's own word, not proven")]
     broken = [f"{c.arm}/{c.clock} {c.status}" for c in run.receipt.cells if c.status != "complete"]
     if broken:
         out.append(

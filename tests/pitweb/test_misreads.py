@@ -76,9 +76,11 @@ def test_a_refuted_receipt_is_never_called_not_checked(
     from pitweb.runs.models import Run
 
     run = submit_run(submitter, stub_run)
-    Run.objects.filter(pk=run.pk).update(status="mismatch")
+    Run.objects.filter(pk=run.pk).update(status="mismatch", verification_level="self_reported")
     html = Client().get(f"/runs/{run.body_sha256[7:]}/?submission={run.pk}").content.decode()
-    assert "refuted" in _verdicts(html)
+    top = _verdicts(html)
+    assert "refuted" in top and "mask holds by the receipt&#x27;s own word, not proven" in top
+    assert "verdict-good" not in top  # nothing of a refuted run reads as proven
     level = html[html.index('<p class="level">') :]
     assert level.startswith('<p class="level"><b>Level:</b> refuted: the system re-derived')
     assert "not checked" not in level[: level.index("</p>")]
