@@ -160,11 +160,13 @@ def contamination(
 
 def compare_runs(runs: dict[str, pd.DataFrame]) -> go.Figure | None:
     """Several runs' platform pit-clock returns, shifted and main arm, with intervals.
-    ``runs`` is keyed by each run's label (the submitter's words, drawn as text)."""
+    ``runs`` is keyed by each run's label (the submitter's words, drawn as text). The bars
+    lie down, one row per run: a run's name reads across, never rotated, however long,
+    and the legend sits below the plot, clear of the title."""
     figure = go.Figure()
     drawn = False
     shown: dict[str, str] = {}
-    for arm in ("shifted", "main"):
+    for arm in ("main", "shifted"):  # drawn bottom up: shifted, the ranked one, on top
         labels, values, up, down = [], [], [], []
         for label, frame in runs.items():
             row = frame[(frame["arm"] == arm) & (frame["clock"] == "pit")]
@@ -179,21 +181,30 @@ def compare_runs(runs: dict[str, pd.DataFrame]) -> go.Figure | None:
             drawn = True
             figure.add_bar(
                 name=f"{arm} arm",
-                x=labels,
-                y=values,
+                orientation="h",
+                y=labels,
+                x=values,
                 marker_color=ARM_COLOURS[arm],
-                error_y={"type": "data", "symmetric": False, "array": up, "arrayminus": down},
+                error_x={"type": "data", "symmetric": False, "array": up, "arrayminus": down},
                 customdata=labels,  # the hover names the run whole, its tick may be short
-                hovertemplate="%{customdata}<br>" + arm + " arm: %{y:.2f}%<extra></extra>",
+                hovertemplate="%{customdata}<br>" + arm + " arm: %{x:.2f}%<extra></extra>",
             )
     if not drawn:
         return None
+    layout = {**_LAYOUT, "legend": {**_BELOW, "y": -0.25, "traceorder": "reversed"}}
+    layout["height"] = max(320, 140 + 70 * len(shown))
+    layout["margin"] = {**_LAYOUT["margin"], "b": 90}
     figure.update_layout(
         title="Platform pit-clock return: shifted (ranked) and main arm, 95% interval",
         barmode="group",
-        yaxis_title="mean return per trade, %",
-        xaxis={"tickmode": "array", "tickvals": list(shown), "ticktext": list(shown.values())},
-        **_LAYOUT,
+        xaxis_title="mean return per trade, %",
+        yaxis={
+            "tickmode": "array",
+            "tickvals": list(shown),
+            "ticktext": list(shown.values()),
+            "automargin": True,
+        },
+        **layout,
     )
     return figure
 

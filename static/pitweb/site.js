@@ -1,12 +1,31 @@
 // Draw every Plotly figure embedded with json_script, and poll a run's status and a
 // points job's progress.
 (function () {
+  // On a phone a chart's title would run off its edge and the legend over the title:
+  // the title wraps onto lines that fit, and the legend goes below the plot.
+  function narrow(layout) {
+    var title = layout.title && (layout.title.text || layout.title);
+    if (typeof title === "string") {
+      var lines = [], line = "";
+      title.split(" ").forEach(function (word) {
+        if (line && (line + " " + word).length > 34) { lines.push(line); line = word; }
+        else { line = line ? line + " " + word : word; }
+      });
+      if (line) { lines.push(line); }
+      layout.title = {text: lines.join("<br>"), font: {size: 14}, x: 0.02, xanchor: "left"};
+      layout.margin = Object.assign({}, layout.margin, {t: 30 + 18 * lines.length});
+    }
+    layout.legend = {orientation: "h", x: 0, xanchor: "left", y: -0.22, yanchor: "top"};
+    layout.margin = Object.assign({}, layout.margin, {b: 90});
+    layout.height = (layout.height || 320) + 60;
+  }
   // Plotly is loaded only on pages that draw a chart
   if (window.Plotly) {
     document.querySelectorAll("[data-figure]").forEach(function (node) {
       var data = JSON.parse(document.getElementById(node.dataset.figure).textContent);
       // the mode bar runs down the right edge, clear of the title and the legend
       data.layout.modebar = {orientation: "v"};
+      if (node.clientWidth < 560) { narrow(data.layout); }
       Plotly.newPlot(node, data.data, data.layout, {displaylogo: false, responsive: true});
       // a point that carries a page of this site (the board's runs) opens it when clicked
       node.on("plotly_click", function (event) {

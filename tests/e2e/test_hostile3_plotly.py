@@ -94,7 +94,7 @@ def test_the_compare_chart_draws_agent_names_as_text_on_desktop_and_phone(
     assert charts_drawn(page) == 1
     # each tick reads the name's markup as characters (its start: a long label is
     # shortened in the middle and wrapped) and ends with the run id
-    ticks = page.locator("[data-figure='fig-compare'] .xtick text")
+    ticks = page.locator("[data-figure='fig-compare'] .ytick text")
     drawn = sorted("".join(text.split()) for text in ticks.all_text_contents())
     assert len(drawn) == 2
     for run in (a, b):
