@@ -7,9 +7,9 @@ at the family-wise level for its N attempts (Šidák): each interval at confiden
 ``0.95 ** (1 / N)``, so that all N hold together with probability 0.95 (for independent
 trials). With N = 1 it is the plain 95% interval; with N = 20 it is a 99.74% one, wider.
 
-Worked example: twenty attempts, the best's shifted/pit figure +1.2% with a 95% interval
-of [+0.1%, +2.3%] alone. At 99.74% the interval is wider, say [-0.6%, +3.0%]: it now spans
-zero, and the board says "best of 20" beside it.
+Worked example: twenty attempts, the best's shifted/pit figure +1.2% with a 95% interval of
+[+0.1%, +2.3%] alone. At 0.95^(1/20) = 99.744% (0.128% in each tail) a near-normal bootstrap
+widens by z(0.99872)/z(0.975) = 3.016/1.960 = 1.54, to about [-0.5%, +2.9%]: it spans zero.
 """
 
 from __future__ import annotations
