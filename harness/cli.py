@@ -462,6 +462,15 @@ def _external_agent_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _priced_arguments(parser: argparse.ArgumentParser, *, bundle_help: str, json_help: str) -> None:
+    """The release and reference-price options of rescore and attempts, and their --json."""
+    parser.add_argument("--bundle", required=True, help=bundle_help)
+    parser.add_argument("--prices", required=True, help="the reference price file (CSV)")
+    parser.add_argument("--source", required=True, help="where the reference prices came from")
+    parser.add_argument("--pulled-at", default="", help="when they were pulled")
+    parser.add_argument("--json", action="store_true", help=json_help)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pit-harness",
@@ -609,11 +618,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     resc.add_argument("receipt")
     resc.add_argument("--trajectory", required=True)
-    resc.add_argument("--bundle", required=True, help="the release folder the receipt binds")
-    resc.add_argument("--prices", required=True, help="the reference price file (CSV)")
-    resc.add_argument("--source", required=True, help="where the reference prices came from")
-    resc.add_argument("--pulled-at", default="", help="when they were pulled")
-    resc.add_argument("--json", action="store_true", help="print the figures as JSON")
+    _priced_arguments(
+        resc,
+        bundle_help="the release folder the receipt binds",
+        json_help="print the figures as JSON",
+    )
     resc.set_defaults(func=cmd_rescore)
 
     att = sub.add_parser(
@@ -626,11 +635,11 @@ def build_parser() -> argparse.ArgumentParser:
         "still counts. Exit 1 when any attempt's artifacts do not hold together.",
     )
     att.add_argument("receipts", nargs="+", metavar="RECEIPT")
-    att.add_argument("--bundle", required=True, help="the release folder the receipts bind")
-    att.add_argument("--prices", required=True, help="the reference price file (CSV)")
-    att.add_argument("--source", required=True, help="where the reference prices came from")
-    att.add_argument("--pulled-at", default="", help="when they were pulled")
-    att.add_argument("--json", action="store_true", help="print the result as JSON")
+    _priced_arguments(
+        att,
+        bundle_help="the release folder the receipts bind",
+        json_help="print the result as JSON",
+    )
     att.set_defaults(func=cmd_attempts)
 
     ver = sub.add_parser(

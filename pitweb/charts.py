@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import textwrap
+from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
@@ -79,6 +80,22 @@ def has_numbers(frame: pd.DataFrame) -> bool:
     return bool(frame["percent"].notna().any()) if "percent" in frame else False
 
 
+def _whiskers(
+    values: Iterable[float | None],
+    lows: Iterable[float | None],
+    highs: Iterable[float | None],
+    scale: float = 1,
+    **style: Any,
+) -> dict[str, Any]:
+    """A Plotly error-bar dict (``error_x`` or ``error_y``) reaching from each value to its
+    low and high, the differences times ``scale``; None where a number is missing."""
+    up, down = [], []
+    for value, low, high in zip(values, lows, highs, strict=True):
+        up.append(None if value is None or high is None else (high - value) * scale)
+        down.append(None if value is None or low is None else (value - low) * scale)
+    return {"type": "data", "symmetric": False, "array": up, "arrayminus": down, **style}
+
+
 def returns_by_clock(frame: pd.DataFrame) -> go.Figure:
     """Platform return per clock and arm, each bar with its 95% interval."""
     figure = go.Figure()
@@ -90,12 +107,7 @@ def returns_by_clock(frame: pd.DataFrame) -> go.Figure:
                 x=CLOCK_ORDER,
                 y=part["percent"].tolist(),
                 marker_color=ARM_COLOURS[arm],
-                error_y={
-                    "type": "data",
-                    "symmetric": False,
-                    "array": (part["high"] - part["percent"]).tolist(),
-                    "arrayminus": (part["percent"] - part["low"]).tolist(),
-                },
+                error_y=_whiskers(part["percent"], part["low"], part["high"]),
                 hovertemplate="%{x} " + arm + ": %{y:.2f}%<extra></extra>",
             )
     figure.update_layout(
@@ -127,18 +139,12 @@ def contamination(
         bounds = [((intervals or {}).get(clock) or {}).get(key) for clock in CLOCK_ORDER]
         whiskers: dict[str, Any] = {}
         if any(b is not None for b in bounds):
-            whiskers["error_y"] = {
-                "type": "data",
-                "symmetric": False,
-                "array": [
-                    None if b is None or v is None else (b[1] - v) * 100
-                    for b, v in zip(bounds, values, strict=True)
-                ],
-                "arrayminus": [
-                    None if b is None or v is None else (v - b[0]) * 100
-                    for b, v in zip(bounds, values, strict=True)
-                ],
-            }
+            whiskers["error_y"] = _whiskers(
+                values,
+                [None if b is None else b[0] for b in bounds],
+                [None if b is None else b[1] for b in bounds],
+                scale=100,
+            )
         figure.add_bar(
             name=f"main − {control}",
             x=CLOCK_ORDER,
@@ -167,7 +173,7 @@ def compare_runs(runs: dict[str, pd.DataFrame]) -> go.Figure | None:
     drawn = False
     shown: dict[str, str] = {}
     for arm in ("main", "shifted"):  # drawn bottom up: shifted, the ranked one, on top
-        labels, values, up, down = [], [], [], []
+        labels, values, lows, highs = [], [], [], []
         for label, frame in runs.items():
             row = frame[(frame["arm"] == arm) & (frame["clock"] == "pit")]
             if row.empty or pd.isna(row["percent"].iloc[0]):
@@ -175,8 +181,8 @@ def compare_runs(runs: dict[str, pd.DataFrame]) -> go.Figure | None:
             labels.append(literal(label))
             shown[labels[-1]] = tick_label(label)
             values.append(float(row["percent"].iloc[0]))
-            up.append(float(row["high"].iloc[0] - row["percent"].iloc[0]))
-            down.append(float(row["percent"].iloc[0] - row["low"].iloc[0]))
+            lows.append(float(row["low"].iloc[0]))
+            highs.append(float(row["high"].iloc[0]))
         if values:
             drawn = True
             figure.add_bar(
@@ -185,7 +191,7 @@ def compare_runs(runs: dict[str, pd.DataFrame]) -> go.Figure | None:
                 y=labels,
                 x=values,
                 marker_color=ARM_COLOURS[arm],
-                error_x={"type": "data", "symmetric": False, "array": up, "arrayminus": down},
+                error_x=_whiskers(values, lows, highs),
                 customdata=labels,  # the hover names the run whole, its tick may be short
                 hovertemplate="%{customdata}<br>" + arm + " arm: %{x:.2f}%<extra></extra>",
             )
@@ -382,22 +388,20 @@ def board_scatter(rows: list[dict[str, Any]]) -> tuple[go.Figure | None, str]:
             mode="markers",
             x=group["main_pit"].tolist(),
             y=group["shifted_pit"].tolist(),
-            error_x={
-                "type": "data",
-                "symmetric": False,
-                "array": (group["main_pit_high"] - group["main_pit"]).tolist(),
-                "arrayminus": (group["main_pit"] - group["main_pit_low"]).tolist(),
-                "thickness": 1,
-                "width": 0,
-            },
-            error_y={
-                "type": "data",
-                "symmetric": False,
-                "array": (group["shifted_pit_high"] - group["shifted_pit"]).tolist(),
-                "arrayminus": (group["shifted_pit"] - group["shifted_pit_low"]).tolist(),
-                "thickness": 1,
-                "width": 0,
-            },
+            error_x=_whiskers(
+                group["main_pit"],
+                group["main_pit_low"],
+                group["main_pit_high"],
+                thickness=1,
+                width=0,
+            ),
+            error_y=_whiskers(
+                group["shifted_pit"],
+                group["shifted_pit_low"],
+                group["shifted_pit_high"],
+                thickness=1,
+                width=0,
+            ),
             marker={"color": MASK_COLOURS.get(str(verdict), OTHER_COLOUR), "size": 8},
             customdata=group["url"].tolist(),
             text=group["label"].tolist(),

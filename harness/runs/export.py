@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import canonical
-from harness.market.calendar import sessions_for
+from harness.market.calendar import SessionTable, sessions_for
 from harness.market.clocks import first_knowing_bell, iso_utc, known_at
 from harness.release.arms import SHIFT_YEARS, shift_iso
 from harness.release.bundle import Bundle
@@ -63,6 +63,13 @@ FIELDS: dict[str, type] = {
 }
 
 
+def _sessions(bundle: Bundle) -> tuple[SessionTable, range]:
+    """The session table around the bundle's window, and the window's sessions in it."""
+    start, end = date.fromisoformat(bundle.start), date.fromisoformat(bundle.end)
+    table = sessions_for(start, end)
+    return table, table.window(start, end)
+
+
 def export_points(
     bundle: Bundle, *, arm: str, clock: str, out: str | os.PathLike[str], hold_sessions: int = 5
 ) -> int:
@@ -75,8 +82,7 @@ def export_points(
         raise ValueError(f"unknown clock {clock!r} (clocks: {', '.join(CLOCKS)})")
     for _ in bundle.iter_segments(arm):  # validates the arm name and checks its bytes
         pass
-    table = sessions_for(date.fromisoformat(bundle.start), date.fromisoformat(bundle.end))
-    window = table.window(date.fromisoformat(bundle.start), date.fromisoformat(bundle.end))
+    table, window = _sessions(bundle)
     opens = [table.opens[s] for s in window]
     # newly knowable at session n: the first bell at which the row is knowable (the
     # clocks' rule, as the runner's ClockIndex counts it), counted as the rows stream by
@@ -169,8 +175,7 @@ def session_tools(
         raise RebindError(
             f"the window has {bundle.row_count} rows, the sample says {metadata['rows_in_window']}"
         )
-    table = sessions_for(date.fromisoformat(bundle.start), date.fromisoformat(bundle.end))
-    window = table.window(date.fromisoformat(bundle.start), date.fromisoformat(bundle.end))
+    table, window = _sessions(bundle)
     n = int(metadata["session_number"])
     if not 0 <= n < len(window):
         raise RebindError(f"session_number {n} is outside the window's {len(window)} sessions")
