@@ -14,13 +14,14 @@ widens by z(0.99872)/z(0.975) = 3.016/1.960 = 1.54, to about [-0.5%, +2.9%]: it 
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.market.prices import Prices
-from harness.receipt.rescore import CONFIDENCE, Figure, Rescore, block_bootstrap, rescore
+from harness.receipt.rescore import CONFIDENCE, Figure, Rescore, Tails, bootstrap_tails, rescore
 
 # the figure a board ranks on: the shifted arm, pit clock (what survives the controls)
 RANKED_CELL = ("shifted", "pit")
@@ -83,9 +84,24 @@ def family_best(
     if not scored:
         return FamilyBest(n, level, None, None)
     best, _, result = max(scored, key=lambda item: item[1] or 0.0)
-    widened = block_bootstrap(result.trades[RANKED_CELL], confidence=level)
-    assert widened.low is not None and widened.high is not None  # a figure has an interval
-    return FamilyBest(n, level, best, (widened.low, widened.high))
+    tails = ranked_tails(result)
+    assert tails is not None  # a figure has priced trades
+    return FamilyBest(n, level, best, family_interval(tails, n, confidence=confidence))
+
+
+def ranked_tails(result: Rescore) -> Tails | None:
+    """The ranked cell's bootstrap tails: what a board stores with a platform score so
+    that the family-wise interval for any number of attempts is a lookup."""
+    trades = result.trades.get(RANKED_CELL)
+    return None if trades is None else bootstrap_tails(trades)
+
+
+def family_interval(
+    tails: Tails, attempts: int, *, confidence: float = CONFIDENCE
+) -> tuple[float, float]:
+    """The ranked interval of a family's best: its bootstrap at the Šidák level for
+    ``attempts`` (the same interval ``block_bootstrap`` draws at that level)."""
+    return tails.interval(sidak_confidence(attempts, confidence))
 
 
 def attempts_of(
@@ -93,8 +109,6 @@ def attempts_of(
 ) -> list[tuple[Attempt, Rescore]]:
     """Each receipt priced alike (its trajectory read from beside it, as the receipt
     names it); refused (``RescoreRefused``) where one does not hold together."""
-    import json
-
     out = []
     for path in receipts:
         receipt = Path(path)

@@ -55,6 +55,31 @@ class Figure:
         }
 
 
+def _percentile_indices(confidence: float, replicates: int) -> tuple[int, int]:
+    """The sorted replicates' indices of a percentile interval's ends."""
+    tail = (1.0 - confidence) / 2.0
+    return int(tail * (replicates - 1)), int((1.0 - tail) * (replicates - 1) + 0.5)
+
+
+def _session_sums(trades: list[Trade]) -> list[tuple[float, int]]:
+    """Each entry session's priced returns, summed and counted: the bootstrap's blocks."""
+    blocks: dict[str, list[float]] = {}
+    for trade in trades:
+        if trade.ret is not None:
+            blocks.setdefault(trade.entry_session, []).append(trade.ret)
+    return [(sum(v), len(v)) for _, v in sorted(blocks.items())]
+
+
+def _replicate_means(sums: list[tuple[float, int]], replicates: int, seed: int) -> list[float]:
+    rng = random.Random(seed)
+    means = []
+    for _ in range(replicates):
+        drawn = rng.choices(sums, k=len(sums))
+        means.append(sum(s for s, _ in drawn) / sum(n for _, n in drawn))
+    means.sort()
+    return means
+
+
 def block_bootstrap(
     trades: list[Trade],
     *,
@@ -65,25 +90,57 @@ def block_bootstrap(
     """The mean return of the priced trades and a percentile interval from resampling
     whole entry sessions with replacement (a fixed seed: the same trades, the same
     interval, on any machine)."""
-    blocks: dict[str, list[float]] = {}
-    for trade in trades:
-        if trade.ret is not None:
-            blocks.setdefault(trade.entry_session, []).append(trade.ret)
+    sums = _session_sums(trades)
     figure = total_return(trades)
-    priced = sum(len(v) for v in blocks.values())
+    priced = sum(n for _, n in sums)
     if figure is None:
         return Figure(None, None, None, len(trades), 0, 0)
-    sums = [(sum(v), len(v)) for _, v in sorted(blocks.items())]
-    rng = random.Random(seed)
-    means = []
-    for _ in range(replicates):
-        drawn = rng.choices(sums, k=len(sums))
-        means.append(sum(s for s, _ in drawn) / sum(n for _, n in drawn))
-    means.sort()
-    tail = (1.0 - confidence) / 2.0
-    low = means[int(tail * (replicates - 1))]
-    high = means[int((1.0 - tail) * (replicates - 1) + 0.5)]
-    return Figure(figure, low, high, len(trades), priced, len(sums))
+    means = _replicate_means(sums, replicates, seed)
+    low, high = _percentile_indices(confidence, replicates)
+    return Figure(figure, means[low], means[high], len(trades), priced, len(sums))
+
+
+@dataclass(frozen=True)
+class Tails:
+    """A block bootstrap's lowest and highest replicate means, ascending: enough to draw
+    its percentile interval at any confidence from 95% up (every family-wise level),
+    exactly as ``block_bootstrap`` draws it from all of them."""
+
+    replicates: int
+    low: tuple[float, ...]
+    high: tuple[float, ...]
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        low, high = _percentile_indices(confidence, self.replicates)
+        first_high = self.replicates - len(self.high)
+        if low >= len(self.low) or high < first_high:
+            raise ValueError(f"the tails kept do not reach a {confidence:.2%} interval")
+        return self.low[low], self.high[high - first_high]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"replicates": self.replicates, "low": list(self.low), "high": list(self.high)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Tails:
+        return cls(int(data["replicates"]), tuple(data["low"]), tuple(data["high"]))
+
+
+def bootstrap_tails(
+    trades: list[Trade],
+    *,
+    replicates: int = BOOTSTRAP_REPLICATES,
+    seed: int = BOOTSTRAP_SEED,
+    confidence: float = CONFIDENCE,
+) -> Tails | None:
+    """The tails of ``block_bootstrap``'s replicates that its interval at ``confidence``
+    or any higher one reads; None when no trade is priced."""
+    sums = _session_sums(trades)
+    if not sums:
+        return None
+    means = _replicate_means(sums, replicates, seed)
+    low, high = _percentile_indices(confidence, replicates)
+    keep = max(low + 1, replicates - high)
+    return Tails(replicates, tuple(means[:keep]), tuple(means[-keep:]))
 
 
 def delta_bootstrap(

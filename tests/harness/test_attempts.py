@@ -4,6 +4,7 @@ all its attempts, so the luckiest of many reads as such."""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -131,3 +132,37 @@ def test_an_attempt_whose_artifacts_do_not_hold_together_is_refused(
     prices = load_prices(reference, source="reference", pulled_at="2026-12-03")
     with pytest.raises(RescoreRefused):
         attempts_of([receipts[0], forged / "receipt.json"], release=march_release, prices=prices)
+
+
+def test_the_stored_tails_draw_exactly_the_interval_the_whole_bootstrap_draws() -> None:
+    """A board stores only the tails; for every family size they must give the interval
+    block_bootstrap gives from all 2,000 replicates, and refuse a level they cannot reach."""
+    from harness.market.scoring import Trade
+    from harness.receipt.attempts import family_interval
+    from harness.receipt.rescore import Tails, block_bootstrap, bootstrap_tails
+
+    rng = random.Random(7)
+    trades = [
+        Trade(
+            f"k{i}",
+            "8-K",
+            "T",
+            f"2024-03-{1 + i % 20:02d}",
+            "x",
+            1.0,
+            1.0,
+            rng.gauss(0.01, 0.05),
+            "priced",
+        )
+        for i in range(60)
+    ]
+    trades.append(Trade("none", "8-K", "T", "2024-03-02", "x", None, None, None, "no_prices"))
+    tails = bootstrap_tails(trades)
+    assert tails is not None and len(tails.low) == len(tails.high) < 60
+    for n in (1, 2, 3, 7, 20, 100, 10_000):
+        whole = block_bootstrap(trades, confidence=sidak_confidence(n))
+        assert family_interval(tails, n) == (whole.low, whole.high)
+    assert Tails.from_json(json.loads(json.dumps(tails.to_json()))) == tails
+    with pytest.raises(ValueError, match="do not reach"):
+        tails.interval(0.5)
+    assert bootstrap_tails(trades[-1:]) is None  # nothing priced, no tails
