@@ -22,6 +22,8 @@ urlpatterns = [
     path("runs/<str:sha>/status.json", views.run_status_json, name="run-status-json"),
     path("runs/<str:sha>/download/<str:what>", views.run_download, name="run-download"),
     path("runs/<str:sha>/staff/<str:action>", views.staff_action, name="run-staff"),
+    path("runs/<str:sha>/withdraw", views.withdraw_action, name="run-withdraw"),
+    path("families/<str:family_id>/", views.family_page, name="family"),
     path("compare/", views.compare_page, name="compare"),
     path("methodology/", views.methodology_page, name="methodology"),
     path("releases/<str:digest>/", views.release_page, name="release"),
@@ -51,6 +53,8 @@ urlpatterns = [
     path("api/runs/", api.RunsApi.as_view(), name="api-runs"),
     path("api/runs/<str:sha>/", api.RunApi.as_view(), name="api-run"),
     path("api/runs/<str:sha>/reverify/", api.ReverifyApi.as_view(), name="api-reverify"),
+    path("api/runs/<str:sha>/withdraw/", api.WithdrawApi.as_view(), name="api-withdraw"),
+    path("api/families/<str:family_id>/", api.FamilyApi.as_view(), name="api-family"),
     path("api/jobs/<int:job_id>/", api.JobApi.as_view(), name="api-job"),
     path("api/agents/", execution_api.AgentsApi.as_view(), name="api-agents"),
     path(

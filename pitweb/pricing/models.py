@@ -38,6 +38,9 @@ class PlatformScore(ClaimableJob):
     shifted_pit_low = models.FloatField(null=True, blank=True)
     shifted_pit_high = models.FloatField(null=True, blank=True)
     shifted_pit_priced = models.PositiveIntegerField(null=True, blank=True)
+    # the ranked cell's bootstrap tails (harness.receipt.attempts.ranked_tails): its
+    # family-wise interval for any number of attempts is a lookup in them
+    shifted_pit_tails = models.JSONField(null=True, blank=True)
     main_pit = models.FloatField(null=True, blank=True)
     main_pit_low = models.FloatField(null=True, blank=True)
     main_pit_high = models.FloatField(null=True, blank=True)

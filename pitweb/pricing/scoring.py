@@ -8,6 +8,7 @@ import logging
 from pathlib import Path
 
 from harness.market.prices import load_prices
+from harness.receipt.attempts import ranked_tails
 from harness.receipt.rescore import Rescore, RescoreRefused, rescore
 from pitweb.artifacts import copy_to, job_folder, release_copy
 from pitweb.jobs import machine
@@ -64,5 +65,6 @@ def score_run(*, score_id: int, worker: str) -> Outcome:
         worker=worker,
         state=PlatformScore.State.SCORED,
         figures=result.to_json(),
+        tails=ranked_tails(result),
     )
     return Outcome(PlatformScore.State.SCORED)

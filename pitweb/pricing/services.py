@@ -29,6 +29,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 
 from harness.market.prices import PriceError, load_prices
+from harness.receipt.rescore import Tails
 from pitweb.core.audit import audit_record
 from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import readable, require_reason
@@ -163,12 +164,15 @@ def platform_finish(
     worker: str,
     state: str,
     figures: dict[str, Any] | None = None,
+    tails: Tails | None = None,
     message: str = "",
 ) -> bool:
-    """scoring -> scored | refused | harness_error, only by the worker that holds it."""
+    """scoring -> scored | refused | harness_error, only by the worker that holds it.
+    ``tails``: the ranked cell's bootstrap tails, kept for its family-wise interval."""
     fields: dict[str, Any] = {"message": message}
     if figures is not None:
         fields.update(figures=figures, **_read_off(figures))
+        fields["shifted_pit_tails"] = None if tails is None else tails.to_json()
     return machine.finish(
         PlatformScore, pk=score_id, worker=worker, state=state, then=_tell_board, **fields
     )

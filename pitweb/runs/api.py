@@ -387,6 +387,64 @@ class ReverifyApi(APIView):
         return Response(JobOut(job).data, status=status.HTTP_202_ACCEPTED)
 
 
+class WithdrawIn(ReasonIn):
+    submission = IdField()
+
+
+class WithdrawApi(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        request=WithdrawIn,
+        responses={200: RunOut},
+        summary="Withdraw your own run (with a reason): off every board and public page, "
+        "for good; it stays counted as an attempt of its family",
+    )
+    def post(self, request: Request, sha: str) -> Response:
+        given = WithdrawIn(data=request.data)
+        given.is_valid(raise_exception=True)
+        owner = cast(User, request.user)
+        run = selectors.submission(
+            Run.objects.filter(submitter=owner), sha, given.validated_data.get("submission")
+        )
+        if run is None:  # another's run answers like one that does not exist
+            raise NotFound("no such run")
+        run = services.run_withdraw(run=run, owner=owner, reason=given.validated_data["reason"])
+        return Response(RunOut(run, context={"request": request}).data)
+
+
+class FamilyApi(APIView):
+    @extend_schema(
+        summary="A family's attempts (one submitter's uploads of one agent on one release "
+        "and window): how many were counted, the ones you may see, and the best's "
+        "family-wise (Šidák) interval",
+        responses=inline_serializer(
+            "Family",
+            {
+                "family": serializers.IntegerField(),
+                "submitter": serializers.CharField(),
+                "agent": serializers.CharField(),
+                "release_digest": serializers.CharField(),
+                "window": serializers.CharField(),
+                "attempts": serializers.IntegerField(),
+                "attempts_shown": serializers.IntegerField(),
+                "confidence": serializers.FloatField(),
+                "best": serializers.JSONField(allow_null=True),
+                "runs": serializers.JSONField(),
+            },
+        ),
+    )
+    def get(self, request: Request, family_id: str) -> Response:
+        try:
+            wanted = parse_id(family_id)
+        except ValueError:
+            wanted = None
+        found = selectors.family_attempts(request.user, wanted) if wanted is not None else None
+        if found is None:
+            raise NotFound("no such family")
+        return Response(found)
+
+
 LEADERBOARD_COLUMNS = [
     "rank",
     "rank_low",
@@ -398,6 +456,12 @@ LEADERBOARD_COLUMNS = [
     "agent",
     "model_version",
     "baseline",
+    # uploads of the run's family (submitter, agent) on this release and window; a
+    # ranked row is the family's best, ranked on ranked_interval at ranked_confidence
+    "attempts",
+    "ranked_interval_low",
+    "ranked_interval_high",
+    "ranked_confidence",
     # platform figures: re-derived from the trajectory, priced with the release's
     # reference prices (fractions: 0.01 = 1%)
     "platform_status",
@@ -454,13 +518,16 @@ def leaderboard_csv(board: dict[str, Any]) -> str:
     writer.writeheader()
     for section in selectors.SECTIONS:
         for row in board[section]:
-            writer.writerow({k: csv_safe(v) for k, v in {"section": section, **row}.items()})
+            low, high = row.get("ranked_interval") or (None, None)
+            flat = {"section": section, **row, "ranked_interval_low": low}
+            flat["ranked_interval_high"] = high
+            writer.writerow({k: csv_safe(v) for k, v in flat.items()})
     return buffer.getvalue()
 
 
 class LeaderboardApi(APIView):
     @extend_schema(
-        summary="The leaderboard: a page of ranked runs (?page=N, or ?all=1 for every run), ranked on the platform pit-clock return of the shifted arm with a 95% interval and a rank range; apart, each with why_apart: unranked runs (no platform figure yet, or too few priced trades), runs whose mask leaks (control void), runs with failed cells, runs that failed verification (the failed check, no numbers), runs pending verification (no numbers) and invalid runs. ?isolated=1 keeps runs whose agent ran isolated (declared) or was re-executed.",
+        summary="The leaderboard: a page of ranked runs (?page=N, or ?all=1 for every run), ranked on the platform pit-clock return of the shifted arm, one row per family (a submitter's agent on one release and window: its best, with attempts, the uploads counted, and ranked_interval, the same bootstrap at the family-wise level ranked_confidence = 0.95^(1/attempts)) and a rank range from those intervals; apart, each with why_apart: unranked runs (no platform figure yet, or too few priced trades), runs whose mask leaks (control void), runs with failed cells, runs that failed verification (the failed check, no numbers), runs pending verification (no numbers) and invalid runs. ?isolated=1 keeps runs whose agent ran isolated (declared) or was re-executed.",
         parameters=[
             OpenApiParameter("release", str, description="release name or content digest"),
             OpenApiParameter("form", str),

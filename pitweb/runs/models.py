@@ -36,6 +36,35 @@ class JobState(models.TextChoices):
     UNKNOWN_RELEASE = "unknown_release"
 
 
+class Family(models.Model):
+    """An agent's family on one board: (submitter, agent name) over one release and
+    window. ``attempts`` counts every upload of it that intake stored, whatever became
+    of it: incremented in the transaction that stores the run, never decremented (a
+    withdrawn, hidden, failed or deleted run stays counted)."""
+
+    submitter = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="families"
+    )
+    agent = models.CharField(max_length=200)
+    release_digest = models.CharField(max_length=71)
+    window_start = models.DateField()
+    window_end = models.DateField()
+    attempts = models.PositiveIntegerField(default=0)
+    first_at = models.DateTimeField(auto_now_add=True)
+    last_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submitter", "agent", "release_digest", "window_start", "window_end"],
+                name="one_family_per_board",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"family {self.agent} by {self.submitter_id}"
+
+
 class Run(models.Model):
     run_id = models.CharField(max_length=16, db_index=True)
     # a submission is (submitter, body): identical bodies from two submitters are two
@@ -93,6 +122,12 @@ class Run(models.Model):
     trajectory_name = models.CharField(max_length=200)
     receipt_name = models.CharField(max_length=200)
     prices_name = models.CharField(max_length=200, blank=True)
+    # the family this upload is an attempt of (null only for rows written around intake)
+    family = models.ForeignKey(
+        Family, null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
+    )
+    # withdrawn by its submitter: off every board and public page, still counted
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -4,33 +4,43 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, Q, QuerySet, Value, Window
+from django.db.models.functions import Coalesce, RowNumber
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
-from harness.receipt.rescore import RankRange, rank_ranges
+from harness.receipt.attempts import family_interval, sidak_confidence
+from harness.receipt.rescore import RankRange, Tails, rank_ranges
 from pitweb.core.models import AuditEvent
 from pitweb.jobs import machine
 from pitweb.jobs.models import WorkerBeat
 from pitweb.pricing.models import PlatformScore
 from pitweb.runs import boardcache
 from pitweb.runs.board import board_version
-from pitweb.runs.models import PROVEN_LEVELS, JobState, Run, VerificationJob, VerificationLevel
+from pitweb.runs.models import (
+    PROVEN_LEVELS,
+    Family,
+    JobState,
+    Run,
+    VerificationJob,
+    VerificationLevel,
+)
 
 VERIFIED_LEVEL = VerificationLevel.HASHES_VERIFIED
 
 
 def visible_runs(user: User | AnonymousUser) -> QuerySet[Run]:
-    """Public, unhidden runs; plus a submitter's own; staff see everything."""
-    runs = Run.objects.select_related("release", "submitter")
+    """Public runs neither hidden nor withdrawn; plus a submitter's own; staff see
+    everything."""
+    runs = Run.objects.select_related("release", "submitter", "family")
     if user.is_authenticated and user.is_staff:
         return runs
-    public = Q(visibility="public", hidden=False)
+    public = Q(visibility="public", hidden=False, withdrawn_at=None)
     if user.is_authenticated:
         return runs.filter(public | Q(submitter=user))
     return runs.filter(public)
@@ -94,6 +104,11 @@ def header_verdicts(run: Run) -> list[tuple[str, str]]:
                 + ", ".join(broken),
             )
         )
+    if run.withdrawn_at is not None:
+        out.append(("bad", f"withdrawn by its submitter on {run.withdrawn_at:%Y-%m-%d}"))
+    attempts = run_attempts(run)
+    if attempts > 1:
+        out.append(("warn", f"one of {attempts} attempts of its family: {ATTEMPTS_WORDS}"))
     if run.status == JobState.MISMATCH:
         out.append(("bad", "refuted"))
     elif not run.proven:
@@ -106,6 +121,39 @@ def header_verdicts(run: Run) -> list[tuple[str, str]]:
     else:
         out.append(("good", LEVEL_SHORT.get(run.verification_level, "")))  # type: ignore[call-overload]
     return out
+
+
+ATTEMPTS_WORDS = "a best of many is ranked on its family-wise (Šidák) interval"
+
+
+def run_attempts(run: Run) -> int:
+    """How many uploads the run's family counts (1 for a run stored around intake)."""
+    return run.family.attempts if run.family is not None else 1
+
+
+def shifted_delta_reading(interval: list[float] | None) -> str:
+    """What the pit clock's main minus shifted interval supports, in words."""
+    if interval is None:
+        return (
+            "This run's figures carry no interval for the delta (priced before intervals "
+            "were drawn, or a control cell without a priced trade): read its size with care."
+        )
+    low, high = interval
+    if low > 0:
+        return (
+            "At the pit clock its interval lies above zero: the agent did better on the real "
+            "dates than on the shifted ones, by more than chance explains."
+        )
+    if high < 0:
+        return (
+            "At the pit clock its interval lies below zero: the agent did better on the "
+            "shifted dates; such a delta measures no memory (the seed's lesson: masked "
+            "deltas mix memory, lost information and distraction)."
+        )
+    return (
+        "At the pit clock its interval spans zero: these trades cannot tell a memory of the "
+        "period from none."
+    )
 
 
 def isolation_words(run: Run) -> str:
@@ -140,6 +188,8 @@ def platform_status(run: Run) -> str:
         return f"no figure ({version}): the scorer failed (ours, not the run's)"
     if score.shifted_pit is None:
         return f"no priced trade in shifted/pit ({version})"
+    if score.shifted_pit_tails is None:
+        return f"scored before attempts were counted: being scored again ({version})"
     if (score.shifted_pit_priced or 0) < settings.PITWEB_MIN_RANKED_TRADES:
         return (
             f"{score.shifted_pit_priced} priced trades in shifted/pit, fewer than the "
@@ -255,6 +305,9 @@ def leaderboard_row(run: Run) -> dict[str, Any]:
         "agent": run.agent,
         "model_version": run.model_version or None,
         "baseline": run.is_baseline,
+        "attempts": run_attempts(run),
+        "family": run.family_id,
+        "family_page": reverse("family", args=[run.family_id]) if run.family_id else None,
         **numbers,
         "protocol_gaps": run.summary.get("protocol_gaps", ""),
         "error_cells": run.error_cells,
@@ -269,6 +322,7 @@ def leaderboard_row(run: Run) -> dict[str, Any]:
         "valid": run.valid,
         "protocol_complete": run.protocol_complete,
         "flag": run.flag,
+        "withdrawn": run.withdrawn_at is not None,
         "submitted_at": run.submitted_at.isoformat(),
     }
 
@@ -287,8 +341,14 @@ def _board_runs(
 ) -> QuerySet[Run]:
     runs = (
         visible_runs(user)
+        .filter(withdrawn_at=None)
         .select_related("platform", "platform__prices")
-        .defer("body", "config", "release__manifest", "platform__figures")
+        .defer(
+            "body",
+            "config",
+            "release__manifest",
+            "platform__figures",
+        )
     )
     if release:
         runs = runs.filter(Q(release__name=release) | Q(release_digest=release))
@@ -317,15 +377,23 @@ def _rankable() -> Q:
         platform__state=PlatformScore.State.SCORED,
         platform__shifted_pit__isnull=False,
         platform__shifted_pit_priced__gte=settings.PITWEB_MIN_RANKED_TRADES,
+        platform__shifted_pit_tails__isnull=False,
     )
+
+
+RANKING = (F("platform__shifted_pit").desc(), "run_id", "pk")
 
 
 def ranked_runs(runs: QuerySet[Run]) -> QuerySet[Run]:
     """What survives the controls, ranked on it: the platform pit-clock return of the
     shifted arm, for proven, valid runs whose every cell ran, whose mask held and that
-    have enough priced trades. A re-verification in progress, or one the verifier
-    itself failed (harness_error), does not take a run off the board; a mismatch does."""
-    return _clean(runs).filter(_rankable()).order_by(F("platform__shifted_pit").desc(), "run_id")
+    have enough priced trades; one row per family, its best (the others are on the
+    family's page). A re-verification in progress, or one the verifier itself failed
+    (harness_error), does not take a run off the board; a mismatch does."""
+    rankable = _clean(runs).filter(_rankable())
+    family = Coalesce("family_id", Value(0) - F("pk"))  # a run with no family is its own
+    nth = Window(RowNumber(), partition_by=[family], order_by=RANKING)
+    return rankable.annotate(nth_of_family=nth).filter(nth_of_family=1).order_by(*RANKING)
 
 
 def _apart(runs: QuerySet[Run]) -> dict[str, QuerySet[Run]]:
@@ -349,18 +417,31 @@ def _apart(runs: QuerySet[Run]) -> dict[str, QuerySet[Run]]:
 SECTIONS = ("ranked", "unranked", "mask_leaks", "errors", "failed", "pending", "invalid")
 
 
-def _ranks(ranked: QuerySet[Run]) -> list[RankRange]:
-    """Every ranked run's rank range, in ranking order (the intervals of the whole
-    filtered board, not one page's)."""
-    intervals = list(ranked.values_list("platform__shifted_pit_low", "platform__shifted_pit_high"))
-    # ranked runs all have an interval (the ranking filter asks for a figure)
-    return rank_ranges([(float(low or 0.0), float(high or 0.0)) for low, high in intervals])
+class Ranks:
+    """Every ranked row's family-wise interval and rank range, in ranking order (the
+    whole filtered board's, not one page's)."""
 
+    def __init__(self, ranked: QuerySet[Run]) -> None:
+        found = list(ranked.values_list("platform__shifted_pit_tails", "family__attempts"))
+        self.attempts = [n or 1 for _, n in found]
+        # ranked runs all have tails (the ranking filter asks for them)
+        self.intervals = [
+            family_interval(Tails.from_json(cast(dict[str, Any], tails)), n)
+            for (tails, _), n in zip(found, self.attempts, strict=True)
+        ]
+        self.ranges: list[RankRange] = rank_ranges(self.intervals)
 
-def _number_ranked(rows: list[dict[str, Any]], ranges: list[RankRange], offset: int) -> None:
-    for n, row in enumerate(rows, start=offset):
-        found = ranges[n]
-        row.update(rank=found.label, rank_low=found.low, rank_high=found.high, position=n + 1)
+    def __len__(self) -> int:
+        return len(self.ranges)
+
+    def number(self, rows: list[dict[str, Any]], offset: int) -> None:
+        for n, row in enumerate(rows, start=offset):
+            found, (low, high) = self.ranges[n], self.intervals[n]
+            row.update(
+                rank=found.label, rank_low=found.low, rank_high=found.high, position=n + 1,
+                ranked_interval=[low, high],
+                ranked_confidence=sidak_confidence(self.attempts[n]),
+            )  # fmt: skip
 
 
 def leaderboard(
@@ -402,13 +483,13 @@ def _leaderboard(
 ) -> dict[str, Any]:
     runs = _board_runs(user, release, form, start, end, isolated)
     ranked = ranked_runs(runs)
-    ranges = _ranks(ranked)
-    total = len(ranges)
+    ranks = Ranks(ranked)
+    total = len(ranks)
     pages = max(1, -(-total // per_page))
     page = min(max(1, page), pages)
     offset = (page - 1) * per_page
     rows = [leaderboard_row(r) for r in ranked[offset : offset + per_page]]
-    _number_ranked(rows, ranges, offset)
+    ranks.number(rows, offset)
     return {
         "ranked": rows,
         **{
@@ -447,13 +528,61 @@ def leaderboard_export(
     """The whole board for CSV/JSON export: every ranked run, then the rest."""
     runs = _board_runs(user, release, form, start, end, isolated)
     ranked_qs = ranked_runs(runs)
-    ranges = _ranks(ranked_qs)
+    ranks = Ranks(ranked_qs)
     ranked = [leaderboard_row(r) for r in ranked_qs.iterator(chunk_size=2000)]
-    _number_ranked(ranked, ranges, 0)
+    ranks.number(ranked, 0)
     return {
         "ranked": ranked,
         **{name: [_apart_row(name, r) for r in qs] for name, qs in _apart(runs).items()},
     }
+
+
+def family_attempts(user: User | AnonymousUser, family_id: int) -> dict[str, Any] | None:
+    """A family's attempts as ``user`` may see them, each as a board row, the ranked best
+    (if any) with its family-wise interval for every attempt counted; None when the
+    requester may see none of its runs (a family of only hidden runs answers like one
+    that does not exist). Counted attempts include what the requester cannot see."""
+    family = Family.objects.select_related("submitter").filter(pk=family_id).first()
+    if family is None:
+        return None
+    runs = (
+        visible_runs(user)
+        .filter(family=family)
+        .select_related("platform", "platform__prices")
+        .defer("body", "config", "release__manifest", "platform__figures")
+    )
+    shown = list(runs.order_by("submitted_at", "pk")[:APART_LIMIT])
+    if not shown:
+        return None
+    best = ranked_runs(runs.filter(withdrawn_at=None)).first()
+    rows = [leaderboard_row(r) for r in shown]
+    out: dict[str, Any] = {
+        "family": family.pk,
+        "submitter": family.submitter.username,
+        "agent": family.agent,
+        "release_digest": family.release_digest,
+        "window": f"{family.window_start}..{family.window_end}",
+        "attempts": family.attempts,
+        "attempts_shown": runs.count(),
+        "confidence": sidak_confidence(max(1, family.attempts)),
+        "best": None,
+        "runs": rows,
+    }
+    if best is not None:
+        score = best.platform
+        assert score is not None and score.shifted_pit_tails is not None  # ranked
+        low, high = family_interval(Tails.from_json(score.shifted_pit_tails), family.attempts)
+        out["best"] = {
+            "run_id": best.run_id,
+            "submission": best.pk,
+            "body_sha256": best.body_sha256,
+            "platform_shifted_pit": score.shifted_pit,
+            "interval_95_alone": [score.shifted_pit_low, score.shifted_pit_high],
+            "interval_family_wise": [low, high],
+        }
+        for row in rows:
+            row["family_best"] = row["submission"] == best.pk
+    return out
 
 
 def worker_label(name: str, user: User | AnonymousUser) -> str:

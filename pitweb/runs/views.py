@@ -83,6 +83,30 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
     return response
 
 
+def family_page(request: HttpRequest, family_id: str) -> HttpResponse:
+    from pitweb.runs.api import parse_id
+
+    try:
+        wanted = parse_id(family_id)
+    except ValueError:
+        wanted = None
+    found = selectors.family_attempts(request.user, wanted) if wanted is not None else None
+    if found is None:
+        raise Http404("no such family")
+    if request.GET.get("format") == "json":
+        return JsonResponse(found)
+    chart, chart_note = charts.board_scatter(found["runs"])
+    return render(
+        request,
+        "family.html",
+        {
+            "family": found,
+            "chart": _figure(chart) if chart is not None else None,
+            "chart_note": chart_note,
+        },
+    )
+
+
 def leaderboard_csv_page(request: HttpRequest) -> HttpResponse:
     from pitweb.runs.api import _filters
 
@@ -250,35 +274,10 @@ def _platform_context(run: Run, proven: bool) -> dict[str, Any]:
     delta = charts.contamination(context["platform_deltas"], run.mask_verdict, intervals)
     if delta is not None:
         context["figures"]["deltas"] = _figure(delta)
-        context["shifted_delta_reading"] = _shifted_delta_reading(
+        context["shifted_delta_reading"] = selectors.shifted_delta_reading(
             (intervals.get("pit") or {}).get("main_minus_shifted")
         )
     return context
-
-
-def _shifted_delta_reading(interval: list[float] | None) -> str:
-    """What the pit clock's main minus shifted interval supports, in words."""
-    if interval is None:
-        return (
-            "This run's figures carry no interval for the delta (priced before intervals "
-            "were drawn, or a control cell without a priced trade): read its size with care."
-        )
-    low, high = interval
-    if low > 0:
-        return (
-            "At the pit clock its interval lies above zero: the agent did better on the real "
-            "dates than on the shifted ones, by more than chance explains."
-        )
-    if high < 0:
-        return (
-            "At the pit clock its interval lies below zero: the agent did better on the "
-            "shifted dates; such a delta measures no memory (the seed's lesson: masked "
-            "deltas mix memory, lost information and distraction)."
-        )
-    return (
-        "At the pit clock its interval spans zero: these trades cannot tell a memory of the "
-        "period from none."
-    )
 
 
 @refuses_bad_queries
@@ -312,6 +311,7 @@ def run_page(request: HttpRequest, sha: str) -> HttpResponse:
             "withheld_because": run.withheld_reason,
             "level_words": selectors.level_words(run),
             "verdicts": selectors.header_verdicts(run),
+            "family": run.family,
             "declared": selectors.DECLARED,
             "could_read_future": selectors.could_read_future(run),
             "grid": _grid(receipt.cells),
@@ -564,6 +564,31 @@ def status_page(request: HttpRequest) -> HttpResponse:
 
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+@require_POST
+@refuses_bad_queries
+def withdraw_action(request: HttpRequest, sha: str) -> HttpResponse:
+    """The submitter withdraws their own run (a form on its page)."""
+    if not request.user.is_authenticated:
+        raise Http404("no such run")
+    owner = request.user
+    found = selectors.submission(
+        Run.objects.filter(submitter=owner), sha, submission_wanted(request.POST)
+    )
+    if found is None:
+        raise Http404("no such run")
+    back = reverse("run", args=[sha]) + f"?submission={found.pk}"
+    if request.POST.get("confirm") != "yes":
+        messages.error(request, "Nothing was done: tick the confirmation box to withdraw.")
+        return redirect(back + "#withdraw")
+    try:
+        services.run_withdraw(run=found, owner=owner, reason=request.POST.get("reason", ""))
+    except SubmissionError as exc:
+        messages.error(request, f"Nothing was done: {exc.message}.")
+        return redirect(back + "#withdraw")
+    messages.success(request, "The run is withdrawn: off the board, still counted.")
+    return redirect(back)
 
 
 @staff_member_required

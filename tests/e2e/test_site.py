@@ -309,3 +309,53 @@ def test_an_incomplete_cell_reads_as_a_fact_on_desktop_and_phone(
     page.goto(live_server.url + "/")
     assert run.run_id not in page.locator("table.board").first.inner_text()
     assert page.console_errors == []
+
+
+@pytest.fixture(scope="module")
+def three_attempts(
+    tmp_path_factory: pytest.TempPathFactory, site_release: Path, site_prices: Path
+) -> list[Artifacts]:
+    """One agent (the stub) uploaded three times under three model versions: one family."""
+    from tests.pitweb.conftest import make_run
+
+    root = tmp_path_factory.mktemp("attempts")
+    return [
+        make_run(site_release, root / f"v{n}", site_prices, probe=0, model_version=f"v{n}")
+        for n in range(3)
+    ]
+
+
+def test_a_family_ranks_once_as_best_of_n_and_its_attempts_are_one_click_away(
+    live_server: Any,
+    page: Any,
+    priced_release: Any,
+    submitter: User,
+    three_attempts: list[Artifacts],
+    screenshots: Path,
+    settings: Any,
+) -> None:
+    settings.PITWEB_MIN_RANKED_TRADES = 1
+    runs = [submit(submitter, a) for a in three_attempts]
+    page.goto(live_server.url + "/")
+    ranked = page.locator("table.board").first.locator("tbody tr")
+    assert ranked.count() == 1
+    row = ranked.first.inner_text()
+    assert "best of 3 attempts" in row and "at 98.3%" in row  # 0.95^(1/3)
+    page.screenshot(path=str(screenshots / "leaderboard-attempts.png"), full_page=True)
+    page.click("text=best of 3 attempts")
+    page.wait_for_url(f"**/families/{runs[0].family_id}/")
+    assert "3 attempts" in page.locator("#attempts-verdict").inner_text()
+    assert "98.3%" in page.locator("#family-best").inner_text()
+    assert page.locator("table.board tbody tr").count() == 3
+    assert charts_drawn(page) == 1
+    page.screenshot(path=str(screenshots / "family.png"), full_page=True)
+    page.set_viewport_size(PHONE)
+    page.reload()
+    assert charts_drawn(page) == 1
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"] + 1
+    page.screenshot(path=str(screenshots / "family-phone.png"), full_page=True)
+    # each attempt's page says it is one of the family's three, and links back
+    page.click(f"text={runs[1].run_id}")
+    assert "one of 3 attempts" in page.locator("#verdicts").inner_text()
+    assert page.locator(f"a[href='/families/{runs[0].family_id}/']").count() == 1
+    assert page.console_errors == []

@@ -81,9 +81,9 @@ def test_the_contamination_chart_draws_each_deltas_interval() -> None:
 
 
 def test_the_caption_says_only_what_the_shifted_deltas_interval_supports() -> None:
-    from pitweb.runs.views import _shifted_delta_reading
+    from pitweb.runs.selectors import shifted_delta_reading
 
-    assert "spans zero" in _shifted_delta_reading([-0.01, 0.02])
-    assert "lies above zero" in _shifted_delta_reading([0.001, 0.02])
-    assert "measures no memory" in _shifted_delta_reading([-0.02, -0.001])
-    assert "no interval" in _shifted_delta_reading(None)
+    assert "spans zero" in shifted_delta_reading([-0.01, 0.02])
+    assert "lies above zero" in shifted_delta_reading([0.001, 0.02])
+    assert "measures no memory" in shifted_delta_reading([-0.02, -0.001])
+    assert "no interval" in shifted_delta_reading(None)

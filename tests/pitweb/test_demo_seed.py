@@ -12,7 +12,7 @@ from django.test import Client
 
 from pitweb.execution.models import ExecutionJob, RegisteredAgent
 from pitweb.releases.models import ReferencePrices
-from pitweb.runs.models import JobState, Run
+from pitweb.runs.models import Family, JobState, Run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -52,8 +52,14 @@ def test_demo_seed_submits_and_verifies_three_baselines(settings: Any, tmp_path:
     board = Client().get("/api/leaderboard/").json()
     assert {r["agent"].rsplit(":", 1)[-1] for r in board["mask_leaks"]} == {"date_reader"}
     assert board["ranked"] and all(r["prices_version"] == 1 for r in board["ranked"])
+    # a family of attempts: the tuner's three uploads of one agent, counted together
+    tuned = [r for rows in board.values() if isinstance(rows, list) for r in rows]
+    tuned = [r for r in tuned if r["submitter"] == "tuner"]
+    assert len(tuned) == 3 and {r["attempts"] for r in tuned} == {3}
+    assert len({r["family"] for r in tuned}) == 1
     call_command("demo_seed", rows=3000, stdout=io.StringIO())  # twice: nothing new
-    assert Run.objects.count() == 5 and ReferencePrices.objects.count() == 1
+    assert Run.objects.count() == 8 and ReferencePrices.objects.count() == 1
+    assert Family.objects.get(submitter__username="tuner").attempts == 3
     assert ExecutionJob.objects.count() == 2
 
 

@@ -188,14 +188,15 @@ def test_staff_register_prices_from_the_command_line(
 def test_unconfined_runs_are_marked_and_the_isolated_filter_drops_them(
     priced_release: Any,
     submitter: User,
+    other: User,
     stub_run: Artifacts,
     tmp_path: Path,
     site_release: Path,
     site_prices: Path,
 ) -> None:
     isolated = submit(submitter, stub_run)
-    loose = submit(
-        submitter,
+    loose = submit(  # another submitter's: a family of its own, so both rows are ranked
+        other,
         make_run(site_release, tmp_path / "in-process", site_prices, agent_process="in_process"),
     )
     assert isolated.agent_isolated and not loose.agent_isolated

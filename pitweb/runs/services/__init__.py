@@ -13,7 +13,13 @@ from pitweb.artifacts import spool
 from pitweb.jobs.machine import MAX_ATTEMPTS
 from pitweb.runs.board import board_changed
 from pitweb.runs.services.intake import Submission, run_submit
-from pitweb.runs.services.staff import jobs_requeue, run_reverify, run_set_flag, run_set_hidden
+from pitweb.runs.services.staff import (
+    jobs_requeue,
+    run_reverify,
+    run_set_flag,
+    run_set_hidden,
+    run_withdraw,
+)
 from pitweb.runs.services.verifying import (
     enqueue_verification,
     verification_claim,
@@ -34,6 +40,7 @@ __all__ = [
     "run_set_flag",
     "run_set_hidden",
     "run_submit",
+    "run_withdraw",
     "spool",
     "verification_claim",
     "verification_finish",

@@ -14,7 +14,8 @@ from django.contrib.auth.models import User
 from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import F, Q
+from django.utils import timezone
 
 from harness import canonical
 from harness.receipt.binding import config_binding
@@ -26,7 +27,7 @@ from pitweb.artifacts import job_folder, spool
 from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import read_json
 from pitweb.releases.models import Release
-from pitweb.runs.models import Run, VerificationJob
+from pitweb.runs.models import Family, Run, VerificationJob
 from pitweb.runs.services.verifying import verification_request
 from pitweb.runs.summary import body_summary, run_facts
 
@@ -345,6 +346,18 @@ def _create_run(
         return Submission(existing, existing.jobs.first(), False)
 
 
+def _counted_attempt(user: User, agent: str, release_digest: str, start: str, end: str) -> Family:
+    """The family this upload is an attempt of, its count raised by one (in the caller's
+    transaction: an upload that is not stored is not counted; nothing ever lowers it)."""
+    family, _ = Family.objects.get_or_create(
+        submitter=user, agent=agent, release_digest=release_digest,
+        window_start=start, window_end=end,
+    )  # fmt: skip
+    Family.objects.filter(pk=family.pk).update(attempts=F("attempts") + 1, last_at=timezone.now())
+    family.refresh_from_db(fields=["attempts"])
+    return family
+
+
 def _insert_run(
     *,
     user: User,
@@ -361,7 +374,9 @@ def _insert_run(
 ) -> Submission:
     cfg, summary = receipt.config, body_summary(receipt)
     with transaction.atomic():
+        family = _counted_attempt(user, cfg.agent, release.content_digest, cfg.start, cfg.end)
         run = Run.objects.create(
+            family=family,
             run_id=receipt.run_id,
             body_sha256=body_sha,
             body=body,

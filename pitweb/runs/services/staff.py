@@ -1,5 +1,6 @@
-"""Staff actions on runs: re-verify, requeue stuck jobs, hide, flag. Each needs a reason
-and is audited (public unless the run is private)."""
+"""Staff actions on runs: re-verify, requeue stuck jobs, hide, flag; and the one action
+a submitter takes on their own run: withdraw it. Each needs a reason and is audited
+(public unless the run is private)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.utils import timezone
 
 from pitweb.core.audit import audit_record
 from pitweb.core.inputs import readable, require_reason
@@ -75,3 +77,22 @@ def run_set_flag(*, run: Run, staff: User, flag: str, reason: str) -> Run:
     return _staff_change(
         run=run, staff=staff, action="flag" if flag else "unflag", reason=reason, flag=flag[:200]
     )
+
+
+def run_withdraw(*, run: Run, owner: User, reason: str) -> Run:
+    """The submitter takes their run off every board and public page, for good. It stays
+    an attempt of its family: the count is never lowered. Withdrawing twice changes
+    nothing more."""
+    if run.submitter_id != owner.pk:
+        raise PermissionError("only the run's submitter can withdraw it")
+    reason = require_reason(reason)
+    with transaction.atomic():
+        moved = Run.objects.filter(pk=run.pk, withdrawn_at=None).update(withdrawn_at=timezone.now())
+        if moved:
+            board_changed()
+            audit_record(
+                actor=owner, action="withdraw", run=run, reason=reason,
+                public=run.visibility == "public",
+            )  # fmt: skip
+    run.refresh_from_db()
+    return run

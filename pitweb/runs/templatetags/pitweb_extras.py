@@ -44,3 +44,11 @@ def pp(value: Any, places: int = 2) -> str:
 @register.filter
 def short_sha(value: Any) -> str:
     return str(value or "").removeprefix("sha256:")[:12]
+
+
+@register.filter
+def level(value: Any) -> str:
+    """A confidence as a percentage, with only the places it needs (95%, 99.74%)."""
+    if value is None:
+        return "—"
+    return f"{float(value) * 100:.2f}".rstrip("0").rstrip(".") + "%"
