@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import dj_database_url
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -310,9 +311,16 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("PITWEB_JOB_SOFT_LIMIT", 600)
 CELERY_TASK_TIME_LIMIT = env_int("PITWEB_JOB_HARD_LIMIT", 660)
 CELERY_TASK_IGNORE_RESULT = True
-CELERY_BEAT_SCHEDULE = {
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "sweep-stale-jobs": {"task": "pitweb.runs.tasks.sweep_stale_jobs", "schedule": 30.0},
 }
+# a snapshot of the whole public board every week (Monday 00:00 UTC), unless turned off
+PITWEB_WEEKLY_SNAPSHOT = env_bool("PITWEB_WEEKLY_SNAPSHOT", True)
+if PITWEB_WEEKLY_SNAPSHOT:
+    CELERY_BEAT_SCHEDULE["weekly-board-snapshot"] = {
+        "task": "pitweb.runs.tasks.publish_weekly_snapshot",
+        "schedule": crontab(minute=0, hour=0, day_of_week="mon"),
+    }
 PITWEB_HEARTBEAT_SECONDS = env_int("PITWEB_HEARTBEAT_SECONDS", 5)
 PITWEB_STALE_AFTER_SECONDS = env_int("PITWEB_STALE_AFTER_SECONDS", 60)
 # a run is ranked only with at least this many priced trades in its ranked cell (shifted/pit)

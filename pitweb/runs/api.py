@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 from collections.abc import Mapping
 from datetime import date
@@ -36,7 +37,7 @@ from pitweb.core.errors import SubmissionError, validation_message
 from pitweb.releases.models import Release
 from pitweb.runs import boardcache, selectors, services
 from pitweb.runs.board import board_version
-from pitweb.runs.models import Run, VerificationJob
+from pitweb.runs.models import Run, Snapshot, VerificationJob
 from pitweb.runs.tables import csv_safe
 from pitweb.runs.uploads import FORMS
 
@@ -411,6 +412,81 @@ class WithdrawApi(APIView):
             raise NotFound("no such run")
         run = services.run_withdraw(run=run, owner=owner, reason=given.validated_data["reason"])
         return Response(RunOut(run, context={"request": request}).data)
+
+
+class SnapshotIn(Serializer):
+    reason = serializers.CharField(max_length=2000)
+    release = serializers.CharField(required=False, allow_blank=True, max_length=300)
+    form = serializers.CharField(required=False, allow_blank=True, max_length=50)
+    start = serializers.DateField(required=False, allow_null=True)
+    end = serializers.DateField(required=False, allow_null=True)
+    isolated = serializers.BooleanField(required=False, default=False)
+
+
+def _snapshot_out(request: Request, snapshot: Any, *, content: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "snapshot": snapshot.pk,
+        "content_digest": snapshot.content_digest,
+        "taken_at": snapshot.taken_at.isoformat(),
+        "filters": json.loads(snapshot.filters_key),
+        "reason": snapshot.reason,
+        "page": request.build_absolute_uri(reverse("snapshot", args=[snapshot.pk])),
+        "json": request.build_absolute_uri(reverse("snapshot", args=[snapshot.pk]))
+        + "?format=json",
+    }
+    if content:
+        board = selectors.snapshot_board(snapshot)
+        out["since"] = [
+            {**e, "at": e["at"].isoformat()}
+            for e in selectors.snapshot_since(snapshot, board["board"])
+        ]
+        out["content"] = board
+    return out
+
+
+class SnapshotsApi(APIView):
+    def get_permissions(self) -> list[Any]:
+        return [permissions.IsAdminUser()] if self.request.method == "POST" else []
+
+    @extend_schema(summary="Published board snapshots, newest first (at most 200)")
+    def get(self, request: Request) -> Response:
+        found = Snapshot.objects.defer("content")[:200]
+        return Response([_snapshot_out(request, s, content=False) for s in found])
+
+    @extend_schema(
+        request=SnapshotIn,
+        summary="Staff: publish a snapshot of the public board drawn with these filters "
+        "(with a reason); it never changes afterwards",
+    )
+    def post(self, request: Request) -> Response:
+        given = SnapshotIn(data=request.data)
+        given.is_valid(raise_exception=True)
+        data = given.validated_data
+        filters = {k: data.get(k) or None for k in ("release", "form")}
+        filters |= {k: data[k].isoformat() if data.get(k) else None for k in ("start", "end")}
+        filters["isolated"] = data.get("isolated", False)
+        snapshot = services.snapshot_publish(
+            filters=filters, reason=data["reason"], staff=cast(User, request.user)
+        )
+        return Response(
+            _snapshot_out(request, snapshot, content=False), status=status.HTTP_201_CREATED
+        )
+
+
+class SnapshotApi(APIView):
+    @extend_schema(
+        summary="One snapshot: its frozen board (content; its digest is over the bytes at "
+        "the json address), and what has happened since to the runs it holds"
+    )
+    def get(self, request: Request, snapshot_id: str) -> Response:
+        try:
+            wanted = parse_id(snapshot_id)
+        except ValueError:
+            wanted = None
+        snapshot = Snapshot.objects.filter(pk=wanted).first() if wanted is not None else None
+        if snapshot is None:
+            raise NotFound("no such snapshot")
+        return Response(_snapshot_out(request, snapshot, content=True))
 
 
 class FamilyApi(APIView):

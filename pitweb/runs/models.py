@@ -211,3 +211,35 @@ class BoardVersion(models.Model):
     boards are keyed by it, so a change is visible on the next request."""
 
     version = models.BigIntegerField(default=0)
+
+
+class SnapshotEdited(Exception):
+    """A published snapshot is never changed: publish a new one instead."""
+
+
+class Snapshot(models.Model):
+    """A board as it stood, frozen: its filters, every row of every section as the public
+    saw them, in canonical JSON (``content``), and the sha256 of those bytes. Never
+    edited; what happened since to the runs it holds is read from their own history."""
+
+    content = models.TextField()  # harness.canonical.line of the board, served as is
+    content_digest = models.CharField(max_length=71, unique=True)
+    # the filters, canonical JSON too: the board's "cite this board" finds the newest
+    filters_key = models.CharField(max_length=600, db_index=True)
+    taken_at = models.DateTimeField()
+    board_version = models.BigIntegerField()
+    published_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )  # null: the weekly schedule
+    reason = models.TextField()
+
+    class Meta:
+        ordering = ["-taken_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"snapshot {self.pk} ({self.content_digest[:19]})"
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if not self._state.adding:
+            raise SnapshotEdited(f"snapshot {self.pk} is published; publish a new one instead")
+        super().save(*args, **kwargs)  # type: ignore[arg-type]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import timedelta
 from typing import Any, cast
@@ -20,6 +21,7 @@ from pitweb.core.models import AuditEvent
 from pitweb.jobs import machine
 from pitweb.jobs.models import WorkerBeat
 from pitweb.pricing.models import PlatformScore
+from pitweb.releases.models import ReferencePrices
 from pitweb.runs import boardcache
 from pitweb.runs.board import board_version
 from pitweb.runs.models import (
@@ -27,6 +29,7 @@ from pitweb.runs.models import (
     Family,
     JobState,
     Run,
+    Snapshot,
     VerificationJob,
     VerificationLevel,
 )
@@ -583,6 +586,56 @@ def family_attempts(user: User | AnonymousUser, family_id: int) -> dict[str, Any
         for row in rows:
             row["family_best"] = row["submission"] == best.pk
     return out
+
+
+def snapshot_board(snapshot: Snapshot) -> dict[str, Any]:
+    """A snapshot's frozen content, decoded (its digest is over the stored text)."""
+    return json.loads(snapshot.content)  # type: ignore[no-any-return]
+
+
+def latest_snapshot(filters: dict[str, Any]) -> Snapshot | None:
+    """The newest snapshot of a board drawn with ``filters``: what "cite this board" names."""
+    from pitweb.runs.services.snapshots import filters_key
+
+    key = filters_key(filters)
+    return Snapshot.objects.filter(filters_key=key).defer("content").first()
+
+
+def snapshot_since(snapshot: Snapshot, board: dict[str, Any]) -> list[dict[str, Any]]:
+    """What has happened since the snapshot to the runs it holds, oldest first: public
+    staff actions (flag, hide, re-verify...) and withdrawals, verification jobs (with
+    their outcome) and new reference-price versions of their releases. A fixed number
+    of queries."""
+    rows = [r for name in SECTIONS for r in board.get(name, [])]
+    held = {r["submission"]: r["run_id"] for r in rows}
+    releases = {r["release"] for r in rows}
+    taken = snapshot.taken_at
+    out: list[dict[str, Any]] = []
+    for event in AuditEvent.objects.filter(
+        public=True, run_id__in=held, created_at__gt=taken
+    ).order_by("created_at", "id")[:500]:
+        out.append(
+            {"at": event.created_at, "run_id": held[event.run_id], "submission": event.run_id,
+             "what": f"{event.action}: {event.reason}"}
+        )  # fmt: skip
+    for job in VerificationJob.objects.filter(run_id__in=held, created_at__gt=taken).order_by(
+        "created_at", "id"
+    )[:500]:
+        out.append(
+            {"at": job.created_at, "run_id": held[job.run_id], "submission": job.run_id,
+             "what": f"{'re-' if job.kind == 'reverify' else ''}verification job {job.pk}: "
+             f"{job.state}"}
+        )  # fmt: skip
+    for prices in ReferencePrices.objects.filter(
+        Q(release__name__in=releases) | Q(release__content_digest__in=releases),
+        registered_at__gt=taken,
+    ).select_related("release")[:100]:
+        out.append(
+            {"at": prices.registered_at, "run_id": None, "submission": None,
+             "what": f"reference prices v{prices.version} registered for "
+             f"{prices.release.name}: every run of it priced again"}
+        )  # fmt: skip
+    return sorted(out, key=lambda e: e["at"])
 
 
 def worker_label(name: str, user: User | AnonymousUser) -> str:

@@ -38,3 +38,9 @@ def sweep_stale_jobs() -> list[int]:
     points.points_requeue_stale()
     execution.execution_requeue_stale()
     return services.verification_requeue_stale()
+
+
+@shared_task
+def publish_weekly_snapshot() -> int:
+    """The schedule's snapshot of the whole public board (settings: the beat schedule)."""
+    return services.snapshot_scheduled().pk

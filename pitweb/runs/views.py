@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from functools import wraps
+from types import SimpleNamespace
 from typing import Any, cast
 from urllib.parse import urlencode
 
@@ -37,7 +38,7 @@ from pitweb.releases.models import Release
 from pitweb.runs import boardcache, selectors, services, tables
 from pitweb.runs.api import LEADERBOARD_COLUMNS, leaderboard_csv, submission_wanted
 from pitweb.runs.board import board_version
-from pitweb.runs.models import Run
+from pitweb.runs.models import Run, Snapshot
 
 
 def _figure(figure: Any) -> Any:
@@ -77,10 +78,106 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
             "filters": shown,
             "board_chart": _figure(chart) if chart is not None else None,
             "board_chart_note": chart_note,
+            "cite": selectors.latest_snapshot(filters),
         },
     )
     boardcache.put(key, response.content.decode())
     return response
+
+
+APART_TITLES = (
+    ("unranked", "Not ranked yet: no platform figure, or too few trades"),
+    ("mask_leaks", "Mask leaks: control void"),
+    ("errors", "Cells that did not complete"),
+    ("failed", "Failed verification"),
+    ("pending", "Pending verification"),
+    ("invalid", "Invalid (network egress or aborted)"),
+)
+
+
+def _snapshot(snapshot_id: str) -> Snapshot:
+    from pitweb.runs.api import parse_id
+
+    try:
+        wanted = parse_id(snapshot_id)
+    except ValueError:
+        wanted = None
+    found = Snapshot.objects.filter(pk=wanted).first() if wanted is not None else None
+    if found is None:
+        raise Http404("no such snapshot")
+    return found
+
+
+def snapshot_page(request: HttpRequest, snapshot_id: str) -> HttpResponse:
+    """A published board as it stood (``?format=json``: the very bytes its digest is
+    over; ``?format=csv``: its rows), and what has happened since to its runs."""
+    snapshot = _snapshot(snapshot_id)
+    if request.GET.get("format") == "json":
+        response = HttpResponse(snapshot.content, content_type="application/json")
+        response["Content-Disposition"] = f'attachment; filename="snapshot-{snapshot.pk}.json"'
+        return response
+    content = selectors.snapshot_board(snapshot)
+    if request.GET.get("format") == "csv":
+        response = HttpResponse(
+            leaderboard_csv(content["board"]), content_type="text/csv; charset=utf-8"
+        )
+        response["Content-Disposition"] = f'attachment; filename="snapshot-{snapshot.pk}.csv"'
+        return response
+    return render(
+        request,
+        "snapshot.html",
+        {
+            "snapshot": snapshot,
+            "content": content,
+            "board": content["board"],
+            "filters": {k: v for k, v in content["filters"].items() if v},
+            "since": selectors.snapshot_since(snapshot, content["board"]),
+            "apart": [
+                (title, content["board"][name])
+                for name, title in APART_TITLES
+                if content["board"].get(name)
+            ],
+            "url": request.build_absolute_uri(reverse("snapshot", args=[snapshot.pk])),
+        },
+    )
+
+
+def snapshots_page(request: HttpRequest) -> HttpResponse:
+    snapshots = Snapshot.objects.defer("content").select_related("published_by")[:200]
+    return render(request, "snapshots.html", {"snapshots": snapshots})
+
+
+@staff_member_required
+@require_POST
+def snapshot_publish_action(request: HttpRequest) -> HttpResponse:
+    """Staff publish a snapshot of the board drawn with the form's filters."""
+    from pitweb.runs.api import _filters
+
+    try:
+        filters = _filters(SimpleNamespace(GET=request.POST, user=request.user))
+    except SubmissionError as exc:
+        return bad_request_page(request, f"bad filter: {exc.message}")
+    filters.pop("user", None)
+    back = (
+        reverse("leaderboard")
+        + "?"
+        + urlencode(
+            {k: v for k, v in filters.items() if v and k != "isolated"}
+            | ({"isolated": "1"} if filters.get("isolated") else {})
+        )
+    )
+    if request.POST.get("confirm") != "yes":
+        messages.error(request, "Nothing was done: tick the confirmation box to publish.")
+        return redirect(back + "#cite")
+    try:
+        snapshot = services.snapshot_publish(
+            filters=filters, reason=request.POST.get("reason", ""), staff=cast(User, request.user)
+        )
+    except SubmissionError as exc:
+        messages.error(request, f"Nothing was done: {exc.message}.")
+        return redirect(back + "#cite")
+    messages.success(request, f"Snapshot {snapshot.pk} published.")
+    return redirect(reverse("snapshot", args=[snapshot.pk]))
 
 
 def family_page(request: HttpRequest, family_id: str) -> HttpResponse:

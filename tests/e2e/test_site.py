@@ -354,7 +354,21 @@ def test_a_family_ranks_once_as_best_of_n_and_its_attempts_are_one_click_away(
     assert charts_drawn(page) == 1
     assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"] + 1
     page.screenshot(path=str(screenshots / "family-phone.png"), full_page=True)
+    # a published snapshot: cited from the board, frozen, readable on a phone
+    snapshot = services.snapshot_publish(filters={}, reason="browser walk")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(live_server.url + "/")
+    page.click("#cite a >> text=snapshot")
+    page.wait_for_url(f"**/snapshots/{snapshot.pk}/")
+    assert snapshot.content_digest in page.locator("#snapshot-digest").inner_text()
+    assert "best of 3 attempts" in page.locator("table.board").first.inner_text()
+    page.screenshot(path=str(screenshots / "snapshot.png"), full_page=True)
+    page.set_viewport_size(PHONE)
+    page.reload()
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"] + 1
+    page.screenshot(path=str(screenshots / "snapshot-phone.png"), full_page=True)
     # each attempt's page says it is one of the family's three, and links back
+    page.goto(live_server.url + f"/families/{runs[0].family_id}/")
     page.click(f"text={runs[1].run_id}")
     assert "one of 3 attempts" in page.locator("#verdicts").inner_text()
     assert page.locator(f"a[href='/families/{runs[0].family_id}/']").count() == 1

@@ -12,7 +12,7 @@ from django.test import Client
 
 from pitweb.execution.models import ExecutionJob, RegisteredAgent
 from pitweb.releases.models import ReferencePrices
-from pitweb.runs.models import Family, JobState, Run
+from pitweb.runs.models import Family, JobState, Run, Snapshot
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -49,6 +49,7 @@ def test_demo_seed_submits_and_verifies_three_baselines(settings: Any, tmp_path:
     assert executed is not None and uploaded is not None and executed.executed
     assert {executed.verification_level, uploaded.verification_level} == {"reexecuted"}
     assert "execution" in text and "reproduced" in text
+    assert "published snapshot " in text and " sha256:" in text
     board = Client().get("/api/leaderboard/").json()
     assert {r["agent"].rsplit(":", 1)[-1] for r in board["mask_leaks"]} == {"date_reader"}
     assert board["ranked"] and all(r["prices_version"] == 1 for r in board["ranked"])
@@ -59,6 +60,7 @@ def test_demo_seed_submits_and_verifies_three_baselines(settings: Any, tmp_path:
     assert len({r["family"] for r in tuned}) == 1
     call_command("demo_seed", rows=3000, stdout=io.StringIO())  # twice: nothing new
     assert Run.objects.count() == 8 and ReferencePrices.objects.count() == 1
+    assert Snapshot.objects.count() == 1  # one published snapshot, not one per seeding
     assert Family.objects.get(submitter__username="tuner").attempts == 3
     assert ExecutionJob.objects.count() == 2
 

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # what the database or the clock assigns (ids, times, ages), and the body hash of a demo
 # run, which covers what the sandbox found on this machine (tests/harness/test_golden.py
 # keeps the bodies themselves)
-ASSIGNED = re.compile(r"^(id|pk|job|submission|body_sha256|age)$|_at$|_seconds$")
+ASSIGNED = re.compile(r"^(id|pk|job|submission|family|body_sha256|age)$|_at$|_seconds$")
 
 
 def _steady(value: Any) -> Any:
@@ -33,6 +33,7 @@ def _steady(value: Any) -> Any:
         return [_steady(v) for v in value]
     if isinstance(value, str):
         value = re.sub(r"submission=\d+", "submission=N", value)
+        value = re.sub(r"^/families/\d+/$", "/families/N/", value)
         return re.sub(r"/runs/[0-9a-f]{64}", "/runs/" + VOLATILE, value)  # a body hash in a link
     return value
 

@@ -13,6 +13,7 @@ from pitweb.artifacts import spool
 from pitweb.jobs.machine import MAX_ATTEMPTS
 from pitweb.runs.board import board_changed
 from pitweb.runs.services.intake import Submission, run_submit
+from pitweb.runs.services.snapshots import snapshot_publish, snapshot_scheduled
 from pitweb.runs.services.staff import (
     jobs_requeue,
     run_reverify,
@@ -41,6 +42,8 @@ __all__ = [
     "run_set_hidden",
     "run_submit",
     "run_withdraw",
+    "snapshot_publish",
+    "snapshot_scheduled",
     "spool",
     "verification_claim",
     "verification_finish",

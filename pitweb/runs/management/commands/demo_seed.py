@@ -28,7 +28,7 @@ from pitweb.pricing.models import PlatformScore
 from pitweb.pricing.services import reference_prices_register
 from pitweb.releases.services import release_register
 from pitweb.runs import services
-from pitweb.runs.models import FINAL_STATES, Run, VerificationJob
+from pitweb.runs.models import FINAL_STATES, Run, Snapshot, VerificationJob
 
 AGENTS = ("stub", "harness.agents.baselines:earliest_five", "harness.agents.baselines:date_reader")
 STAFF = ("staff", "staff-demo-password")
@@ -149,6 +149,13 @@ class Command(BaseCommand):
             "demo_points", demo_model=options["demo_model"], staff=STAFF[0],
             timeout=max(deadline - time.monotonic(), 30.0), stdout=self.stdout,
         )  # fmt: skip
+        # one published snapshot of the whole board: what "cite this board" names
+        if not Snapshot.objects.exists():
+            snapshot = services.snapshot_publish(
+                filters={}, reason="demo: the board as seeded",
+                staff=users.objects.get(username=STAFF[0]),
+            )  # fmt: skip
+            self.stdout.write(f"published snapshot {snapshot.pk} {snapshot.content_digest}")
         token = token_issue(user=submitter)
         self.stdout.write(f"submitter API token (user demo): {token}")
         self.stdout.write(f"release folder: {release_dir.resolve()}")

@@ -1,0 +1,74 @@
+"""Snapshots: a board published as it stands, to be cited. Staff publish one with a
+reason (audited); the weekly schedule publishes the whole board without one."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib.auth.models import AnonymousUser, User
+from django.db import transaction
+from django.utils import timezone
+
+from harness import canonical
+from pitweb.core.audit import audit_record
+from pitweb.core.inputs import require_reason
+from pitweb.runs.board import board_changed, board_version
+from pitweb.runs.models import Snapshot
+
+FILTERS = ("release", "form", "start", "end", "isolated")
+SCHEDULED_REASON = "the weekly snapshot of the whole board"
+
+
+def filters_key(filters: dict[str, Any]) -> str:
+    """The filters a board was drawn with, normalised, as canonical JSON."""
+    return canonical.dumps(
+        {name: (bool(filters.get(name)) if name == "isolated" else filters.get(name) or None)
+         for name in FILTERS}
+    )  # fmt: skip
+
+
+def snapshot_publish(
+    *, filters: dict[str, Any], reason: str, staff: User | None = None
+) -> Snapshot:
+    """Freeze the public board drawn with ``filters`` (every row of every section, as a
+    visitor sees them) as canonical JSON with its digest. ``staff`` None: the schedule."""
+    from pitweb.runs.selectors import leaderboard_export
+
+    reason = require_reason(reason) if staff is not None else reason
+    key = filters_key(filters)
+    shown = {k: v for k, v in json.loads(key).items() if k != "isolated" or v}
+    with transaction.atomic():
+        version = board_version()
+        taken = timezone.now()
+        board = leaderboard_export(user=AnonymousUser(), **shown)
+        body = {
+            "snapshot_version": 1,
+            "taken_at": taken.isoformat(),
+            "board_version": version,
+            "filters": json.loads(key),
+            "board": board,
+        }
+        content = canonical.line(body)  # every float as the board had it (shortest repr)
+        digest = "sha256:" + canonical.sha256_hex(content.encode("utf-8"))
+        snapshot = Snapshot.objects.create(
+            content=content,
+            content_digest=digest,
+            filters_key=key,
+            taken_at=taken,
+            board_version=version,
+            published_by=staff,
+            reason=reason,
+        )
+        if staff is not None:
+            audit_record(
+                actor=staff, action="snapshot", reason=f"{reason} (snapshot {snapshot.pk})",
+                public=True,
+            )  # fmt: skip
+        board_changed()  # the board's "cite this board" now names it
+    return snapshot
+
+
+def snapshot_scheduled() -> Snapshot:
+    """The schedule's snapshot: the whole public board, unfiltered."""
+    return snapshot_publish(filters={}, reason=SCHEDULED_REASON)
