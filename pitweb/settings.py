@@ -147,6 +147,14 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # a file, not memory, so that a real worker process can share the test database
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-pitweb.sqlite3")}
+    # the demo's site, worker and seeding write one file at once: a writer takes the lock
+    # when its transaction begins (never by upgrading a read, which fails at once), readers
+    # are not blocked by it (WAL), and a writer waits up to 30 s for another
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 30,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL;",
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 LANGUAGE_CODE = "en-us"

@@ -423,6 +423,21 @@ class SnapshotIn(Serializer):
     isolated = serializers.BooleanField(required=False, default=False)
 
 
+class SnapshotOut(Serializer):
+    snapshot = serializers.IntegerField()
+    content_digest = serializers.CharField()
+    taken_at = serializers.DateTimeField()
+    filters = serializers.JSONField()
+    reason = serializers.CharField()
+    page = serializers.URLField()
+    json = serializers.URLField(help_text="the bytes the content digest is taken over")
+
+
+class SnapshotDetailOut(SnapshotOut):
+    since = serializers.JSONField(help_text="what has happened since to its runs")
+    content = serializers.JSONField(help_text="the frozen board, decoded")
+
+
 def _snapshot_out(request: Request, snapshot: Any, *, content: bool) -> dict[str, Any]:
     out: dict[str, Any] = {
         "snapshot": snapshot.pk,
@@ -448,13 +463,18 @@ class SnapshotsApi(APIView):
     def get_permissions(self) -> list[Any]:
         return [permissions.IsAdminUser()] if self.request.method == "POST" else []
 
-    @extend_schema(summary="Published board snapshots, newest first (at most 200)")
+    @extend_schema(
+        operation_id="snapshots_list",
+        responses=SnapshotOut(many=True),
+        summary="Published board snapshots, newest first (at most 200)",
+    )
     def get(self, request: Request) -> Response:
         found = Snapshot.objects.defer("content")[:200]
         return Response([_snapshot_out(request, s, content=False) for s in found])
 
     @extend_schema(
         request=SnapshotIn,
+        responses={201: SnapshotOut},
         summary="Staff: publish a snapshot of the public board drawn with these filters "
         "(with a reason); it never changes afterwards",
     )
@@ -475,8 +495,9 @@ class SnapshotsApi(APIView):
 
 class SnapshotApi(APIView):
     @extend_schema(
+        responses=SnapshotDetailOut,
         summary="One snapshot: its frozen board (content; its digest is over the bytes at "
-        "the json address), and what has happened since to the runs it holds"
+        "the json address), and what has happened since to the runs it holds",
     )
     def get(self, request: Request, snapshot_id: str) -> Response:
         try:

@@ -33,7 +33,7 @@ from pitweb.runs.models import FINAL_STATES, Run, Snapshot, VerificationJob
 AGENTS = ("stub", "harness.agents.baselines:earliest_five", "harness.agents.baselines:date_reader")
 STAFF = ("staff", "staff-demo-password")
 # one family of attempts: the same agent uploaded by one submitter with three holds
-TUNED = "harness.agents.baselines:earliest_five"
+TUNED = "stub"
 TUNED_HOLDS = (3, 5, 8)
 
 
@@ -180,9 +180,11 @@ class Command(BaseCommand):
                 end="2023-03-10",
                 agent=name,
                 hold_sessions=hold_sessions,
-                model_version=""
-                if name == "stub"
-                else (f"baseline-{spec.name}" if is_baseline else f"tuned-hold-{hold_sessions}"),
+                model_version=(
+                    f"tuned-hold-{hold_sessions}"
+                    if not is_baseline
+                    else ("" if name == "stub" else f"baseline-{spec.name}")
+                ),
                 training_cutoff="" if name == "stub" else "2022-12-31",
                 prices={
                     "path": str(prices),
