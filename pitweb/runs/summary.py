@@ -28,6 +28,9 @@ BODY_COLUMNS: dict[str, tuple[str, ...]] = {
     "runs.Run.release_digest": (".binding.bundle_content_digest",),
     "runs.Run.trajectory_sha256": (".binding.trajectory_sha256",),
     "runs.Run.agent": (".config.agent",),
+    # a family is keyed by the run's agent and release digest
+    "runs.Family.agent": (".config.agent",),
+    "runs.Family.release_digest": (".binding.bundle_content_digest",),
     "runs.Run.model_version": (".config.model_version",),
     "runs.Run.mask_verdict": (".probe.verdict",),
     "runs.Run.error_cells": (".cells[].arm", ".cells[].clock", ".cells[].status", ".probe.status"),

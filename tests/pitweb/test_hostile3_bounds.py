@@ -35,6 +35,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 # The bounded columns no receipt body feeds, and where their strings come from.
 NOT_FROM_A_BODY = {
+    "runs.Snapshot.content_digest": "the site's sha256 of the snapshot's own JSON",
+    "runs.Snapshot.filters_key": "the site's JSON of the board's filters, refused past its "
+    "column by the service",
     "points.PointSet.name": "staff, a kebab-case name the upload form checks against its column",
     "points.PointSet.title": "staff, cut to the column by the upload form",
     "points.PointSet.state": "a choice of the upload form, moved by the reveal",

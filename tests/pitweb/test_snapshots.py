@@ -99,6 +99,12 @@ def test_only_staff_publish_and_bad_requests_change_nothing(
     )
     assert bad.status_code == 400
     assert token_client(staff).post("/api/snapshots/", {}, format="json").status_code == 400
+    desk_form = Client()
+    desk_form.force_login(staff)
+    long = desk_form.post(
+        "/snapshots/publish", {"reason": "x", "release": "r" * 700, "confirm": "yes"}, follow=True
+    )
+    assert long.status_code == 200 and "too long to cite" in long.content.decode()
     desk = Client()
     desk.force_login(staff)
     unconfirmed = desk.post("/snapshots/publish", {"reason": "x"}, follow=True)

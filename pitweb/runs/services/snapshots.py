@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from harness import canonical
 from pitweb.core.audit import audit_record
+from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import require_reason
 from pitweb.runs.board import board_changed, board_version
 from pitweb.runs.models import Snapshot
@@ -37,6 +38,8 @@ def snapshot_publish(
 
     reason = require_reason(reason) if staff is not None else reason
     key = filters_key(filters)
+    if len(key) > Snapshot._meta.get_field("filters_key").max_length:  # type: ignore[operator]
+        raise SubmissionError("filters_too_long", "the board's filters are too long to cite")
     shown = {k: v for k, v in json.loads(key).items() if k != "isolated" or v}
     with transaction.atomic():
         version = board_version()
