@@ -61,6 +61,14 @@ def id_max() -> int:
     return int(low_high[1] if low_high[1] is not None else 2**63 - 1)
 
 
+def id_or_none(value: str) -> int | None:
+    """The id a path segment gives, or None where it is none (answered as not found)."""
+    try:
+        return parse_id(value)
+    except ValueError:
+        return None
+
+
 def parse_id(value: object) -> int | None:
     """The id ``value`` gives (a query's or a form's text, or a JSON number), None when
     it is absent or empty; a ValueError saying the rule otherwise."""
@@ -500,11 +508,7 @@ class SnapshotApi(APIView):
         "the json address), and what has happened since to the runs it holds",
     )
     def get(self, request: Request, snapshot_id: str) -> Response:
-        try:
-            wanted = parse_id(snapshot_id)
-        except ValueError:
-            wanted = None
-        snapshot = Snapshot.objects.filter(pk=wanted).first() if wanted is not None else None
+        snapshot = selectors.snapshot_by_id(id_or_none(snapshot_id))
         if snapshot is None:
             raise NotFound("no such snapshot")
         return Response(_snapshot_out(request, snapshot, content=True))
@@ -532,11 +536,7 @@ class FamilyApi(APIView):
         ),
     )
     def get(self, request: Request, family_id: str) -> Response:
-        try:
-            wanted = parse_id(family_id)
-        except ValueError:
-            wanted = None
-        found = selectors.family_attempts(request.user, wanted) if wanted is not None else None
+        found = selectors.family_attempts(request.user, id_or_none(family_id))
         if found is None:
             raise NotFound("no such family")
         return Response(found)

@@ -540,11 +540,13 @@ def leaderboard_export(
     }
 
 
-def family_attempts(user: User | AnonymousUser, family_id: int) -> dict[str, Any] | None:
+def family_attempts(user: User | AnonymousUser, family_id: int | None) -> dict[str, Any] | None:
     """A family's attempts as ``user`` may see them, each as a board row, the ranked best
     (if any) with its family-wise interval for every attempt counted; None when the
     requester may see none of its runs (a family of only hidden runs answers like one
     that does not exist). Counted attempts include what the requester cannot see."""
+    if family_id is None:
+        return None
     family = Family.objects.select_related("submitter").filter(pk=family_id).first()
     if family is None:
         return None
@@ -586,6 +588,10 @@ def family_attempts(user: User | AnonymousUser, family_id: int) -> dict[str, Any
         for row in rows:
             row["family_best"] = row["submission"] == best.pk
     return out
+
+
+def snapshot_by_id(snapshot_id: int | None) -> Snapshot | None:
+    return None if snapshot_id is None else Snapshot.objects.filter(pk=snapshot_id).first()
 
 
 def snapshot_board(snapshot: Snapshot) -> dict[str, Any]:

@@ -96,13 +96,9 @@ APART_TITLES = (
 
 
 def _snapshot(snapshot_id: str) -> Snapshot:
-    from pitweb.runs.api import parse_id
+    from pitweb.runs.api import id_or_none
 
-    try:
-        wanted = parse_id(snapshot_id)
-    except ValueError:
-        wanted = None
-    found = Snapshot.objects.filter(pk=wanted).first() if wanted is not None else None
+    found = selectors.snapshot_by_id(id_or_none(snapshot_id))
     if found is None:
         raise Http404("no such snapshot")
     return found
@@ -181,13 +177,9 @@ def snapshot_publish_action(request: HttpRequest) -> HttpResponse:
 
 
 def family_page(request: HttpRequest, family_id: str) -> HttpResponse:
-    from pitweb.runs.api import parse_id
+    from pitweb.runs.api import id_or_none
 
-    try:
-        wanted = parse_id(family_id)
-    except ValueError:
-        wanted = None
-    found = selectors.family_attempts(request.user, wanted) if wanted is not None else None
+    found = selectors.family_attempts(request.user, id_or_none(family_id))
     if found is None:
         raise Http404("no such family")
     if request.GET.get("format") == "json":

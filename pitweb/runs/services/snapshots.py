@@ -3,7 +3,6 @@ reason (audited); the weekly schedule publishes the whole board without one."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
@@ -21,12 +20,16 @@ FILTERS = ("release", "form", "start", "end", "isolated")
 SCHEDULED_REASON = "the weekly snapshot of the whole board"
 
 
+def _normalised(filters: dict[str, Any]) -> dict[str, Any]:
+    return {
+        name: bool(filters.get(name)) if name == "isolated" else filters.get(name) or None
+        for name in FILTERS
+    }
+
+
 def filters_key(filters: dict[str, Any]) -> str:
     """The filters a board was drawn with, normalised, as canonical JSON."""
-    return canonical.dumps(
-        {name: (bool(filters.get(name)) if name == "isolated" else filters.get(name) or None)
-         for name in FILTERS}
-    )  # fmt: skip
+    return canonical.dumps(_normalised(filters))
 
 
 def snapshot_publish(
@@ -37,10 +40,11 @@ def snapshot_publish(
     from pitweb.runs.selectors import leaderboard_export
 
     reason = require_reason(reason) if staff is not None else reason
-    key = filters_key(filters)
+    normalised = _normalised(filters)
+    key = canonical.dumps(normalised)
     if len(key) > Snapshot._meta.get_field("filters_key").max_length:  # type: ignore[operator]
         raise SubmissionError("filters_too_long", "the board's filters are too long to cite")
-    shown = {k: v for k, v in json.loads(key).items() if k != "isolated" or v}
+    shown = {k: v for k, v in normalised.items() if k != "isolated" or v}
     with transaction.atomic():
         version = board_version()
         taken = timezone.now()
@@ -49,7 +53,7 @@ def snapshot_publish(
             "snapshot_version": 1,
             "taken_at": taken.isoformat(),
             "board_version": version,
-            "filters": json.loads(key),
+            "filters": normalised,
             "board": board,
         }
         content = canonical.line(body)  # every float as the board had it (shortest repr)
