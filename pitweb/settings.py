@@ -333,6 +333,9 @@ PITWEB_HEARTBEAT_SECONDS = env_int("PITWEB_HEARTBEAT_SECONDS", 5)
 PITWEB_STALE_AFTER_SECONDS = env_int("PITWEB_STALE_AFTER_SECONDS", 60)
 # a run is ranked only with at least this many priced trades in its ranked cell (shifted/pit)
 PITWEB_MIN_RANKED_TRADES = env_int("PITWEB_MIN_RANKED_TRADES", 30)
+# a stored board older than the board is served while a worker computes it again; after
+# this many seconds with no worker done, the next visitor computes it (one at a time)
+PITWEB_BOARD_STALE_SECONDS = env_int("PITWEB_BOARD_STALE_SECONDS", 5)
 # where a worker keeps its local copies of releases (checked against their digests)
 PITWEB_RELEASE_CACHE = Path(os.environ.get("PITWEB_RELEASE_CACHE") or VAR_DIR / "release-cache")
 # where the points workers journal paid calls, so a replacement worker resumes a job

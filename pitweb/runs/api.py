@@ -36,7 +36,8 @@ from rest_framework.views import APIView
 from pitweb.core.errors import SubmissionError, validation_message
 from pitweb.releases.models import Release
 from pitweb.runs import boardcache, selectors, services
-from pitweb.runs.board import board_version
+from pitweb.runs.board import board_stamp
+from pitweb.runs.boardkeys import Cursor
 from pitweb.runs.models import Run, Snapshot, VerificationJob
 from pitweb.runs.tables import csv_safe
 from pitweb.runs.uploads import FORMS
@@ -624,7 +625,7 @@ def leaderboard_csv(board: dict[str, Any]) -> str:
 
 class LeaderboardApi(APIView):
     @extend_schema(
-        summary="The leaderboard: a page of ranked runs (?page=N, or ?all=1 for every run), ranked on the platform pit-clock return of the shifted arm, one row per family (a submitter's agent on one release and window: its best, with attempts, the uploads counted, and ranked_interval, the same bootstrap at the family-wise level ranked_confidence = 0.95^(1/attempts)) and a rank range from those intervals; apart, each with why_apart: unranked runs (no platform figure yet, or too few priced trades), runs whose mask leaks (control void), runs with failed cells, runs that failed verification (the failed check, no numbers), runs pending verification (no numbers) and invalid runs. ?isolated=1 keeps runs whose agent ran isolated (declared) or was re-executed.",
+        summary="The leaderboard: a page of ranked runs (?page=N; by key, ?after= pagination.next or ?before= pagination.previous; or ?all=1 for every run), ranked on the platform pit-clock return of the shifted arm, one row per family (a submitter's agent on one release and window: its best, with attempts, the uploads counted, and ranked_interval, the same bootstrap at the family-wise level ranked_confidence = 0.95^(1/attempts)) and a rank range from those intervals; apart, each with why_apart: unranked runs (no platform figure yet, or too few priced trades), runs whose mask leaks (control void), runs with failed cells, runs that failed verification (the failed check, no numbers), runs pending verification (no numbers) and invalid runs. ?isolated=1 keeps runs whose agent ran isolated (declared) or was re-executed.",
         parameters=[
             OpenApiParameter("release", str, description="release name or content digest"),
             OpenApiParameter("form", str),
@@ -632,6 +633,16 @@ class LeaderboardApi(APIView):
             OpenApiParameter("end", str, description="window end, YYYY-MM-DD"),
             OpenApiParameter("isolated", bool, description="isolated or re-executed runs only"),
             OpenApiParameter("page", int),
+            OpenApiParameter(
+                "after",
+                str,
+                description="the ranked rows after this cursor (pagination.next of a page)",
+            ),
+            OpenApiParameter(
+                "before",
+                str,
+                description="the ranked rows before this cursor (pagination.previous)",
+            ),
             OpenApiParameter("all", bool, description="every run, no pages"),
         ],
         responses=inline_serializer(
@@ -646,14 +657,18 @@ class LeaderboardApi(APIView):
         # (boardcache): any change a service makes bumps the version, so nobody is served
         # a stale board, and a query that parses the same is the same entry
         every = request.GET.get("all") in ("1", "true")
-        key = boardcache.key(
-            "board-api", board_version(), _filters(request),
-            1 if every else _page_number(request), every=every,
-        )  # fmt: skip
+        key = None  # a page asked for by cursor is read from the stored board each time
+        if every or not any(_cursors(request)):
+            key = boardcache.key(
+                "board-api", board_stamp(), _filters(request),
+                1 if every else _page_number(request), every=every,
+            )  # fmt: skip
         body = boardcache.get(key)
         if body is None:
-            body = JSONRenderer().render(_board(request))
-            boardcache.put(key, body)
+            board = _board(request)
+            body = JSONRenderer().render(board)
+            if board.get("current", True):  # a board being computed again is not kept
+                boardcache.put(key, body)
         return HttpResponse(body, content_type="application/json")
 
 
@@ -682,10 +697,24 @@ def _page_number(request: Any) -> int:
     return max(1, validated(PageQuery, request.GET).get("page") or 1)
 
 
+def _cursors(request: Any) -> tuple[str | None, str | None]:
+    """``after`` or ``before`` (a row's cursor, checked), not both."""
+    after, before = (request.GET.get(name) or None for name in ("after", "before"))
+    if after and before:
+        raise SubmissionError("invalid_cursor", "give after or before, not both")
+    for text in (after, before):
+        if text is not None:
+            Cursor.parse(text)
+    return after, before
+
+
 def _board(request: Any) -> dict[str, Any]:
     if request.GET.get("all") in ("1", "true"):
         return selectors.leaderboard_export(**_filters(request))
-    return selectors.leaderboard(**_filters(request), page=_page_number(request))
+    after, before = _cursors(request)
+    return selectors.leaderboard(
+        **_filters(request), page=_page_number(request), after=after, before=before
+    )
 
 
 class LeaderboardCsvApi(APIView):

@@ -1,19 +1,55 @@
-"""What a board shows is versioned: every service that changes it bumps the version, and
-cached boards are keyed by it."""
+"""What a board shows is versioned: every service that changes it bumps the version (and
+a worker is sent to compute the stored boards again); cached pages are keyed by the
+version and by how many computations of stored boards have finished."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from django.core.cache import cache
+from django.db import transaction
 from django.db.models import F
+from django.db.models.functions import Now
+from django.utils import timezone
 
 from pitweb.runs.models import BoardVersion
 
+# one refresh waiting in the queue is enough: the worker reads the newest version
+REFRESH_SENT = "board-refresh-sent"
+
 
 def board_changed() -> None:
-    """Invalidate cached boards (call inside the transaction that changed a run)."""
-    updated = BoardVersion.objects.filter(pk=1).update(version=F("version") + 1)
-    if not updated:
+    """Say the board changed (call inside the transaction that changed a run): cached
+    pages are stale, and once it commits a worker computes the stored boards again."""
+    bumped = {"version": F("version") + 1, "changed_at": Now()}
+    if not BoardVersion.objects.filter(pk=1).update(**bumped):
         BoardVersion.objects.get_or_create(pk=1)
+        BoardVersion.objects.filter(pk=1).update(**bumped)
+    transaction.on_commit(_send_refresh, robust=True)
+
+
+def _send_refresh() -> None:
+    from pitweb.runs.tasks import refresh_boards_task
+
+    if cache.add(REFRESH_SENT, 1, timeout=60):
+        refresh_boards_task.delay()
+
+
+def board_computed() -> None:
+    """A stored board was computed again: pages cached from the one before are stale."""
+    BoardVersion.objects.filter(pk=1).update(computed=F("computed") + 1)
 
 
 def board_version() -> int:
     return BoardVersion.objects.filter(pk=1).values_list("version", flat=True).first() or 0
+
+
+def board_stamp() -> tuple[int, int]:
+    """(version, computations finished): what a cached board page is keyed by."""
+    found = BoardVersion.objects.filter(pk=1).values_list("version", "computed").first()
+    return found or (0, 0)
+
+
+def board_changed_at() -> datetime:
+    found = BoardVersion.objects.filter(pk=1).values_list("changed_at", flat=True).first()
+    return found or timezone.now()

@@ -24,16 +24,16 @@ def _facets(version: int) -> dict[str, Any]:
     key = f"board-facets:{version}"
     found = cache.get(key)
     if found is None:
-        runs = visible_runs(AnonymousUser()).values_list(
+        public = visible_runs(AnonymousUser())
+        runs = public.values_list(
             "release__name", "release_digest", "forms", "window_start", "window_end"
-        )
+        ).distinct()  # the database reduces them: a few rows however many runs
         releases: set[str] = set()
         forms: set[str] = set()
         starts: set[str] = set()
         ends: set[str] = set()
-        count = 0
-        for name, digest, joined, start, end in runs:
-            count += 1
+        count = public.count()
+        for name, digest, joined, start, end in runs.order_by():
             releases.update(v for v in (name, digest) if v)
             forms.update(f for f in (joined or "").split(",") if f)
             starts.add(start.isoformat() if start else "")
@@ -47,10 +47,16 @@ def _facets(version: int) -> dict[str, Any]:
 
 
 def key(
-    kind: str, version: int, filters: dict[str, Any], page: int = 1, every: bool = False
+    kind: str,
+    stamp: tuple[int, int],
+    filters: dict[str, Any],
+    page: int = 1,
+    every: bool = False,
 ) -> str | None:
     """The cache key of a public board query (``filters`` as parsed: release, form, start,
-    end, isolated), or None when the query is not one the board links to."""
+    end, isolated) at ``stamp`` (``board.board_stamp``), or None when the query is not one
+    the board links to."""
+    version, computed = stamp
     facets = _facets(version)
     for name in ("release", "form", "start", "end"):
         value = filters.get(name)
@@ -62,7 +68,7 @@ def key(
     values += [bool(filters.get("isolated")), page, every]
     # unambiguous and short whatever a release's name holds
     digest = hashlib.sha256(json.dumps(values).encode()).hexdigest()[:32]
-    return f"{kind}:{version}:{digest}"
+    return f"{kind}:{version}.{computed}:{digest}"
 
 
 def get(found: str | None) -> Any:

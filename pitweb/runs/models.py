@@ -211,6 +211,9 @@ class BoardVersion(models.Model):
     boards are keyed by it, so a change is visible on the next request."""
 
     version = models.BigIntegerField(default=0)
+    changed_at = models.DateTimeField(null=True, blank=True)
+    # computations of stored boards finished (boardstore): a cached page is keyed by both
+    computed = models.BigIntegerField(default=0)
 
 
 class SnapshotEdited(Exception):
@@ -243,3 +246,55 @@ class Snapshot(models.Model):
         if not self._state.adding:
             raise SnapshotEdited(f"snapshot {self.pk} is published; publish a new one instead")
         super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+
+class StoredBoard(models.Model):
+    """One public board (its filters), computed by a worker and kept, so that a page is
+    an indexed read: its ranked rows are ``BoardEntry`` rows, in ranking order by key; the
+    runs apart are listed by submission, each section as the board shows it. A stored
+    board is as of ``built_version`` (the board version it was computed at); while a newer
+    one is computed, visitors are served this one."""
+
+    key = models.CharField(max_length=64, unique=True)  # boardstore.board_key(filters)
+    filters = models.JSONField()
+    built_version = models.BigIntegerField(default=-1)  # -1: never computed
+    built_at = models.DateTimeField(null=True, blank=True)
+    # the one computation under way (a claim; a stale one is taken over)
+    building_since = models.DateTimeField(null=True, blank=True)
+    # when a visitor last asked for it (written at most once a minute): the worker keeps
+    # the boards visitors read up to date, others wait for their next visitor
+    requested_at = models.DateTimeField(null=True, blank=True)
+    ranked_total = models.PositiveIntegerField(default=0)
+    apart = models.JSONField(default=dict)  # section -> [submission ids], newest first
+
+    def __str__(self) -> str:
+        return f"stored board {self.key[:12]} (version {self.built_version})"
+
+
+class BoardEntry(models.Model):
+    """A ranked row of a stored board: what the board sorts on, and the family-wise
+    interval and rank range it was ranked with. The row's other columns are read from
+    its run when a page is drawn."""
+
+    board = models.ForeignKey(StoredBoard, on_delete=models.CASCADE, related_name="entries")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
+    # the ranking order, every key ascending: -(platform shifted pit return), run id, pk
+    neg_return = models.FloatField()
+    run_code = models.CharField(max_length=16)
+    # what the interval was drawn from: recomputed only when one of these changes
+    score = models.BigIntegerField()  # the PlatformScore's id
+    attempts = models.PositiveIntegerField()
+    interval_low = models.FloatField()
+    interval_high = models.FloatField()
+    rank_low = models.PositiveIntegerField()
+    rank_high = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["board", "run"], name="one_entry_per_board_and_run")
+        ]
+        indexes = [
+            models.Index(
+                fields=["board", "neg_return", "run_code", "run"], name="board_entry_order_idx"
+            )
+        ]

@@ -22,8 +22,8 @@ from pitweb.jobs import machine
 from pitweb.jobs.models import WorkerBeat
 from pitweb.pricing.models import PlatformScore
 from pitweb.releases.models import ReferencePrices
-from pitweb.runs import boardcache
-from pitweb.runs.board import board_version
+from pitweb.runs import boardcache, boardkeys
+from pitweb.runs.board import board_stamp
 from pitweb.runs.models import (
     PROVEN_LEVELS,
     Family,
@@ -421,21 +421,39 @@ SECTIONS = ("ranked", "unranked", "mask_leaks", "errors", "failed", "pending", "
 
 
 class Ranks:
-    """Every ranked row's family-wise interval and rank range, in ranking order (the
-    whole filtered board's, not one page's)."""
+    """Every ranked row's family-wise interval, rank range and cursor, in ranking order
+    (the whole filtered board's, not one page's)."""
 
     def __init__(self, ranked: QuerySet[Run]) -> None:
-        found = list(ranked.values_list("platform__shifted_pit_tails", "family__attempts"))
-        self.attempts = [n or 1 for _, n in found]
+        found = list(
+            ranked.values_list(
+                "platform__shifted_pit_tails", "family__attempts", "platform__shifted_pit",
+                "run_id", "pk",
+            )
+        )  # fmt: skip
+        self.attempts = [n or 1 for _, n, *_ in found]
         # ranked runs all have tails (the ranking filter asks for them)
         self.intervals = [
             family_interval(Tails.from_json(cast(dict[str, Any], tails)), n)
-            for (tails, _), n in zip(found, self.attempts, strict=True)
+            for (tails, *_), n in zip(found, self.attempts, strict=True)
         ]
         self.ranges: list[RankRange] = rank_ranges(self.intervals)
+        # ranked runs all have a return (the ranking filter asks for it)
+        self.keys = [boardkeys.Cursor(-cast(float, r), code, pk) for *_, r, code, pk in found]
 
     def __len__(self) -> int:
         return len(self.ranges)
+
+    def offset(self, after: str | None, before: str | None, per_page: int) -> int | None:
+        """Where the page asked for by cursor starts (None: no cursor given)."""
+        if after is not None:
+            cursor = boardkeys.Cursor.parse(after)
+            return next((n for n, k in enumerate(self.keys) if k > cursor), len(self.keys))
+        if before is not None:
+            cursor = boardkeys.Cursor.parse(before)
+            end = next((n for n, k in enumerate(self.keys) if k >= cursor), len(self.keys))
+            return max(0, end - per_page)
+        return None
 
     def number(self, rows: list[dict[str, Any]], offset: int) -> None:
         for n, row in enumerate(rows, start=offset):
@@ -457,21 +475,28 @@ def leaderboard(
     isolated: bool = False,
     page: int = 1,
     per_page: int = PER_PAGE,
+    after: str | None = None,
+    before: str | None = None,
 ) -> dict[str, Any]:
     """A page of ranked runs and, apart, each for its reason: unranked (no platform
     figure yet, or too few trades), mask leaks (control void), cells that failed, failed
-    and pending verification (no numbers), invalid. A fixed number of queries however
-    many runs; the public board is cached until the next change (one query)."""
-    args = (release, form, start, end, isolated, page, per_page)
+    and pending verification (no numbers), invalid. Paged by number or by key (``after``
+    / ``before`` a row's cursor). The public board a visitor can reach from its links is
+    read from its stored copy (``boardstore``: a fixed number of indexed queries however
+    many runs); a signed-in user's, which holds their own unpublished runs, is computed."""
+    args = (release, form, start, end, isolated, page, per_page, after, before)
     if user.is_authenticated or per_page != PER_PAGE:
         return _leaderboard(user, *args)
     filters = {"release": release, "form": form, "start": start, "end": end, "isolated": isolated}
-    key = boardcache.key("board", board_version(), filters, page)
-    cached = boardcache.get(key)
-    if cached is None:
-        cached = _leaderboard(user, *args)
-        boardcache.put(key, cached)
-    return cached  # type: ignore[no-any-return]
+    if boardcache.key("board", board_stamp(), filters) is not None:
+        from pitweb.runs import boardstore
+
+        found = boardstore.stored_leaderboard(filters, page=page, after=after, before=before)
+        if found is not None:
+            return found
+    # a query no link of the board leads to (a value no public run has: an empty board),
+    # or a board whose first computation is under way elsewhere
+    return _leaderboard(user, *args)
 
 
 def _leaderboard(
@@ -483,14 +508,17 @@ def _leaderboard(
     isolated: bool,
     page: int,
     per_page: int,
+    after: str | None = None,
+    before: str | None = None,
 ) -> dict[str, Any]:
     runs = _board_runs(user, release, form, start, end, isolated)
     ranked = ranked_runs(runs)
     ranks = Ranks(ranked)
     total = len(ranks)
-    pages = max(1, -(-total // per_page))
-    page = min(max(1, page), pages)
-    offset = (page - 1) * per_page
+    offset = ranks.offset(after, before, per_page)
+    if offset is None:
+        pages = max(1, -(-total // per_page))
+        offset = (min(max(1, page), pages) - 1) * per_page
     rows = [leaderboard_row(r) for r in ranked[offset : offset + per_page]]
     ranks.number(rows, offset)
     return {
@@ -499,8 +527,12 @@ def _leaderboard(
             name: [_apart_row(name, r) for r in qs[:APART_LIMIT]]
             for name, qs in _apart(runs).items()
         },
-        "pagination": {"page": page, "pages": pages, "per_page": per_page, "ranked_total": total},
+        "pagination": boardkeys.pages_around(
+            ranks.keys[offset : offset + len(rows)], offset + 1, total, per_page
+        ),
         "min_ranked_trades": settings.PITWEB_MIN_RANKED_TRADES,
+        "computed_at": timezone.now().isoformat(),
+        "current": True,
     }
 
 

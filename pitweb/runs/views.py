@@ -37,7 +37,7 @@ from pitweb.core.errors import SubmissionError, bad_request_page
 from pitweb.releases.models import Release
 from pitweb.runs import boardcache, selectors, services, tables
 from pitweb.runs.api import LEADERBOARD_COLUMNS, leaderboard_csv, submission_wanted
-from pitweb.runs.board import board_version
+from pitweb.runs.board import board_stamp
 from pitweb.runs.models import Run, Snapshot
 
 
@@ -46,23 +46,24 @@ def _figure(figure: Any) -> Any:
 
 
 def leaderboard_page(request: HttpRequest) -> HttpResponse:
-    from pitweb.runs.api import _filters, _page_number
+    from pitweb.runs.api import _cursors, _filters, _page_number
 
     try:
-        filters, page = _filters(request), _page_number(request)
+        filters, page, cursors = _filters(request), _page_number(request), _cursors(request)
     except SubmissionError as exc:
         return render(request, "400.html", {"message": f"Bad filter: {exc.message}."}, status=400)
-    # The public page is rendered once per board version and query the board links to
-    # (boardcache); any change a service makes bumps the version, so nobody is served a
-    # stale board. The page is drawn from the parsed query alone, so one cached copy is
-    # right for every request that parses to it.
+    # The public page is rendered once per board version and stored-board computation,
+    # for each query the board links to (boardcache): a change shows once its board is
+    # computed again. A page asked for by cursor is read from the stored board each time
+    # (cursors are countless, the cache is not).
     key = None
-    if not request.user.is_authenticated:
-        key = boardcache.key("board-page", board_version(), filters, page)
+    after, before = cursors
+    if not request.user.is_authenticated and not (after or before):
+        key = boardcache.key("board-page", board_stamp(), filters, page)
         html = boardcache.get(key)
         if html is not None:
             return HttpResponse(html)
-    board = selectors.leaderboard(**filters, page=page)
+    board = selectors.leaderboard(**filters, page=page, after=after, before=before)
     # drawn from the rows the page already holds: no query per run
     chart, chart_note = charts.board_scatter([*board["ranked"], *board["mask_leaks"]])
     shown = {k: filters[k] or "" for k in ("release", "form", "start", "end")}
@@ -81,7 +82,8 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
             "cite": selectors.latest_snapshot(filters),
         },
     )
-    boardcache.put(key, response.content.decode())
+    if board["current"]:  # a board being computed again is not kept
+        boardcache.put(key, response.content.decode())
     return response
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from tests.pitweb.conftest import (  # noqa: F401 - fixtures shared with the site tests
     artifact_dir,
+    board_at_once,
     eager_celery,
     fresh_cache,
     picky_run,

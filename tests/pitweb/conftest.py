@@ -172,6 +172,14 @@ def fresh_cache(request: pytest.FixtureRequest) -> None:
 
 
 @pytest.fixture(autouse=True)
+def board_at_once(settings: Any) -> None:
+    """A test reads the board right after changing it, with no worker to compute it: the
+    visitor computes a stale stored board at once (tests/pitweb/test_board_store.py
+    tries the grace a worker has in production)."""
+    settings.PITWEB_BOARD_STALE_SECONDS = 0
+
+
+@pytest.fixture(autouse=True)
 def eager_celery() -> Any:
     celery_app.conf.task_always_eager = True
     celery_app.conf.task_eager_propagates = True

@@ -331,19 +331,33 @@ def test_the_board_pages_with_positions_that_continue_and_equal_runs_tie(
     services.board_changed()
     first = Client().get("/api/leaderboard/").json()
     second = Client().get("/api/leaderboard/?page=2").json()
-    assert first["pagination"] == {
+    assert {k: v for k, v in first["pagination"].items() if k not in ("next", "previous")} == {
         "page": 1,
         "pages": 2,
         "per_page": PER_PAGE,
         "ranked_total": PER_PAGE + 5,
     }
     assert [r["position"] for r in second["ranked"]] == list(range(PER_PAGE + 1, PER_PAGE + 6))
+    # by key: the page after the first's last row is the second page, and back
+    assert first["pagination"]["previous"] is None and second["pagination"]["next"] is None
+    after = Client().get("/api/leaderboard/", {"after": first["pagination"]["next"]}).json()
+    assert after["ranked"] == second["ranked"] and after["pagination"] == second["pagination"]
+    back = Client().get("/api/leaderboard/", {"before": second["pagination"]["previous"]}).json()
+    assert back["ranked"] == first["ranked"]
     # copies of one run have one interval: every one of them ties over the whole range
     assert {r["rank"] for r in first["ranked"] + second["ranked"]} == {f"1-{PER_PAGE + 5}"}
     everything = Client().get("/api/leaderboard/?all=1").json()
     assert len(everything["ranked"]) == PER_PAGE + 5
     assert Client().get("/api/leaderboard/?page=zero").status_code == 400
-    assert "page 2 of 2" in Client().get("/?page=2").content.decode()
+    for cursor in ("x", "nan~1~a", "0.1~0~a", "0.1~1~" + "a" * 17, "0.1~99999999999999999999~a"):
+        assert Client().get("/api/leaderboard/", {"after": cursor}).status_code == 400, cursor
+        assert Client().get("/", {"before": cursor}).status_code == 400, cursor
+    both = {"after": first["pagination"]["next"], "before": second["pagination"]["previous"]}
+    assert Client().get("/api/leaderboard/", both).status_code == 400
+    page = Client().get("/?page=2").content.decode()
+    assert f"rows {PER_PAGE + 1}&ndash;{PER_PAGE + 5} of {PER_PAGE + 5}" in page
+    assert 'rel="prev" href="?before=' + second["pagination"]["previous"] + '"' in page
+    assert 'rel="next"' not in page
 
 
 def test_every_table_has_csv_and_json(

@@ -1,0 +1,359 @@
+"""The public board, stored, so that a page is a bounded, indexed read however many runs
+there are and however often they change.
+
+A worker computes each public board a visitor has asked for (``refresh_boards``, sent
+when the board changes and by the sweep) and keeps it: its ranked rows, their sort keys,
+family-wise intervals and rank ranges as ``BoardEntry`` rows, the runs apart as lists of
+submissions. A computation is incremental: what the board sorts on is read for every
+ranked run in one narrow query, and only a run whose score or attempts changed has its
+interval drawn again; only rows that moved are written. One computation of a board runs
+at a time (a claim on its row); visitors are meanwhile served the last complete one. A
+visitor computes a board only when none exists yet, or when it has stayed older than the
+board for ``PITWEB_BOARD_STALE_SECONDS`` (no worker took it).
+
+A page reads its entries by key (``?after=`` / ``?before=`` a row's cursor, or
+``?page=``) and its rows from their runs as they are now; a run hidden or withdrawn
+since the computation is left out at once, never shown for a moment longer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, NamedTuple, cast
+
+from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from harness.receipt.attempts import family_interval, sidak_confidence
+from harness.receipt.rescore import RankRange, Tails, rank_ranges
+from pitweb.pricing.models import PlatformScore
+from pitweb.runs import selectors
+from pitweb.runs.board import board_changed_at, board_computed, board_version
+from pitweb.runs.boardkeys import Cursor, pages_around
+from pitweb.runs.models import BoardEntry, Run, StoredBoard
+
+log = logging.getLogger(__name__)
+
+FILTERS = ("release", "form", "start", "end")
+# a computation older than this is taken over (its worker died)
+CLAIM_SECONDS = 600
+BATCH = 2000
+UPDATE_BATCH = 20_000
+ORDER = ("neg_return", "run_code", "run_id")
+
+
+def normalised(filters: dict[str, Any]) -> dict[str, Any]:
+    """The filters a board is computed for: release, form, start and end (or None) and
+    isolated."""
+    found: dict[str, Any] = {name: filters.get(name) or None for name in FILTERS}
+    found["isolated"] = bool(filters.get("isolated"))
+    return found
+
+
+def board_key(filters: dict[str, Any]) -> str:
+    text = json.dumps(normalised(filters), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+# -- computing -----------------------------------------------------------------------
+
+
+def stored_board(filters: dict[str, Any]) -> StoredBoard:
+    """The stored board for ``filters`` (created, never computed, the first time)."""
+    key = board_key(filters)
+    found = StoredBoard.objects.filter(key=key).first()
+    if found is not None:
+        return found
+    try:
+        with transaction.atomic():
+            return StoredBoard.objects.create(key=key, filters=normalised(filters))
+    except IntegrityError:  # created meanwhile by another request
+        return StoredBoard.objects.get(key=key)
+
+
+def _claim(board: StoredBoard) -> bool:
+    now = timezone.now()
+    free = Q(building_since=None) | Q(building_since__lt=now - timedelta(seconds=CLAIM_SECONDS))
+    return StoredBoard.objects.filter(free, pk=board.pk).update(building_since=now) == 1
+
+
+@dataclass(frozen=True)
+class Computed:
+    """What one computation did: rows ranked, and entries created, rewritten, deleted;
+    intervals drawn afresh from their tails (the rest were kept)."""
+
+    ranked: int
+    new: int
+    changed: int
+    gone: int
+    drawn: int
+
+
+def refresh(board: StoredBoard) -> Computed | None:
+    """Compute ``board`` again if it is older than the board and nobody is computing it
+    now; what the computation did, or None when this call did not compute it."""
+    version = board_version()
+    if board.built_version >= version or not _claim(board):
+        return None
+    try:
+        board.refresh_from_db()  # computed meanwhile by the claim before this one?
+        if board.built_version >= version:
+            return None
+        done = _compute(board, version)
+    finally:
+        StoredBoard.objects.filter(pk=board.pk).update(building_since=None)
+    board.refresh_from_db()
+    return done
+
+
+def refresh_all() -> int:
+    """Every stored board brought up to date (the whole public board first, created if
+    need be), each again while the board changed during its computation. How many
+    computations ran."""
+    stored_board({})
+    computed = 0
+    for pk in StoredBoard.objects.order_by("pk").values_list("pk", flat=True):
+        for _ in range(3):  # changes during a computation: once more, then the next call
+            board = StoredBoard.objects.get(pk=pk)
+            if refresh(board) is None:
+                break
+            computed += 1
+    return computed
+
+
+def _ranked(filters: dict[str, Any]) -> list[tuple[int, str, int, float, int]]:
+    runs = selectors._board_runs(AnonymousUser(), **filters)
+    found = selectors.ranked_runs(runs).values_list(
+        "pk", "run_id", "platform_id", "platform__shifted_pit", "family__attempts"
+    )
+    # ranked runs all have a score and a return (the ranking filter asks for them)
+    return [(pk, code, score, cast(float, ret), n or 1) for pk, code, score, ret, n in found]
+
+
+def _intervals(
+    wanted: dict[int, list[int]], attempts: dict[int, int]
+) -> dict[int, tuple[float, float]]:
+    """Each run's family-wise interval, its tails read in batches: ``wanted`` maps a
+    score to the runs ranked on it."""
+    drawn: dict[int, tuple[float, float]] = {}
+    scores = list(wanted)
+    for at in range(0, len(scores), BATCH):
+        tails = PlatformScore.objects.filter(pk__in=scores[at : at + BATCH]).values_list(
+            "pk", "shifted_pit_tails"
+        )
+        for score, data in tails:
+            parsed = Tails.from_json(cast(dict[str, Any], data))
+            for pk in wanted[score]:
+                drawn[pk] = family_interval(parsed, attempts[pk])
+    return drawn
+
+
+class Row(NamedTuple):
+    """A ranked row as stored (``BoardEntry``'s columns but its board and run)."""
+
+    neg_return: float
+    run_code: str
+    score: int
+    attempts: int
+    interval_low: float
+    interval_high: float
+    rank_low: int
+    rank_high: int
+
+
+FIELDS = Row._fields
+
+
+def _compute(board: StoredBoard, version: int) -> Computed:
+    filters = normalised(board.filters)
+    ranked = _ranked(filters)
+    kept: dict[int, tuple[int, Row]] = {
+        run: (pk, Row(*values))
+        for pk, run, *values in BoardEntry.objects.filter(board=board).values_list(
+            "pk", "run_id", *FIELDS
+        )
+    }
+    attempts = {pk: n for pk, _, _, _, n in ranked}
+    wanted: dict[int, list[int]] = {}
+    for pk, _, score, ret, n in ranked:
+        old = kept.get(pk)
+        if old is None or (old[1].score, old[1].attempts, old[1].neg_return) != (score, n, -ret):
+            wanted.setdefault(score, []).append(pk)
+    drawn = _intervals(wanted, attempts)
+    intervals = [
+        drawn[pk] if pk in drawn else (kept[pk][1].interval_low, kept[pk][1].interval_high)
+        for pk, *_ in ranked
+    ]
+    rows = {
+        pk: Row(-ret, code, score, n, low, high, found.low, found.high)
+        for (pk, code, score, ret, n), (low, high), found in zip(
+            ranked, intervals, rank_ranges(intervals), strict=True
+        )
+    }
+    new, changed, gone = _write(board, kept, rows, version, filters)
+    return Computed(len(rows), new, changed, gone, len(drawn))
+
+
+def _write(
+    board: StoredBoard,
+    kept: dict[int, tuple[int, Row]],
+    rows: dict[int, Row],
+    version: int,
+    filters: dict[str, Any],
+) -> tuple[int, int, int]:
+    """Only what moved: entries gone deleted, new ones created, changed ones updated;
+    the runs apart and the version, in the same transaction."""
+    gone = [run for run in kept if run not in rows]
+    fresh = [
+        BoardEntry(board=board, run_id=run, **row._asdict())
+        for run, row in rows.items()
+        if run not in kept
+    ]
+    changed = [
+        (kept[run][0], row) for run, row in rows.items() if run in kept and kept[run][1] != row
+    ]
+    runs = selectors._board_runs(AnonymousUser(), **filters)
+    apart = {
+        name: list(qs.values_list("pk", flat=True)[: selectors.APART_LIMIT])
+        for name, qs in selectors._apart(runs).items()
+    }
+    with transaction.atomic():
+        for at in range(0, len(gone), BATCH):
+            BoardEntry.objects.filter(board=board, run_id__in=gone[at : at + BATCH]).delete()
+        BoardEntry.objects.bulk_create(fresh, batch_size=BATCH)
+        _update(changed)
+        StoredBoard.objects.filter(pk=board.pk).update(
+            built_version=version, built_at=timezone.now(), ranked_total=len(rows),
+            apart=apart,
+        )  # fmt: skip
+        board_computed()
+    log.info(
+        "board %s computed at version %s: %d ranked, %d new, %d changed, %d gone",
+        board.key[:12], version, len(rows), len(fresh), len(changed), len(gone),
+    )  # fmt: skip
+    return len(fresh), len(changed), len(gone)
+
+
+def _update(changed: list[tuple[int, Row]]) -> None:
+    """Rewrite the ``changed`` entries (id, new row): on Postgres one statement per batch
+    joined to the new values (a new run moves the rank range of most rows by one: tens of
+    thousands of rows at 100,000 runs); elsewhere (the SQLite demo) through the ORM."""
+    if connection.vendor != "postgresql":
+        entries = [BoardEntry(pk=pk, **row._asdict()) for pk, row in changed]
+        BoardEntry.objects.bulk_update(entries, FIELDS, batch_size=500)
+        return
+    types = {
+        "neg_return": "double precision", "run_code": "text", "score": "bigint",
+        "attempts": "integer", "interval_low": "double precision",
+        "interval_high": "double precision", "rank_low": "integer", "rank_high": "integer",
+    }  # fmt: skip
+    columns = ", ".join(f"unnest(%s::{types[f]}[]) AS {f}" for f in FIELDS)
+    assigned = ", ".join(f"{f} = v.{f}" for f in FIELDS)
+    sql = (
+        f"UPDATE {BoardEntry._meta.db_table} AS e SET {assigned} "
+        f"FROM (SELECT unnest(%s::bigint[]) AS id, {columns}) AS v WHERE e.id = v.id"
+    )
+    with connection.cursor() as cursor:
+        for at in range(0, len(changed), UPDATE_BATCH):
+            batch = changed[at : at + UPDATE_BATCH]
+            columns_of = [[getattr(row, f) for _, row in batch] for f in FIELDS]
+            cursor.execute(sql, [[pk for pk, _ in batch], *columns_of])
+
+
+# -- reading -------------------------------------------------------------------------
+
+
+def _usable(board: StoredBoard) -> StoredBoard:
+    """The board to serve: computed here if there is none yet, or if it stayed older than
+    the board for longer than a worker would take; otherwise the last complete one."""
+    if board.built_version >= board_version():
+        return board
+    grace = timedelta(seconds=settings.PITWEB_BOARD_STALE_SECONDS)
+    if board.built_version < 0 or board_changed_at() <= timezone.now() - grace:
+        refresh(board)
+    return board
+
+
+def _page_entries(
+    board: StoredBoard, page: int, per_page: int, after: str | None, before: str | None
+) -> tuple[list[BoardEntry], int]:
+    """The entries of one page, in order, and the position of the first (1-based)."""
+    entries: QuerySet[BoardEntry] = BoardEntry.objects.filter(board=board)
+    if after is not None:
+        cursor = Cursor.parse(after)
+        found = list(entries.filter(cursor.after()).order_by(*ORDER)[:per_page])
+    elif before is not None:
+        cursor = Cursor.parse(before)
+        found = list(entries.filter(cursor.before()).order_by(*(f"-{k}" for k in ORDER))[:per_page])
+        found.reverse()
+    else:
+        pages = max(1, -(-board.ranked_total // per_page))
+        offset = (min(max(1, page), pages) - 1) * per_page
+        return list(entries.order_by(*ORDER)[offset : offset + per_page]), offset + 1
+    if not found:
+        return [], board.ranked_total + 1
+    first = found[0]
+    ahead = Cursor(first.neg_return, first.run_code, first.run_id).before()
+    return found, entries.filter(ahead).count() + 1
+
+
+def _rows(pks: list[int]) -> dict[int, Run]:
+    """The runs of ``pks`` the public may see now (one query)."""
+    runs = selectors._board_runs(AnonymousUser(), None, None, None, None)
+    return {r.pk: r for r in runs.filter(pk__in=pks)}
+
+
+def stored_leaderboard(
+    filters: dict[str, Any],
+    *,
+    page: int = 1,
+    per_page: int = selectors.PER_PAGE,
+    after: str | None = None,
+    before: str | None = None,
+) -> dict[str, Any] | None:
+    """The public board from its stored copy, in the shape of ``selectors.leaderboard``;
+    None while its first computation is under way elsewhere (nothing to serve yet)."""
+    board = _usable(stored_board(filters))
+    if board.built_version < 0:
+        return None
+    entries, first = _page_entries(board, page, per_page, after, before)
+    apart_pks = [pk for pks in board.apart.values() for pk in pks]
+    runs = _rows([e.run_id for e in entries] + apart_pks)
+    shown = [e for e in entries if e.run_id in runs]
+    rows = []
+    for n, entry in enumerate(shown):
+        row = selectors.leaderboard_row(runs[entry.run_id])
+        row.update(
+            rank=_label(entry), rank_low=entry.rank_low, rank_high=entry.rank_high,
+            position=first + n, ranked_interval=[entry.interval_low, entry.interval_high],
+            ranked_confidence=sidak_confidence(entry.attempts),
+        )  # fmt: skip
+        rows.append(row)
+    return {
+        "ranked": rows,
+        **{
+            name: [selectors._apart_row(name, runs[pk]) for pk in pks if pk in runs]
+            for name, pks in board.apart.items()
+        },
+        "pagination": pages_around(
+            [Cursor(e.neg_return, e.run_code, e.run_id) for e in shown],
+            first,
+            board.ranked_total,
+            per_page,
+        ),
+        "min_ranked_trades": settings.PITWEB_MIN_RANKED_TRADES,
+        "computed_at": board.built_at.isoformat() if board.built_at else None,
+        # False: the runs changed since, and this board is being computed again
+        "current": board.built_version >= board_version(),
+    }
+
+
+def _label(entry: BoardEntry) -> str:
+    return RankRange(entry.rank_low, entry.rank_high).label

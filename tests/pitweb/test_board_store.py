@@ -1,0 +1,265 @@
+"""The stored board: computed by a worker, incrementally, one computation at a time, the
+last complete one served meanwhile, read by key in a fixed number of queries however many
+runs there are, and equal to the board computed from the runs themselves."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import AnonymousUser, User
+from django.core.cache import cache
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from pitweb.pricing.models import PlatformScore
+from pitweb.runs import boardstore, selectors, services
+from pitweb.runs.board import REFRESH_SENT
+from pitweb.runs.boardkeys import Cursor
+from pitweb.runs.models import BoardEntry, Family, Run, StoredBoard
+from pitweb.runs.tasks import refresh_boards_task
+from tests.pitweb.conftest import Artifacts
+from tests.pitweb.test_pages import submit
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _copy(row: Any, *skip: str) -> dict[str, Any]:
+    return {
+        f.attname: getattr(row, f.attname)
+        for f in type(row)._meta.concrete_fields
+        if f.name not in ("id", *skip)
+    }
+
+
+def spread(template: Run, count: int, *, first: int = 1, step: float = 0.002) -> list[Run]:
+    """``count`` runs copied from a real, scored one, each with its own platform score
+    moved by ``step`` per run (its return and its bootstrap tails alike), so their
+    intervals differ and overlap; written around intake (each a family of its own)."""
+    template.refresh_from_db()
+    score = template.platform
+    assert score is not None and score.shifted_pit_tails is not None
+    runs = Run.objects.bulk_create(
+        [
+            Run(
+                **_copy(template, "run_id", "body_sha256", "submitted_at", "family", "platform"),
+                run_id=f"{n:016x}",
+                body_sha256=f"sha256:{n:064x}",
+            )
+            for n in range(first, first + count)
+        ],
+        batch_size=2000,
+    )
+    tails = score.shifted_pit_tails
+    scores = PlatformScore.objects.bulk_create(
+        [
+            PlatformScore(
+                **_copy(score, "run", "shifted_pit", "shifted_pit_tails"),
+                run=run,
+                shifted_pit=score.shifted_pit + n * step,
+                shifted_pit_tails={
+                    "replicates": tails["replicates"],
+                    "low": [x + n * step for x in tails["low"]],
+                    "high": [x + n * step for x in tails["high"]],
+                },
+            )
+            for n, run in enumerate(runs, start=first)
+        ],
+        batch_size=2000,
+    )
+    for run, own in zip(runs, scores, strict=True):
+        run.platform = own
+    Run.objects.bulk_update(runs, ["platform"], batch_size=2000)
+    services.board_changed()  # written behind the services' back: say the board changed
+    return runs
+
+
+@pytest.fixture()
+def scored(priced_release: Any, submitter: User, stub_run: Artifacts, settings: Any) -> Run:
+    settings.PITWEB_MIN_RANKED_TRADES = 1
+    run = submit(submitter, stub_run)
+    run.refresh_from_db()
+    assert run.platform is not None and run.platform.state == "scored"
+    return run
+
+
+def live(**filters: Any) -> dict[str, Any]:
+    """The anonymous board computed from the runs themselves, as before it was stored."""
+    args = [filters.get(k) for k in ("release", "form", "start", "end")]
+    page = filters.get("page", 1)
+    return selectors._leaderboard(AnonymousUser(), *args, False, page, selectors.PER_PAGE)
+
+
+def without_time(board: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in board.items() if k != "computed_at"}
+
+
+def test_the_stored_board_equals_the_board_computed_from_the_runs(
+    scored: Run, submitter: User
+) -> None:
+    runs = spread(scored, 230)
+    # a family of several attempts (its best ranks, widened), a hidden run, a withdrawn
+    # one and a failed one: each where the computed board has it
+    family = Family.objects.create(
+        submitter=submitter, agent="tuned", release_digest=scored.release_digest,
+        window_start=scored.window_start, window_end=scored.window_end, attempts=7,
+    )  # fmt: skip
+    Run.objects.filter(pk__in=[r.pk for r in runs[10:17]]).update(family=family)
+    Run.objects.filter(pk=runs[40].pk).update(hidden=True)
+    Run.objects.filter(pk=runs[41].pk).update(withdrawn_at=timezone.now())
+    Run.objects.filter(pk=runs[42].pk).update(status="mismatch", verification_level="self_reported")
+    services.board_changed()
+    ranked = []
+    for page in (1, 2, 3):
+        stored = Client().get("/api/leaderboard/", {"page": page}).json()
+        assert without_time(stored) == without_time(live(page=page))
+        ranked += stored["ranked"]
+    # less the hidden and the withdrawn, the failed, and the family's other attempts
+    assert stored["pagination"]["ranked_total"] == len(ranked) == 231 - 2 - 1 - 6
+    assert [r["run_id"] for r in stored["failed"]] == [runs[42].run_id]
+    [best] = [r for r in ranked if r["family"] == family.pk]
+    assert best["run_id"] == runs[16].run_id
+    assert best["attempts"] == 7 and best["ranked_confidence"] == pytest.approx(0.95 ** (1 / 7))
+
+
+def test_one_changed_run_is_drawn_again_and_only_the_rows_that_moved_are_written(
+    scored: Run,
+) -> None:
+    runs = spread(scored, 120)  # (tests run tasks at once: the worker computed it)
+    cache.add(REFRESH_SENT, 1)  # from here on this test computes, not the worker
+    board = StoredBoard.objects.get(key=boardstore.board_key({}))
+    before = {e.run_id: e for e in BoardEntry.objects.filter(board=board)}
+    assert len(before) == 121
+    # nothing changed: a new version computes, draws nothing and writes nothing
+    services.board_changed()
+    done = boardstore.refresh(board)
+    assert done == boardstore.Computed(ranked=121, new=0, changed=0, gone=0, drawn=0)
+    # one run re-priced far ahead of every other: only its interval is drawn again
+    moved = runs[0].platform
+    assert moved is not None
+    PlatformScore.objects.filter(pk=moved.pk).update(shifted_pit=5.0)
+    tails = dict(moved.shifted_pit_tails or {})
+    tails["low"], tails["high"] = [4.9] * len(tails["low"]), [5.1] * len(tails["high"])
+    PlatformScore.objects.filter(pk=moved.pk).update(shifted_pit_tails=tails)
+    services.board_changed()
+    done = boardstore.refresh(board)
+    assert done is not None and (done.ranked, done.new, done.gone, done.drawn) == (121, 0, 0, 1)
+    after = {e.run_id: e for e in BoardEntry.objects.filter(board=board)}
+    assert {pk: e.pk for pk, e in after.items()} == {pk: e.pk for pk, e in before.items()}
+    rewritten = {
+        pk for pk, e in after.items()
+        if any(getattr(e, f) != getattr(before[pk], f) for f in boardstore.FIELDS)
+    }  # fmt: skip
+    assert done.changed == len(rewritten) and runs[0].pk in rewritten
+    top = Client().get("/api/leaderboard/").json()["ranked"][0]
+    assert top["run_id"] == runs[0].run_id and top["rank"] == "1"
+    assert top["ranked_interval"] == [4.9, 5.1]
+    # a run taken off the board is deleted from it, and nothing else drawn
+    Run.objects.filter(pk=runs[5].pk).update(hidden=True)
+    services.board_changed()
+    done = boardstore.refresh(board)
+    assert done is not None and (done.ranked, done.new, done.gone, done.drawn) == (120, 0, 1, 0)
+
+
+def test_one_computation_at_a_time_and_meanwhile_the_last_complete_board(
+    scored: Run,
+) -> None:
+    runs = spread(scored, 5)
+    first = Client().get("/api/leaderboard/").json()
+    assert len(first["ranked"]) == 6
+    board = StoredBoard.objects.get(key=boardstore.board_key({}))
+    built = board.built_version
+    # another worker is computing it: a visitor neither waits nor computes a second time
+    StoredBoard.objects.filter(pk=board.pk).update(building_since=timezone.now())
+    spread(scored, 3, first=100, step=1.0)  # three new runs, far ahead
+    for _ in range(3):
+        served = Client().get("/api/leaderboard/").json()
+        assert served["ranked"] == first["ranked"]  # the last complete board
+    assert boardstore.refresh(board) is None
+    board.refresh_from_db()
+    assert board.built_version == built
+    # a run hidden meanwhile leaves the page at once, computed or not
+    Run.objects.filter(pk=runs[0].pk).update(hidden=True)
+    services.board_changed()
+    served = Client().get("/api/leaderboard/").json()
+    assert runs[0].run_id not in {r["run_id"] for r in served["ranked"]}
+    assert len(served["ranked"]) == 5
+    # a computation whose worker died is taken over once it is stale
+    stale = timezone.now() - timedelta(seconds=boardstore.CLAIM_SECONDS + 1)
+    StoredBoard.objects.filter(pk=board.pk).update(building_since=stale)
+    served = Client().get("/api/leaderboard/").json()
+    assert served["pagination"]["ranked_total"] == 8
+    assert [r["run_id"] for r in served["ranked"][:3]] == [f"{n:016x}" for n in (102, 101, 100)]
+    assert StoredBoard.objects.get(pk=board.pk).building_since is None
+
+
+def test_a_visitor_leaves_a_fresh_change_to_the_worker_and_sees_it_once_computed(
+    scored: Run, settings: Any
+) -> None:
+    settings.PITWEB_BOARD_STALE_SECONDS = 3600
+    page = Client().get("/").content.decode()
+    assert scored.run_id in page
+    cache.add(REFRESH_SENT, 1)  # a computation is queued, not yet taken by the worker
+    spread(scored, 1, first=100, step=1.0)
+    for path in ("/", "/api/leaderboard/"):
+        assert f"{100:016x}" not in Client().get(path).content.decode()  # not computed yet
+    assert refresh_boards_task() == 1  # the worker's computation
+    # the cached page and API answer of the board before are not served again
+    assert f"{100:016x}" in Client().get("/").content.decode()
+    assert Client().get("/api/leaderboard/").json()["ranked"][0]["run_id"] == f"{100:016x}"
+
+
+def test_filters_no_link_leads_to_store_no_board(scored: Run) -> None:
+    Client().get("/api/leaderboard/")
+    stored = StoredBoard.objects.count()
+    for n in range(20):
+        assert Client().get("/api/leaderboard/", {"release": f"nothing-{n}"}).json()["ranked"] == []
+        assert Client().get("/", {"form": f"X-{n}", "start": "2020-01-01"}).status_code == 200
+    assert StoredBoard.objects.count() == stored
+    # a filter the board does link to is stored, once
+    Client().get("/api/leaderboard/", {"form": "8-K"})
+    Client().get("/", {"form": "8-K"})
+    assert StoredBoard.objects.count() == stored + 1
+
+
+def test_walking_by_key_visits_every_ranked_row_once_while_the_board_changes(
+    scored: Run,
+) -> None:
+    spread(scored, 250)
+    whole = Client().get("/api/leaderboard/", {"all": "1"}).json()["ranked"]
+    seen: list[str] = []
+    page = Client().get("/api/leaderboard/").json()
+    seen += [r["run_id"] for r in page["ranked"]]
+    # a run lands on top while the visitor reads: the next page by key repeats no row
+    spread(scored, 1, first=1000, step=1.0)
+    while page["pagination"]["next"]:
+        page = Client().get("/api/leaderboard/", {"after": page["pagination"]["next"]}).json()
+        seen += [r["run_id"] for r in page["ranked"]]
+    assert seen == [r["run_id"] for r in whole]
+    assert page["ranked"][-1]["position"] == len(whole) + 1  # the new run counts ahead
+
+
+@pytest.mark.slow
+def test_a_page_costs_the_same_queries_with_100_and_10000_runs(scored: Run) -> None:
+    spread(scored, 99)
+    counts = {}
+    for size in (100, 10_000):
+        if size > 100:
+            spread(scored, size - 100, first=100, step=0.00002)
+        refresh_boards_task()  # the worker's part
+        assert StoredBoard.objects.get(key=boardstore.board_key({})).ranked_total == size
+        row = Client().get("/api/leaderboard/").json()["ranked"][49]
+        cursor = Cursor(-row["platform_shifted_pit"], row["run_id"], row["submission"]).text()
+        paths = ("/", "/api/leaderboard/", "/?page=2", f"/api/leaderboard/?after={cursor}")
+        assert "+" not in cursor
+        for path in paths:
+            cache.clear()  # each page read from the stored board, not from the cache
+            with CaptureQueriesContext(connection) as queries:
+                response = Client().get(path)
+            assert response.status_code == 200, (path, response.content[:300])
+            counts[path.split("after=")[0], size] = len(queries)
+    for path in ("/", "/api/leaderboard/", "/?page=2", "/api/leaderboard/?"):
+        assert counts[path, 100] == counts[path, 10_000], counts
