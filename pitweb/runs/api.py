@@ -663,12 +663,12 @@ class LeaderboardApi(APIView):
                 "board-api", board_stamp(), _filters(request),
                 1 if every else _page_number(request), every=every,
             )  # fmt: skip
-        body = boardcache.get(key)
-        if body is None:
+
+        def draw() -> tuple[bytes, bool]:
             board = _board(request)
-            body = JSONRenderer().render(board)
-            if board.get("current", True):  # a board being computed again is not kept
-                boardcache.put(key, body)
+            return JSONRenderer().render(board), board.get("current", True)
+
+        body = boardcache.served(key, draw)
         return HttpResponse(body, content_type="application/json")
 
 

@@ -5,6 +5,7 @@ version and by how many computations of stored boards have finished."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any, NamedTuple
 
 from django.core.cache import cache
 from django.db import transaction
@@ -18,10 +19,14 @@ from pitweb.runs.models import BoardVersion
 REFRESH_SENT = "board-refresh-sent"
 
 
-def board_changed() -> None:
+def board_changed(*, taken_off: bool = False) -> None:
     """Say the board changed (call inside the transaction that changed a run): cached
-    pages are stale, and once it commits a worker computes the stored boards again."""
-    bumped = {"version": F("version") + 1, "changed_at": Now()}
+    pages are stale, and once it commits a worker computes the stored boards again.
+    ``taken_off``: a run left public view (hidden, withdrawn), so no page rendered before
+    may be served again, not even while the next one is rendered."""
+    bumped: dict[str, Any] = {"version": F("version") + 1, "changed_at": Now()}
+    if taken_off:
+        bumped["epoch"] = F("epoch") + 1
     if not BoardVersion.objects.filter(pk=1).update(**bumped):
         BoardVersion.objects.get_or_create(pk=1)
         BoardVersion.objects.filter(pk=1).update(**bumped)
@@ -44,10 +49,18 @@ def board_version() -> int:
     return BoardVersion.objects.filter(pk=1).values_list("version", flat=True).first() or 0
 
 
-def board_stamp() -> tuple[int, int]:
-    """(version, computations finished): what a cached board page is keyed by."""
-    found = BoardVersion.objects.filter(pk=1).values_list("version", "computed").first()
-    return found or (0, 0)
+class Stamp(NamedTuple):
+    """What a cached board page is keyed by: the board version, the computations of
+    stored boards finished, and the runs taken off public view (the epoch)."""
+
+    version: int
+    computed: int
+    epoch: int
+
+
+def board_stamp() -> Stamp:
+    found = BoardVersion.objects.filter(pk=1).values_list("version", "computed", "epoch").first()
+    return Stamp(*found) if found else Stamp(0, 0, 0)
 
 
 def board_changed_at() -> datetime:

@@ -1,63 +1,98 @@
-"""Which board queries are cached: only those a visitor could reach by following the
-board's own links. A query whose every value names what the public board holds (a
-release, form and window of a public run, a page that exists) is cached under its
-parsed, normalised values; any other query (an unknown value, a page past the end,
+"""Which board queries are cached, and how: only those a visitor could reach by
+following the board's own links. A query whose every value names what the public board
+holds (a release, form and window of a public run, a page that exists) is cached under
+its parsed, normalised values; any other query (an unknown value, a page past the end,
 parameters the board does not read) is answered without touching the cache, so random
-query strings cannot fill it. The facets are computed once per board version."""
+query strings cannot fill it. The facets are those the worker stored with the whole
+board. A cached answer is keyed by the board's stamp (``board.board_stamp``) and rendered
+by one request at a time (``served``)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple, TypeVar, cast
 
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.core.cache import cache
 
+from pitweb.runs.board import Stamp
+
 TIMEOUT = 300
+# a render that takes longer than this (or whose process died) no longer holds the key
+RENDER_LOCK_SECONDS = 10
+T = TypeVar("T")
 
 
-def _facets(version: int) -> dict[str, Any]:
+def public_facets() -> dict[str, Any]:
+    """What the public board holds: every release (name and digest), form, window start
+    and end of a public run, and how many pages its runs fill (computed by the worker
+    with the whole board, ``boardstore``)."""
     from pitweb.runs.selectors import PER_PAGE, visible_runs
 
-    key = f"board-facets:{version}"
+    public = visible_runs(AnonymousUser())
+    runs = public.values_list(
+        "release__name", "release_digest", "forms", "window_start", "window_end"
+    ).distinct()  # the database reduces them: a few rows however many runs
+    releases: set[str] = set()
+    forms: set[str] = set()
+    starts: set[str] = set()
+    ends: set[str] = set()
+    for name, digest, joined, start, end in runs.order_by():
+        releases.update(v for v in (name, digest) if v)
+        forms.update(f for f in (joined or "").split(",") if f)
+        starts.add(start.isoformat() if start else "")
+        ends.add(end.isoformat() if end else "")
+    return {
+        "release": sorted(releases), "form": sorted(forms), "start": sorted(starts),
+        "end": sorted(ends), "pages": max(1, math.ceil(public.count() / PER_PAGE)),
+    }  # fmt: skip
+
+
+def _facets(stamp: Stamp) -> dict[str, Any]:
+    """The facets as the whole stored board was last computed with them (read from its
+    row, no scan of the runs), or computed here while there is none; once per stamp."""
+    from pitweb.runs.boardstore import board_key
+    from pitweb.runs.models import StoredBoard
+
+    key = f"board-facets:{stamp.version}.{stamp.computed}"
     found = cache.get(key)
     if found is None:
-        public = visible_runs(AnonymousUser())
-        runs = public.values_list(
-            "release__name", "release_digest", "forms", "window_start", "window_end"
-        ).distinct()  # the database reduces them: a few rows however many runs
-        releases: set[str] = set()
-        forms: set[str] = set()
-        starts: set[str] = set()
-        ends: set[str] = set()
-        count = public.count()
-        for name, digest, joined, start, end in runs.order_by():
-            releases.update(v for v in (name, digest) if v)
-            forms.update(f for f in (joined or "").split(",") if f)
-            starts.add(start.isoformat() if start else "")
-            ends.add(end.isoformat() if end else "")
+        stored = (
+            StoredBoard.objects.filter(key=board_key({}), built_version__gte=0)
+            .values_list("facets", flat=True)
+            .first()
+        )
         found = {
-            "release": releases, "form": forms, "start": starts, "end": ends,
-            "pages": max(1, math.ceil(count / PER_PAGE)),
-        }  # fmt: skip
+            name: set(values) if isinstance(values, list) else values
+            for name, values in (stored or public_facets()).items()
+        }
         cache.set(key, found, timeout=TIMEOUT)
-    return found  # type: ignore[no-any-return]
+    return cast(dict[str, Any], found)
+
+
+class Key(NamedTuple):
+    """A board query's cache entry at a stamp, and the entry of the last answer rendered
+    for the same query in the same epoch."""
+
+    exact: str
+    last: str
 
 
 def key(
     kind: str,
-    stamp: tuple[int, int],
+    stamp: Stamp,
     filters: dict[str, Any],
     page: int = 1,
     every: bool = False,
-) -> str | None:
-    """The cache key of a public board query (``filters`` as parsed: release, form, start,
-    end, isolated) at ``stamp`` (``board.board_stamp``), or None when the query is not one
-    the board links to."""
-    version, computed = stamp
-    facets = _facets(version)
+) -> Key | None:
+    """The cache keys of a public board query (``filters`` as parsed: release, form,
+    start, end, isolated) at ``stamp`` (``board.board_stamp``), or None when the query is
+    not one the board links to."""
+    facets = _facets(stamp)
     for name in ("release", "form", "start", "end"):
         value = filters.get(name)
         if value is not None and value not in facets[name]:
@@ -68,13 +103,36 @@ def key(
     values += [bool(filters.get("isolated")), page, every]
     # unambiguous and short whatever a release's name holds
     digest = hashlib.sha256(json.dumps(values).encode()).hexdigest()[:32]
-    return f"{kind}:{version}.{computed}:{digest}"
+    return Key(
+        f"{kind}:{stamp.version}.{stamp.computed}:{digest}", f"{kind}:last.{stamp.epoch}:{digest}"
+    )
 
 
-def get(found: str | None) -> Any:
-    return None if found is None else cache.get(found)
-
-
-def put(found: str | None, value: Any) -> None:
-    if found is not None:
-        cache.set(found, value, timeout=TIMEOUT)
+def served(found: Key | None, render: Callable[[], tuple[T, bool]]) -> T:
+    """The answer cached under ``found``, or rendered (``render`` gives the answer and
+    whether its board is current). One request renders a key at a time: the others are
+    meanwhile served the last answer rendered for the same query in the same epoch (no
+    stampede on each change), or render it themselves when there is none. An answer from
+    a board being computed again is kept only for the seconds a worker is given
+    (PITWEB_BOARD_STALE_SECONDS), after which a visitor may compute it."""
+    if found is None:
+        return render()[0]
+    cached = cache.get(found.exact)
+    if cached is not None:
+        return cast(T, cached)
+    lock = f"{found.exact}:rendering"
+    mine = cache.add(lock, 1, timeout=RENDER_LOCK_SECONDS)
+    if not mine:
+        last = cache.get(found.last)
+        if last is not None:
+            return cast(T, last)
+    try:
+        value, current = render()
+        timeout = TIMEOUT if current else settings.PITWEB_BOARD_STALE_SECONDS
+        if timeout:
+            cache.set(found.exact, value, timeout=timeout)
+        cache.set(found.last, value, timeout=TIMEOUT)
+    finally:
+        if mine:
+            cache.delete(lock)
+    return value

@@ -34,7 +34,7 @@ from django.utils import timezone
 from harness.receipt.attempts import family_interval, sidak_confidence
 from harness.receipt.rescore import RankRange, Tails, rank_ranges
 from pitweb.pricing.models import PlatformScore
-from pitweb.runs import selectors
+from pitweb.runs import boardcache, selectors
 from pitweb.runs.board import board_changed_at, board_computed, board_version
 from pitweb.runs.boardkeys import Cursor, pages_around
 from pitweb.runs.models import BoardEntry, Run, StoredBoard
@@ -219,6 +219,8 @@ def _write(
     changed = [
         (kept[run][0], row) for run, row in rows.items() if run in kept and kept[run][1] != row
     ]
+    whole = filters == normalised({})
+    facets = boardcache.public_facets() if whole else None
     runs = selectors._board_runs(AnonymousUser(), **filters)
     apart = {
         name: list(qs.values_list("pk", flat=True)[: selectors.APART_LIMIT])
@@ -231,7 +233,7 @@ def _write(
         _update(changed)
         StoredBoard.objects.filter(pk=board.pk).update(
             built_version=version, built_at=timezone.now(), ranked_total=len(rows),
-            apart=apart,
+            apart=apart, facets=facets,
         )  # fmt: skip
         board_computed()
     log.info(

@@ -214,6 +214,8 @@ class BoardVersion(models.Model):
     changed_at = models.DateTimeField(null=True, blank=True)
     # computations of stored boards finished (boardstore): a cached page is keyed by both
     computed = models.BigIntegerField(default=0)
+    # runs taken off public view (hidden, withdrawn): no page from before is served again
+    epoch = models.BigIntegerField(default=0)
 
 
 class SnapshotEdited(Exception):
@@ -266,6 +268,8 @@ class StoredBoard(models.Model):
     requested_at = models.DateTimeField(null=True, blank=True)
     ranked_total = models.PositiveIntegerField(default=0)
     apart = models.JSONField(default=dict)  # section -> [submission ids], newest first
+    # the whole board's only: what the public board holds (boardcache.public_facets)
+    facets = models.JSONField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"stored board {self.key[:12]} (version {self.built_version})"

@@ -17,6 +17,7 @@ from django.contrib.auth.models import User
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 from msgspec import UNSET
@@ -53,23 +54,27 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
     except SubmissionError as exc:
         return render(request, "400.html", {"message": f"Bad filter: {exc.message}."}, status=400)
     # The public page is rendered once per board version and stored-board computation,
-    # for each query the board links to (boardcache): a change shows once its board is
-    # computed again. A page asked for by cursor is read from the stored board each time
-    # (cursors are countless, the cache is not).
-    key = None
+    # for each query the board links to (boardcache), one render at a time. A page asked
+    # for by cursor is read from the stored board each time (cursors are countless, the
+    # cache is not); a signed-in user's holds their own runs and is never cached.
     after, before = cursors
+    key = None
     if not request.user.is_authenticated and not (after or before):
         key = boardcache.key("board-page", board_stamp(), filters, page)
-        html = boardcache.get(key)
-        if html is not None:
-            return HttpResponse(html)
-    board = selectors.leaderboard(**filters, page=page, after=after, before=before)
+
+    def draw() -> tuple[str, bool]:
+        board = selectors.leaderboard(**filters, page=page, after=after, before=before)
+        return _leaderboard_html(request, board, filters), board["current"]
+
+    return HttpResponse(boardcache.served(key, draw))
+
+
+def _leaderboard_html(request: HttpRequest, board: dict[str, Any], filters: dict[str, Any]) -> str:
     # drawn from the rows the page already holds: no query per run
     chart, chart_note = charts.board_scatter([*board["ranked"], *board["mask_leaks"]])
     shown = {k: filters[k] or "" for k in ("release", "form", "start", "end")}
     shown["isolated"] = "1" if filters["isolated"] else ""
-    response = render(
-        request,
+    return render_to_string(
         "leaderboard.html",
         {
             "board": board,
@@ -81,10 +86,8 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
             "board_chart_note": chart_note,
             "cite": selectors.latest_snapshot(filters),
         },
+        request=request,
     )
-    if board["current"]:  # a board being computed again is not kept
-        boardcache.put(key, response.content.decode())
-    return response
 
 
 APART_TITLES = (

@@ -263,3 +263,34 @@ def test_a_page_costs_the_same_queries_with_100_and_10000_runs(scored: Run) -> N
             counts[path.split("after=")[0], size] = len(queries)
     for path in ("/", "/api/leaderboard/", "/?page=2", "/api/leaderboard/?"):
         assert counts[path, 100] == counts[path, 10_000], counts
+
+
+def test_one_render_per_change_and_never_a_page_from_before_a_run_was_hidden(
+    scored: Run, staff: User
+) -> None:
+    from pitweb.runs import boardcache
+    from pitweb.runs.board import board_stamp
+
+    runs = spread(scored, 3)
+    filters = {"release": None, "form": None, "start": None, "end": None, "isolated": False}
+    first = Client().get("/").content.decode()
+    assert runs[0].run_id in first
+    # a change: while another request renders the new page, visitors get the last one
+    Run.objects.filter(pk=runs[1].pk).update(flag="under review")
+    services.board_changed()
+    key = boardcache.key("board-page", board_stamp(), filters)
+    assert key is not None and cache.get(key.exact) is None
+    cache.add(f"{key.exact}:rendering", 1)
+    with CaptureQueriesContext(connection) as queries:
+        assert Client().get("/").content.decode() == first
+    assert len(queries) <= 4  # the stamp and the facets: no board read, no render
+    cache.delete(f"{key.exact}:rendering")
+    assert "under review" in Client().get("/").content.decode()
+    # a run hidden: the pages from before are never served again, even meanwhile
+    services.run_set_hidden(run=runs[0], staff=staff, hidden=True, reason="a test hides it")
+    key = boardcache.key("board-page", board_stamp(), filters)
+    assert key is not None
+    cache.add(f"{key.exact}:rendering", 1)
+    assert runs[0].run_id not in Client().get("/").content.decode()
+    for path in ("/api/leaderboard/", "/api/leaderboard/?page=1"):
+        assert runs[0].run_id not in Client().get(path).content.decode()

@@ -135,8 +135,16 @@ def beats() -> list[WorkerBeat]:
 
 
 def test_upload_is_verified_and_priced_by_a_real_worker_that_beats_while_idle(
-    priced_release: Any, submitter: User, stub_run: Artifacts, artifact_dir: Path, tmp_path: Path
+    priced_release: Any,
+    submitter: User,
+    stub_run: Artifacts,
+    artifact_dir: Path,
+    tmp_path: Path,
+    settings: Any,
 ) -> None:
+    # visitors here never compute a stored board they already have: the worker does
+    settings.PITWEB_BOARD_STALE_SECONDS = 3600
+    assert Client().get("/api/leaderboard/").json()["ranked"] == []
     log = tmp_path / "worker.log"
     process = worker(worker_env(artifact_dir), log, "w1")
     try:
@@ -162,6 +170,15 @@ def test_upload_is_verified_and_priced_by_a_real_worker_that_beats_while_idle(
             "the platform score",
             log,
         )
+
+        def on_the_board() -> bool:
+            board = Client().get("/api/leaderboard/").json()
+            rows = [r for section in ("ranked", "unranked") for r in board[section]]
+            return any(r["run_id"] == job.run.run_id for r in rows)
+
+        # the worker computed the stored board again once the score was stored
+        wait_for(on_the_board, "the scored run on the stored board", log)
+        assert "refresh_boards_task" in log.read_text()
     finally:
         stop(process)
     # killed: its heartbeat stops, and once past the stale limit the page says so
