@@ -85,15 +85,24 @@ def screenshots() -> Path:
 
 
 @pytest.fixture(autouse=True)
-def real_worker(eager_celery: None, artifact_dir: Path, tmp_path: Path) -> Iterator[None]:  # noqa: F811
-    """Browser tests see the site as it runs: uploads are verified and priced by a real
-    Celery worker process on the real broker, never eagerly in the test's process."""
+def real_worker(
+    eager_celery: None,  # noqa: F811
+    artifact_dir: Path,  # noqa: F811
+    tmp_path: Path,
+    settings: Any,
+) -> Iterator[None]:
+    """Browser tests see the site as it runs: uploads are verified and priced, and the
+    stored board computed, by a real Celery worker process on the real broker, never
+    eagerly in the test's process. The small test runs rank from one priced trade, in
+    the worker as in the served site."""
     from pitweb import celery_app
     from tests.pitweb.test_worker_integration import real_broker_clean, stop, worker, worker_env
 
+    settings.PITWEB_MIN_RANKED_TRADES = 1
     celery_app.conf.task_always_eager = False
     real_broker_clean()
-    process = worker(worker_env(artifact_dir), tmp_path / "worker.log", "browser")
+    env = {**worker_env(artifact_dir), "PITWEB_MIN_RANKED_TRADES": "1"}
+    process = worker(env, tmp_path / "worker.log", "browser")
     yield
     stop(process)
 

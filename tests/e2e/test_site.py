@@ -45,7 +45,6 @@ def test_leaderboard_and_run_page_draw_their_charts(
     screenshots: Path,
     settings: Any,
 ) -> None:
-    settings.PITWEB_MIN_RANKED_TRADES = 1
     a, b = submit(submitter, stub_run), submit(submitter, picky_run)
     page.goto(live_server.url + "/")
     ranked = page.locator("table.board").first.locator("tbody tr")
@@ -334,7 +333,6 @@ def test_a_family_ranks_once_as_best_of_n_and_its_attempts_are_one_click_away(
     screenshots: Path,
     settings: Any,
 ) -> None:
-    settings.PITWEB_MIN_RANKED_TRADES = 1
     runs = [submit(submitter, a) for a in three_attempts]
     page.goto(live_server.url + "/")
     ranked = page.locator("table.board").first.locator("tbody tr")
