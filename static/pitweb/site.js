@@ -19,8 +19,9 @@
     layout.margin = Object.assign({}, layout.margin, {b: 90});
     layout.height = (layout.height || 320) + 60;
   }
-  // Plotly is loaded only on pages that draw a chart
-  if (window.Plotly) {
+  // Plotly is loaded only on pages that draw a chart; the board and a family's page
+  // fetch it once the page has loaded (a table first, its chart a moment later)
+  function drawAll() {
     document.querySelectorAll("[data-figure]").forEach(function (node) {
       var data = JSON.parse(document.getElementById(node.dataset.figure).textContent);
       // the mode bar runs down the right edge, clear of the title and the legend
@@ -35,6 +36,19 @@
         }
       });
     });
+  }
+  var later = document.getElementById("plotly-later");
+  if (window.Plotly) {
+    drawAll();
+  } else if (later) {
+    var fetchPlotly = function () {
+      var script = document.createElement("script");
+      script.src = later.dataset.src;
+      script.onload = drawAll;
+      document.head.appendChild(script);
+    };
+    if (document.readyState === "complete") { fetchPlotly(); }
+    else { window.addEventListener("load", fetchPlotly); }
   }
   var badge = document.querySelector("[data-status-url]");
   if (badge && ["received", "verifying"].indexOf(badge.dataset.state) >= 0) {
