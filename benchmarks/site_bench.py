@@ -299,29 +299,29 @@ for k in range({FEED}):
 
 def feed() -> subprocess.Popen[str]:
     """Uploads FEED runs, one a second, through the upload service; for each, how long
-    until the stored whole board lists it (the worker computed it again). Prints the
-    seconds as JSON."""
+    until a computation of the stored whole board that includes it has finished. Prints
+    the seconds as JSON."""
     code = f"""
 import django, json, threading, time; django.setup()
 from pathlib import Path
 from django.contrib.auth.models import User
 from pitweb.runs import services
+from pitweb.runs.board import board_version
 from pitweb.runs.boardstore import board_key
-from pitweb.runs.models import BoardEntry, StoredBoard
+from pitweb.runs.models import StoredBoard
 out = Path({str(OUT)!r})
 user = User.objects.get(username="bench")
 seen, lock = [], threading.Lock()
 
-def on_board(pk):
-    board = StoredBoard.objects.get(key=board_key({{}}))
-    listed = [p for pks in board.apart.values() for p in pks]
-    return pk in listed or BoardEntry.objects.filter(board=board, run_id=pk).exists()
+def computed_since(version):
+    return StoredBoard.objects.filter(key=board_key({{}}), built_version__gte=version).exists()
 
-def watch(pk, since):
-    # the whole stored board lists it (ranked, wherever its rank, or apart): every page
-    # a visitor asks for from then on is read from that computation
+def watch(version, since):
+    # a computation of the whole stored board that includes the upload has finished
+    # (every page a visitor asks for from then on is read from it; an attempt that is not
+    # its family's best is on the family's page, not a row of its own)
     while time.perf_counter() - since < 60:
-        if on_board(pk):
+        if computed_since(version):
             with lock:
                 seen.append(time.perf_counter() - since)
             return
@@ -335,7 +335,7 @@ for k in range({FEED}):
     folder = out / f"feed-{{k}}"
     with open(folder / "r.json", "rb") as r, open(folder / "t.jsonl", "rb") as t:
         submitted = services.run_submit(user=user, receipt=r, trajectory=t)
-    watcher = threading.Thread(target=watch, args=(submitted.run.pk, time.perf_counter()))
+    watcher = threading.Thread(target=watch, args=(board_version(), time.perf_counter()))
     watcher.start()
     watchers.append(watcher)
 for watcher in watchers:
