@@ -101,7 +101,7 @@ def test_leaderboard_ranks_on_the_platform_shifted_pit_return_and_exports(
     # the board is drawn above its table; Plotly (4.8 MB) is fetched once the page has
     # loaded (site.js), so the table does not wait for it
     assert 'id="plotly-later" data-src="/static/plotly/plotly.min.js"' in html
-    assert "<script defer src=\"/static/plotly/plotly.min.js\">" not in html
+    assert '<script defer src="/static/plotly/plotly.min.js">' not in html
     run_page = Client().get(f"/runs/{a.body_sha256[7:]}/").content.decode()
     assert "plotly.min.js" in run_page
     assert "the agent was not re-run" in html and "(not verifiable)" in html
