@@ -39,20 +39,19 @@ class Cursor:
         return cls(neg_return, code, pk)
 
     def after(self) -> Q:
-        """Entries after this cursor."""
-        a, c, p = self.neg_return, self.run_code, self.pk
-        return (
-            Q(neg_return__gt=a)
-            | Q(neg_return=a, run_code__gt=c)
-            | Q(neg_return=a, run_code=c, run_id__gt=p)
-        )
+        """Entries after this cursor in the ranking order."""
+        return self._beyond("gt")
 
     def before(self) -> Q:
+        """Entries before this cursor in the ranking order."""
+        return self._beyond("lt")
+
+    def _beyond(self, op: str) -> Q:
         a, c, p = self.neg_return, self.run_code, self.pk
         return (
-            Q(neg_return__lt=a)
-            | Q(neg_return=a, run_code__lt=c)
-            | Q(neg_return=a, run_code=c, run_id__lt=p)
+            Q(**{f"neg_return__{op}": a})
+            | Q(neg_return=a, **{f"run_code__{op}": c})
+            | Q(neg_return=a, run_code=c, **{f"run_id__{op}": p})
         )
 
 

@@ -251,11 +251,7 @@ def _update(changed: list[tuple[int, Row]]) -> None:
         entries = [BoardEntry(pk=pk, **row._asdict()) for pk, row in changed]
         BoardEntry.objects.bulk_update(entries, FIELDS, batch_size=500)
         return
-    types = {
-        "neg_return": "double precision", "run_code": "text", "score": "bigint",
-        "attempts": "integer", "interval_low": "double precision",
-        "interval_high": "double precision", "rank_low": "integer", "rank_high": "integer",
-    }  # fmt: skip
+    types = {f: BoardEntry._meta.get_field(f).db_type(connection) for f in FIELDS}
     columns = ", ".join(f"unnest(%s::{types[f]}[]) AS {f}" for f in FIELDS)
     assigned = ", ".join(f"{f} = v.{f}" for f in FIELDS)
     sql = (
@@ -272,10 +268,11 @@ def _update(changed: list[tuple[int, Row]]) -> None:
 # -- reading -------------------------------------------------------------------------
 
 
-def _usable(board: StoredBoard) -> StoredBoard:
-    """The board to serve: computed here if there is none yet, or if it stayed older than
-    the board for longer than a worker would take; otherwise the last complete one."""
-    if board.built_version >= board_version():
+def _usable(board: StoredBoard, version: int) -> StoredBoard:
+    """The board to serve at ``version``: computed here if there is none yet, or if it
+    stayed older than the runs for longer than a worker would take; otherwise the last
+    complete one."""
+    if board.built_version >= version:
         return board
     grace = timedelta(seconds=settings.PITWEB_BOARD_STALE_SECONDS)
     if board.built_version < 0 or board_changed_at() <= timezone.now() - grace:
@@ -322,7 +319,8 @@ def stored_leaderboard(
 ) -> dict[str, Any] | None:
     """The public board from its stored copy, in the shape of ``selectors.leaderboard``;
     None while its first computation is under way elsewhere (nothing to serve yet)."""
-    board = _usable(stored_board(filters))
+    version = board_version()
+    board = _usable(stored_board(filters), version)
     if board.built_version < 0:
         return None
     entries, first = _page_entries(board, page, per_page, after, before)
@@ -353,7 +351,7 @@ def stored_leaderboard(
         "min_ranked_trades": settings.PITWEB_MIN_RANKED_TRADES,
         "computed_at": board.built_at.isoformat() if board.built_at else None,
         # False: the runs changed since, and this board is being computed again
-        "current": board.built_version >= board_version(),
+        "current": board.built_version >= version,
     }
 
 

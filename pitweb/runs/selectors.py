@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from datetime import timedelta
@@ -446,12 +447,11 @@ class Ranks:
 
     def offset(self, after: str | None, before: str | None, per_page: int) -> int | None:
         """Where the page asked for by cursor starts (None: no cursor given)."""
+        # the keys are in ranking order, which is their order as cursors
         if after is not None:
-            cursor = boardkeys.Cursor.parse(after)
-            return next((n for n, k in enumerate(self.keys) if k > cursor), len(self.keys))
+            return bisect.bisect_right(self.keys, boardkeys.Cursor.parse(after))
         if before is not None:
-            cursor = boardkeys.Cursor.parse(before)
-            end = next((n for n, k in enumerate(self.keys) if k >= cursor), len(self.keys))
+            end = bisect.bisect_left(self.keys, boardkeys.Cursor.parse(before))
             return max(0, end - per_page)
         return None
 

@@ -294,3 +294,21 @@ def test_one_render_per_change_and_never_a_page_from_before_a_run_was_hidden(
     assert runs[0].run_id not in Client().get("/").content.decode()
     for path in ("/api/leaderboard/", "/api/leaderboard/?page=1"):
         assert runs[0].run_id not in Client().get(path).content.decode()
+
+
+def test_a_signed_in_board_computed_from_the_runs_pages_by_the_same_keys(
+    scored: Run, submitter: User
+) -> None:
+    spread(scored, 230)
+    mine = Client()
+    mine.force_login(submitter)  # their board holds their own runs: computed, not stored
+    for client in (Client(), mine):
+        first = client.get("/api/leaderboard/").json()
+        second = client.get("/api/leaderboard/", {"after": first["pagination"]["next"]}).json()
+        assert [r["position"] for r in second["ranked"]] == list(range(101, 201))
+        back = client.get("/api/leaderboard/", {"before": second["pagination"]["previous"]})
+        assert [r["run_id"] for r in back.json()["ranked"]] == [
+            r["run_id"] for r in first["ranked"]
+        ]
+    public = Client().get("/api/leaderboard/", {"page": 2}).json()["ranked"]
+    assert [r["run_id"] for r in second["ranked"]] == [r["run_id"] for r in public]
