@@ -14,13 +14,15 @@ its own.
 
 from __future__ import annotations
 
-import bisect
 import os
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from harness.market.calendar import sessions_for
 from harness.market.prices import Prices
@@ -190,13 +192,19 @@ def rank_ranges(intervals: list[tuple[float, float]]) -> list[RankRange]:
     """For each (low, high) interval: rank low = 1 + the runs whose interval lies wholly
     above it; rank high = the runs whose interval overlaps it or lies above it (itself
     included). Equal intervals get equal ranges: ties tie. O(n log n)."""
-    lows = sorted(low for low, _ in intervals)
-    highs = sorted(high for _, high in intervals)
-    n = len(intervals)
-    return [
-        RankRange(1 + n - bisect.bisect_right(lows, high), n - bisect.bisect_left(highs, low))
-        for low, high in intervals
-    ]
+    lows, highs = rank_bounds([low for low, _ in intervals], [high for _, high in intervals])
+    return [RankRange(low, high) for low, high in zip(lows, highs, strict=True)]
+
+
+def rank_bounds(lows: Sequence[float], highs: Sequence[float]) -> tuple[list[int], list[int]]:
+    """``rank_ranges`` over the intervals' lows and highs given apart, as two lists (rank
+    low, rank high): vectorised, for a board of 100,000 rows."""
+    low = np.asarray(lows, dtype=np.float64)
+    high = np.asarray(highs, dtype=np.float64)
+    n = len(low)
+    best = 1 + n - np.searchsorted(np.sort(low), high, side="right")
+    worst = n - np.searchsorted(np.sort(high), low, side="left")
+    return best.tolist(), worst.tolist()
 
 
 class RescoreRefused(ValueError):

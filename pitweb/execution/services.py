@@ -437,12 +437,12 @@ def assembly_finish(
             runs.filter(status=JobState.VERIFIED).update(
                 verification_level=VerificationLevel.REEXECUTED
             )
-            board_changed()
+            board_changed(runs=[checked] if checked else ())
         elif done and state in (ExecutionState.DIVERGED, ExecutionState.FAILED):
             runs.filter(verification_level=VerificationLevel.REEXECUTED).update(
                 verification_level=VerificationLevel.HASHES_VERIFIED
             )
-            board_changed()
+            board_changed(runs=[checked] if checked else ())
     return done
 
 

@@ -116,7 +116,7 @@ def platform_request(*, run: Run) -> PlatformScore | None:
         return None
     with transaction.atomic():
         score = _queue(run, reference)
-        board_changed()
+        board_changed(runs=[run.pk])
     return score
 
 
@@ -155,7 +155,7 @@ def _read_off(figures: dict[str, Any]) -> dict[str, Any]:
 
 
 def _tell_board(score_id: int, state: str) -> None:
-    board_changed()
+    board_changed(runs=PlatformScore.objects.filter(pk=score_id).values_list("run_id", flat=True))
 
 
 def platform_finish(
@@ -188,7 +188,7 @@ def platform_retry(*, score_id: int, worker: str, message: str) -> int | None:
 
 def _gave_up(score_id: int, state: str) -> None:
     if state == PlatformScore.GAVE_UP:
-        board_changed()
+        _tell_board(score_id, state)
 
 
 def platform_requeue_stale(*, older_than: timedelta | None = None) -> list[int]:

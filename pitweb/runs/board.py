@@ -4,6 +4,7 @@ version and by how many computations of stored boards have finished."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -13,23 +14,34 @@ from django.db.models import F
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from pitweb.runs.models import BoardVersion
+from pitweb.runs.models import BoardChange, BoardVersion
 
 # one refresh waiting in the queue is enough: the worker reads the newest version
 REFRESH_SENT = "board-refresh-sent"
 
 
-def board_changed(*, taken_off: bool = False) -> None:
+def board_changed(*, runs: Iterable[int] | None = None, taken_off: bool = False) -> None:
     """Say the board changed (call inside the transaction that changed a run): cached
     pages are stale, and once it commits a worker computes the stored boards again.
-    ``taken_off``: a run left public view (hidden, withdrawn), so no page rendered before
-    may be served again, not even while the next one is rendered."""
+    ``runs``: the runs whose rows may have moved (the worker reads only those again,
+    with their families); None: any run may have (every board computed whole); empty:
+    nothing a board sorts on. ``taken_off``: a run left public view (hidden, withdrawn),
+    so no page rendered before may be served again, not even while the next one is
+    rendered."""
     bumped: dict[str, Any] = {"version": F("version") + 1, "changed_at": Now()}
     if taken_off:
         bumped["epoch"] = F("epoch") + 1
-    if not BoardVersion.objects.filter(pk=1).update(**bumped):
-        BoardVersion.objects.get_or_create(pk=1)
-        BoardVersion.objects.filter(pk=1).update(**bumped)
+    # one transaction: a computation that reads this version reads its changes too (the
+    # row lock taken by the update orders versions as their transactions commit)
+    with transaction.atomic():
+        if not BoardVersion.objects.filter(pk=1).update(**bumped):
+            BoardVersion.objects.get_or_create(pk=1)
+            BoardVersion.objects.filter(pk=1).update(**bumped)
+        version = BoardVersion.objects.values_list("version", flat=True).get(pk=1)
+        concerned: Iterable[int | None] = [None] if runs is None else sorted(set(runs))
+        BoardChange.objects.bulk_create(
+            [BoardChange(version=version, run_pk=pk) for pk in concerned]
+        )
     transaction.on_commit(_send_refresh, robust=True)
 
 

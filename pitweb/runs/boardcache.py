@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, NamedTuple, TypeVar, cast
 
 from django.conf import settings
@@ -27,29 +27,32 @@ RENDER_LOCK_SECONDS = 10
 T = TypeVar("T")
 
 
-def public_facets() -> dict[str, Any]:
+def public_facets(
+    among: Collection[int] | None = None, held: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """What the public board holds: every release (name and digest), form, window start
     and end of a public run, and how many pages its runs fill (computed by the worker
-    with the whole board, ``boardstore``)."""
+    with the whole board, ``boardstore``). ``among`` and ``held``: the values of only
+    these runs added to the facets held (a run that left public view needs the whole
+    scan, since another run may still hold its values)."""
     from pitweb.runs.selectors import PER_PAGE, visible_runs
 
     public = visible_runs(AnonymousUser())
-    runs = public.values_list(
+    read = public if among is None else public.filter(pk__in=among)
+    runs = read.values_list(
         "release__name", "release_digest", "forms", "window_start", "window_end"
     ).distinct()  # the database reduces them: a few rows however many runs
-    releases: set[str] = set()
-    forms: set[str] = set()
-    starts: set[str] = set()
-    ends: set[str] = set()
+    names = ("release", "form", "start", "end")
+    found = {name: set((held or {}).get(name, ())) for name in names}
     for name, digest, joined, start, end in runs.order_by():
-        releases.update(v for v in (name, digest) if v)
-        forms.update(f for f in (joined or "").split(",") if f)
-        starts.add(start.isoformat() if start else "")
-        ends.add(end.isoformat() if end else "")
+        found["release"].update(v for v in (name, digest) if v)
+        found["form"].update(f for f in (joined or "").split(",") if f)
+        found["start"].add(start.isoformat() if start else "")
+        found["end"].add(end.isoformat() if end else "")
     return {
-        "release": sorted(releases), "form": sorted(forms), "start": sorted(starts),
-        "end": sorted(ends), "pages": max(1, math.ceil(public.count() / PER_PAGE)),
-    }  # fmt: skip
+        **{name: sorted(found[name]) for name in names},
+        "pages": max(1, math.ceil(public.count() / PER_PAGE)),
+    }
 
 
 def _facets(stamp: Stamp) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, NamedTuple, cast
@@ -28,16 +29,16 @@ from typing import Any, NamedTuple, cast
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Min, Q, QuerySet
 from django.utils import timezone
 
 from harness.receipt.attempts import family_interval, sidak_confidence
-from harness.receipt.rescore import RankRange, Tails, rank_ranges
+from harness.receipt.rescore import RankRange, Tails, rank_bounds
 from pitweb.pricing.models import PlatformScore
 from pitweb.runs import boardcache, selectors
 from pitweb.runs.board import board_changed_at, board_computed, board_version
 from pitweb.runs.boardkeys import Cursor, pages_around
-from pitweb.runs.models import BoardEntry, Run, StoredBoard
+from pitweb.runs.models import BoardChange, BoardEntry, Run, StoredBoard
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,8 @@ FILTERS = ("release", "form", "start", "end")
 CLAIM_SECONDS = 600
 BATCH = 2000
 UPDATE_BATCH = 20_000
+# more runs changed than this since the last computation: the board is computed whole
+WHOLE_AT = 5000
 ORDER = ("neg_return", "run_code", "run_id")
 
 
@@ -87,13 +90,15 @@ def _claim(board: StoredBoard) -> bool:
 @dataclass(frozen=True)
 class Computed:
     """What one computation did: rows ranked, and entries created, rewritten, deleted;
-    intervals drawn afresh from their tails (the rest were kept)."""
+    intervals drawn afresh from their tails (the rest were kept); runs read again."""
 
     ranked: int
     new: int
     changed: int
     gone: int
     drawn: int
+    # runs read again (None: the board was computed whole)
+    read: int | None = None
 
 
 def refresh(board: StoredBoard) -> Computed | None:
@@ -125,11 +130,21 @@ def refresh_all() -> int:
             if refresh(board) is None:
                 break
             computed += 1
+    # the changes every stored board has been computed past are read by none again
+    oldest = StoredBoard.objects.filter(built_version__gte=0).aggregate(v=Min("built_version"))
+    if oldest["v"] is not None:
+        BoardChange.objects.filter(version__lte=oldest["v"]).delete()
     return computed
 
 
-def _ranked(filters: dict[str, Any]) -> list[tuple[int, str, int, float, int]]:
+def _ranked(
+    filters: dict[str, Any], among: Collection[int] | None = None
+) -> list[tuple[int, str, int, float, int]]:
+    """(run, code, score, return, attempts) of each ranked run, of only ``among`` if
+    given (whole families: the ranking keeps a family's best)."""
     runs = selectors._board_runs(AnonymousUser(), **filters)
+    if among is not None:
+        runs = runs.filter(pk__in=among)
     found = selectors.ranked_runs(runs).values_list(
         "pk", "run_id", "platform_id", "platform__shifted_pit", "family__attempts"
     )
@@ -171,15 +186,48 @@ class Row(NamedTuple):
 FIELDS = Row._fields
 
 
+def _changes(board: StoredBoard, version: int) -> set[int] | None:
+    """The runs whose rows may have moved since ``board`` was computed, their families
+    included; None when it must be computed whole (never computed, its ranking rule
+    changed, a change concerned every run, or so many runs that one pass is cheaper)."""
+    if board.built_version < 0 or board.min_trades != settings.PITWEB_MIN_RANKED_TRADES:
+        return None
+    concerned = BoardChange.objects.filter(
+        version__gt=board.built_version, version__lte=version
+    ).values_list("run_pk", flat=True)
+    runs: set[int] = set()
+    for pk in concerned.distinct():
+        if pk is None:
+            return None
+        runs.add(pk)
+    if len(runs) > WHOLE_AT:
+        return None
+    families = Run.objects.filter(pk__in=runs, family__isnull=False).values("family_id")
+    kin = Run.objects.filter(family_id__in=families).values_list("pk", flat=True)
+    runs.update(kin)
+    return runs if len(runs) <= WHOLE_AT else None
+
+
 def _compute(board: StoredBoard, version: int) -> Computed:
+    """Compute ``board`` at ``version``: whole, or only the runs changed since it was
+    last computed (``_changes``); the rank ranges over every row either way (one new
+    run moves the ranges of the rows its interval passes)."""
     filters = normalised(board.filters)
-    ranked = _ranked(filters)
+    concerned = _changes(board, version)
     kept: dict[int, tuple[int, Row]] = {
         run: (pk, Row(*values))
         for pk, run, *values in BoardEntry.objects.filter(board=board).values_list(
             "pk", "run_id", *FIELDS
         )
     }
+    ranked = _ranked(filters, concerned)
+    if concerned is not None:  # the rows of runs not concerned stand as they are
+        fresh = {pk for pk, *_ in ranked}
+        ranked += [
+            (run, row.run_code, row.score, -row.neg_return, row.attempts)
+            for run, (_, row) in kept.items()
+            if run not in concerned and run not in fresh
+        ]
     attempts = {pk: n for pk, _, _, _, n in ranked}
     wanted: dict[int, list[int]] = {}
     for pk, _, score, ret, n in ranked:
@@ -187,18 +235,79 @@ def _compute(board: StoredBoard, version: int) -> Computed:
         if old is None or (old[1].score, old[1].attempts, old[1].neg_return) != (score, n, -ret):
             wanted.setdefault(score, []).append(pk)
     drawn = _intervals(wanted, attempts)
-    intervals = [
-        drawn[pk] if pk in drawn else (kept[pk][1].interval_low, kept[pk][1].interval_high)
-        for pk, *_ in ranked
-    ]
+    lows: list[float] = []
+    highs: list[float] = []
+    for pk, *_ in ranked:
+        low, high = drawn[pk] if pk in drawn else kept[pk][1][4:6]
+        lows.append(low)
+        highs.append(high)
+    best, worst = rank_bounds(lows, highs)
     rows = {
-        pk: Row(-ret, code, score, n, low, high, found.low, found.high)
-        for (pk, code, score, ret, n), (low, high), found in zip(
-            ranked, intervals, rank_ranges(intervals), strict=True
+        pk: Row(-ret, code, score, n, low, high, b, w)
+        for (pk, code, score, ret, n), low, high, b, w in zip(
+            ranked, lows, highs, best, worst, strict=True
         )
     }
-    new, changed, gone = _write(board, kept, rows, version, filters)
-    return Computed(len(rows), new, changed, gone, len(drawn))
+    apart = _apart_sections(board, filters, concerned)
+    facets = _facets(board, filters, concerned)
+    new, changed, gone = _write(board, kept, rows, version, apart, facets)
+    read = len(concerned) if concerned is not None else None
+    return Computed(len(rows), new, changed, gone, len(drawn), read)
+
+
+def _apart_sections(
+    board: StoredBoard, filters: dict[str, Any], concerned: set[int] | None
+) -> dict[str, list[int]]:
+    """The runs apart, section by section, newest first (``APART_LIMIT`` each): read
+    whole, or only the runs concerned placed again (a section that was full and lost a
+    run is read whole: the next one in line is not held)."""
+    runs = selectors._board_runs(AnonymousUser(), **filters)
+    sections = selectors._apart(runs)
+    limit = selectors.APART_LIMIT
+    if concerned is None:
+        return {
+            name: list(qs.values_list("pk", flat=True)[:limit]) for name, qs in sections.items()
+        }
+    held: dict[str, list[int]] = board.apart
+    now = {
+        name: set(qs.filter(pk__in=concerned).values_list("pk", flat=True))
+        for name, qs in sections.items()
+    }
+    kept = {name: [pk for pk in held.get(name, []) if pk not in concerned] for name in sections}
+    whole = {
+        name
+        for name in sections
+        if len(held.get(name, [])) >= limit and not set(held[name]) & concerned <= now[name]
+    }
+    listed = [pk for name in sections if name not in whole for pk in (*kept[name], *now[name])]
+    newest = dict(Run.objects.filter(pk__in=listed).values_list("pk", "submitted_at"))
+    out: dict[str, list[int]] = {}
+    for name, qs in sections.items():
+        if name in whole:
+            out[name] = list(qs.values_list("pk", flat=True)[:limit])
+            continue
+        members = [*kept[name], *now[name]]
+        members.sort(key=lambda pk: (newest[pk], pk), reverse=True)
+        out[name] = members[:limit]
+    return out
+
+
+def _facets(
+    board: StoredBoard, filters: dict[str, Any], concerned: set[int] | None
+) -> dict[str, Any] | None:
+    """The whole board's facets (other boards keep none): read whole, or the runs
+    concerned added, unless one of them left public view (another run may still hold
+    its values)."""
+    if filters != normalised({}):
+        return None
+    if concerned is None or board.facets is None:
+        return boardcache.public_facets()
+    left = Run.objects.filter(pk__in=concerned).filter(
+        Q(hidden=True) | ~Q(withdrawn_at=None) | ~Q(visibility="public")
+    )
+    if left.exists():
+        return boardcache.public_facets()
+    return boardcache.public_facets(among=concerned, held=board.facets)
 
 
 def _write(
@@ -206,10 +315,12 @@ def _write(
     kept: dict[int, tuple[int, Row]],
     rows: dict[int, Row],
     version: int,
-    filters: dict[str, Any],
+    apart: dict[str, list[int]],
+    facets: dict[str, Any] | None,
 ) -> tuple[int, int, int]:
     """Only what moved: entries gone deleted, new ones created, changed ones updated;
-    the runs apart and the version, in the same transaction."""
+    the runs apart and the version, in the same transaction; the log of changes every
+    stored board has been computed past, dropped."""
     gone = [run for run in kept if run not in rows]
     fresh = [
         BoardEntry(board=board, run_id=run, **row._asdict())
@@ -219,13 +330,6 @@ def _write(
     changed = [
         (kept[run][0], row) for run, row in rows.items() if run in kept and kept[run][1] != row
     ]
-    whole = filters == normalised({})
-    facets = boardcache.public_facets() if whole else None
-    runs = selectors._board_runs(AnonymousUser(), **filters)
-    apart = {
-        name: list(qs.values_list("pk", flat=True)[: selectors.APART_LIMIT])
-        for name, qs in selectors._apart(runs).items()
-    }
     with transaction.atomic():
         for at in range(0, len(gone), BATCH):
             BoardEntry.objects.filter(board=board, run_id__in=gone[at : at + BATCH]).delete()
@@ -233,7 +337,7 @@ def _write(
         _update(changed)
         StoredBoard.objects.filter(pk=board.pk).update(
             built_version=version, built_at=timezone.now(), ranked_total=len(rows),
-            apart=apart, facets=facets,
+            apart=apart, facets=facets, min_trades=settings.PITWEB_MIN_RANKED_TRADES,
         )  # fmt: skip
         board_computed()
     log.info(

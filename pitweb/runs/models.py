@@ -218,6 +218,20 @@ class BoardVersion(models.Model):
     epoch = models.BigIntegerField(default=0)
 
 
+class BoardChange(models.Model):
+    """What one change of the board (one board version) concerned: a run whose row may
+    have moved, its family's included (a computation of a stored board reads only those
+    runs again), or everything (``run_pk`` null: new reference prices, say). A version
+    with no row changed nothing a board sorts on. Kept until every stored board has been
+    computed past it."""
+
+    version = models.BigIntegerField(db_index=True)
+    run_pk = models.BigIntegerField(null=True, blank=True)  # null: every run
+
+    def __str__(self) -> str:
+        return f"board change {self.version}: {self.run_pk or 'every run'}"
+
+
 class SnapshotEdited(Exception):
     """A published snapshot is never changed: publish a new one instead."""
 
@@ -261,6 +275,9 @@ class StoredBoard(models.Model):
     filters = models.JSONField()
     built_version = models.BigIntegerField(default=-1)  # -1: never computed
     built_at = models.DateTimeField(null=True, blank=True)
+    # the ranking rule it was computed with (PITWEB_MIN_RANKED_TRADES): another computes
+    # it whole again
+    min_trades = models.PositiveIntegerField(null=True, blank=True)
     # the one computation under way (a claim; a stale one is taken over)
     building_since = models.DateTimeField(null=True, blank=True)
     # when a visitor last asked for it (written at most once a minute): the worker keeps

@@ -404,7 +404,7 @@ def _apart(runs: QuerySet[Run]) -> dict[str, QuerySet[Run]]:
     """Runs never ranked, each for its own reason. Only proven runs show numbers; a run
     whose last conclusive verification failed is listed with the failed check, a run not
     yet verified as pending, whatever its receipt says."""
-    newest = runs.order_by("-submitted_at")
+    newest = runs.order_by("-submitted_at", "-pk")
     unproven = newest.exclude(verification_level__in=PROVEN_LEVELS)
     proven_runs = newest.filter(verification_level__in=PROVEN_LEVELS)
     valid = proven_runs.filter(valid=True)

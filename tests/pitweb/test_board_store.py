@@ -19,7 +19,7 @@ from pitweb.pricing.models import PlatformScore
 from pitweb.runs import boardstore, selectors, services
 from pitweb.runs.board import REFRESH_SENT
 from pitweb.runs.boardkeys import Cursor
-from pitweb.runs.models import BoardEntry, Family, Run, StoredBoard
+from pitweb.runs.models import BoardChange, BoardEntry, Family, Run, StoredBoard
 from pitweb.runs.tasks import refresh_boards_task
 from tests.pitweb.conftest import Artifacts
 from tests.pitweb.test_pages import submit
@@ -162,6 +162,80 @@ def test_one_changed_run_is_drawn_again_and_only_the_rows_that_moved_are_written
     services.board_changed()
     done = boardstore.refresh(board)
     assert done is not None and (done.ranked, done.new, done.gone, done.drawn) == (120, 0, 1, 0)
+
+
+def whole_copy(board: StoredBoard) -> tuple[Any, ...]:
+    """What ``board`` holds, and what a board with its filters computed whole from the
+    runs holds now (a second stored board, never computed before)."""
+    board.refresh_from_db()
+    twin = StoredBoard.objects.create(key=f"whole-{board.built_version}", filters=board.filters)
+    done = boardstore.refresh(twin)
+    assert done is not None and done.read is None  # computed whole
+    twin.refresh_from_db()
+
+    def held(b: StoredBoard) -> tuple[Any, ...]:
+        rows = {
+            e["run_id"]: tuple(e[f] for f in boardstore.FIELDS)
+            for e in BoardEntry.objects.filter(board=b).values("run_id", *boardstore.FIELDS)
+        }
+        return rows, b.apart, b.facets, b.ranked_total
+
+    found = held(board), held(twin)
+    twin.delete()
+    return found
+
+
+def test_a_change_through_the_services_reads_only_its_runs_and_equals_the_whole_board(
+    scored: Run,
+    submitter: User,
+    other: User,
+    staff: User,
+    stub_run: Artifacts,
+    picky_run: Artifacts,
+    site_release: Any,
+    site_prices: Any,
+    tmp_path: Any,
+) -> None:
+    from tests.pitweb.conftest import make_run
+
+    runs = spread(scored, 150)
+    family = Family.objects.create(
+        submitter=submitter, agent="tuned", release_digest=scored.release_digest,
+        window_start=scored.window_start, window_end=scored.window_end, attempts=4,
+    )  # fmt: skip
+    Run.objects.filter(pk__in=[r.pk for r in runs[20:24]]).update(family=family)
+    services.board_changed()
+    cache.add(REFRESH_SENT, 1)  # from here on this test computes, not the worker
+    board = StoredBoard.objects.get(key=boardstore.board_key({}))  # (computed whole)
+    again = make_run(site_release, tmp_path / "again", site_prices, hold_sessions=3)
+    reason = "checked by the incremental board test"
+    changes = [
+        ("hidden", lambda: services.run_set_hidden(run=runs[3], staff=staff, hidden=True, reason=reason)),
+        ("shown again", lambda: services.run_set_hidden(run=runs[3], staff=staff, hidden=False, reason=reason)),
+        ("flagged", lambda: services.run_set_flag(run=runs[4], staff=staff, flag="odd", reason=reason)),
+        ("withdrawn", lambda: services.run_withdraw(run=runs[5], owner=submitter, reason=reason)),
+        ("a family's best hidden", lambda: services.run_set_hidden(run=runs[23], staff=staff, hidden=True, reason=reason)),
+        ("re-verified", lambda: services.run_reverify(run=runs[6], staff=staff, reason=reason)),
+        ("another's upload", lambda: submit(other, stub_run)),
+        ("a new agent", lambda: submit(submitter, picky_run)),
+        ("a family's second attempt", lambda: submit(submitter, again)),
+        ("a snapshot", lambda: services.snapshot_publish(filters={}, reason=reason, staff=staff)),
+    ]  # fmt: skip
+    for what, change in changes:
+        change()
+        done = boardstore.refresh(board)
+        assert done is not None and done.read is not None, what  # not computed whole
+        assert done.read <= 8, what  # the run changed and its family, not the board
+        mine, whole = whole_copy(board)
+        assert mine == whole, what
+    # the family's second attempt widened its best's interval: it is counted
+    board.refresh_from_db()
+    assert scored.family is not None
+    scored.family.refresh_from_db()
+    assert scored.family.attempts == 2
+    # the log is kept only until every stored board has been computed past it
+    refresh_boards_task()
+    assert not BoardChange.objects.filter(version__lte=board.built_version).exists()
 
 
 def test_one_computation_at_a_time_and_meanwhile_the_last_complete_board(

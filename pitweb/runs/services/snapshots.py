@@ -72,7 +72,7 @@ def snapshot_publish(
                 actor=staff, action="snapshot", reason=f"{reason} (snapshot {snapshot.pk})",
                 public=True,
             )  # fmt: skip
-        board_changed()  # the board's "cite this board" now names it
+        board_changed(runs=())  # the board's "cite this board" now names it
     return snapshot
 
 

@@ -53,7 +53,7 @@ def _staff_change(*, run: Run, staff: User, action: str, reason: str, **fields: 
     reason = require_reason(reason)
     with transaction.atomic():
         Run.objects.filter(pk=run.pk).update(**fields)
-        board_changed(taken_off=fields.get("hidden") is True)
+        board_changed(runs=[run.pk], taken_off=fields.get("hidden") is True)
         audit_record(
             actor=staff, action=action, run=run, reason=reason, public=run.visibility == "public"
         )
@@ -89,7 +89,7 @@ def run_withdraw(*, run: Run, owner: User, reason: str) -> Run:
     with transaction.atomic():
         moved = Run.objects.filter(pk=run.pk, withdrawn_at=None).update(withdrawn_at=timezone.now())
         if moved:
-            board_changed(taken_off=True)
+            board_changed(runs=[run.pk], taken_off=True)
             audit_record(
                 actor=owner, action="withdraw", run=run, reason=reason,
                 public=run.visibility == "public",

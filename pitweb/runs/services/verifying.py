@@ -43,7 +43,7 @@ def verification_request(
             run=run, kind=kind, requested_by=requested_by, reason=reason, previous=previous
         )
         Run.objects.filter(pk=run.pk).update(status=JobState.RECEIVED)
-        board_changed()
+        board_changed(runs=[run.pk])
         enqueue_verification(job.pk)
     return job
 
@@ -61,8 +61,9 @@ def _mirror(run_fields: dict[str, Any] | None = None) -> Callable[[int, str], No
     """After a job moved: its state on its run (with ``run_fields``), and the board told."""
 
     def then(job_id: int, state: str) -> None:
-        Run.objects.filter(jobs__pk=job_id).update(status=state, **(run_fields or {}))
-        board_changed()
+        runs = Run.objects.filter(jobs__pk=job_id)
+        runs.update(status=state, **(run_fields or {}))
+        board_changed(runs=runs.values_list("pk", flat=True))
 
     return then
 
