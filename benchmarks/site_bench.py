@@ -264,10 +264,13 @@ def cold_board() -> tuple[float, float, float]:
     return transfer / 1000, load, drawn
 
 
-def start_worker(name: str, concurrency: int = 1) -> subprocess.Popen[bytes]:
+def start_worker(
+    name: str, concurrency: int = 1, queues: str | None = None
+) -> subprocess.Popen[bytes]:
+    only = ["-Q", queues] if queues else []
     return subprocess.Popen(
         [
-            sys.executable, "-m", "celery", "-A", "pitweb", "worker",
+            sys.executable, "-m", "celery", "-A", "pitweb", "worker", *only,
             f"--concurrency={concurrency}", "--loglevel=WARNING", "-n", f"{name}@%h",
         ],
         cwd=ROOT,
@@ -308,7 +311,8 @@ from django.contrib.auth.models import User
 from pitweb.runs import services
 from pitweb.runs.board import board_version
 from pitweb.runs.boardstore import board_key
-from pitweb.runs.models import StoredBoard
+from pitweb.pricing.models import PlatformScore
+from pitweb.runs.models import Run, StoredBoard
 out = Path({str(OUT)!r})
 user = User.objects.get(username="bench")
 seen, lock = [], threading.Lock()
@@ -316,18 +320,28 @@ seen, lock = [], threading.Lock()
 def computed_since(version):
     return StoredBoard.objects.filter(key=board_key({{}}), built_version__gte=version).exists()
 
-def watch(version, since):
-    # a computation of the whole stored board that includes the upload has finished
-    # (every page a visitor asks for from then on is read from it; an attempt that is not
-    # its family's best is on the family's page, not a row of its own)
+def settled(pk):
+    # the upload's last change: its verdict and then (prices registered) its platform score
+    status, scored = Run.objects.filter(pk=pk).values_list("status", "platform__state").get()
+    return status == "mismatch" or (status == "verified" and scored in PlatformScore.FINAL)
+
+def watch(pk, since):
+    # (seconds from upload, seconds from its last change) until a computation of the whole
+    # stored board at or after that change has finished: every page a visitor asks for
+    # from then on shows the run as it ended (an attempt that is not its family's best is
+    # counted on the family's row and listed on the family's page)
+    changed = version = None
     while time.perf_counter() - since < 60:
-        if computed_since(version):
+        if version is None and settled(pk):
+            changed, version = time.perf_counter(), board_version()
+        if version is not None and computed_since(version):
+            now = time.perf_counter()
             with lock:
-                seen.append(time.perf_counter() - since)
+                seen.append([now - since, now - changed])
             return
         time.sleep(0.05)
     with lock:
-        seen.append(float("inf"))
+        seen.append([float("inf"), float("inf")])
 
 began, watchers = time.perf_counter(), []
 for k in range({FEED}):
@@ -335,7 +349,7 @@ for k in range({FEED}):
     folder = out / f"feed-{{k}}"
     with open(folder / "r.json", "rb") as r, open(folder / "t.jsonl", "rb") as t:
         submitted = services.run_submit(user=user, receipt=r, trajectory=t)
-    watcher = threading.Thread(target=watch, args=(board_version(), time.perf_counter()))
+    watcher = threading.Thread(target=watch, args=(submitted.run.pk, time.perf_counter()))
     watcher.start()
     watchers.append(watcher)
 for watcher in watchers:
@@ -358,7 +372,9 @@ def under_change() -> tuple[tuple[float, float, float], tuple[float, float, floa
     import json
 
     prepare_feed()
-    worker = start_worker("bench-board", concurrency=2)
+    # the worker services as docker-compose runs them: one for the jobs, one for the boards
+    worker = start_worker("bench-jobs", concurrency=2)
+    boards = start_worker("bench-board", concurrency=1, queues="board")
     try:
         feeder = feed()
         time.sleep(2)  # the first uploads in flight
@@ -367,6 +383,7 @@ def under_change() -> tuple[tuple[float, float, float], tuple[float, float, floa
         out, _ = feeder.communicate(timeout=180)
     finally:
         os.killpg(worker.pid, signal.SIGKILL)
+        os.killpg(boards.pid, signal.SIGKILL)
     return page, api, json.loads(out.strip().splitlines()[-1])
 
 
@@ -382,7 +399,7 @@ def cold_cache() -> None:
 
 def upload_to_verified(repeats: int = 5) -> tuple[float, float]:
     """(median seconds, trajectory MB): submit through the upload service, one worker."""
-    worker = start_worker("bench", concurrency=2)  # one worker service, as compose runs it
+    worker = start_worker("bench", concurrency=2)  # the jobs' worker service, as compose runs it
     code = f"""
 import django, json, statistics, sys, time; django.setup()
 from pathlib import Path
@@ -487,12 +504,20 @@ def rows() -> list[tuple[str, str, str]]:
                 f"p95 < 100 ms, <= 5x static ({figures[1] / static[1]:.1f}x){met(ok)}",
             )
         )
-    worst = max(seen)
+    uploaded = [a for a, _ in seen]
+    changed = [b for _, b in seen]
     out.append(
         (
-            f"   an upload shown on the board ({len(seen)} uploads, one a second)",
-            f"median {statistics.median(seen):.2f} / max {worst:.2f} s",
-            "< 5 s" + met(worst < 5),
+            f"   an upload shown on the board as it ended ({len(seen)} uploads, one a second)",
+            f"median {statistics.median(uploaded):.2f} / max {max(uploaded):.2f} s",
+            "no target (verification and pricing included)",
+        )
+    )
+    out.append(
+        (
+            "   its last change (verdict, then platform score) shown on the board",
+            f"median {statistics.median(changed):.2f} / max {max(changed):.2f} s",
+            "< 5 s" + met(max(changed) < 5),
         )
     )
     out.append(

@@ -15,6 +15,7 @@ from typing import Any
 import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
+from kombu.entity import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("PITWEB_VAR_DIR", BASE_DIR / "var"))
@@ -319,6 +320,12 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("PITWEB_JOB_SOFT_LIMIT", 600)
 CELERY_TASK_TIME_LIMIT = env_int("PITWEB_JOB_HARD_LIMIT", 660)
 CELERY_TASK_IGNORE_RESULT = True
+# The stored boards are computed on a queue of their own, so a computation never waits
+# behind verifications and scorings (minutes each): a worker with no -Q takes both, and
+# docker-compose runs one more worker for the boards alone.
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_QUEUES = (Queue("celery"), Queue("board"))  # type: ignore[no-untyped-call]
+CELERY_TASK_ROUTES = {"pitweb.runs.tasks.refresh_boards_task": {"queue": "board"}}
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "sweep-stale-jobs": {"task": "pitweb.runs.tasks.sweep_stale_jobs", "schedule": 30.0},
 }

@@ -28,13 +28,16 @@ T = TypeVar("T")
 
 
 def public_facets(
-    among: Collection[int] | None = None, held: dict[str, Any] | None = None
+    among: Collection[int] | None = None,
+    held: dict[str, Any] | None = None,
+    ranked: int | None = None,
 ) -> dict[str, Any]:
     """What the public board holds: every release (name and digest), form, window start
     and end of a public run, and how many pages its runs fill (computed by the worker
     with the whole board, ``boardstore``). ``among`` and ``held``: the values of only
     these runs added to the facets held (a run that left public view needs the whole
-    scan, since another run may still hold its values)."""
+    scan, since another run may still hold its values). ``ranked``: the whole board's
+    ranked rows, which bound the pages of every board (else the public runs, counted)."""
     from pitweb.runs.selectors import PER_PAGE, visible_runs
 
     public = visible_runs(AnonymousUser())
@@ -51,7 +54,7 @@ def public_facets(
         found["end"].add(end.isoformat() if end else "")
     return {
         **{name: sorted(found[name]) for name in names},
-        "pages": max(1, math.ceil(public.count() / PER_PAGE)),
+        "pages": max(1, math.ceil((public.count() if ranked is None else ranked) / PER_PAGE)),
     }
 
 

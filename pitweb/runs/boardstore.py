@@ -24,7 +24,7 @@ import logging
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, NamedTuple, cast
+from typing import Any, cast
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
@@ -170,20 +170,15 @@ def _intervals(
     return drawn
 
 
-class Row(NamedTuple):
-    """A ranked row as stored (``BoardEntry``'s columns but its board and run)."""
-
-    neg_return: float
-    run_code: str
-    score: int
-    attempts: int
-    interval_low: float
-    interval_high: float
-    rank_low: int
-    rank_high: int
-
-
-FIELDS = Row._fields
+# A ranked row as stored: ``BoardEntry``'s columns but its board and run, in this order
+# (plain tuples: a computation holds 100,000 of them twice)
+FIELDS = (
+    "neg_return", "run_code", "score", "attempts",
+    "interval_low", "interval_high", "rank_low", "rank_high",
+)  # fmt: skip
+Row = tuple[float, str, int, int, float, float, int, int]
+# an entry as read: (run, entry id, *FIELDS)
+Held = tuple[Any, ...]
 
 
 def _changes(board: StoredBoard, version: int) -> set[int] | None:
@@ -214,42 +209,38 @@ def _compute(board: StoredBoard, version: int) -> Computed:
     run moves the ranges of the rows its interval passes)."""
     filters = normalised(board.filters)
     concerned = _changes(board, version)
-    kept: dict[int, tuple[int, Row]] = {
-        run: (pk, Row(*values))
-        for pk, run, *values in BoardEntry.objects.filter(board=board).values_list(
-            "pk", "run_id", *FIELDS
-        )
-    }
+    entries = BoardEntry.objects.filter(board=board).values_list("run_id", "pk", *FIELDS)
+    kept: dict[int, Held] = {held[0]: held for held in entries}
     ranked = _ranked(filters, concerned)
     if concerned is not None:  # the rows of runs not concerned stand as they are
         fresh = {pk for pk, *_ in ranked}
         ranked += [
-            (run, row.run_code, row.score, -row.neg_return, row.attempts)
-            for run, (_, row) in kept.items()
+            (run, held[3], held[4], -held[2], held[5])
+            for run, held in kept.items()
             if run not in concerned and run not in fresh
         ]
     attempts = {pk: n for pk, _, _, _, n in ranked}
     wanted: dict[int, list[int]] = {}
     for pk, _, score, ret, n in ranked:
         old = kept.get(pk)
-        if old is None or (old[1].score, old[1].attempts, old[1].neg_return) != (score, n, -ret):
+        if old is None or (old[4], old[5], old[2]) != (score, n, -ret):
             wanted.setdefault(score, []).append(pk)
     drawn = _intervals(wanted, attempts)
     lows: list[float] = []
     highs: list[float] = []
     for pk, *_ in ranked:
-        low, high = drawn[pk] if pk in drawn else kept[pk][1][4:6]
+        low, high = drawn[pk] if pk in drawn else (kept[pk][6], kept[pk][7])
         lows.append(low)
         highs.append(high)
     best, worst = rank_bounds(lows, highs)
-    rows = {
-        pk: Row(-ret, code, score, n, low, high, b, w)
+    rows: dict[int, Row] = {
+        pk: (-ret, code, score, n, low, high, b, w)
         for (pk, code, score, ret, n), low, high, b, w in zip(
             ranked, lows, highs, best, worst, strict=True
         )
     }
     apart = _apart_sections(board, filters, concerned)
-    facets = _facets(board, filters, concerned)
+    facets = _facets(board, filters, concerned, len(rows))
     new, changed, gone = _write(board, kept, rows, version, apart, facets)
     read = len(concerned) if concerned is not None else None
     return Computed(len(rows), new, changed, gone, len(drawn), read)
@@ -293,7 +284,7 @@ def _apart_sections(
 
 
 def _facets(
-    board: StoredBoard, filters: dict[str, Any], concerned: set[int] | None
+    board: StoredBoard, filters: dict[str, Any], concerned: set[int] | None, ranked: int
 ) -> dict[str, Any] | None:
     """The whole board's facets (other boards keep none): read whole, or the runs
     concerned added, unless one of them left public view (another run may still hold
@@ -301,18 +292,18 @@ def _facets(
     if filters != normalised({}):
         return None
     if concerned is None or board.facets is None:
-        return boardcache.public_facets()
+        return boardcache.public_facets(ranked=ranked)
     left = Run.objects.filter(pk__in=concerned).filter(
         Q(hidden=True) | ~Q(withdrawn_at=None) | ~Q(visibility="public")
     )
     if left.exists():
-        return boardcache.public_facets()
-    return boardcache.public_facets(among=concerned, held=board.facets)
+        return boardcache.public_facets(ranked=ranked)
+    return boardcache.public_facets(among=concerned, held=board.facets, ranked=ranked)
 
 
 def _write(
     board: StoredBoard,
-    kept: dict[int, tuple[int, Row]],
+    kept: dict[int, Held],
     rows: dict[int, Row],
     version: int,
     apart: dict[str, list[int]],
@@ -323,12 +314,12 @@ def _write(
     stored board has been computed past, dropped."""
     gone = [run for run in kept if run not in rows]
     fresh = [
-        BoardEntry(board=board, run_id=run, **row._asdict())
+        BoardEntry(board=board, run_id=run, **dict(zip(FIELDS, row, strict=True)))
         for run, row in rows.items()
         if run not in kept
     ]
     changed = [
-        (kept[run][0], row) for run, row in rows.items() if run in kept and kept[run][1] != row
+        (kept[run][1], row) for run, row in rows.items() if run in kept and kept[run][2:] != row
     ]
     with transaction.atomic():
         for at in range(0, len(gone), BATCH):
@@ -352,7 +343,7 @@ def _update(changed: list[tuple[int, Row]]) -> None:
     joined to the new values (a new run moves the rank range of most rows by one: tens of
     thousands of rows at 100,000 runs); elsewhere (the SQLite demo) through the ORM."""
     if connection.vendor != "postgresql":
-        entries = [BoardEntry(pk=pk, **row._asdict()) for pk, row in changed]
+        entries = [BoardEntry(pk=pk, **dict(zip(FIELDS, row, strict=True))) for pk, row in changed]
         BoardEntry.objects.bulk_update(entries, FIELDS, batch_size=500)
         return
     types = {f: BoardEntry._meta.get_field(f).db_type(connection) for f in FIELDS}
@@ -365,7 +356,7 @@ def _update(changed: list[tuple[int, Row]]) -> None:
     with connection.cursor() as cursor:
         for at in range(0, len(changed), UPDATE_BATCH):
             batch = changed[at : at + UPDATE_BATCH]
-            columns_of = [[getattr(row, f) for _, row in batch] for f in FIELDS]
+            columns_of = [[row[i] for _, row in batch] for i in range(len(FIELDS))]
             cursor.execute(sql, [[pk for pk, _ in batch], *columns_of])
 
 

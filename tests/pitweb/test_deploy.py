@@ -59,10 +59,23 @@ def test_the_compose_file_follows_the_compose_specification() -> None:
     assert list(validator.iter_errors(broken))
 
 
+def test_the_stored_boards_are_computed_by_a_worker_of_their_own() -> None:
+    from pitweb.celery import app
+
+    # a computation of the boards never queues behind a verification: its own queue, its
+    # own worker service; the jobs' worker (no -Q) takes both
+    route = app.amqp.router.route({}, "pitweb.runs.tasks.refresh_boards_task")
+    assert route["queue"].name == "board"
+    assert app.amqp.router.route({}, "pitweb.runs.tasks.verify_run_task")["queue"].name == "celery"
+    services = compose()["services"]
+    assert "-Q board" in services["board"]["command"]
+    assert "-Q" not in services["worker"]["command"]
+
+
 def test_the_deployment_keeps_its_secrets_and_privileges_in_check() -> None:
     spec = compose()
     services = spec["services"]
-    for name in ("web", "worker", "beat", "proxy", "postgres", "redis"):
+    for name in ("web", "worker", "board", "beat", "proxy", "postgres", "redis"):
         assert services[name].get("restart") == "unless-stopped", name
     text = (REPO / "docker-compose.yml").read_text()
     assert "PASSWORD:" not in text and "pitweb:pitweb@" not in text  # secrets: .env only
