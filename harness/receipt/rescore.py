@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from harness.market.calendar import sessions_for
 from harness.market.prices import Prices
@@ -196,14 +196,20 @@ def rank_ranges(intervals: list[tuple[float, float]]) -> list[RankRange]:
     return [RankRange(low, high) for low, high in zip(lows, highs, strict=True)]
 
 
-def rank_bounds(lows: Sequence[float], highs: Sequence[float]) -> tuple[list[int], list[int]]:
+def rank_bounds(
+    lows: ArrayLike, highs: ArrayLike, *, against: tuple[ArrayLike, ArrayLike] | None = None
+) -> tuple[list[int], list[int]]:
     """``rank_ranges`` over the intervals' lows and highs given apart, as two lists (rank
-    low, rank high): vectorised, for a board of 100,000 rows."""
+    low, rank high): vectorised, for a board of 100,000 rows. ``against``: the lows and
+    highs of the intervals to count (by default, the same ones)."""
     low = np.asarray(lows, dtype=np.float64)
     high = np.asarray(highs, dtype=np.float64)
-    n = len(low)
-    best = 1 + n - np.searchsorted(np.sort(low), high, side="right")
-    worst = n - np.searchsorted(np.sort(high), low, side="left")
+    other_low, other_high = (low, high) if against is None else against
+    ordered_low = np.sort(np.asarray(other_low, dtype=np.float64))
+    ordered_high = np.sort(np.asarray(other_high, dtype=np.float64))
+    n = len(ordered_low)
+    best = 1 + n - np.searchsorted(ordered_low, high, side="right")
+    worst = n - np.searchsorted(ordered_high, low, side="left")
     return best.tolist(), worst.tolist()
 
 

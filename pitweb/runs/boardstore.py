@@ -35,7 +35,7 @@ from django.utils import timezone
 from harness.receipt.attempts import family_interval, sidak_confidence
 from harness.receipt.rescore import RankRange, Tails, rank_bounds
 from pitweb.pricing.models import PlatformScore
-from pitweb.runs import boardcache, selectors
+from pitweb.runs import boardcache, boardranks, selectors
 from pitweb.runs.board import board_changed_at, board_computed, board_version
 from pitweb.runs.boardkeys import Cursor, pages_around
 from pitweb.runs.models import BoardChange, BoardEntry, Run, StoredBoard
@@ -137,9 +137,7 @@ def refresh_all() -> int:
     return computed
 
 
-def _ranked(
-    filters: dict[str, Any], among: Collection[int] | None = None
-) -> list[tuple[int, str, int, float, int]]:
+def _ranked(filters: dict[str, Any], among: Collection[int] | None = None) -> list[Ranked]:
     """(run, code, score, return, attempts) of each ranked run, of only ``among`` if
     given (whole families: the ranking keeps a family's best)."""
     runs = selectors._board_runs(AnonymousUser(), **filters)
@@ -179,6 +177,8 @@ FIELDS = (
 Row = tuple[float, str, int, int, float, float, int, int]
 # an entry as read: (run, entry id, *FIELDS)
 Held = tuple[Any, ...]
+# a ranked run as read: (run, run id, score, return, attempts)
+Ranked = tuple[int, str, int, float, int]
 
 
 def _changes(board: StoredBoard, version: int) -> set[int] | None:
@@ -204,28 +204,36 @@ def _changes(board: StoredBoard, version: int) -> set[int] | None:
 
 
 def _compute(board: StoredBoard, version: int) -> Computed:
-    """Compute ``board`` at ``version``: whole, or only the runs changed since it was
-    last computed (``_changes``); the rank ranges over every row either way (one new
-    run moves the ranges of the rows its interval passes)."""
+    """Compute ``board`` at ``version``: only the runs changed since it was last
+    computed (``_changes``), or whole."""
     filters = normalised(board.filters)
     concerned = _changes(board, version)
-    entries = BoardEntry.objects.filter(board=board).values_list("run_id", "pk", *FIELDS)
-    kept: dict[int, Held] = {held[0]: held for held in entries}
-    ranked = _ranked(filters, concerned)
-    if concerned is not None:  # the rows of runs not concerned stand as they are
-        fresh = {pk for pk, *_ in ranked}
-        ranked += [
-            (run, held[3], held[4], -held[2], held[5])
-            for run, held in kept.items()
-            if run not in concerned and run not in fresh
-        ]
+    if concerned is not None and board.rank_base is not None:
+        done = _compute_changed(board, version, filters, concerned, bytes(board.rank_base))
+        if done is not None:
+            return done
+    return _compute_whole(board, version, filters)
+
+
+def _drawn(ranked: list[Ranked], kept: dict[int, Held]) -> dict[int, tuple[float, float]]:
+    """The intervals to draw again: a run new to the board, or whose score, attempts or
+    return changed."""
     attempts = {pk: n for pk, _, _, _, n in ranked}
     wanted: dict[int, list[int]] = {}
     for pk, _, score, ret, n in ranked:
         old = kept.get(pk)
         if old is None or (old[4], old[5], old[2]) != (score, n, -ret):
             wanted.setdefault(score, []).append(pk)
-    drawn = _intervals(wanted, attempts)
+    return _intervals(wanted, attempts)
+
+
+def _compute_whole(board: StoredBoard, version: int, filters: dict[str, Any]) -> Computed:
+    """Every ranked run read, every rank range counted against every interval (a new
+    base, the delta empty); still only the rows that moved are written."""
+    entries = BoardEntry.objects.filter(board=board).values_list("run_id", "pk", *FIELDS)
+    kept: dict[int, Held] = {held[0]: held for held in entries}
+    ranked = _ranked(filters)
+    drawn = _drawn(ranked, kept)
     lows: list[float] = []
     highs: list[float] = []
     for pk, *_ in ranked:
@@ -239,11 +247,67 @@ def _compute(board: StoredBoard, version: int) -> Computed:
             ranked, lows, highs, best, worst, strict=True
         )
     }
-    apart = _apart_sections(board, filters, concerned)
-    facets = _facets(board, filters, concerned, len(rows))
-    new, changed, gone = _write(board, kept, rows, version, apart, facets)
-    read = len(concerned) if concerned is not None else None
-    return Computed(len(rows), new, changed, gone, len(drawn), read)
+    new, changed, gone = _write(
+        board, kept, rows, version,
+        Stored(
+            ranked_total=len(rows),
+            apart=_apart_sections(board, filters, None),
+            facets=_facets(board, filters, None, len(rows)),
+            rank_delta=[],
+            rank_base=boardranks.base_bytes(lows, highs),
+        ),
+    )  # fmt: skip
+    return Computed(len(rows), new, changed, gone, len(drawn))
+
+
+def _compute_changed(
+    board: StoredBoard, version: int, filters: dict[str, Any], concerned: set[int], base: bytes
+) -> Computed | None:
+    """Only the runs ``concerned`` read and written: their ranges counted against the
+    board's base, their old and new intervals into its delta. None when the delta would
+    grow past ``boardranks.DELTA_MAX`` (then the board is computed whole)."""
+    entries = BoardEntry.objects.filter(board=board, run_id__in=concerned).values_list(
+        "run_id", "pk", *FIELDS
+    )
+    kept: dict[int, Held] = {held[0]: held for held in entries}
+    ranked = _ranked(filters, concerned)
+    drawn = _drawn(ranked, kept)
+    added: list[boardranks.Interval] = []
+    removed: list[boardranks.Interval] = []
+    intervals: list[boardranks.Interval] = []
+    for pk, *_ in ranked:
+        old = kept.get(pk)
+        interval = drawn[pk] if pk in drawn else (old[6], old[7]) if old else (0.0, 0.0)
+        intervals.append(interval)
+        if old is None or (old[6], old[7]) != interval:
+            added.append(interval)
+            if old is not None:
+                removed.append((old[6], old[7]))
+    fresh = {pk for pk, *_ in ranked}
+    removed += [(old[6], old[7]) for run, old in kept.items() if run not in fresh]
+    delta = boardranks.merged(board.rank_delta, added, removed)
+    if len(delta) > boardranks.DELTA_MAX:
+        return None
+    best, worst = boardranks.against_base(
+        base, [i[0] for i in intervals], [i[1] for i in intervals]
+    )
+    rows: dict[int, Row] = {
+        pk: (-ret, code, score, n, low, high, b, w)
+        for (pk, code, score, ret, n), (low, high), b, w in zip(
+            ranked, intervals, best, worst, strict=True
+        )
+    }
+    total = board.ranked_total + len(fresh - kept.keys()) - len(kept.keys() - fresh)
+    new, changed, gone = _write(
+        board, kept, rows, version,
+        Stored(
+            ranked_total=total,
+            apart=_apart_sections(board, filters, concerned),
+            facets=_facets(board, filters, concerned, total),
+            rank_delta=delta,
+        ),
+    )  # fmt: skip
+    return Computed(total, new, changed, gone, len(drawn), len(concerned))
 
 
 def _apart_sections(
@@ -301,17 +365,27 @@ def _facets(
     return boardcache.public_facets(among=concerned, held=board.facets, ranked=ranked)
 
 
+@dataclass(frozen=True)
+class Stored:
+    """A computation's board-wide results, written with its entries."""
+
+    ranked_total: int
+    apart: dict[str, list[int]]
+    facets: dict[str, Any] | None
+    rank_delta: boardranks.Delta
+    rank_base: bytes | None = None  # None: the base stands
+
+
 def _write(
     board: StoredBoard,
     kept: dict[int, Held],
     rows: dict[int, Row],
     version: int,
-    apart: dict[str, list[int]],
-    facets: dict[str, Any] | None,
+    stored: Stored,
 ) -> tuple[int, int, int]:
-    """Only what moved: entries gone deleted, new ones created, changed ones updated;
-    the runs apart and the version, in the same transaction; the log of changes every
-    stored board has been computed past, dropped."""
+    """Only what moved: of the entries ``kept`` (read), those gone deleted, new ones
+    created, changed ones updated; the board's own results and version in the same
+    transaction."""
     gone = [run for run in kept if run not in rows]
     fresh = [
         BoardEntry(board=board, run_id=run, **dict(zip(FIELDS, row, strict=True)))
@@ -326,14 +400,15 @@ def _write(
             BoardEntry.objects.filter(board=board, run_id__in=gone[at : at + BATCH]).delete()
         BoardEntry.objects.bulk_create(fresh, batch_size=BATCH)
         _update(changed)
+        results = {k: v for k, v in vars(stored).items() if v is not None or k != "rank_base"}
         StoredBoard.objects.filter(pk=board.pk).update(
-            built_version=version, built_at=timezone.now(), ranked_total=len(rows),
-            apart=apart, facets=facets, min_trades=settings.PITWEB_MIN_RANKED_TRADES,
+            built_version=version, built_at=timezone.now(),
+            min_trades=settings.PITWEB_MIN_RANKED_TRADES, **results,
         )  # fmt: skip
         board_computed()
     log.info(
         "board %s computed at version %s: %d ranked, %d new, %d changed, %d gone",
-        board.key[:12], version, len(rows), len(fresh), len(changed), len(gone),
+        board.key[:12], version, stored.ranked_total, len(fresh), len(changed), len(gone),
     )  # fmt: skip
     return len(fresh), len(changed), len(gone)
 
@@ -423,10 +498,10 @@ def stored_leaderboard(
     runs = _rows([e.run_id for e in entries] + apart_pks)
     shown = [e for e in entries if e.run_id in runs]
     rows = []
-    for n, entry in enumerate(shown):
+    for n, (entry, (low, high)) in enumerate(zip(shown, ranges(board, shown), strict=True)):
         row = selectors.leaderboard_row(runs[entry.run_id])
         row.update(
-            rank=_label(entry), rank_low=entry.rank_low, rank_high=entry.rank_high,
+            rank=RankRange(low, high).label, rank_low=low, rank_high=high,
             position=first + n, ranked_interval=[entry.interval_low, entry.interval_high],
             ranked_confidence=sidak_confidence(entry.attempts),
         )  # fmt: skip
@@ -450,5 +525,10 @@ def stored_leaderboard(
     }
 
 
-def _label(entry: BoardEntry) -> str:
-    return RankRange(entry.rank_low, entry.rank_high).label
+def ranges(board: StoredBoard, entries: list[BoardEntry]) -> list[tuple[int, int]]:
+    """The rank ranges of ``entries`` now: their own, counted against the board's base,
+    with its delta added (``boardranks``)."""
+    return boardranks.adjusted(
+        board.rank_delta,
+        [(e.rank_low, e.rank_high, e.interval_low, e.interval_high) for e in entries],
+    )

@@ -284,6 +284,10 @@ class StoredBoard(models.Model):
     # the boards visitors read up to date, others wait for their next visitor
     requested_at = models.DateTimeField(null=True, blank=True)
     ranked_total = models.PositiveIntegerField(default=0)
+    # what its entries' rank ranges are counted against (boardranks): the intervals at
+    # its last whole computation, and those added and taken away since
+    rank_base = models.BinaryField(null=True, blank=True)
+    rank_delta = models.JSONField(default=list)
     apart = models.JSONField(default=dict)  # section -> [submission ids], newest first
     # the whole board's only: what the public board holds (boardcache.public_facets)
     facets = models.JSONField(null=True, blank=True)
@@ -307,6 +311,7 @@ class BoardEntry(models.Model):
     attempts = models.PositiveIntegerField()
     interval_low = models.FloatField()
     interval_high = models.FloatField()
+    # counted against the board's rank base; a page adds the board's rank delta
     rank_low = models.PositiveIntegerField()
     rank_high = models.PositiveIntegerField()
 

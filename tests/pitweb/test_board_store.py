@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from pitweb.pricing.models import PlatformScore
-from pitweb.runs import boardstore, selectors, services
+from pitweb.runs import boardranks, boardstore, selectors, services
 from pitweb.runs.board import REFRESH_SENT
 from pitweb.runs.boardkeys import Cursor
 from pitweb.runs.models import BoardChange, BoardEntry, Family, Run, StoredBoard
@@ -174,10 +174,11 @@ def whole_copy(board: StoredBoard) -> tuple[Any, ...]:
     twin.refresh_from_db()
 
     def held(b: StoredBoard) -> tuple[Any, ...]:
+        entries = list(BoardEntry.objects.filter(board=b))
         rows = {
-            e["run_id"]: tuple(e[f] for f in boardstore.FIELDS)
-            for e in BoardEntry.objects.filter(board=b).values("run_id", *boardstore.FIELDS)
-        }
+            e.run_id: (*(getattr(e, f) for f in boardstore.FIELDS[:6]), *found)
+            for e, found in zip(entries, boardstore.ranges(b, entries), strict=True)
+        }  # the rank ranges as a page shows them: counted against the base, and the delta
         return rows, b.apart, b.facets, b.ranked_total
 
     found = held(board), held(twin)
@@ -236,6 +237,27 @@ def test_a_change_through_the_services_reads_only_its_runs_and_equals_the_whole_
     # the log is kept only until every stored board has been computed past it
     refresh_boards_task()
     assert not BoardChange.objects.filter(version__lte=board.built_version).exists()
+
+
+def test_a_delta_grown_past_its_bound_computes_the_board_whole_again(
+    scored: Run, staff: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = spread(scored, 40)
+    cache.add(REFRESH_SENT, 1)  # from here on this test computes, not the worker
+    board = StoredBoard.objects.get(key=boardstore.board_key({}))
+    monkeypatch.setattr(boardranks, "DELTA_MAX", 2)
+    reads = []
+    for run in runs[:3]:
+        services.run_set_hidden(run=run, staff=staff, hidden=True, reason="delta bound test")
+        done = boardstore.refresh(board)
+        assert done is not None
+        reads.append(done.read)
+        board.refresh_from_db()
+    # two intervals taken away are held as the delta; the third is one too many
+    assert reads == [1, 1, None]
+    assert board.rank_delta == [] and board.ranked_total == 41 - 3
+    mine, whole = whole_copy(board)
+    assert mine == whole
 
 
 def test_one_computation_at_a_time_and_meanwhile_the_last_complete_board(
