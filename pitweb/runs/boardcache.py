@@ -94,16 +94,19 @@ def key(
     filters: dict[str, Any],
     page: int = 1,
     every: bool = False,
+    rows: int | None = None,
 ) -> Key | None:
     """The cache keys of a public board query (``filters`` as parsed: release, form,
     start, end, isolated) at ``stamp`` (``board.board_stamp``), or None when the query is
-    not one the board links to."""
+    not one the board links to. ``rows``: its pages' rows, when fewer than the API's."""
+    from pitweb.runs.selectors import PER_PAGE
+
     facets = _facets(stamp)
     for name in ("release", "form", "start", "end"):
         value = filters.get(name)
         if value is not None and value not in facets[name]:
             return None
-    if not 1 <= page <= facets["pages"]:
+    if not 1 <= page <= facets["pages"] * -(-PER_PAGE // (rows or PER_PAGE)):
         return None
     values = [filters.get(n) or "" for n in ("release", "form", "start", "end")]
     values += [bool(filters.get("isolated")), page, every]

@@ -60,10 +60,12 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
     after, before = cursors
     key = None
     if not request.user.is_authenticated and not (after or before):
-        key = boardcache.key("board-page", board_stamp(), filters, page)
+        key = boardcache.key("board-page", board_stamp(), filters, page, rows=selectors.PAGE_ROWS)
 
     def draw() -> tuple[str, bool]:
-        board = selectors.leaderboard(**filters, page=page, after=after, before=before)
+        board = selectors.leaderboard(
+            **filters, page=page, per_page=selectors.PAGE_ROWS, after=after, before=before
+        )
         return _leaderboard_html(request, board, filters), board["current"]
 
     return HttpResponse(boardcache.served(key, draw))

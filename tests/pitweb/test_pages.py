@@ -325,7 +325,7 @@ def test_openapi_schema_lists_every_endpoint(db: None) -> None:
 def test_the_board_pages_with_positions_that_continue_and_equal_runs_tie(
     priced_release: Any, submitter: User, stub_run: Artifacts
 ) -> None:
-    from pitweb.runs.selectors import PER_PAGE
+    from pitweb.runs.selectors import PAGE_ROWS, PER_PAGE
 
     template = submit(submitter, stub_run)
     clone_runs(template, PER_PAGE + 4)
@@ -356,8 +356,12 @@ def test_the_board_pages_with_positions_that_continue_and_equal_runs_tie(
         assert Client().get("/", {"before": cursor}).status_code == 400, cursor
     both = {"after": first["pagination"]["next"], "before": second["pagination"]["previous"]}
     assert Client().get("/api/leaderboard/", both).status_code == 400
-    page = Client().get("/?page=2").content.decode()
+    # a page of the site shows fewer rows than the API's; its last starts at the same row
+    last = PER_PAGE // PAGE_ROWS + 1
+    page = Client().get(f"/?page={last}").content.decode()
     assert f"rows {PER_PAGE + 1}&ndash;{PER_PAGE + 5} of {PER_PAGE + 5}" in page
+    assert page.count('<td class="num rank"') == 5
+    assert Client().get("/").content.decode().count('<td class="num rank"') == PAGE_ROWS
     assert 'rel="prev" href="?before=' + second["pagination"]["previous"] + '"' in page
     assert 'rel="next"' not in page
 
