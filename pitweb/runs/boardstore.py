@@ -278,7 +278,8 @@ def _compute_changed(
     intervals: list[boardranks.Interval] = []
     for pk, *_ in ranked:
         old = kept.get(pk)
-        interval = drawn[pk] if pk in drawn else (old[6], old[7]) if old else (0.0, 0.0)
+        # a run new to the board, or whose interval's sources changed, was drawn again
+        interval = drawn[pk] if pk in drawn else (kept[pk][6], kept[pk][7])
         intervals.append(interval)
         if old is None or (old[6], old[7]) != interval:
             added.append(interval)
