@@ -28,6 +28,7 @@ OTHER_COLOUR = "#9a9a9a"
 # a category's tick label: lines of at most this many characters (the hover has it whole)
 TICK_CHARS = 18
 
+
 def _house_template() -> go.layout.Template:
     """Plotly's white template, its page layout only: the full one is validated and
     copied into every figure (20 ms and 6 kB each); the trace defaults it adds are not
@@ -35,8 +36,10 @@ def _house_template() -> go.layout.Template:
     import plotly.io as pio
 
     white = pio.templates["plotly_white"].layout
-    names = ("paper_bgcolor", "plot_bgcolor", "colorway", "font", "hovermode", "hoverlabel")
-    names += ("xaxis", "yaxis", "title", "polar")
+    names = (
+        "paper_bgcolor", "plot_bgcolor", "colorway", "font", "hovermode", "hoverlabel",
+        "xaxis", "yaxis", "title", "polar",
+    )  # fmt: skip
     return go.layout.Template(layout={name: white[name] for name in names})
 
 

@@ -343,6 +343,9 @@ PITWEB_MIN_RANKED_TRADES = env_int("PITWEB_MIN_RANKED_TRADES", 30)
 # a stored board older than the board is served while a worker computes it again; after
 # this many seconds with no worker done, the next visitor computes it (one at a time)
 PITWEB_BOARD_STALE_SECONDS = env_int("PITWEB_BOARD_STALE_SECONDS", 5)
+# a board query is rendered at most once per this many milliseconds; meanwhile its last
+# render is served (never one from before a run left public view)
+PITWEB_BOARD_RENDER_MS = env_int("PITWEB_BOARD_RENDER_MS", 1000)
 # where a worker keeps its local copies of releases (checked against their digests)
 PITWEB_RELEASE_CACHE = Path(os.environ.get("PITWEB_RELEASE_CACHE") or VAR_DIR / "release-cache")
 # where the points workers journal paid calls, so a replacement worker resumes a job

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import time
 from collections.abc import Callable, Collection
 from typing import Any, NamedTuple, TypeVar, cast
 
@@ -113,34 +114,39 @@ def key(
     # unambiguous and short whatever a release's name holds
     digest = hashlib.sha256(json.dumps(values).encode()).hexdigest()[:32]
     return Key(
-        f"{kind}:{stamp.version}.{stamp.computed}:{digest}", f"{kind}:last.{stamp.epoch}:{digest}"
+        f"{kind}:{stamp.version}.{stamp.computed}:{digest}",
+        f"{kind}:last-at.{stamp.epoch}:{digest}",
     )
 
 
 def served(found: Key | None, render: Callable[[], tuple[T, bool]]) -> T:
     """The answer cached under ``found``, or rendered (``render`` gives the answer and
-    whether its board is current). One request renders a key at a time: the others are
-    meanwhile served the last answer rendered for the same query in the same epoch (no
-    stampede on each change), or render it themselves when there is none. An answer from
-    a board being computed again is kept only for the seconds a worker is given
-    (PITWEB_BOARD_STALE_SECONDS), after which a visitor may compute it."""
+    whether its board is current). A query is rendered at most once per
+    ``PITWEB_BOARD_RENDER_MS``: within that time of its last render (in the same epoch)
+    the last answer is served, however often the board changed meanwhile (a board that
+    changes several times a second would otherwise be rendered as often). One request
+    renders a key at a time: the others are meanwhile served the last answer, or render it
+    themselves when there is none. An answer from a board being computed again is kept
+    only for the seconds a worker is given (PITWEB_BOARD_STALE_SECONDS), after which a
+    visitor may compute it."""
     if found is None:
         return render()[0]
     cached = cache.get(found.exact)
     if cached is not None:
         return cast(T, cached)
+    last = cache.get(found.last)  # (rendered at, answer)
+    if last is not None and time.time() - last[0] < settings.PITWEB_BOARD_RENDER_MS / 1000:
+        return cast(T, last[1])
     lock = f"{found.exact}:rendering"
     mine = cache.add(lock, 1, timeout=RENDER_LOCK_SECONDS)
-    if not mine:
-        last = cache.get(found.last)
-        if last is not None:
-            return cast(T, last)
+    if not mine and last is not None:
+        return cast(T, last[1])
     try:
         value, current = render()
         timeout = TIMEOUT if current else settings.PITWEB_BOARD_STALE_SECONDS
         if timeout:
             cache.set(found.exact, value, timeout=timeout)
-        cache.set(found.last, value, timeout=TIMEOUT)
+        cache.set(found.last, (time.time(), value), timeout=TIMEOUT)
     finally:
         if mine:
             cache.delete(lock)

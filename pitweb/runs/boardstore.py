@@ -4,12 +4,15 @@ there are and however often they change.
 A worker computes each public board a visitor has asked for (``refresh_boards``, sent
 when the board changes and by the sweep) and keeps it: its ranked rows, their sort keys,
 family-wise intervals and rank ranges as ``BoardEntry`` rows, the runs apart as lists of
-submissions. A computation is incremental: what the board sorts on is read for every
-ranked run in one narrow query, and only a run whose score or attempts changed has its
-interval drawn again; only rows that moved are written. One computation of a board runs
-at a time (a claim on its row); visitors are meanwhile served the last complete one. A
-visitor computes a board only when none exists yet, or when it has stayed older than the
-board for ``PITWEB_BOARD_STALE_SECONDS`` (no worker took it).
+submissions. A computation is in proportion to the change: it reads again only the runs
+the changes since its version concern (``BoardChange``, logged by ``board_changed``),
+with their families; their rank ranges are counted against the board's base and their
+intervals go into its delta (``boardranks``), so no other row is rewritten. A board is
+computed whole when it never was, when a change concerned every run or the delta grew
+past its bound. One computation of a board runs at a time (a claim on its row); visitors
+are meanwhile served the last complete one. A visitor computes a board only when none
+exists yet, or when it has stayed older than the board for
+``PITWEB_BOARD_STALE_SECONDS`` (no worker took it).
 
 A page reads its entries by key (``?after=`` / ``?before=`` a row's cursor, or
 ``?page=``) and its rows from their runs as they are now; a run hidden or withdrawn

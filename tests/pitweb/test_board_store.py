@@ -392,6 +392,31 @@ def test_one_render_per_change_and_never_a_page_from_before_a_run_was_hidden(
         assert runs[0].run_id not in Client().get(path).content.decode()
 
 
+def test_a_board_that_changes_often_is_rendered_once_per_interval_but_a_hide_at_once(
+    scored: Run, staff: User, settings: Any
+) -> None:
+    settings.PITWEB_BOARD_RENDER_MS = 60_000
+    runs = spread(scored, 3)
+    first = Client().get("/").content.decode()
+    api = Client().get("/api/leaderboard/").json()
+    # changes within the interval: the last render is served, nothing is read or drawn
+    for n in range(3):
+        Run.objects.filter(pk=runs[1].pk).update(flag=f"under review {n}")
+        services.board_changed(runs=[runs[1].pk])
+        with CaptureQueriesContext(connection) as queries:
+            assert Client().get("/").content.decode() == first
+        assert len(queries) <= 4  # the stamp and the facets: no board read, no render
+        assert Client().get("/api/leaderboard/").json() == api
+    # past the interval the page is drawn again
+    settings.PITWEB_BOARD_RENDER_MS = 0
+    assert "under review 2" in Client().get("/").content.decode()
+    settings.PITWEB_BOARD_RENDER_MS = 60_000
+    # a run hidden: the last render is from before, so it is never served again
+    services.run_set_hidden(run=runs[0], staff=staff, hidden=True, reason="a test hides it")
+    assert runs[0].run_id not in Client().get("/").content.decode()
+    assert runs[0].run_id not in Client().get("/api/leaderboard/").content.decode()
+
+
 def test_a_signed_in_board_computed_from_the_runs_pages_by_the_same_keys(
     scored: Run, submitter: User
 ) -> None:
