@@ -357,13 +357,14 @@ def _facets(
 ) -> dict[str, Any] | None:
     """The whole board's facets (other boards keep none): read whole, or the runs
     concerned added, unless one of them left public view (another run may still hold
-    its values)."""
+    its values). A run's visibility is fixed at upload, so a private run concerned (one
+    being verified, say) never was in the facets and needs no scan."""
     if filters != normalised({}):
         return None
     if concerned is None or board.facets is None:
         return boardcache.public_facets(ranked=ranked)
-    left = Run.objects.filter(pk__in=concerned).filter(
-        Q(hidden=True) | ~Q(withdrawn_at=None) | ~Q(visibility="public")
+    left = Run.objects.filter(pk__in=concerned, visibility="public").filter(
+        Q(hidden=True) | ~Q(withdrawn_at=None)
     )
     if left.exists():
         return boardcache.public_facets(ranked=ranked)
@@ -405,7 +406,9 @@ def _write(
             BoardEntry.objects.filter(board=board, run_id__in=gone[at : at + BATCH]).delete()
         BoardEntry.objects.bulk_create(fresh, batch_size=BATCH)
         _update(changed)
-        results = {k: v for k, v in vars(stored).items() if v is not None or k != "rank_base"}
+        results = vars(stored).copy()
+        if stored.rank_base is None:  # the base stands: keep the one stored
+            del results["rank_base"]
         StoredBoard.objects.filter(pk=board.pk).update(
             built_version=version, built_at=timezone.now(),
             min_trades=settings.PITWEB_MIN_RANKED_TRADES, **results,

@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from pitweb.pricing.models import PlatformScore
-from pitweb.runs import boardranks, boardstore, selectors, services
+from pitweb.runs import boardcache, boardranks, boardstore, selectors, services
 from pitweb.runs.board import REFRESH_SENT
 from pitweb.runs.boardkeys import Cursor
 from pitweb.runs.models import BoardChange, BoardEntry, Family, Run, StoredBoard
@@ -97,17 +97,24 @@ def without_time(board: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in board.items() if k != "computed_at"}
 
 
+def tuned(runs: list[Run], submitter: User) -> Family:
+    """The runs made one family of the submitter's (agent "tuned"), one attempt each."""
+    first = runs[0]
+    family = Family.objects.create(
+        submitter=submitter, agent="tuned", release_digest=first.release_digest,
+        window_start=first.window_start, window_end=first.window_end, attempts=len(runs),
+    )  # fmt: skip
+    Run.objects.filter(pk__in=[r.pk for r in runs]).update(family=family)
+    return family
+
+
 def test_the_stored_board_equals_the_board_computed_from_the_runs(
     scored: Run, submitter: User
 ) -> None:
     runs = spread(scored, 230)
     # a family of several attempts (its best ranks, widened), a hidden run, a withdrawn
     # one and a failed one: each where the computed board has it
-    family = Family.objects.create(
-        submitter=submitter, agent="tuned", release_digest=scored.release_digest,
-        window_start=scored.window_start, window_end=scored.window_end, attempts=7,
-    )  # fmt: skip
-    Run.objects.filter(pk__in=[r.pk for r in runs[10:17]]).update(family=family)
+    family = tuned(runs[10:17], submitter)
     Run.objects.filter(pk=runs[40].pk).update(hidden=True)
     Run.objects.filter(pk=runs[41].pk).update(withdrawn_at=timezone.now())
     Run.objects.filter(pk=runs[42].pk).update(status="mismatch", verification_level="self_reported")
@@ -200,11 +207,7 @@ def test_a_change_through_the_services_reads_only_its_runs_and_equals_the_whole_
     from tests.pitweb.conftest import make_run
 
     runs = spread(scored, 150)
-    family = Family.objects.create(
-        submitter=submitter, agent="tuned", release_digest=scored.release_digest,
-        window_start=scored.window_start, window_end=scored.window_end, attempts=4,
-    )  # fmt: skip
-    Run.objects.filter(pk__in=[r.pk for r in runs[20:24]]).update(family=family)
+    tuned(runs[20:24], submitter)
     services.board_changed()
     cache.add(REFRESH_SENT, 1)  # from here on this test computes, not the worker
     board = StoredBoard.objects.get(key=boardstore.board_key({}))  # (computed whole)
@@ -256,6 +259,34 @@ def test_a_delta_grown_past_its_bound_computes_the_board_whole_again(
     # two intervals taken away are held as the delta; the third is one too many
     assert reads == [1, 1, None]
     assert board.rank_delta == [] and board.ranked_total == 41 - 3
+    mine, whole = whole_copy(board)
+    assert mine == whole
+
+
+def test_a_private_run_that_changes_adds_to_the_facets_and_a_hidden_one_rescans(
+    scored: Run, staff: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = spread(scored, 3)
+    cache.add(REFRESH_SENT, 1)  # from here on this test computes, not the worker
+    board = StoredBoard.objects.get(key=boardstore.board_key({}))
+    boardstore.refresh(board)
+    scans: list[object] = []
+    counted = boardcache.public_facets
+
+    def public_facets(among: Any = None, **kwargs: Any) -> dict[str, Any]:
+        scans.append(among)
+        return counted(among, **kwargs)
+
+    monkeypatch.setattr(boardcache, "public_facets", public_facets)
+    # a private run never was in the facets: its change adds to them, no scan
+    Run.objects.filter(pk=runs[0].pk).update(visibility="private")
+    services.board_changed(runs=[runs[0].pk])
+    assert boardstore.refresh(board) is not None
+    assert scans == [{runs[0].pk}]
+    # a public run hidden may have held a value no other run holds: the whole scan
+    services.run_set_hidden(run=runs[1], staff=staff, hidden=True, reason="facets test")
+    assert boardstore.refresh(board) is not None
+    assert scans[1:] == [None]
     mine, whole = whole_copy(board)
     assert mine == whole
 
