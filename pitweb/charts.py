@@ -363,23 +363,30 @@ MASK_COLOURS = {"mask_holds": "#2a8a3e", "mask_leaks": "#c0392b"}
 BOARD_POINTS = 500
 
 
+def board_points(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
+    """The board rows ``board_scatter`` draws (those with both figures, at most
+    BOARD_POINTS) and a note when not every run could be drawn; cheap, for a page that
+    says what its chart will show before the chart is drawn."""
+    points = [
+        r
+        for r in rows
+        if r.get("platform_main_pit") is not None and r.get("platform_shifted_pit") is not None
+    ]
+    if len(points) <= BOARD_POINTS:
+        return points, ""
+    note = f"The chart draws the first {BOARD_POINTS} of these {len(points)} runs, in the board's order."
+    return points[:BOARD_POINTS], note
+
+
 def board_scatter(rows: list[dict[str, Any]]) -> tuple[go.Figure | None, str]:
     """The board drawn: each run's platform pit-clock return, main arm against shifted arm,
     with both 95% intervals as whiskers, coloured by mask verdict, and the diagonal on
     which the edge survived the mask unchanged. ``rows`` are board rows (fractions);
     each point carries its run page's address (a click opens it). Returns the figure
     (None when no row has both figures) and a note when not every run could be drawn."""
-    points = [
-        r
-        for r in rows
-        if r.get("platform_main_pit") is not None and r.get("platform_shifted_pit") is not None
-    ]
+    points, note = board_points(rows)
     if not points:
         return None, ""
-    note = ""
-    if len(points) > BOARD_POINTS:
-        note = f"The chart draws the first {BOARD_POINTS} of these {len(points)} runs, in the board's order."
-        points = points[:BOARD_POINTS]
     wanted = ("body_sha256", "submission", "run_id", "agent", "mask_verdict")
     numbers = [f"platform_{c}" for c in ("main_pit", "main_pit_low", "main_pit_high")] + [
         f"platform_{c}" for c in ("shifted_pit", "shifted_pit_low", "shifted_pit_high")

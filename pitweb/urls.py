@@ -16,6 +16,7 @@ urlpatterns = [
     path("favicon.ico", lambda request: redirect(static("pitweb/favicon.svg"), permanent=True)),
     path("", views.leaderboard_page, name="leaderboard"),
     path("leaderboard.csv", views.leaderboard_csv_page, name="leaderboard-csv"),
+    path("leaderboard-chart.json", views.leaderboard_chart, name="leaderboard-chart"),
     path("runs/<str:sha>/", views.run_page, name="run"),
     path("runs/<str:sha>/cells.json", views.run_cells_json, name="run-cells-json"),
     path("runs/<str:sha>/tables/<str:name>", views.run_table, name="run-table"),

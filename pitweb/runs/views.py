@@ -34,7 +34,7 @@ from harness.receipt.model import (
     TrainingCutoffSlot,
 )
 from pitweb import charts
-from pitweb.core.errors import SubmissionError, bad_request_page
+from pitweb.core.errors import SubmissionError, bad_request_page, error_body
 from pitweb.releases.models import Release
 from pitweb.runs import boardcache, selectors, services, tables
 from pitweb.runs.api import LEADERBOARD_COLUMNS, leaderboard_csv, submission_wanted
@@ -46,36 +46,83 @@ def _figure(figure: Any) -> Any:
     return json.loads(figure.to_json())
 
 
-def leaderboard_page(request: HttpRequest) -> HttpResponse:
+def _board_query(request: HttpRequest) -> tuple[dict[str, Any], int, tuple[str | None, str | None]]:
+    """The board query of a request: filters, page, cursors (``SubmissionError`` if bad)."""
     from pitweb.runs.api import _cursors, _filters, _page_number
 
-    try:
-        filters, page, cursors = _filters(request), _page_number(request), _cursors(request)
-    except SubmissionError as exc:
-        return render(request, "400.html", {"message": f"Bad filter: {exc.message}."}, status=400)
-    # The public page is rendered once per board version and stored-board computation,
-    # for each query the board links to (boardcache), one render at a time. A page asked
-    # for by cursor is read from the stored board each time (cursors are countless, the
-    # cache is not); a signed-in user's holds their own runs and is never cached.
-    after, before = cursors
+    return _filters(request), _page_number(request), _cursors(request)
+
+
+def _served_board(
+    request: HttpRequest,
+    kind: str,
+    query: tuple[dict[str, Any], int, tuple[str | None, str | None]],
+    answer: Callable[[dict[str, Any]], str],
+) -> str:
+    """``answer`` of the board page the query asks for, cached under ``kind``.
+
+    The public page is rendered once per board version and stored-board computation,
+    for each query the board links to (boardcache), one render at a time. A page asked
+    for by cursor is read from the stored board each time (cursors are countless, the
+    cache is not); a signed-in user's holds their own runs and is never cached."""
+    filters, page, (after, before) = query
     key = None
     if not request.user.is_authenticated and not (after or before):
-        key = boardcache.key("board-page", board_stamp(), filters, page, rows=selectors.PAGE_ROWS)
+        key = boardcache.key(kind, board_stamp(), filters, page, rows=selectors.PAGE_ROWS)
 
     def draw() -> tuple[str, bool]:
         board = selectors.leaderboard(
             **filters, page=page, per_page=selectors.PAGE_ROWS, after=after, before=before
         )
-        return _leaderboard_html(request, board, filters), board["current"]
+        return answer(board), board["current"]
 
-    return HttpResponse(boardcache.served(key, draw))
+    return boardcache.served(key, draw)
 
 
-def _leaderboard_html(request: HttpRequest, board: dict[str, Any], filters: dict[str, Any]) -> str:
-    # drawn from the rows the page already holds: no query per run
-    chart, chart_note = charts.board_scatter([*board["ranked"], *board["mask_leaks"]])
+def leaderboard_page(request: HttpRequest) -> HttpResponse:
+    try:
+        query = _board_query(request)
+    except SubmissionError as exc:
+        return render(request, "400.html", {"message": f"Bad filter: {exc.message}."}, status=400)
+    return HttpResponse(
+        _served_board(
+            request, "board-page", query, lambda board: _leaderboard_html(request, board, query)
+        )
+    )
+
+
+def leaderboard_chart(request: HttpRequest) -> HttpResponse:
+    """The chart of the board page with the same query (filters, page or cursor), as
+    Plotly's figure JSON (``figure``: null when no run has both figures) and its ``note``.
+    The page fetches it once it has loaded, with Plotly: the table comes first."""
+    try:
+        query = _board_query(request)
+    except SubmissionError as exc:
+        return JsonResponse(error_body(exc.code, exc.message), status=exc.http_status)
+
+    def answer(board: dict[str, Any]) -> str:
+        figure, note = charts.board_scatter([*board["ranked"], *board["mask_leaks"]])
+        drawn = figure.to_json() if figure is not None else "null"
+        return f'{{"figure": {drawn}, "note": {json.dumps(note)}}}'
+
+    return HttpResponse(
+        _served_board(request, "board-chart", query, answer), content_type="application/json"
+    )
+
+
+def _leaderboard_html(
+    request: HttpRequest,
+    board: dict[str, Any],
+    query: tuple[dict[str, Any], int, tuple[str | None, str | None]],
+) -> str:
+    filters, page, (after, before) = query
+    # what the chart will draw, said now; the chart itself is fetched after the page loads
+    points, chart_note = charts.board_points([*board["ranked"], *board["mask_leaks"]])
     shown = {k: filters[k] or "" for k in ("release", "form", "start", "end")}
     shown["isolated"] = "1" if filters["isolated"] else ""
+    this_page = {k: v for k, v in shown.items() if v}
+    this_page |= {"page": str(page)} if page > 1 else {}
+    this_page |= {k: v for k, v in (("after", after), ("before", before)) if v}
     return render_to_string(
         "leaderboard.html",
         {
@@ -84,7 +131,9 @@ def _leaderboard_html(request: HttpRequest, board: dict[str, Any], filters: dict
             "pagination": board["pagination"],
             "releases": Release.objects.order_by("name").values_list("name", flat=True),
             "filters": shown,
-            "board_chart": _figure(chart) if chart is not None else None,
+            "board_chart": reverse("leaderboard-chart") + "?" + urlencode(this_page)
+            if points
+            else None,
             "board_chart_note": chart_note,
             "cite": selectors.latest_snapshot(filters),
         },

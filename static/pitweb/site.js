@@ -1,4 +1,4 @@
-// Draw every Plotly figure embedded with json_script, and poll a run's status and a
+// Draw every Plotly figure (embedded with json_script, or fetched), and poll a run's status and a
 // points job's progress.
 (function () {
   // On a phone a chart's title would run off its edge and the legend over the title:
@@ -19,29 +19,47 @@
     layout.margin = Object.assign({}, layout.margin, {b: 90});
     layout.height = (layout.height || 320) + 60;
   }
-  // Plotly is loaded only on pages that draw a chart; the board and a family's page
-  // fetch it once the page has loaded (a table first, its chart a moment later)
-  function drawAll() {
-    document.querySelectorAll("[data-figure]").forEach(function (node) {
-      var data = JSON.parse(document.getElementById(node.dataset.figure).textContent);
-      // the mode bar runs down the right edge, clear of the title and the legend
-      data.layout.modebar = {orientation: "v"};
-      if (node.clientWidth < 560) { narrow(data.layout); }
-      Plotly.newPlot(node, data.data, data.layout, {displaylogo: false, responsive: true});
-      // a point that carries a page of this site (the board's runs) opens it when clicked
-      node.on("plotly_click", function (event) {
-        var url = event.points.length ? event.points[0].customdata : null;
-        if (typeof url === "string" && /^\/runs\/[0-9a-f]{64}\/\?submission=[0-9]+$/.test(url)) {
-          window.location.href = url;
-        }
-      });
+  // A figure is embedded with json_script, or (the board's) fetched from its
+  // data-figure-src: the table comes first, its chart with Plotly once the page has loaded
+  function figureOf(node) {
+    if (!node.pitwebFigure) {
+      node.pitwebFigure = node.dataset.figureSrc
+        ? fetch(node.dataset.figureSrc, {credentials: "same-origin"})
+            .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
+            .then(function (answer) { return answer.figure; })
+        : Promise.resolve(JSON.parse(document.getElementById(node.dataset.figure).textContent));
+    }
+    return node.pitwebFigure;
+  }
+  function draw(node, data) {
+    // the mode bar runs down the right edge, clear of the title and the legend
+    data.layout.modebar = {orientation: "v"};
+    if (node.clientWidth < 560) { narrow(data.layout); }
+    Plotly.newPlot(node, data.data, data.layout, {displaylogo: false, responsive: true});
+    // a point that carries a page of this site (the board's runs) opens it when clicked
+    node.on("plotly_click", function (event) {
+      var url = event.points.length ? event.points[0].customdata : null;
+      if (typeof url === "string" && /^\/runs\/[0-9a-f]{64}\/\?submission=[0-9]+$/.test(url)) {
+        window.location.href = url;
+      }
     });
   }
+  function drawAll() {
+    document.querySelectorAll("[data-figure]").forEach(function (node) {
+      figureOf(node).then(
+        function (data) { if (data) { draw(node, data); } },
+        function () { node.textContent = "The chart could not be loaded: every number it draws is in the table."; }
+      );
+    });
+  }
+  // Plotly is loaded only on pages that draw a chart; the board and a family's page
+  // fetch it once the page has loaded (a table first, its chart a moment later)
   var later = document.getElementById("plotly-later");
   if (window.Plotly) {
     drawAll();
   } else if (later) {
     var fetchPlotly = function () {
+      document.querySelectorAll("[data-figure-src]").forEach(figureOf);  // meanwhile
       var script = document.createElement("script");
       script.src = later.dataset.src;
       script.onload = drawAll;

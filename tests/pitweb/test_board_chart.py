@@ -87,3 +87,62 @@ def test_the_caption_says_only_what_the_shifted_deltas_interval_supports() -> No
     assert "lies above zero" in shifted_delta_reading([0.001, 0.02])
     assert "measures no memory" in shifted_delta_reading([-0.02, -0.001])
     assert "no interval" in shifted_delta_reading(None)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_board_page_fetches_its_chart_which_draws_that_pages_own_rows(
+    priced_release: Any, submitter: Any, stub_run: Any, settings: Any
+) -> None:
+    import json
+    import re
+    from html import unescape
+
+    from django.contrib.auth.models import AnonymousUser
+    from django.test import Client
+
+    from pitweb.runs import selectors
+    from tests.pitweb.test_board_store import spread
+    from tests.pitweb.test_pages import submit
+
+    settings.PITWEB_MIN_RANKED_TRADES = 1
+    spread(submit(submitter, stub_run), 70)
+    client = Client()
+    html = client.get("/", {"page": 2}).content.decode()
+    assert 'id="fig-board"' not in html  # no figure in the page: it comes after the table
+    (src,) = re.findall(r'data-figure="fig-board" data-figure-src="([^"]+)"', html)
+    assert unescape(src) == "/leaderboard-chart.json?page=2"
+    answer = client.get(unescape(src))
+    assert answer["Content-Type"] == "application/json"
+    drawn = answer.json()
+    board = selectors.leaderboard(
+        user=AnonymousUser(), release=None, form=None, start=None, end=None,
+        isolated=False, page=2, per_page=selectors.PAGE_ROWS,
+    )  # fmt: skip
+    expected, note = charts.board_scatter([*board["ranked"], *board["mask_leaks"]])
+    assert expected is not None and note == drawn["note"] == ""
+    assert drawn["figure"] == json.loads(expected.to_json())
+    # its points are the runs of the second page's rows, no other
+    urls = {u for trace in drawn["figure"]["data"] for u in trace.get("customdata") or ()}
+    shown = set(re.findall(r'href="(/runs/[0-9a-f]{64}/\?submission=\d+)"', html))
+    assert urls == shown and len(urls) == 71 - selectors.PAGE_ROWS
+    # a page by cursor asks for its chart by the same cursor
+    after = board["pagination"]["previous"]
+    html = client.get("/", {"before": after}).content.decode()
+    (src,) = re.findall(r'data-figure-src="([^"]+)"', html)
+    assert unescape(src).startswith("/leaderboard-chart.json?before=")
+    assert client.get(unescape(src)).json()["figure"] is not None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_board_chart_refuses_a_bad_query_and_draws_nothing_for_an_empty_board(
+    priced_release: Any,
+) -> None:
+    from django.test import Client
+
+    client = Client()
+    for query in ({"after": "not-a-cursor"}, {"start": "someday"}, {"page": "-1x"}):
+        answer = client.get("/leaderboard-chart.json", query)
+        assert answer.status_code == 400, query
+        assert answer.json()["error"]["code"], query
+    assert client.get("/leaderboard-chart.json").json() == {"figure": None, "note": ""}
+    assert "data-figure-src" not in client.get("/").content.decode()
