@@ -659,10 +659,12 @@ class LeaderboardApi(APIView):
         every = request.GET.get("all") in ("1", "true")
         key = None  # a page asked for by cursor is read from the stored board each time
         if every or not any(_cursors(request)):
-            key = boardcache.key(
-                "board-api", board_stamp(), _filters(request),
-                1 if every else _page_number(request), every=every,
-            )  # fmt: skip
+            stamp, filters = board_stamp(), _filters(request)
+            page = 1 if every else _page_number(request)
+            hit = boardcache.cached("board-api", stamp, filters, page, every=every)
+            if hit is not None:
+                return HttpResponse(hit, content_type="application/json")
+            key = boardcache.key("board-api", stamp, filters, page, every=every)
 
         def draw() -> tuple[bytes, bool]:
             board = _board(request)

@@ -4,8 +4,8 @@ holds (a release, form and window of a public run, a page that exists) is cached
 its parsed, normalised values; any other query (an unknown value, a page past the end,
 parameters the board does not read) is answered without touching the cache, so random
 query strings cannot fill it. The facets are those the worker stored with the whole
-board. A cached answer is keyed by the board's stamp (``board.board_stamp``) and rendered
-by one request at a time (``served``)."""
+board. A cached answer is keyed by the board's stamp (``board.board_stamp``), rendered
+by one request at a time (``served``) and read back in one cache read (``cached``)."""
 
 from __future__ import annotations
 
@@ -109,6 +109,19 @@ def key(
             return None
     if not 1 <= page <= facets["pages"] * -(-PER_PAGE // (rows or PER_PAGE)):
         return None
+    return _key(kind, stamp, filters, page, every)
+
+
+def cached(
+    kind: str, stamp: Stamp, filters: dict[str, Any], page: int = 1, every: bool = False
+) -> Any | None:
+    """The answer stored for a board query at ``stamp``, or None: one cache read and no
+    facets read. Only a query ``key`` accepts is ever stored (``served``), so any other
+    query misses here and is then judged by ``key``."""
+    return cache.get(_key(kind, stamp, filters, page, every).exact)
+
+
+def _key(kind: str, stamp: Stamp, filters: dict[str, Any], page: int, every: bool) -> Key:
     values = [filters.get(n) or "" for n in ("release", "form", "start", "end")]
     values += [bool(filters.get("isolated")), page, every]
     # unambiguous and short whatever a release's name holds

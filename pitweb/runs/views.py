@@ -68,7 +68,11 @@ def _served_board(
     filters, page, (after, before) = query
     key = None
     if not request.user.is_authenticated and not (after or before):
-        key = boardcache.key(kind, board_stamp(), filters, page, rows=selectors.PAGE_ROWS)
+        stamp = board_stamp()
+        hit = boardcache.cached(kind, stamp, filters, page)
+        if hit is not None:
+            return cast(str, hit)
+        key = boardcache.key(kind, stamp, filters, page, rows=selectors.PAGE_ROWS)
 
     def draw() -> tuple[str, bool]:
         board = selectors.leaderboard(

@@ -423,6 +423,37 @@ def test_one_render_per_change_and_never_a_page_from_before_a_run_was_hidden(
         assert runs[0].run_id not in Client().get(path).content.decode()
 
 
+def test_a_cached_board_is_served_on_one_query_and_one_cache_read(
+    scored: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.core.cache import caches
+
+    spread(scored, 3)
+    paths = ("/", "/leaderboard-chart.json", "/api/leaderboard/", "/api/leaderboard/?all=1")
+    first = {path: Client().get(path).content for path in paths}
+    backend = caches["default"]
+    reads: list[str] = []
+    read = backend.get
+
+    def spy(key: str, *args: Any, **kwargs: Any) -> Any:
+        reads.append(key)
+        return read(key, *args, **kwargs)
+
+    monkeypatch.setattr(backend, "get", spy)
+    for path in paths:
+        reads.clear()
+        with CaptureQueriesContext(connection) as queries:
+            assert Client().get(path).content == first[path]
+        assert len(queries) == 1, [q["sql"] for q in queries]  # the board's stamp
+        assert len(reads) == 1 and "facets" not in reads[0], reads
+    # a query the board does not link to misses, is judged by the facets, and is never
+    # stored: asked again, it is judged again
+    for _ in range(2):
+        reads.clear()
+        assert Client().get("/", {"form": "NOT-A-FORM"}).status_code == 200
+        assert any("facets" in key for key in reads), reads
+
+
 def test_a_board_that_changes_often_is_rendered_once_per_interval_but_a_hide_at_once(
     scored: Run, staff: User, settings: Any
 ) -> None:

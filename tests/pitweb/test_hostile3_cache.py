@@ -160,6 +160,25 @@ def test_a_cache_that_is_down_slows_pages_and_never_fails_them(
     assert redis.Redis(port=port).dbsize() > 0
 
 
+def test_the_cache_keeps_one_client_per_pool_across_an_outage(
+    own_cache: tuple[int, list[subprocess.Popen[bytes]]],
+) -> None:
+    from django.core.cache import caches
+
+    port, servers = own_cache
+    backend = caches["default"]
+    client = backend._cache.get_client()
+    assert backend._cache.get_client(write=True) is client  # not one built per operation
+    backend.set("k", 1)
+    servers[0].kill()
+    servers[0].wait()
+    assert backend.get("k") is None  # Redis gone: the process's own cache answers
+    servers.append(_redis_server(port))
+    backend.set("k", 2)  # back: the same client reconnects through its pool
+    assert backend.get("k") == 2 and redis.Redis(port=port).get(backend.make_key("k"))
+    assert backend._cache.get_client() is client
+
+
 def test_the_upload_throttle_still_limits_while_the_cache_is_down(
     own_cache: tuple[int, list[subprocess.Popen[bytes]]],
     submitter: User,
