@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Sequence
 from functools import wraps
 from types import SimpleNamespace
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 from urllib.parse import urlencode
 
 import msgspec
@@ -46,17 +46,26 @@ def _figure(figure: Any) -> Any:
     return json.loads(figure.to_json())
 
 
-def _board_query(request: HttpRequest) -> tuple[dict[str, Any], int, tuple[str | None, str | None]]:
-    """The board query of a request: filters, page, cursors (``SubmissionError`` if bad)."""
+class BoardQuery(NamedTuple):
+    """What a board request asks for: its filters, its page, and its cursors (after,
+    before) when it pages by key."""
+
+    filters: dict[str, Any]
+    page: int
+    cursors: tuple[str | None, str | None]
+
+
+def _board_query(request: HttpRequest) -> BoardQuery:
+    """The board query of a request (``SubmissionError`` if bad)."""
     from pitweb.runs.api import _cursors, _filters, _page_number
 
-    return _filters(request), _page_number(request), _cursors(request)
+    return BoardQuery(_filters(request), _page_number(request), _cursors(request))
 
 
 def _served_board(
     request: HttpRequest,
     kind: str,
-    query: tuple[dict[str, Any], int, tuple[str | None, str | None]],
+    query: BoardQuery,
     answer: Callable[[dict[str, Any]], str],
 ) -> str:
     """``answer`` of the board page the query asks for, cached under ``kind``.
@@ -117,7 +126,7 @@ def leaderboard_chart(request: HttpRequest) -> HttpResponse:
 def _leaderboard_html(
     request: HttpRequest,
     board: dict[str, Any],
-    query: tuple[dict[str, Any], int, tuple[str | None, str | None]],
+    query: BoardQuery,
 ) -> str:
     filters, page, (after, before) = query
     # what the chart will draw, said now; the chart itself is fetched after the page loads
@@ -135,7 +144,7 @@ def _leaderboard_html(
             "pagination": board["pagination"],
             "releases": Release.objects.order_by("name").values_list("name", flat=True),
             "filters": shown,
-            "board_chart": reverse("leaderboard-chart") + "?" + urlencode(this_page)
+            "board_chart_src": reverse("leaderboard-chart") + "?" + urlencode(this_page)
             if points
             else None,
             "board_chart_note": chart_note,
