@@ -179,6 +179,26 @@ print(json.dumps([Run.objects.count(), took]))
 
 def load(path: str, seconds: float = 8.0, connections: int = 8) -> tuple[float, float, float]:
     """(p50 ms, p95 ms, requests/s) over ``connections`` keep-alive connections."""
+    return _figures(*_latencies(path, seconds, connections))
+
+
+def interleaved(
+    paths: list[str], rounds: int = 4, seconds: float = 2.0, connections: int = 8
+) -> list[tuple[float, float, float]]:
+    """``load`` of each path, taken in turns (``rounds`` times ``seconds`` each) so that
+    every path is measured under the same load as the others, however the load varies
+    over the measurement."""
+    taken: dict[str, tuple[list[float], float]] = {path: ([], 0.0) for path in paths}
+    for _ in range(rounds):
+        for path in paths:
+            latencies, elapsed = _latencies(path, seconds, connections)
+            before = taken[path]
+            taken[path] = (before[0] + latencies, before[1] + elapsed)
+    return [_figures(*taken[path]) for path in paths]
+
+
+def _latencies(path: str, seconds: float, connections: int) -> tuple[list[float], float]:
+    """Every request's seconds, and the seconds the load lasted."""
     latencies: list[float] = []
     lock = threading.Lock()
     stop = time.monotonic() + seconds
@@ -207,7 +227,10 @@ def load(path: str, seconds: float = 8.0, connections: int = 8) -> tuple[float, 
         t.join()
     if errors:
         raise RuntimeError(errors[0])
-    elapsed = time.monotonic() - began
+    return latencies, time.monotonic() - began
+
+
+def _figures(latencies: list[float], elapsed: float) -> tuple[float, float, float]:
     ordered = sorted(latencies)
     p95 = ordered[int(0.95 * (len(ordered) - 1))]
     return statistics.median(ordered) * 1000, p95 * 1000, len(ordered) / elapsed
@@ -403,10 +426,9 @@ def under_change() -> tuple[Figures, Figures, Figures, list[list[float]]]:
         feeder = feed()
         time.sleep(2)  # the first uploads in flight
         # the static file again under the same load: the machine's two cores are shared
-        # by the worker's verifications, the server, the database and the load itself
-        static = load("/static/pitweb/site.css")
-        page = load("/")
-        api = load("/api/leaderboard/")
+        # by the worker's verifications, the server, the database and the load itself;
+        # the three taken in turns, so that each meets the same phases of the uploads
+        static, page, api = interleaved(["/static/pitweb/site.css", "/", "/api/leaderboard/"])
         out, _ = feeder.communicate(timeout=180)
     finally:
         os.killpg(worker.pid, signal.SIGKILL)
@@ -415,13 +437,12 @@ def under_change() -> tuple[Figures, Figures, Figures, list[list[float]]]:
 
 
 def cold_cache() -> None:
-    """Empty the shared cache: the next request finds no page, no facets."""
-    if REDIS_URL:
-        import redis
-
-        redis.Redis.from_url(REDIS_URL.rsplit("/", 1)[0] + "/10").flushdb()
-    else:
-        manage("shell", "-c", "from django.core.cache import cache; cache.clear()")
+    """Nothing cached anywhere: the shared cache emptied and the board's stamp moved on
+    (as a finished computation of a stored board moves it), so no server process finds
+    its own copy of a page either; the next request finds no page, no facets."""
+    code = "from django.core.cache import cache; cache.clear()"
+    code += "\nfrom pitweb.runs.board import board_computed; board_computed()"
+    manage("shell", "-c", code)
 
 
 def upload_to_verified(repeats: int = 5) -> tuple[float, float]:

@@ -1,5 +1,6 @@
 """The shared cache, for speed only: when Redis cannot be reached, each process keeps
-going on a small cache of its own, so an outage makes pages slower, never failed.
+going on a small cache of its own, so an outage makes pages slower, never failed. And
+``near``: each process's own copies of answers that never change under their key.
 
 What lives in the cache may be lost at any time and the site stays right: cached boards
 are keyed by the board version (a database row), so a process's own copy is never
@@ -10,7 +11,9 @@ own: a limit holds per process until Redis is back, never not at all).
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from collections import OrderedDict
 from typing import Any
 
 from django.core.cache.backends.locmem import LocMemCache
@@ -21,6 +24,54 @@ log = logging.getLogger(__name__)
 # how often an outage is logged (once per interval per process, not per request)
 LOG_EVERY = 30.0
 LOCAL_ENTRIES = 300
+
+
+class Near:
+    """This process's copies of answers that never change under their key (a cached
+    board's key carries the board's stamp): a read that finds one makes no round trip to
+    the shared cache. Each copy is kept until its own deadline (the one its shared entry
+    has), within ``max_bytes`` (least recently read dropped first); only text and bytes
+    are kept, each at most a quarter of the bound. Shared by the process's threads."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[str, tuple[float, str | bytes]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> str | bytes | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is None:
+                return None
+            if found[0] <= time.time():
+                self._drop(key)
+                return None
+            self._items.move_to_end(key)
+            return found[1]
+
+    def put(self, key: str, value: Any, until: float) -> None:
+        if not isinstance(value, str | bytes) or len(value) > self.max_bytes // 4:
+            return
+        with self._lock:
+            if key in self._items:
+                self._drop(key)
+            self._items[key] = (until, value)
+            self._bytes += len(value)
+            while self._bytes > self.max_bytes:
+                self._drop(next(iter(self._items)))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._bytes = 0
+
+    def _drop(self, key: str) -> None:
+        self._bytes -= len(self._items.pop(key)[1])
+
+
+NEAR_BYTES = 32 * 1024 * 1024
+near = Near(NEAR_BYTES)
 
 
 class _OneClientPerPool(RedisCacheClient):
@@ -98,5 +149,6 @@ class ForgivingRedisCache(RedisCache):
         return self._either("delete_many", *args, **kwargs)
 
     def clear(self) -> None:
+        near.clear()  # what was cleared is read from the source again, here too
         self._local.clear()
         self._either("clear")

@@ -346,6 +346,9 @@ PITWEB_BOARD_STALE_SECONDS = env_int("PITWEB_BOARD_STALE_SECONDS", 5)
 # a board query is rendered at most once per this many milliseconds; meanwhile its last
 # render is served (never one from before a run left public view)
 PITWEB_BOARD_RENDER_MS = env_int("PITWEB_BOARD_RENDER_MS", 1000)
+# how long a server process goes on with the board's stamp it read (a change made in
+# another process, a hide included, reaches its pages within this; 0: read every request)
+PITWEB_BOARD_STAMP_MS = env_int("PITWEB_BOARD_STAMP_MS", 50)
 # where a worker keeps its local copies of releases (checked against their digests)
 PITWEB_RELEASE_CACHE = Path(os.environ.get("PITWEB_RELEASE_CACHE") or VAR_DIR / "release-cache")
 # where the points workers journal paid calls, so a replacement worker resumes a job

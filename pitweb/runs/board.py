@@ -1,13 +1,21 @@
 """What a board shows is versioned: every service that changes it bumps the version (and
 a worker is sent to compute the stored boards again); cached pages are keyed by the
-version and by how many computations of stored boards have finished."""
+version and by how many computations of stored boards have finished.
+
+A server process reads that stamp from the database at most once per
+``PITWEB_BOARD_STAMP_MS`` (its threads share the reading), so a cached page costs no
+query at all: a change made in this process is seen by its next request, one made in
+another process (a hide by staff, a worker's computation) within that interval."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import F
@@ -33,6 +41,7 @@ def board_changed(*, runs: Iterable[int] | None = None, taken_off: bool = False)
         bumped["epoch"] = F("epoch") + 1
     # one transaction: a computation that reads this version reads its changes too (the
     # row lock taken by the update orders versions as their transactions commit)
+    forget_stamp()  # this process's next request reads it (and again once committed)
     with transaction.atomic():
         if not BoardVersion.objects.filter(pk=1).update(**bumped):
             BoardVersion.objects.get_or_create(pk=1)
@@ -42,6 +51,7 @@ def board_changed(*, runs: Iterable[int] | None = None, taken_off: bool = False)
         BoardChange.objects.bulk_create(
             [BoardChange(version=version, run_pk=pk) for pk in concerned]
         )
+    transaction.on_commit(forget_stamp, robust=True)
     transaction.on_commit(_send_refresh, robust=True)
 
 
@@ -54,7 +64,9 @@ def _send_refresh() -> None:
 
 def board_computed() -> None:
     """A stored board was computed again: pages cached from the one before are stale."""
+    forget_stamp()
     BoardVersion.objects.filter(pk=1).update(computed=F("computed") + 1)
+    transaction.on_commit(forget_stamp, robust=True)
 
 
 def board_version() -> int:
@@ -70,9 +82,40 @@ class Stamp(NamedTuple):
     epoch: int
 
 
+class _Known:
+    """The stamp as this process last read it, when, and how often it was forgotten:
+    a reading that began before a change of this process's own is never kept."""
+
+    lock = threading.Lock()
+    stamp: Stamp | None = None
+    read_at = 0.0
+    forgotten = 0
+
+
 def board_stamp() -> Stamp:
-    # read on every board request, cached or not: one fixed statement, since building
-    # the ORM's query cost as much as a cached page's whole cache read
+    """The board's stamp, read from the database at most once per
+    ``PITWEB_BOARD_STAMP_MS`` in this process."""
+    if _Known.stamp is not None and (
+        time.monotonic() - _Known.read_at < settings.PITWEB_BOARD_STAMP_MS / 1000
+    ):
+        return _Known.stamp
+    began, forgotten = time.monotonic(), _Known.forgotten
+    stamp = _read_stamp()
+    with _Known.lock:
+        if _Known.forgotten == forgotten:
+            _Known.stamp, _Known.read_at = stamp, began
+    return stamp
+
+
+def forget_stamp() -> None:
+    """This process changed the board: its next request reads the stamp again."""
+    with _Known.lock:
+        _Known.stamp = None
+        _Known.forgotten += 1
+
+
+def _read_stamp() -> Stamp:
+    # one fixed statement: building the ORM's query cost as much as the read itself
     with connection.cursor() as cursor:
         cursor.execute(_STAMP_SQL)
         found = cursor.fetchone()

@@ -5,7 +5,9 @@ its parsed, normalised values; any other query (an unknown value, a page past th
 parameters the board does not read) is answered without touching the cache, so random
 query strings cannot fill it. The facets are those the worker stored with the whole
 board. A cached answer is keyed by the board's stamp (``board.board_stamp``), rendered
-by one request at a time (``served``) and read back in one cache read (``cached``)."""
+by one request at a time (``served``) and read back in one cache read (``cached``), or
+none: under its key an answer never changes, so each process keeps its own copy too
+(``pitweb.cache.near``), until the deadline the shared entry has."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.core.cache import cache
 
+from pitweb.cache import near
 from pitweb.runs.board import Stamp
 
 TIMEOUT = 300
@@ -115,10 +118,20 @@ def key(
 def cached(
     kind: str, stamp: Stamp, filters: dict[str, Any], page: int = 1, every: bool = False
 ) -> Any | None:
-    """The answer stored for a board query at ``stamp``, or None: one cache read and no
-    facets read. Only a query ``key`` accepts is ever stored (``served``), so any other
-    query misses here and is then judged by ``key``."""
-    return cache.get(_key(kind, stamp, filters, page, every).exact)
+    """The answer stored for a board query at ``stamp``, or None: this process's copy,
+    else one cache read; no facets read. Only a query ``key`` accepts is ever stored
+    (``served``), so any other query misses here and is then judged by ``key``."""
+    return _read(_key(kind, stamp, filters, page, every).exact)
+
+
+def _read(exact: str) -> Any | None:
+    found = near.get(exact)
+    if found is None:
+        stored = cache.get(exact)  # (deadline, answer)
+        if stored is not None and stored[0] > time.time():
+            found = stored[1]
+            near.put(exact, found, until=stored[0])
+    return found
 
 
 def _key(kind: str, stamp: Stamp, filters: dict[str, Any], page: int, every: bool) -> Key:
@@ -144,7 +157,7 @@ def served(found: Key | None, render: Callable[[], tuple[T, bool]]) -> T:
     visitor may compute it."""
     if found is None:
         return render()[0]
-    cached = cache.get(found.exact)
+    cached = _read(found.exact)
     if cached is not None:
         return cast(T, cached)
     last = cache.get(found.last)  # (rendered at, answer)
@@ -158,7 +171,9 @@ def served(found: Key | None, render: Callable[[], tuple[T, bool]]) -> T:
         value, current = render()
         timeout = TIMEOUT if current else settings.PITWEB_BOARD_STALE_SECONDS
         if timeout:
-            cache.set(found.exact, value, timeout=timeout)
+            until = time.time() + timeout
+            cache.set(found.exact, (until, value), timeout=timeout)
+            near.put(found.exact, value, until=until)
         cache.set(found.last, (time.time(), value), timeout=TIMEOUT)
     finally:
         if mine:

@@ -167,8 +167,13 @@ def fresh_cache(request: pytest.FixtureRequest) -> None:
     )
     if not uses_db:
         return
+    from pitweb.cache import near
+    from pitweb.runs.board import forget_stamp
+
     request.getfixturevalue("db")
     cache.clear()
+    near.clear()  # the process's copies too, whatever the cache's backend
+    forget_stamp()  # and its reading of the board's stamp, from the database before
 
 
 @pytest.fixture(autouse=True)
@@ -179,6 +184,7 @@ def board_at_once(settings: Any) -> None:
     production)."""
     settings.PITWEB_BOARD_STALE_SECONDS = 0
     settings.PITWEB_BOARD_RENDER_MS = 0  # and renders a page again at once
+    settings.PITWEB_BOARD_STAMP_MS = 0  # and reads the board's stamp on every request
 
 
 @pytest.fixture(autouse=True)
