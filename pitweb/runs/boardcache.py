@@ -152,7 +152,8 @@ def served(found: Key | None, render: Callable[[], tuple[T, bool]]) -> T:
     the last answer is served, however often the board changed meanwhile (a board that
     changes several times a second would otherwise be rendered as often). One request
     renders a key at a time: the others are meanwhile served the last answer, or render it
-    themselves when there is none. An answer from a board being computed again is kept
+    themselves when there is none (never one from before a run left public view, once
+    the request's stamp has seen it go: ``board.board_stamp``). An answer from a board being computed again is kept
     only for the seconds a worker is given (PITWEB_BOARD_STALE_SECONDS), after which a
     visitor may compute it."""
     if found is None:
