@@ -83,34 +83,35 @@ class Stamp(NamedTuple):
 
 
 class _Known:
-    """The stamp as this process last read it, when, and how often it was forgotten:
-    a reading that began before a change of this process's own is never kept."""
+    """The stamp as this process last read it and when (one tuple, replaced whole, so
+    a thread never sees one's stamp with another's time), and how often this process
+    changed the board: a reading that began before such a change is never kept."""
 
     lock = threading.Lock()
-    stamp: Stamp | None = None
-    read_at = 0.0
+    reading: tuple[float, Stamp] | None = None
     forgotten = 0
 
 
 def board_stamp() -> Stamp:
     """The board's stamp, read from the database at most once per
     ``PITWEB_BOARD_STAMP_MS`` in this process."""
-    if _Known.stamp is not None and (
-        time.monotonic() - _Known.read_at < settings.PITWEB_BOARD_STAMP_MS / 1000
+    reading = _Known.reading
+    if reading is not None and (
+        time.monotonic() - reading[0] < settings.PITWEB_BOARD_STAMP_MS / 1000
     ):
-        return _Known.stamp
+        return reading[1]
     began, forgotten = time.monotonic(), _Known.forgotten
     stamp = _read_stamp()
     with _Known.lock:
         if _Known.forgotten == forgotten:
-            _Known.stamp, _Known.read_at = stamp, began
+            _Known.reading = (began, stamp)
     return stamp
 
 
 def forget_stamp() -> None:
     """This process changed the board: its next request reads the stamp again."""
     with _Known.lock:
-        _Known.stamp = None
+        _Known.reading = None
         _Known.forgotten += 1
 
 
