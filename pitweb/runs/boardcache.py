@@ -127,11 +127,19 @@ def cached(
 def _read(exact: str) -> Any | None:
     found = near.get(exact)
     if found is None:
-        stored = cache.get(exact)  # (deadline, answer)
-        if stored is not None and stored[0] > time.time():
+        stored = cache.get(exact)  # (deadline, answer); anything else is not ours to serve
+        if _deadline(stored) > time.time():
             found = stored[1]
             near.put(exact, found, until=stored[0])
     return found
+
+
+def _deadline(stored: Any) -> float:
+    """The deadline of a cached answer, or 0 for what is not one (an entry an earlier
+    release of the site left: the answer alone)."""
+    if isinstance(stored, tuple) and len(stored) == 2 and isinstance(stored[0], float):
+        return stored[0]
+    return 0.0
 
 
 def _key(kind: str, stamp: Stamp, filters: dict[str, Any], page: int, every: bool) -> Key:
@@ -153,9 +161,9 @@ def served(found: Key | None, render: Callable[[], tuple[T, bool]]) -> T:
     changes several times a second would otherwise be rendered as often). One request
     renders a key at a time: the others are meanwhile served the last answer, or render it
     themselves when there is none (never one from before a run left public view, once
-    the request's stamp has seen it go: ``board.board_stamp``). An answer from a board being computed again is kept
-    only for the seconds a worker is given (PITWEB_BOARD_STALE_SECONDS), after which a
-    visitor may compute it."""
+    the request's stamp has seen it go: ``board.board_stamp``). An answer from a board
+    being computed again is kept only for the seconds a worker is given
+    (PITWEB_BOARD_STALE_SECONDS), after which a visitor may compute it."""
     if found is None:
         return render()[0]
     cached = _read(found.exact)

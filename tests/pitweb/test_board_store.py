@@ -376,6 +376,22 @@ def test_an_answer_from_a_board_being_computed_is_kept_only_for_the_grace_anywhe
             assert len(queries) == 1
 
 
+def test_an_entry_cached_before_its_deadline_was_stored_beside_it_is_rendered_again(
+    scored: Run,
+) -> None:
+    from pitweb.runs.board import board_stamp
+
+    filters = {"release": None, "form": None, "start": None, "end": None, "isolated": False}
+    first = Client().get("/").content
+    key = boardcache.key("board-page", board_stamp(), filters)
+    assert key is not None
+    # as a server of the release before left it: the answer alone, with no deadline
+    for left in ("<html>stale</html>", ("x", "<html>stale</html>"), ["a", "b", "c"]):
+        cache.set(key.exact, left)
+        near.clear()
+        assert Client().get("/").content == first
+
+
 def test_the_stamp_read_once_per_interval_sees_this_process_s_changes_at_once(
     scored: Run, staff: User, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
