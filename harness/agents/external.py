@@ -312,11 +312,24 @@ def _time_limit(
 # -- the agent's process ------------------------------------------------------------------
 
 
+# In a sandbox cell (whose /tmp is its own and new) the agent's process works in this one
+# fixed folder, so nothing of ours it can see differs between a run and its re-execution;
+# set by the cell's shim. Elsewhere each process gets a fresh folder of its own.
+CELL_HOME: str | None = None
+
+
+def _working_folder() -> str:
+    if CELL_HOME is None:
+        return tempfile.mkdtemp(prefix="agent-")
+    os.makedirs(CELL_HOME, mode=0o700, exist_ok=True)
+    return CELL_HOME
+
+
 class _Process:
     """The agent's process and its two pipes: compact JSON lines each way."""
 
     def __init__(self, argv: Sequence[str]) -> None:
-        self._home = tempfile.mkdtemp(prefix="agent-")
+        self._home = _working_folder()
         environment = dict(os.environ)
         # the interpreter the harness runs under is the agent's too, before the system's
         bin_dir = os.path.dirname(sys.executable)

@@ -12,7 +12,7 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -37,6 +37,8 @@ from harness.isolation.guard import (
 )
 from harness.isolation.sandbox import limits as tree_limits
 from harness.isolation.sandbox import outside
+from harness.isolation.sandbox.wire import WireAttempt
+from harness.receipt.build import wire_counts
 from harness.runs.config import ConfigError, RunConfig
 
 if TYPE_CHECKING:
@@ -49,6 +51,13 @@ ISOLATED_SCOPE = (
     "interface, so nothing it or a subprocess does can leave the machine; the socket guard "
     "inside the sandbox records Python-level attempts with their call site, while attempts "
     "made around it (raw _socket, ctypes, subprocesses) fail without a record"
+)
+WIRE_GUARD = "network-namespace+wire"
+WIRE_SCOPE = (
+    "the agent's process tree runs in its own network namespace whose only way off loopback "
+    "is a device the harness holds outside the agent's reach: every packet to any other "
+    "address is counted there (protocol, address, port, time) and refused; the socket guard "
+    "inside the sandbox only adds call sites"
 )
 # The capability line's fields, in order.
 LINE_FIELDS = (
@@ -87,7 +96,7 @@ _EXPLAIN = {
 
 
 class HasAttempts(Protocol):
-    def take_attempts(self) -> list[EgressAttempt]: ...
+    def take_attempts(self) -> Sequence[EgressAttempt | WireAttempt]: ...
 
 
 class CellAgent(HasAttempts, Protocol):
@@ -100,9 +109,9 @@ class CellAgent(HasAttempts, Protocol):
 class _Pending:
     """Egress attempts from an agent that failed to start."""
 
-    attempts: list[EgressAttempt] = field(default_factory=list)
+    attempts: list[EgressAttempt | WireAttempt] = field(default_factory=list)
 
-    def take_attempts(self) -> list[EgressAttempt]:
+    def take_attempts(self) -> list[EgressAttempt | WireAttempt]:
         taken, self.attempts = self.attempts, []
         return taken
 
@@ -119,7 +128,9 @@ class Drivers(Protocol):
 
     def capabilities(self) -> dict[str, Any]: ...
 
-    def network_block(self, attempts: list[EgressAttempt]) -> dict[str, Any]: ...
+    def network_block(
+        self, attempts: list[EgressAttempt], wire: list[dict[str, Any]]
+    ) -> dict[str, Any]: ...
 
     def model_traffic(self) -> tuple[list[dict[str, Any]], list[EgressAttempt]]: ...
 
@@ -269,7 +280,9 @@ class InProcessDrivers:
         fields["isolation_unavailable"] = self._reason
         return {**fields, "line": capability_line(fields)}
 
-    def network_block(self, attempts: list[EgressAttempt]) -> dict[str, Any]:
+    def network_block(
+        self, attempts: list[EgressAttempt], wire: list[dict[str, Any]]
+    ) -> dict[str, Any]:
         return _network_block(GUARD_NAME, GUARD_SCOPE, self._policy, attempts)
 
     def model_traffic(self) -> tuple[list[dict[str, Any]], list[EgressAttempt]]:
@@ -341,7 +354,9 @@ class RemoteDrivers:
         )
         return {**fields, "line": capability_line(fields)}
 
-    def network_block(self, attempts: list[EgressAttempt]) -> dict[str, Any]:
+    def network_block(
+        self, attempts: list[EgressAttempt], wire: list[dict[str, Any]]
+    ) -> dict[str, Any]:
         return _network_block(REMOTE_GUARD, REMOTE_SCOPE, self._policy, attempts)
 
     def model_traffic(self) -> tuple[list[dict[str, Any]], list[EgressAttempt]]:
@@ -457,8 +472,16 @@ class IsolatedDrivers:
             "line": capability_line(fields),
         }
 
-    def network_block(self, attempts: list[EgressAttempt]) -> dict[str, Any]:
-        return _network_block(ISOLATED_GUARD, ISOLATED_SCOPE, self._policy, attempts, self.proxy)
+    def network_block(
+        self, attempts: list[EgressAttempt], wire: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        if not self.sandbox.wire_held:
+            block = _network_block(
+                ISOLATED_GUARD, ISOLATED_SCOPE, self._policy, attempts, self.proxy
+            )
+            return {**block, "counted": "guard"}
+        block = _network_block(WIRE_GUARD, WIRE_SCOPE, self._policy, attempts, self.proxy)
+        return {**block, **wire_counts([a.to_json() for a in attempts], wire)}
 
     def model_traffic(self) -> tuple[list[dict[str, Any]], list[EgressAttempt]]:
         return self.proxy.take() if self.proxy is not None else ([], [])

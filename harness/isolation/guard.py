@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import FrameType, TracebackType
-from typing import Any, NoReturn
+from typing import Any
 
 POLICIES = ("fail_closed", "abort")
 GUARD_NAME = "socket-monkeypatch"
@@ -129,7 +129,7 @@ def _check(call: str, target: Callable[[], str]) -> None:
         text = target()
         if text in guard.relay:
             return
-        if guard.relay and (call == "socket.socket" or call.startswith("ssl.")):
+        if (guard.relay or guard.observe) and (call == "socket.socket" or call.startswith("ssl.")):
             return  # making a socket or wrapping one in TLS is no egress; connect is checked
         guard._refuse(call, text)
 
@@ -143,11 +143,22 @@ def _guarded(call: str, original: Any, target: _Target, socket_method: bool) -> 
     # stays blocked once no guard is installed.
     @functools.wraps(original)
     def guarded(*args: Any, **kwargs: Any) -> Any:
+        if getattr(_within, "call", False):
+            return original(*args, **kwargs)
         if not socket_method or args[0].family != socket.AF_UNIX:
             _check(call, lambda: target(args, kwargs))
-        return original(*args, **kwargs)
+        # what this call does below (a look-up, a connect) is this call, recorded once
+        # (an observing guard lets it go on; a refusing one never gets here)
+        _within.call = True
+        try:
+            return original(*args, **kwargs)
+        finally:
+            _within.call = False
 
     return guarded
+
+
+_within = threading.local()
 
 
 _SocketBase = socket.socket
@@ -172,6 +183,7 @@ class _GuardedSocket(_SocketBase):
             and self.family in _INET
             and _current is not None
             and not _current.relay
+            and not _current.observe
         ):
             self.close()
             _check("socket.socket", lambda: "")
@@ -238,7 +250,7 @@ _audit_hooked = False
 def _audit(event: str, args: tuple[Any, ...]) -> None:
     describe = _AUDITED.get(event)
     guard = _current
-    if describe is None or guard is None:
+    if describe is None or guard is None or getattr(_within, "call", False):
         return
     target = describe(args)
     if target is not None and str(target) not in guard.relay:
@@ -246,17 +258,25 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
 
 
 class NetworkGuard:
-    def __init__(self, policy: str = "fail_closed", *, relay_port: int | None = None) -> None:
+    def __init__(
+        self, policy: str = "fail_closed", *, relay_port: int | None = None, observe: bool = False
+    ) -> None:
         """``relay_port``: in a sandbox cell of a run that declared model endpoints, the
         loopback port of the cell's relay to the run's recording proxy, the one address
         the agent may connect to (the proxy decides where it goes). Not for in-process
-        runs, which have no proxy."""
+        runs, which have no proxy.
+
+        ``observe``: in a sandbox cell whose wire the harness holds, record each attempt
+        with its call site and let it go on to the wire, where the harness counts and
+        refuses it outside the agent's reach (the guard's record lives in the agent's own
+        memory, so it is the source of call sites, never the count)."""
         if policy not in POLICIES:
             raise ValueError(f"unknown network guard policy {policy!r}; expected one of {POLICIES}")
         self.policy = policy
         self.relay: frozenset[str] = (
             frozenset() if relay_port is None else frozenset({f"127.0.0.1:{relay_port}"})
         )
+        self.observe = observe
         self.attempts: list[EgressAttempt] = []
         self._lock = threading.Lock()
         self._saved: list[tuple[object, str, object]] = []
@@ -321,10 +341,12 @@ class NetworkGuard:
         self._saved.clear()
         _current = None
 
-    def _refuse(self, call: str, target: str) -> NoReturn:
+    def _refuse(self, call: str, target: str) -> None:
         attempt = EgressAttempt(call, target, *_where())
         with self._lock:
             self.attempts.append(attempt)
+        if self.observe:
+            return  # the wire refuses it, and the harness counts it there
         if self.policy == "abort":
             raise NetworkAbort(attempt)
         raise NetworkBlocked(attempt)

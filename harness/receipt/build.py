@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -309,7 +310,9 @@ def build_body(
     protocol = _protocol(config, bound.bundle, span, window, outcome, prices)
     gaps = [name for name, slot in protocol.slots().items() if slot.status == "gap"]
     invalidated = invalidated_by(
-        [msgspec.to_builtins(a) for a in network.attempts], outcome.aborted
+        [msgspec.to_builtins(a) for a in network.attempts],
+        outcome.aborted,
+        [] if isinstance(network.wire, UnsetType) else msgspec.to_builtins(network.wire),
     )
     limits = limits_for(
         msgspec.to_builtins(capabilities),
@@ -350,13 +353,58 @@ def build_body(
     )
 
 
-def invalidated_by(attempts: list[dict[str, Any]], aborted: str | None) -> list[str]:
-    """Why a run is invalid: each egress attempt, or the abort when there was none."""
+# An egress attempt refused by the model proxy (in the harness's process) carries this.
+PROXY_CALL = "model proxy: "
+
+
+def invalidated_by(
+    attempts: list[dict[str, Any]], aborted: str | None, wire: Sequence[dict[str, Any]] = ()
+) -> list[str]:
+    """Why a run is invalid: each egress attempt (the wire's, then the guard's and the
+    model proxy's), or the abort when there was none."""
     lines = [
+        f"network_egress: {w['protocol']} {_target(w)} on the wire in {w['cell']}" for w in wire
+    ]
+    lines += [
         f"network_egress: {a['call']} {a['target']} at {a['site']}".replace("  ", " ")
         for a in attempts
     ]
     return lines + ([f"aborted: {aborted}"] if aborted and not lines else [])
+
+
+def wire_counts(attempts: list[dict[str, Any]], wire: list[dict[str, Any]]) -> dict[str, Any]:
+    """A wire-counted run's egress figures: what the wire saw and the model proxy refused
+    (both outside the agent's reach) is the count; the guard's call sites are set beside
+    it, and a difference between the two is said."""
+    refused = sum(str(a["call"]).startswith(PROXY_CALL) for a in attempts)
+    sites = len(attempts) - refused
+    difference = None
+    if sites != len(wire):
+        difference = (
+            f"the wire saw {len(wire)} attempt(s), the guard recorded {sites} call site(s) "
+            + (
+                "(one call can send several packets, as a name look-up sends two queries; a packet "
+                "with no call site was sent around the guard, or its record was removed)"
+                if len(wire) > sites
+                else "(a call that sent nothing off loopback: a connection on loopback, a look-up "
+                "or a socket that failed before it sent)"
+            )
+        )
+    return {
+        "counted": "wire",
+        "clean": not attempts and not wire,
+        "egress_attempts": len(wire) + refused,
+        "wire": wire,
+        "guard_sites": sites,
+        "difference": difference,
+    }
+
+
+def _target(wire: dict[str, Any]) -> str:
+    address, port = str(wire["address"]), wire.get("port")
+    if port is None:
+        return address
+    return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
 
 
 def limits_for(

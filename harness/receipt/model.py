@@ -230,7 +230,22 @@ class ModelEgress(Part, frozen=True, forbid_unknown_fields=True):
     line: str
 
 
+class WireAttempt(Part, frozen=True, forbid_unknown_fields=True):
+    """An attempt the cell's wire saw, outside the agent's reach (its time is in the
+    trajectory's ``wire_attempt`` event)."""
+
+    cell: str
+    protocol: str
+    address: str
+    port: Count | None
+
+
 class Network(Part, frozen=True, forbid_unknown_fields=True):
+    """``egress_attempts`` is the count: in an isolated run whose cells' wires the harness
+    held (``counted: wire``), what the wires saw and the model proxy refused, with the
+    guard's call sites beside it (``guard_sites``) and any difference said; otherwise
+    what the guard recorded."""
+
     guard: str
     policy: str
     clean: bool
@@ -238,6 +253,10 @@ class Network(Part, frozen=True, forbid_unknown_fields=True):
     attempts: list[EgressAttempt]
     scope: str
     model_egress: ModelEgress
+    counted: Literal["wire", "guard"] | UnsetType = UNSET
+    wire: list[WireAttempt] | UnsetType = UNSET
+    guard_sites: Count | UnsetType = UNSET
+    difference: str | UnsetType | None = UNSET
 
 
 class Capabilities(Part, frozen=True, forbid_unknown_fields=True):

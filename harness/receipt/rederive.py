@@ -51,6 +51,7 @@ from harness.receipt.build import (
     release_block,
     retrieval_slot,
     training_cutoff_slot,
+    wire_counts,
 )
 from harness.receipt.verify import check_receipt
 from harness.release.bundle import Bundle
@@ -102,6 +103,7 @@ class _Trail:
     capabilities: dict[str, Any] | None = None
     events: int = 0
     attempt_events: list[dict[str, Any]] = field(default_factory=list)
+    wire_events: list[dict[str, Any]] = field(default_factory=list)  # without their times
 
     def cell(self, event: dict[str, Any]) -> _CellTrail:
         key = (event["arm"], event["clock"])
@@ -207,6 +209,10 @@ def _take(trail: _Trail, event: dict[str, Any]) -> None:
     elif kind == "network_attempt":
         trail.egress_attempts += 1
         trail.attempt_events.append({k: v for k, v in event.items() if k not in ("event", "seq")})
+    elif kind == "wire_attempt":
+        trail.wire_events.append(
+            {k: v for k, v in event.items() if k not in ("event", "seq", "at")}
+        )
     elif kind == "run_end":
         trail.aborted = event.get("aborted")
     elif kind in ("cell_failed", "probe_failed"):
@@ -306,11 +312,12 @@ def _bound_trail(result: Rederivation, body: dict[str, Any], trajectory: Path) -
 def _check_claims(result: Rederivation, body: dict[str, Any], trail: _Trail) -> None:
     """What the body claims about the run as a whole: valid, rankable, cells, probe."""
     config = trail.start.get("config") or {}
-    honest_valid = trail.egress_attempts == 0 and trail.aborted is None
+    honest_valid = trail.egress_attempts == 0 and not trail.wire_events and trail.aborted is None
     result.add(
         "valid",
         body.get("valid") is honest_valid,
-        f"the trajectory records {trail.egress_attempts} egress attempt(s) and aborted={trail.aborted!r}; "
+        f"the trajectory records {trail.egress_attempts} egress attempt(s), "
+        f"{len(trail.wire_events)} on the wire, and aborted={trail.aborted!r}; "
         f"the receipt says valid={body.get('valid')}",
     )
     rankable = not trail.failed and not trail.incomplete
@@ -400,13 +407,25 @@ def _check_counts(result: Rederivation, body: dict[str, Any], trail: _Trail) -> 
     """Run-wide counts and the capabilities the trajectory recorded."""
     network = body.get("network") or {}
     attempts = network.get("attempts") or []
-    result.add(
-        "network egress_attempts",
-        network.get("egress_attempts") == trail.egress_attempts == len(attempts)
-        and network.get("clean") is (trail.egress_attempts == 0),
-        f"the trajectory records {trail.egress_attempts} egress attempt(s); the receipt says "
-        f"{network.get('egress_attempts')} (listing {len(attempts)}), clean={network.get('clean')}",
-    )
+    if network.get("counted") == "wire":
+        expected = wire_counts(trail.attempt_events, trail.wire_events)
+        stated = {k: network.get(k) for k in expected}
+        result.add(
+            "network egress_attempts",
+            stated == expected and len(attempts) == trail.egress_attempts,
+            f"the trajectory gives {expected}; the receipt says {stated}",
+        )
+    else:
+        result.add(
+            "network egress_attempts",
+            network.get("egress_attempts") == trail.egress_attempts == len(attempts)
+            and network.get("clean") is (trail.egress_attempts == 0)
+            and not trail.wire_events,
+            f"the trajectory records {trail.egress_attempts} egress attempt(s) and "
+            f"{len(trail.wire_events)} on the wire; the receipt says "
+            f"{network.get('egress_attempts')} (listing {len(attempts)}), "
+            f"clean={network.get('clean')}",
+        )
     stated = (network.get("model_egress") or {}).get("exchanges") or {}
     recorded = {e: trail.model_exchanges.get(e, 0) for e in stated}
     result.add(
@@ -461,7 +480,7 @@ def _check_derived_lines(
         network.get("attempts") == trail.attempt_events,
         "the receipt's egress attempts are not those the trajectory records",
     )
-    expected = invalidated_by(trail.attempt_events, trail.aborted)
+    expected = invalidated_by(trail.attempt_events, trail.aborted, trail.wire_events)
     result.add(
         "invalidated_by",
         body.get("invalidated_by") == expected,

@@ -29,6 +29,7 @@ from harness.isolation.drivers import (
 from harness.isolation.egress import Redactor, Replay
 from harness.isolation.guard import EgressAttempt, NetworkAbort
 from harness.isolation.sandbox.outside import SandboxSettings
+from harness.isolation.sandbox.wire import WireAttempt
 from harness.market.calendar import SessionTable, sessions_for
 from harness.market.clocks import REACHABLE, iso_utc, knowable_before_acceptance
 from harness.market.prices import PriceError, Prices, load_prices, price_reference
@@ -204,6 +205,8 @@ class _Context:
     window: range
     positions: dict[str, int]  # the current arm's row keys -> release position
     egress: list[EgressAttempt] = field(default_factory=list)
+    wire: list[dict[str, Any]] = field(default_factory=list)  # what the cells' wires saw
+    cell: str = ""  # the cell (or "probe") whose agent runs now
     main_keys: list[str] = field(default_factory=list)  # by release position
     redactor: Redactor | None = None  # the values passed to the agent (pass_env)
     dialect: str | None = None  # an external agent's dialect (None: a Python agent)
@@ -233,16 +236,27 @@ class _Context:
             self.writer.write("model_exchange", **exchange)
             label = exchange["endpoint"]
             self.model_exchanges[label] = self.model_exchanges.get(label, 0) + 1
+        on_wire = []
         for attempt in [*agent.take_attempts(), *refused]:
-            self.writer.write("network_attempt", **attempt.to_json())
-            self.egress.append(attempt)
-        if refused and self.config.network_policy == "abort":
-            raise _Aborted(f"network egress through the model proxy to {refused[0].target}")
+            if isinstance(attempt, WireAttempt):
+                seen = {"cell": self.cell, **attempt.to_json()}
+                self.writer.write("wire_attempt", **seen)
+                self.wire.append(seen)
+                on_wire.append(attempt)
+            else:
+                self.writer.write("network_attempt", **attempt.to_json())
+                self.egress.append(attempt)
+        if self.config.network_policy == "abort":
+            if refused:
+                raise _Aborted(f"network egress through the model proxy to {refused[0].target}")
+            if on_wire:
+                first = on_wire[0]
+                raise _Aborted(f"network egress on the wire: {first.protocol} {first.target()}")
 
 
 # What a failed attempt did that outlives it: its egress attempts count against the run
 # and its model exchanges are recorded, whatever became of the attempt.
-KEPT_FROM_FAILED_ATTEMPTS = ("network_attempt", "model_exchange")
+KEPT_FROM_FAILED_ATTEMPTS = ("network_attempt", "wire_attempt", "model_exchange")
 
 
 @dataclass(frozen=True)
@@ -261,6 +275,7 @@ def _retrying(
     too) and, again, every egress attempt and model exchange it made: those count and
     invalidate as if the attempt had succeeded, so a retry cannot launder them."""
     exits = 0
+    ctx.cell = label
     for attempt in range(1, outcomes.RUNTIME_ATTEMPTS + 1):
         mark = ctx.writer.checkpoint()
         try:
@@ -279,7 +294,7 @@ def _retrying(
                 "egress_attempts": [
                     {k: v for k, v in e.items() if k not in ("event", "seq")}
                     for e in kept
-                    if e["event"] == "network_attempt"
+                    if e["event"] in ("network_attempt", "wire_attempt")
                 ],
                 "model_exchanges": sum(e["event"] == "model_exchange" for e in kept),
             }
@@ -338,6 +353,7 @@ class CellRecord(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     served: list[int]
     capabilities: dict[str, Any]
     aborted: str | None = None
+    wire: list[dict[str, Any]] = []  # what the cell's wire saw (each with its cell and time)
 
 
 class AssemblyError(ValueError):
@@ -401,6 +417,7 @@ def run_cell(
         outcome=_outcome_json(outcome),
         ledger=ctx.ledger,
         egress=[a.to_json() for a in ctx.egress],
+        wire=ctx.wire,
         model_exchanges=ctx.model_exchanges,
         served=list(served),
         capabilities=capabilities,
@@ -527,8 +544,10 @@ def _execute(
             # what the sandbox's probe found, bound into the trajectory: the receipt's
             # capabilities must be these (measured at the run, not checkable after it)
             writer.write("capabilities", **capabilities)
-            writer.write("run_end", aborted=grid.aborted, egress_attempts=len(ctx.egress))
-            network = drivers.network_block(ctx.egress)
+            network = drivers.network_block(ctx.egress, _wire_listed(ctx.wire))
+            writer.write(
+                "run_end", aborted=grid.aborted, egress_attempts=network["egress_attempts"]
+            )
             model = network["model_egress"]
             model["exchanges"] = {e: ctx.model_exchanges.get(e, 0) for e in model["endpoints"]}
     except BaseException:
@@ -538,6 +557,12 @@ def _execute(
     return _finish(
         inputs, config, window, started, grid, ctx, trajectory_sha, capabilities, network
     )
+
+
+def _wire_listed(seen: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the wire saw, as the receipt lists it: each attempt's cell and destination
+    (its time stays in the trajectory, so that the body of a run stays one run's)."""
+    return [{k: v for k, v in event.items() if k != "at"} for event in seen]
 
 
 def _check_records(recorded: dict[tuple[str, str], CellRecord], config_sha: str) -> None:
@@ -809,6 +834,7 @@ def _recorded_cell(
     ctx.egress += [
         EgressAttempt(e["call"], e["target"], e["site"], tuple(e["stack"])) for e in record.egress
     ]
+    ctx.wire += record.wire
     for endpoint, count in record.model_exchanges.items():
         ctx.model_exchanges[endpoint] = ctx.model_exchanges.get(endpoint, 0) + count
     if record.aborted is not None:

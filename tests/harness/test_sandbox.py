@@ -196,11 +196,18 @@ def test_every_route_around_the_guard_fails_inside_the_sandbox(
     assert all("test_sandbox" in a["site"] for a in attempts), attempts
     targets = {a["target"] for a in attempts}
     assert {f"127.0.0.1:{port}", "example.com:80", "connect"} <= targets
-    # each session's run of the agent: raw socket, SocketType, reload, raw DNS, ctypes,
-    # captured connect
-    assert len(attempts) == 6 * len(reports)
+    # each session's run of the agent: raw socket, SocketType, reload (its own look-up and
+    # its connect, which no patched function wraps), raw DNS, ctypes, captured connect
+    assert len(attempts) == 7 * len(reports)
     assert body["capabilities"]["network_isolated"] is True
-    assert body["network"]["guard"] == "network-namespace"
+    network = body["network"]
+    assert network["guard"] == "network-namespace+wire" and network["counted"] == "wire"
+    # off loopback, only the raw look-up sent anything: its queries, counted on the wire
+    assert network["wire"] and {
+        (w["protocol"], w["address"], w["port"]) for w in network["wire"]
+    } == {("udp", "192.0.2.53", 53)}
+    assert network["egress_attempts"] == len(network["wire"])
+    assert network["guard_sites"] == len(attempts) and network["difference"]
     assert body["capabilities"]["filesystem_confined"] is True
     assert socket.socket.connect is captured_connect  # the harness's own socket is whole
 
@@ -1049,11 +1056,16 @@ def test_egress_in_a_failed_attempt_still_invalidates_the_run(
     result = run(from_callable(agent), config(march_release, tmp_path, probe=0))
     assert told
     [entry] = result.body["attempts"]
-    assert entry["egress_attempts"], entry
-    assert all("example.com" in a["target"] for a in entry["egress_attempts"])
+    sites = [a for a in entry["egress_attempts"] if "call" in a]
+    on_wire = [a for a in entry["egress_attempts"] if "protocol" in a]
+    assert sites and all("example.com" in a["target"] for a in sites), entry
+    # the look-up for example.com, on the cell's wire
+    assert [(a["protocol"], a["address"], a["port"]) for a in on_wire] == [
+        ("udp", "192.0.2.53", 53)
+    ]
     assert result.body["valid"] is False
     # every egress attempt of the run was made in the attempt that failed
-    assert result.body["network"]["egress_attempts"] == len(entry["egress_attempts"])
+    assert result.body["network"]["egress_attempts"] == len(on_wire)
     rederived = rederive(
         tmp_path / "receipt.json", trajectory=tmp_path / "trajectory.jsonl", release=march_release
     )

@@ -40,6 +40,7 @@ from typing import Any
 
 from harness.isolation.sandbox import limits as tree_limits
 from harness.isolation.sandbox import messages as msg
+from harness.isolation.sandbox import wire
 from harness.isolation.sandbox.channel import Channel, ChannelClosed
 
 CLONE_NEWNS = 0x00020000
@@ -72,6 +73,10 @@ SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 # The namespaces a cell must hold apart from the zygote (and so from every other cell).
 CELL_NAMESPACES = ("net", "ipc", "uts", "mnt", "pid", "user")
 _CAP_V3 = 0x20080522
+# The host's /proc, shown to the zygote so that each cell can mount a /proc of its own.
+HOST_PROC = "/run/pit-host-proc"
+# TEST-NET-1: where the probe cell knocks, to see the wire refuse it (and record it).
+PROBE_TARGET = "192.0.2.1:9"
 
 # Exit codes of the cell's outer process, read by the zygote. An agent's own exit code
 # is reported as at most 99, and a signal as 128 + its number, so none reads as these.
@@ -134,16 +139,21 @@ def _drop_capabilities() -> None:
 
 
 def _enter_cell_namespaces() -> None:
+    """Every namespace but the PID namespace (``_enter_cell_pid_namespace``): the wire's
+    server must be forked between the two, outside the namespace the agent's processes
+    will share (a process that has unshared its PID namespace can start no thread)."""
     uid, gid = os.getuid(), os.getgid()
     _ok(
-        _libc.unshare(
-            CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID
-        ),
+        _libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWUTS | CLONE_NEWIPC),
         "unshare",
     )
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", f"{uid} {uid} 1")
     _write("/proc/self/gid_map", f"{gid} {gid} 1")
+
+
+def _enter_cell_pid_namespace() -> None:
+    _ok(_libc.unshare(CLONE_NEWPID), "unshare the PID namespace")
 
 
 def _loopback_up() -> None:
@@ -181,7 +191,7 @@ def _fresh_mounts() -> None:
     _fresh_tmp()
     if os.path.isdir("/dev/shm"):
         _tmpfs("/dev/shm")
-    _private_proc()
+    _own_proc()
 
 
 def _tmpfs(target: str) -> None:
@@ -257,6 +267,22 @@ def _mount(source: str | None, target: str, kind: str | None, flags: int, data: 
     )
 
 
+def _own_proc() -> None:
+    """A /proc of the cell's own PID namespace, read-only: it lists the cell's processes
+    only (not the zygote, not the next cell's), and numbers them as the cell does, so
+    nothing in it (``/proc/self/status``'s NSpid, ``stat``) carries the sandbox's process
+    numbers, which differ from one execution to the next. Where the kernel refuses it,
+    the view of ``_private_proc``. Either way the host's /proc is covered."""
+    try:
+        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY)
+    except OSError:
+        _private_proc()
+    if os.path.isdir(HOST_PROC):
+        _mount(
+            "tmpfs", HOST_PROC, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555"
+        )
+
+
 def _private_proc() -> None:
     """Put a /proc in front of the sandbox's that holds this cell's own process (as
     ``self`` and as ``1``, its number in its PID namespace), the machine-wide files
@@ -330,6 +356,8 @@ class _Spare:
     def __init__(self, limits: dict[str, Any]) -> None:
         self.limits = limits
         self.ours, theirs = socket.socketpair()
+        # the cell's wire report: written by its outer process only, read by the harness
+        self.wire, wire = socket.socketpair()
         self.pid = os.fork()
         if self.pid == 0:  # the cell's outer process
             code = CELL_SETUP_FAILED
@@ -337,11 +365,13 @@ class _Spare:
                 for fd in _inherited:
                     os.close(fd)
                 self.ours.close()
-                code = _cell_outer(theirs, limits)
+                self.wire.close()
+                code = _cell_outer(theirs, limits, wire)
             finally:
                 os._exit(code)
         theirs.close()
-        _inherited.add(self.ours.fileno())
+        wire.close()
+        _inherited.update((self.ours.fileno(), self.wire.fileno()))
 
     def discard(self) -> None:
         with contextlib.suppress(ProcessLookupError):
@@ -350,8 +380,9 @@ class _Spare:
         self._close()
 
     def _close(self) -> None:
-        _inherited.discard(self.ours.fileno())
+        _inherited.difference_update((self.ours.fileno(), self.wire.fileno()))
         self.ours.close()
+        self.wire.close()
 
 
 # Descriptors of the zygote that a newly forked cell must close at once.
@@ -439,7 +470,9 @@ def _preimport(by_value: bool) -> None:
 
 def _run_cell(control: Channel, cell: _Spare) -> _Spare:
     """Hand ``cell`` to the harness, fork the next one, and wait for ``cell`` to end."""
-    socket.send_fds(control.sock, [b'{"op":"cell_started"}\n'], [cell.ours.fileno()])
+    socket.send_fds(
+        control.sock, [b'{"op":"cell_started"}\n'], [cell.ours.fileno(), cell.wire.fileno()]
+    )
     cell._close()
     spare = _Spare(cell.limits)
     pidfd = os.pidfd_open(cell.pid)
@@ -462,18 +495,24 @@ def _run_cell(control: Channel, cell: _Spare) -> _Spare:
     return spare
 
 
-def _cell_outer(sock: socket.socket, limits: dict[str, Any]) -> int:
-    """Start the cell (init of a new PID namespace) and watch its tree until it ends; the
+def _cell_outer(sock: socket.socket, limits: dict[str, Any], report: socket.socket) -> int:
+    """Start the cell (init of a new PID namespace) and watch its tree until it ends,
+    holding the cell's wire (``harness.isolation.sandbox.wire``) and reporting on it; the
     exit code says how: a limit's code, ``128 + signal``, or the cell's own code (<= 99)."""
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     _enter_cell_namespaces()
+    server = _serve_wire(_open_wire(report), report, sock)
+    _enter_cell_pid_namespace()
     # The sandbox's procfs lists the cell's processes; the cell's own /proc will not.
     proc = os.open("/proc", os.O_RDONLY | os.O_DIRECTORY)
     pid = os.fork()
     if pid == 0:  # the cell: init of its own PID namespace
         code = CELL_SETUP_FAILED
         try:
-            os.close(proc)  # first: nothing in the cell may read the other processes
+            # first: nothing in the cell may read the other processes, nor reach the wire
+            os.close(proc)
+            if server is not None:
+                os.close(server[1])
             _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             _fresh_mounts()
             _loopback_up()
@@ -492,6 +531,9 @@ def _cell_outer(sock: socket.socket, limits: dict[str, Any]) -> int:
             os._exit(code)
     sock.close()
     hit, status, cpu = tree_limits.watch(pid, _tree_limits(limits), proc)
+    if server is not None:  # the cell has ended: the wire's server reports the rest
+        os.close(server[1])
+        os.waitpid(server[0], 0)
     if hit is not None:
         return LIMIT_CODES[hit]
     if os.WIFSIGNALED(status):
@@ -500,6 +542,43 @@ def _cell_outer(sock: socket.socket, limits: dict[str, Any]) -> int:
             return CELL_CPU_LIMIT  # the init's own CPU-time limit, the first line
         return 128 + signal_number
     return min(os.WEXITSTATUS(status), 99)
+
+
+def _open_wire(report: socket.socket) -> int | None:
+    """The cell's TUN device; the first line of the report says whether the cell has one
+    (without it the cell's network has loopback alone, and the guard counts)."""
+    try:
+        tun = wire.open_wire()
+    except OSError as exc:
+        wire.send_line(report, {"wire": False, "why": f"{exc}"[:300]})
+        report.close()
+        return None
+    wire.send_line(report, {"wire": True})
+    return tun
+
+
+def _serve_wire(
+    tun: int | None, report: socket.socket, sock: socket.socket
+) -> tuple[int, int] | None:
+    """Fork the wire's server, which alone keeps the device and the report: outside the
+    PID namespace the agent's processes will share, so none of them can name it. Returns
+    its pid and the descriptor whose closing tells it the cell has ended."""
+    if tun is None:
+        return None
+    stop, ended = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            sock.close()
+            os.close(ended)
+            wire.serve(tun, report, stop)
+        finally:
+            os._exit(0)
+    os.close(stop)
+    os.close(tun)
+    report.close()
+    return pid, ended
 
 
 # -- the cell ------------------------------------------------------------------------
@@ -618,16 +697,20 @@ def _no_capabilities() -> bool:
 
 
 def _network_isolated() -> bool:
-    if {name for _, name in socket.if_nameindex()} - {"lo"}:
+    """Loopback and the cell's wire are the only interfaces, and a connection out is
+    refused (by the wire, which the harness checks saw it) or unreachable."""
+    if {name for _, name in socket.if_nameindex()} - {"lo", wire.DEVICE}:
         return False
     import _socket
 
+    host, _, port = PROBE_TARGET.partition(":")
     raw = _socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         raw.settimeout(2)
-        raw.connect(("192.0.2.1", 9))  # TEST-NET-1: only a route out could reach it
+        raw.connect((host, int(port)))  # only a route out could reach it
     except OSError as exc:
-        return exc.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH, errno.EACCES, errno.EPERM)
+        refused = (errno.ECONNREFUSED, errno.ENETUNREACH, errno.EHOSTUNREACH)
+        return exc.errno in (*refused, errno.EACCES, errno.EPERM)
     finally:
         raw.close()
     return False

@@ -99,6 +99,7 @@ class Load(Message, tag="load"):
     agent: dict[str, Any]
     policy: str
     relay: dict[str, Any] | None
+    wire_held: bool = False  # the harness holds the cell's wire: the guard observes, never refuses
 
 
 class TaskRequest(Message, tag="task"):

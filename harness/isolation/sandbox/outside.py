@@ -44,8 +44,14 @@ from harness.isolation.sandbox.channel import (
     LineTooLong,
     ProtocolError,
 )
-from harness.isolation.sandbox.inside import CELL_SETUP_FAILED, LIMIT_CODES
+from harness.isolation.sandbox.inside import (
+    CELL_SETUP_FAILED,
+    HOST_PROC,
+    LIMIT_CODES,
+    PROBE_TARGET,
+)
 from harness.isolation.sandbox.shim import attempt_from_message
+from harness.isolation.sandbox.wire import WireAttempt, WireReport
 from harness.tools.table import TOOLS
 
 if TYPE_CHECKING:
@@ -63,6 +69,17 @@ ENVIRONMENT = {
     "PYTHONDONTWRITEBYTECODE": "1",
 }
 _ROWS_MARK = '"\\u0000rows\\u0000"'
+TUN_DEVICE = "/dev/net/tun"
+# What every cell shows of its host, the same on every machine (nothing of ours that an
+# agent can read may differ between a run and its re-execution): its name, and a resolver
+# on TEST-NET, so that a name lookup is a packet on the cell's wire, counted and refused.
+HOSTNAME = "pit-sandbox"
+ETC_FILES = {
+    "resolv.conf": "nameserver 192.0.2.53\noptions attempts:1 timeout:1\n",
+    "hosts": "127.0.0.1\tlocalhost\n::1\tlocalhost\n",
+}
+# How long the harness waits for a cell's wire report to end once the cell has ended.
+WIRE_GRACE = 10.0
 
 
 class SandboxError(RuntimeError):
@@ -160,6 +177,8 @@ def _namespace_flags() -> list[str]:
         "--unshare-pid",
         "--unshare-ipc",
         "--unshare-uts",
+        "--hostname",
+        HOSTNAME,
         "--die-with-parent",
         "--new-session",
     ]
@@ -265,12 +284,28 @@ def _pickle(spec: AgentSpec) -> str:
 
 
 def bwrap_command(
-    *, fd: int, binds: tuple[tuple[str, str], ...], hidden: list[str], by_value: bool = False
+    *,
+    fd: int,
+    binds: tuple[tuple[str, str], ...],
+    hidden: list[str],
+    by_value: bool = False,
+    etc: str | None = None,
 ) -> list[str]:
+    """``etc``: a folder holding ``ETC_FILES``, shown read-only in the sandbox's /etc."""
     command = [shutil.which("bwrap") or "bwrap", *_namespace_flags(), "--clearenv"]
     for key, value in ENVIRONMENT.items():
         command += ["--setenv", key, value]
     command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    # the host's /proc, whole: a cell may then mount a /proc of its own PID namespace
+    # (the kernel allows it only where a procfs is fully visible; bubblewrap's has covers)
+    # and covers this one before any agent code runs
+    command += ["--ro-bind-try", "/proc", HOST_PROC]
+    if etc is not None:
+        for name in ETC_FILES:
+            command += ["--ro-bind", os.path.join(etc, name), f"/etc/{name}"]
+    # each cell's outer process makes the cell's wire from it (``wire``); the agent,
+    # without capabilities, can neither make nor attach to a device
+    command += ["--dev-bind-try", TUN_DEVICE, TUN_DEVICE]
     links, bound = _views(binds)
     command += links
     for src, dest in bound:
@@ -352,6 +387,7 @@ class Sandbox:
         self._control: Channel | None = None
         self._started = False
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
+        self._etc = tempfile.TemporaryDirectory(prefix="pit-etc-")  # removed in close()
         self._found: dict[str, Any] = {}
         self._tree_limits: dict[str, Any] | None = None
 
@@ -361,8 +397,14 @@ class Sandbox:
         if self._proc is not None:
             return
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        for name, text in ETC_FILES.items():
+            Path(self._etc.name, name).write_text(text)
         command = bwrap_command(
-            fd=theirs.fileno(), binds=self.binds, hidden=self.hidden, by_value=self.by_value
+            fd=theirs.fileno(),
+            binds=self.binds,
+            hidden=self.hidden,
+            by_value=self.by_value,
+            etc=self._etc.name,
         )
         self._proc = subprocess.Popen(
             command,
@@ -398,21 +440,41 @@ class Sandbox:
         """Run the capability probe in a cell like any other and keep its findings, with
         ``tree_limits`` from the zygote's hello: which of the tree's limits were seen to
         kill a tree that passed them (each tried in a cell of its own at start)."""
-        chan = self._open()
+        chan, report = self._open()
         try:
-            chan.send(msg.Probe(hidden=self._hidden_inside()).wire())
-            found = msg.read(chan.recv(timeout=self.settings.start_timeout), msg.FromCell)
-        except (ChannelClosed, ChannelTimeout, ProtocolError, msg.MessageError) as exc:
-            self._finish(kill=True)
-            raise RuntimeFailure(f"the sandbox's probe cell failed ({exc})") from None
+            try:
+                wire_held = report.start(self.settings.start_timeout)
+                chan.send(msg.Probe(hidden=self._hidden_inside()).wire())
+                found = msg.read(chan.recv(timeout=self.settings.start_timeout), msg.FromCell)
+            except (ChannelClosed, ChannelTimeout, ProtocolError, msg.MessageError) as exc:
+                self._finish(kill=True)
+                raise RuntimeFailure(f"the sandbox's probe cell failed ({exc})") from None
+            finally:
+                chan.close()
+            self._finish(kill=False)
+            # the probe knocked on PROBE_TARGET: a held wire must have seen it
+            seen = report.take(until_end=WIRE_GRACE) if wire_held else []
         finally:
-            chan.close()
-        self._finish(kill=False)
+            report.close()
         if not isinstance(found, msg.Capabilities):
             raise RuntimeFailure(f"the probe cell answered {type(found).__name__}")
         self._found = found.wire()
         self._found.pop("op")
+        knocked = any((a.protocol, a.target()) == ("tcp", PROBE_TARGET) for a in seen)
+        self._found["wire"] = wire_held and knocked
+        self._found["wire_unavailable"] = (
+            None
+            if wire_held and knocked
+            else report.why
+            if not wire_held
+            else f"the probe's attempt to {PROBE_TARGET} was not seen on the cell's wire"
+        )
         return self._found
+
+    @property
+    def wire_held(self) -> bool:
+        """The probe cell's wire was held: every cell's must be (else the cell fails)."""
+        return self._found.get("wire") is True
 
     @property
     def capabilities(self) -> dict[str, Any]:
@@ -465,6 +527,7 @@ class Sandbox:
     def close(self) -> None:
         self.stop()
         self._log.close()
+        self._etc.cleanup()
 
     def log_tail(self, size: int = 2000) -> str:
         self._log.flush()
@@ -474,19 +537,22 @@ class Sandbox:
         return self._log.read().decode("utf-8", "replace").strip()
 
     # cells -----------------------------------------------------------------------------
-    def _open(self) -> Channel:
+    def _open(self) -> tuple[Channel, WireReport]:
+        """A new cell: its socket, and the report of its wire."""
         self.start()
         assert self._control is not None
         try:
             self._control.send(msg.OpenCell(limits=self.settings.limits()).wire())
-            _, fds, _, _ = socket.recv_fds(self._control.sock, 4096, 1)
+            _, fds, _, _ = socket.recv_fds(self._control.sock, 4096, 2)
         except (OSError, ChannelClosed) as exc:
             self.stop()
             raise RuntimeFailure(f"the sandbox's zygote is gone ({exc})") from None
-        if not fds:
+        if len(fds) != 2:
+            for fd in fds:
+                os.close(fd)
             self.stop()
             raise RuntimeFailure("the sandbox's zygote did not hand over a cell")
-        return Channel(CellSocket(fileno=fds[0]))
+        return Channel(CellSocket(fileno=fds[0])), WireReport(socket.socket(fileno=fds[1]))
 
     def _finish(self, *, kill: bool, grace: float | None = None) -> int | None:
         """Wait for the cell's process to end (killing it first if asked, or once
@@ -521,8 +587,8 @@ class Sandbox:
     ) -> IsolatedAgent:
         from harness.isolation.guard import NetworkAbort
 
-        chan = self._open()
-        cell = IsolatedAgent(self, chan)
+        chan, report = self._open()
+        cell = IsolatedAgent(self, chan, report)
         try:
             cell.load(payload, policy, relay)
         except (outcomes.AgentFault, NetworkAbort) as exc:
@@ -546,22 +612,34 @@ class AgentProcessExited(outcomes.AgentProcessExited):
 class IsolatedAgent:
     """One cell's agent, in its own process: the runner's CellAgent for isolated runs."""
 
-    def __init__(self, sandbox: Sandbox, chan: Channel) -> None:
+    def __init__(self, sandbox: Sandbox, chan: Channel, report: WireReport) -> None:
         self._sandbox = sandbox
         self._chan = chan
-        self._attempts: list[EgressAttempt] = []
+        self._report = report
+        self._attempts: list[EgressAttempt | WireAttempt] = []
         self._ended = False
 
-    def take_attempts(self) -> list[EgressAttempt]:
+    def take_attempts(self) -> list[EgressAttempt | WireAttempt]:
+        """The guard's call sites and the wire's attempts since the last call. Each
+        attempt on the wire is reported before it is refused, so one the agent has
+        seen refused is here by the time the agent's next message is."""
         taken, self._attempts = self._attempts, []
+        if not self._ended:
+            taken += self._report.take()
         return taken
 
     def load(self, payload: AgentPayload, policy: str, relay: dict[str, Any] | None = None) -> None:
         from harness.isolation.guard import NetworkAbort
 
+        wire = self._report.start(self._sandbox.settings.start_timeout)
+        if not wire and self._sandbox.wire_held:
+            self._end(kill=True)
+            raise RuntimeFailure(f"the cell's wire could not be set up: {self._report.why}")
         # the relay's environment may hold API keys: it travels over the cell's own
         # socket only, never on a command line or in a file
-        self._send(msg.Load(agent=payload.message, policy=policy, relay=relay).wire())
+        self._send(
+            msg.Load(agent=payload.message, policy=policy, relay=relay, wire_held=wire).wire()
+        )
         reply = self._recv()
         if isinstance(reply, msg.Ready):
             return
@@ -705,12 +783,15 @@ class IsolatedAgent:
             return None
         self._ended = True
         self._chan.close()
-        return self._sandbox._finish(kill=kill, grace=grace)
+        code = self._sandbox._finish(kill=kill, grace=grace)
+        # the cell has ended: its outer process reports what is left on its wire and closes
+        self._attempts += self._report.take(until_end=WIRE_GRACE)
+        self._report.close()
+        return code
 
     def _last_attempt(self) -> EgressAttempt:
-        if self._attempts:
-            return self._attempts[-1]
-        return EgressAttempt("unknown", "", "", ())
+        sites = [a for a in self._attempts if isinstance(a, EgressAttempt)]
+        return sites[-1] if sites else EgressAttempt("unknown", "", "", ())
 
     @staticmethod
     def _fault(reply: msg.AgentError) -> outcomes.AgentFault:

@@ -23,6 +23,8 @@ from harness.isolation.sandbox import messages as msg
 from harness.isolation.sandbox.channel import Channel
 from harness.tools.table import TOOL_SCHEMA, TOOLS, proxy
 
+# Where an external agent's process works in a cell: the same folder in every cell.
+CELL_HOME = "/tmp/agent"
 # A cell whose external agent's process exited mid-cell exits with this code.
 AGENT_PROCESS_EXITED_CODE = 1
 
@@ -74,9 +76,10 @@ class _Attempts:
 
 def _load(agent: dict[str, Any]) -> AgentSpec:
     if agent["kind"] == "command":  # an agent in another process, started in this cell
-        from harness.agents.external import spec_from_message
+        from harness.agents import external
 
-        return spec_from_message(agent)
+        external.CELL_HOME = CELL_HOME
+        return external.spec_from_message(agent)
     if agent["kind"] == "ref":
         import sys
 
@@ -131,7 +134,9 @@ def _install_guard(message: msg.Load) -> NetworkGuard:
 
         os.environ.update(relay["environment"])
         start_relay(int(relay["port"]), str(relay["socket"]))
-    guard = NetworkGuard(message.policy, relay_port=int(relay["port"]) if relay else None)
+    guard = NetworkGuard(
+        message.policy, relay_port=int(relay["port"]) if relay else None, observe=message.wire_held
+    )
     guard.install()
     return guard
 
