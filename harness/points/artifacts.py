@@ -31,6 +31,7 @@ from harness.points.markdown import Point, suite_sha256
 from harness.points.metrics import (
     HARNESS_ERROR,
     PASS,
+    harness_error_range,
     pass_at_k,
     summary,
 )
@@ -202,11 +203,9 @@ def judged_figures(
         else "answers, assumed independent: samples of one point are correlated, so this "
         "interval is too narrow; read pass@k"
     )
-    errors = figures["harness_error"]
-    scored = figures["judged"] + errors  # were every harness error, agent's or judge's, resolved
-    figures["accuracy_range_over_harness_errors"] = (
-        [figures["pass"] / scored, (figures["pass"] + errors) / scored] if scored else None
-    )
+    # were every harness error, the agent's or the judge's, resolved
+    resolved = harness_error_range(figures["pass"], figures["fail"], figures["harness_error"])
+    figures["accuracy_range_over_harness_errors"] = list(resolved) if resolved else None
     grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for verdict in verdicts:
         grouped[verdict["point_id"]].append(verdict)

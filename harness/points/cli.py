@@ -279,6 +279,9 @@ def cmd_judge(args: argparse.Namespace) -> int:
     line = (
         f"  PASS {figures['pass']}  FAIL {figures['fail']}  HARNESS_ERROR "
         f"{figures['harness_error']}"
+        if usable
+        else f"  {len(body['verdicts'])} verdict(s), no figure of them shown  HARNESS_ERROR "
+        f"{figures['harness_error']}"
     )
     if steady["items"]:
         line += f"  flip rate {steady['flip_rate']:.2f}  kappa {_kappa(steady['fleiss_kappa'])}"
@@ -351,7 +354,9 @@ def _reliability_lines(reliability: dict[str, Any]) -> tuple[bool, list[str]]:
     ]
 
 
-def _judged_lines(figures: dict[str, Any], controls: dict[str, Any]) -> list[str]:
+def _figure_lines(figures: dict[str, Any]) -> list[str]:
+    """A usable set's figures: its counts, accuracy and interval, the range over its
+    harness errors, pass@k and the six classes."""
     errors = figures["harness_errors"]
     lines = [
         f"  PASS {figures['pass']}  FAIL {figures['fail']}  HARNESS_ERROR "
@@ -376,7 +381,24 @@ def _judged_lines(figures: dict[str, Any], controls: dict[str, Any]) -> list[str
     for k, value in figures["pass_at_k"].items():
         if value["value"] is not None:
             lines.append(f"  pass@{k} {value['value']:.4f} over {value['points']} point(s)")
-    lines += [f"  {name:<27} {figures['class_counts'][name]}" for name in CLASSES]
+    return lines + [f"  {name:<27} {figures['class_counts'][name]}" for name in CLASSES]
+
+
+def _withheld_lines(figures: dict[str, Any]) -> list[str]:
+    """What an unreliable set shows of its verdicts: how many there are and how many got
+    none; no count, share or rate of its classes (a failed judge's figures are none)."""
+    errors = figures["harness_errors"]
+    return [
+        f"  {figures['judged'] + figures['harness_error']} answer(s) judged by a judge that "
+        f"failed its controls: no figure of its verdicts is shown; HARNESS_ERROR "
+        f"{figures['harness_error']} (agent {errors['agent']}, judge {errors['judge']})"
+    ]
+
+
+def _judged_lines(
+    figures: dict[str, Any], controls: dict[str, Any], usable: bool = True
+) -> list[str]:
+    lines = _figure_lines(figures) if usable else _withheld_lines(figures)
     flagged = [n["point_id"] for n in controls["negative"] if n["flagged"]]
     lines.append(
         f"  controls: positive passed on {len(controls['positive'])} point(s); negative "
@@ -438,7 +460,7 @@ def _verified_lines(args: argparse.Namespace, points: list[Point]) -> tuple[bool
         head,
         *([] if usable else verdict),
         _suite_line(answers, points, args.points_dir),
-        *_judged_lines(figures, body["controls"]),
+        *_judged_lines(figures, body["controls"], usable),
         *(verdict if usable else []),
         f"  {body['capability_line']}",
         *_unpinned_lines(body),

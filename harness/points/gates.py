@@ -7,7 +7,8 @@ empty answer called other_error; a wrong answer, and a wrong answer telling the 
 pass it, never completely_correct), and its verdicts were stable when asked again: a
 flip rate of at most ``FLIP_RATE_MAX`` and, where it is defined, Fleiss' kappa of at
 least ``FLEISS_KAPPA_MIN``. A set that misses any rule is ``judge_unreliable``: its
-figures are kept for reading and nothing may rank them.
+verdicts are kept for audit, and nothing may rank them or show a figure of them
+(``withheld_because``).
 
 The defaults, and why:
 
@@ -37,6 +38,18 @@ RULES = {
     "fleiss_kappa_min": FLEISS_KAPPA_MIN,
 }
 USABLE, UNRELIABLE = "usable", "judge_unreliable"
+# a job whose positive control failed: no verdict of its judge is a figure either
+CONTROL_FAILED = "control_failed"
+
+
+def withheld_because(status: str, broken: list[str]) -> str | None:
+    """Why a judged set shows no accuracy, interval, class distribution or pass@k
+    anywhere: ``judge unreliable: <the rules it broke>`` when its judge failed its
+    controls; None for a set whose figures may be shown. A failed judge's figures are
+    not a weak result but none: a rubber stamp's 100% says nothing about the answers."""
+    if status not in (UNRELIABLE, CONTROL_FAILED):
+        return None
+    return "judge unreliable: " + ("; ".join(broken) or "its controls failed")
 
 
 def _share(part: int, whole: int) -> str:

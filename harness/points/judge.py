@@ -3,7 +3,8 @@ a strict contract, and seed 004's honesty rules.
 
 The judge is sent the Question, the Answer and the Ground Truth, nothing else (a point's
 Provenance never leaves this module: no function here takes it). Its reply must be
-``Class: <one of the six>`` on the first line, then a non-empty decisive reason. A judge
+``Class: <one of the six>`` on the first line, then a non-empty decisive reason and no
+other class line. A judge
 that cannot be reached, times out, refuses or answers outside the contract is retried a
 bounded number of times with backoff, and then the outcome is HARNESS_ERROR: never the
 agent's failure, never its success.
@@ -201,8 +202,16 @@ class JudgeOutputError(ValueError):
     """The judge's reply is outside the contract."""
 
 
+# a line that reads as a class line: "Class:", in any case, maybe indented, quoted, bulleted
+# or in bold, with an ASCII or full-width colon
+CLASS_LINE = re.compile(r"[\s>*_#`-]*class[\s*_`]*[:\uff1a]", re.I)
+
+
 def parse_verdict(text: str) -> tuple[str, str]:
-    """(class, decisive reason) from a reply: ``Class: <class>`` first, then a reason."""
+    """(class, decisive reason) from a reply: ``Class: <class>`` first, then a reason.
+    A reply with a second class line is outside the contract, whatever that line says:
+    which of two classes the judge meant cannot be read from it (PITFALL takes the
+    first; we take neither)."""
     lines = text.replace("\r\n", "\n").strip().split("\n")
     first = lines[0]
     if not first.startswith("Class: "):
@@ -212,6 +221,9 @@ def parse_verdict(text: str) -> tuple[str, str]:
         raise JudgeOutputError(
             f"unknown evaluation class {judged[:80]!r}; allowed: {', '.join(CLASSES)}"
         )
+    again = [n for n, line in enumerate(lines[1:], 2) if CLASS_LINE.match(line)]
+    if again:
+        raise JudgeOutputError(f"a second class line (line {again[0]}): one class per reply")
     reason = "\n".join(lines[1:]).strip()
     if not reason:
         raise JudgeOutputError("a class without its decisive reason")

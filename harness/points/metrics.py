@@ -105,6 +105,18 @@ def summary(classes: Sequence[str | None]) -> dict[str, object]:
     }
 
 
+def harness_error_range(passed: int, failed: int, errors: int) -> tuple[float, float] | None:
+    """The accuracy were every harness error resolved: (every one a fail, every one a
+    pass), each over all ``passed + failed + errors`` answers. The accuracy over the
+    judged answers lies inside it; None when there is no answer at all."""
+    if min(passed, failed, errors) < 0:
+        raise ValueError(f"counts cannot be negative: {passed}, {failed}, {errors}")
+    scored = passed + failed + errors
+    if not scored:
+        return None
+    return passed / scored, (passed + errors) / scored
+
+
 def rank_ranges(intervals: Sequence[tuple[float, float]]) -> list[tuple[int, int]]:
     """Each interval's range of ranks (1 = best, higher is better) among ``intervals``:
     it ranks below every interval wholly above it and above every interval wholly below

@@ -183,6 +183,11 @@ class Verdict(models.Model):
     outcome = models.CharField(max_length=16)  # PASS, FAIL or HARNESS_ERROR
     decisive_reason = models.TextField(blank=True)
     answer = models.TextField(blank=True)
+    judge_model = models.TextField(blank=True)  # the model configured for the judge
+    judge_model_returned = models.TextField(blank=True)  # the model its provider said it ran
+    # when the judge gave this verdict (ISO 8601); for PITFALL's verdicts, which record no
+    # time of their own, the time their artifact's run started
+    judged_at = models.TextField(blank=True)
 
     class Meta:
         ordering = ["judged_set", "point__position", "sample"]

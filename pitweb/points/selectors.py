@@ -8,9 +8,11 @@ from typing import Any
 
 import pandas as pd
 from django.db.models import Count, Prefetch, QuerySet
+from django.db.models.fields.json import KeyTransform
 
 from harness.points.demo import DEMO_MODEL
-from harness.points.metrics import CLASSES, FAIL, PASS, rank_ranges, wilson
+from harness.points.gates import withheld_because
+from harness.points.metrics import CLASSES, FAIL, PASS, harness_error_range, rank_ranges, wilson
 from pitweb.points.models import JudgedSet, Point, PointSet, Verdict
 
 
@@ -65,10 +67,13 @@ def question_rows(point_set: PointSet) -> list[dict[str, Any]]:
 
 
 def judged_sets(point_set: PointSet) -> list[JudgedSet]:
+    """The set's judged sets, each with its judge's ``reliability`` read from its body
+    in the query (the body itself is not loaded)."""
     return list(
         JudgedSet.objects.filter(answer_set__point_set=point_set)
         .select_related("answer_set", "answer_set__point_set", "previous")
         .defer("body", "changes", "answer_set__body", "previous__body", "previous__changes")
+        .annotate(reliability=KeyTransform("reliability", "body"))
         .order_by("answer_set__model", "-created_at")
     )
 
@@ -77,11 +82,77 @@ def judged_label(judged: JudgedSet) -> str:
     return f"{judged.answer_set.model} (judged set {judged.pk})"
 
 
+def withheld(judged: JudgedSet) -> str | None:
+    """Why the set shows no figure (its judge failed its controls), or None."""
+    return withheld_because(judged.status, judged.broken_rules)
+
+
+def shown(judged: list[JudgedSet]) -> list[JudgedSet]:
+    """The judged sets whose figures may be drawn or tabled: not a failed judge's."""
+    return [j for j in judged if withheld(j) is None]
+
+
+FIGURES = (
+    "pass", "fail", "accuracy", "accuracy_low", "accuracy_high", "accuracy_if_errors_fail",
+    "accuracy_if_errors_pass", "pass_at_k", *CLASSES,
+)  # fmt: skip
+
+
+def figures(summary: dict[str, Any]) -> dict[str, Any]:
+    """A result's figures, as the harness computed them (the range over harness errors
+    from ``harness_error_range``, where there are any); pass@k where its set holds several
+    answers per point."""
+    low_high = summary.get("accuracy_interval_95") or [None, None]
+    passed, failed, errors = (summary.get(k) or 0 for k in ("pass", "fail", "harness_error"))
+    resolved = harness_error_range(passed, failed, errors) if errors else None
+    passk = summary.get("pass_at_k") or {}
+    return {
+        "pass": summary.get("pass"),
+        "fail": summary.get("fail"),
+        "accuracy": summary.get("accuracy"),
+        "accuracy_low": low_high[0],
+        "accuracy_high": low_high[1],
+        "accuracy_if_errors_fail": resolved[0] if resolved else None,
+        "accuracy_if_errors_pass": resolved[1] if resolved else None,
+        "pass_at_k": {k: v["value"] for k, v in passk.items()} if len(passk) > 1 else None,
+        **{c: (summary.get("class_counts") or {}).get(c, 0) for c in CLASSES},
+    }
+
+
+CONTROLS = (
+    "control_points", "positive_controls_held", "negative_controls_failed", "flip_rate",
+    "fleiss_kappa",
+)  # fmt: skip
+
+
+def controls(reliability: dict[str, Any] | None) -> dict[str, Any]:
+    """The figures the judge's controls gave (None for imported verdicts: no control ran
+    here)."""
+    found = (reliability or {}).get("figures") or {}
+    return {
+        "control_points": found.get("points"),
+        "positive_controls_held": found.get("positive_controls_held"),
+        "negative_controls_failed": found.get("negative_controls_failed"),
+        "flip_rate": found.get("flip_rate"),
+        "fleiss_kappa": found.get("fleiss_kappa"),
+    }
+
+
+def _reliability(judged: JudgedSet) -> dict[str, Any] | None:
+    """The judge's reliability: annotated by ``judged_sets`` (so the body is not loaded
+    once per row), else from the body a single set's page loads anyway."""
+    if "reliability" in judged.__dict__:
+        return judged.__dict__["reliability"]  # type: ignore[no-any-return]
+    return (judged.body or {}).get("reliability")
+
+
 def judged_rows(judged: list[JudgedSet]) -> list[dict[str, Any]]:
+    """One row per judged set. A set whose judge failed its controls has no figure in
+    its row, only the rule it broke and what its controls gave."""
     rows = []
     for j in judged:
-        s = j.summary
-        low_high = s.get("accuracy_interval_95") or [None, None]
+        because = withheld(j)
+        reliability = _reliability(j)
         rows.append(
             {
                 "judged_set": j.pk,
@@ -92,13 +163,10 @@ def judged_rows(judged: list[JudgedSet]) -> list[dict[str, Any]]:
                 "judge_is_demo": j.judge_model == DEMO_MODEL,
                 "origin": j.origin,
                 "status": j.status,
-                "pass": s.get("pass"),
-                "fail": s.get("fail"),
-                "harness_error": s.get("harness_error"),
-                "accuracy": s.get("accuracy"),
-                "accuracy_low": low_high[0],
-                "accuracy_high": low_high[1],
-                **{c: (s.get("class_counts") or {}).get(c, 0) for c in CLASSES},
+                "harness_error": j.summary.get("harness_error"),
+                **(dict.fromkeys(FIGURES) if because else figures(j.summary)),
+                "figures_withheld_because": because or "",
+                **controls(reliability),
                 "ranked": j.rankable,
                 "not_ranked_because": "" if j.rankable else _not_ranked(j),
             }
@@ -139,18 +207,21 @@ def stability(judged: JudgedSet) -> dict[str, Any] | None:
 
 
 def _not_ranked(judged: JudgedSet) -> str:
+    """The first reason, the judge's failure before the set's state: a failed judge is
+    not ranked wherever its set stands."""
+    because = withheld(judged)
+    if because:
+        return because
     point_set = judged.answer_set.point_set
     if not point_set.rankable:
         return f"the point set is {point_set.state}: only revealed sets are ranked"
-    if judged.status == JudgedSet.Status.JUDGE_UNRELIABLE:
-        return "judge_unreliable: " + "; ".join(judged.broken_rules)
     return judged.not_rankable_because or "an unpinned judge"
 
 
 def class_frame(judged: list[JudgedSet]) -> pd.DataFrame:
     """One row per (judged set, class): its count and share of the judged answers."""
     rows = []
-    for j in judged:
+    for j in shown(judged):
         counts = j.summary.get("class_counts") or {}
         total = sum(counts.values())
         for c in CLASSES:
@@ -167,7 +238,9 @@ def class_frame(judged: list[JudgedSet]) -> pd.DataFrame:
 
 
 def suite_rows(judged: list[JudgedSet]) -> list[dict[str, Any]]:
-    """Accuracy per suite (folder) for each judged set, with its Wilson interval."""
+    """Accuracy per suite (folder) for each judged set whose figures may be shown, with
+    its Wilson interval."""
+    judged = shown(judged)
     wanted = Verdict.objects.filter(judged_set__in=judged).values_list(
         "judged_set", "point__suite", "outcome"
     )
@@ -202,6 +275,9 @@ def verdicts(judged: JudgedSet, *, judged_class: str = "", suite: str = "") -> Q
         "decisive_reason",
         "answer",
         "sample",
+        "judge_model",
+        "judge_model_returned",
+        "judged_at",
         "point__point_id",
         "point__suite",
         "point__position",
@@ -228,6 +304,9 @@ def verdict_rows(judged: JudgedSet, found: QuerySet[Verdict]) -> list[dict[str, 
             "outcome": v.outcome,
             "decisive_reason": v.decisive_reason if shows_reason else None,
             "answer": v.answer if shows_reason else None,
+            "judge_model": v.judge_model or None,
+            "judge_model_returned": v.judge_model_returned or None,
+            "judged_at": v.judged_at or None,
         }
         for v in found
     ]

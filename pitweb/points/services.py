@@ -22,6 +22,7 @@ from harness import canonical
 from harness.points.artifacts import ANSWER_SET, PointsArtifactError
 from harness.points.baseline import answers_from_baseline, import_baseline
 from harness.points.demo import DEMO_MODEL
+from harness.points.gates import withheld_because
 from harness.points.markdown import Point as EnginePoint
 from harness.points.markdown import PointError, load_points, suite_sha256
 from harness.points.metrics import outcome
@@ -272,6 +273,8 @@ def _verdicts(
             outcome=outcome(judged_class),
             decisive_reason=reasons.get(point_id, ""),
             answer=texts.get(point_id, ""),
+            judge_model=judged.judge_model,
+            judged_at=judged.judged_at,
         )
         for point_id, judged_class in classes.items()
     )
@@ -422,6 +425,8 @@ def judge_job_finish(*, job_id: int, worker: str, body: dict[str, Any], paid_cal
                 judged_set=judged, point=by_id[point_id], sample=sample,
                 judged_class=v["class"] or "", outcome=v["outcome"],
                 decisive_reason=v["decisive_reason"], answer=texts.get((point_id, sample), ""),
+                judge_model=v["judge"]["model_configured"],
+                judge_model_returned=v["judge"]["model_returned"] or "", judged_at=v["judged_at"],
             )
             for (point_id, sample), v in verdicts.items()
         )  # fmt: skip
@@ -435,8 +440,10 @@ def judge_job_finish(*, job_id: int, worker: str, body: dict[str, Any], paid_cal
 
 
 def _site_not_rankable(body: dict[str, Any]) -> str:
-    if body["reliability"]["status"] != "usable":
-        return "judge_unreliable: " + "; ".join(body["reliability"]["broken"])
+    reliability = body["reliability"]
+    because = withheld_because(reliability["status"], reliability["broken"])
+    if because:
+        return because
     if body["judge"]["model"] == DEMO_MODEL:
         return "the demo judge: a string rule, not a model"
     if not body["capabilities"].get("judge_pinned"):

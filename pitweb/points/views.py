@@ -36,10 +36,13 @@ SET_COLUMNS = (
     "name", "title", "state", "points", "reveal_on", "commitment", "question_digest",
     "suite_sha256", "salt", "ranked",
 )  # fmt: skip
+# a set whose judge failed its controls has every figure empty, the rule it broke in
+# figures_withheld_because, and its controls' figures beside it
 JUDGED_COLUMNS = (
     "judged_set", "model", "answers", "judge", "judge_pinned", "judge_is_demo", "origin", "status", "pass",
-    "fail", "harness_error", "accuracy", "accuracy_low", "accuracy_high", *CLASSES, "ranked",
-    "rank", "not_ranked_because",
+    "fail", "harness_error", "accuracy", "accuracy_low", "accuracy_high",
+    "accuracy_if_errors_fail", "accuracy_if_errors_pass", "pass_at_k", *CLASSES,
+    "figures_withheld_because", *selectors.CONTROLS, "ranked", "rank", "not_ranked_because",
 )  # fmt: skip
 SUITE_COLUMNS = (
     "judged_set", "label", "suite", "judged", "pass", "harness_error", "accuracy",
@@ -49,7 +52,10 @@ QUESTION_COLUMNS = ("point_id", "suite", "question", "question_sha256")
 REVEALED_COLUMNS = (
     *QUESTION_COLUMNS, "ground_truth", "provenance", "point_sha256", "ground_truth_sha256",
 )  # fmt: skip
-VERDICT_COLUMNS = ("point_id", "suite", "sample", "class", "outcome", "decisive_reason", "answer")
+VERDICT_COLUMNS = (
+    "point_id", "suite", "sample", "class", "outcome", "decisive_reason", "answer",
+    "judge_model", "judge_model_returned", "judged_at",
+)  # fmt: skip
 
 
 def _figure(figure: Any) -> Any:

@@ -70,7 +70,7 @@ def test_a_rubber_stamp_judge_is_never_a_result(
         "  - negative controls failed on 5 of 5 point(s) (100.0%); at most 2% may fail: "
         + ", ".join(p.id for p in points[:5])
     )
-    assert "PASS 5  FAIL 0" in done.stdout  # the figures, under the rules it broke
+    assert "PASS" not in done.stdout and "5 verdict(s), no figure of them shown" in done.stdout
     body = read_artifact(judged, JUDGED_SET)
     assert body["reliability"]["status"] == UNRELIABLE
     assert body["controls"]["stability"]["fleiss_kappa"] is None  # one class: undefined
@@ -87,6 +87,36 @@ def test_a_rubber_stamp_judge_is_never_a_result(
         done.stdout
     )
     assert _cli("verify", good, "--answers", answers, "--points-dir", str(folder)).returncode == 0
+
+
+def test_verify_prints_no_figure_of_an_unreliable_set(
+    server: tuple[Chat, str], points: list[Point], tmp_path: Path
+) -> None:
+    state, url = server
+    folder = tmp_path / "points"
+    folder.mkdir()
+    source = shared_path("data", "pitfall", "points")
+    (folder / "META.md").write_text((source / "META.md").read_text(encoding="utf-8"))
+    for p in points[:4]:
+        (folder / p.path.name).write_text(p.text, encoding="utf-8")
+    answers, body = judged_with(state, url, points[:4], "stamp", stability_k=2, stride=1)
+    assert body["summary"]["accuracy"] == 1.0  # what a rubber stamp's headline would say
+    answers_file, judged_file = tmp_path / "answers.json", tmp_path / "judged.json"
+    write_artifact(answers_file, answers)
+    write_artifact(judged_file, body)
+    done = _cli("verify", str(judged_file), "--answers", str(answers_file),
+                "--points-dir", str(folder))  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    out = done.stdout
+    assert out.startswith("NOT a result:")
+    [rule] = body["reliability"]["broken"]
+    assert f"  - {rule}" in out.splitlines()
+    for figure in ("accuracy ", "Wilson", "pass@", "PASS ", "FAIL ", "completely_correct",
+                   "numeric_factual_error", "were the"):  # fmt: skip
+        assert figure not in out.replace(rule, ""), figure
+    assert "  4 answer(s) judged by a judge that failed its controls: no figure" in out
+    assert "controls: positive passed on 4 point(s); negative flagged on" in out
+    assert "stability: 4 answer(s) x 2: flip rate 0.00" in out
 
 
 def test_an_unstable_judge_is_never_a_result(server: tuple[Chat, str], points: list[Point]) -> None:

@@ -47,6 +47,37 @@ def test_the_contract_is_parsed_strictly() -> None:
             parse_verdict(bad)
 
 
+SECOND_CLASS_LINES = (
+    "Class: completely_correct\nClass: numeric_factual_error\n\nThe figure is off.",
+    "Class: completely_correct\n\nIt matches.\n\nClass: other_error",
+    "Class: completely_correct\n\nIt matches.\n**Class:** analysis_logic_error",
+    "Class: completely_correct\n\nIt matches.\n  class\uff1a other_error",
+    "Class: completely_correct\n\nIt matches.\nClass: completely_correct",  # even agreeing
+)
+
+
+@pytest.mark.parametrize("reply", SECOND_CLASS_LINES)
+def test_a_reply_with_a_second_class_line_is_outside_the_contract(reply: str) -> None:
+    with pytest.raises(JudgeOutputError, match="second class line"):
+        parse_verdict(reply)
+
+
+def test_a_reason_that_only_mentions_a_class_is_kept() -> None:
+    reply = "Class: analysis_logic_error\n\nThe classification of the loss is wrong."
+    assert parse_verdict(reply)[0] == "analysis_logic_error"
+
+
+def test_a_judge_that_gives_two_classes_is_a_harness_error_never_scored(
+    server: tuple[Chat, str], points: list[Any]
+) -> None:
+    state, url = server
+    state.judge_hook = lambda prompt: SECOND_CLASS_LINES[0]
+    verdict = judge_for(url).judge(points[0].question, "Revenue grew 99%.", points[0].ground_truth)
+    assert (verdict.outcome, verdict.judged_class) == ("HARNESS_ERROR", None)
+    assert verdict.attempts == 3 and "second class line" in verdict.error
+    assert verdict.raw == SECOND_CLASS_LINES[0]  # kept, so a reader sees what it said
+
+
 def test_a_good_judge_passes_the_controls_and_judges(
     server: tuple[Chat, str], points: list[Any]
 ) -> None:

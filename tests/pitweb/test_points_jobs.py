@@ -138,7 +138,9 @@ def test_a_judge_that_passes_everything_is_published_as_judge_unreliable(
     assert any("negative control" in rule for rule in judged.broken_rules)
     [row] = Client().get("/points/four/?table=judged&format=json").json()["judged_sets"]
     assert row["ranked"] is False and row["status"] == "judge_unreliable"
-    assert row["pass"] == 4  # shown as what it is, beside the broken rule
+    # no figure of a failed judge's verdicts, only the rule it broke
+    assert row["pass"] is None and row["accuracy"] is None
+    assert row["figures_withheld_because"] == "judge unreliable: " + judged.broken_rules[0]
 
 
 def test_a_remote_endpoint_without_its_key_is_our_harness_error(

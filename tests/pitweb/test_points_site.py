@@ -113,6 +113,9 @@ def test_pitfalls_real_points_and_baseline_import_and_show_their_distribution() 
     ).json()["verdicts"]
     assert len(listing) == 3 and {v["class"] for v in listing} == {"analysis_logic_error"}
     assert all(v["decisive_reason"] for v in listing)  # public: the reasons are shown
+    # PITFALL's judge, and the time its run started (it records none per verdict)
+    started = json.loads(results.read_text(encoding="utf-8"))["started_at"]
+    assert {(v["judge_model"], v["judged_at"]) for v in listing} == {("gpt-5.6-sol", started)}
 
 
 # -- a sealed set ------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from harness.points.demo import DEMO_MODEL, READERS, served
+from harness.points.gates import withheld_because
 from harness.points.markdown import load_points
 from pitweb.points import services
 from pitweb.points.models import JudgedSet, PointSet, PointSetState, PointsJob
@@ -91,9 +92,10 @@ class Command(BaseCommand):
             self.stdout.write(f"point set {NAME}: revealed, salt {point_set.salt}")
         for judged in JudgedSet.objects.filter(answer_set__point_set=point_set):
             counts = judged.summary["class_counts"]
+            because = withheld_because(judged.status, judged.broken_rules)
             self.stdout.write(
                 f"  {judged.answer_set.model:<36} {judged.status:<16} "
-                + " ".join(f"{k}={v}" for k, v in counts.items() if v)
+                + (because or " ".join(f"{k}={v}" for k, v in counts.items() if v))
             )
 
     def _answered_and_judged(
