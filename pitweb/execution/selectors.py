@@ -82,7 +82,9 @@ def side_by_side(comparison: dict[str, Any] | None) -> list[dict[str, Any]]:
     recorded = divergence.get("recorded") or {}
     again = divergence.get("reexecuted") or {}
     if not isinstance(recorded, dict) or not isinstance(again, dict):
-        return [{"field": "decision", "recorded": _shown(recorded), "reexecuted": _shown(again),
+        # a decision, or one fact of a cell or of the run (its valid, say), whole
+        field = divergence.get("field") or "decision"
+        return [{"field": field, "recorded": _shown(recorded), "reexecuted": _shown(again),
                  "differs": True}]  # fmt: skip
     return [
         {
