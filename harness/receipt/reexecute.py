@@ -13,7 +13,7 @@ and hold, and each decision's score-bearing part is compared with the recorded o
 
 The first difference is refused as a ``ReexecutionDivergence`` naming the cell, the step,
 the session and both values. Then what each cell's verdict rests on besides its decisions
-is compared the same way (``facts``): its outcome (with the fault), its egress attempts
+is compared the same way (``facts``): its outcome (with the fault's kind), its egress attempts
 (how many, and where to), its protocol faults and the attempts in which the agent's own
 process exited; and then the run's ``valid`` and the reasons it is invalid. A difference
 there is a ``ReexecutionDivergence`` naming the field: a run made invalid by an egress
@@ -386,9 +386,11 @@ def _cell_facts(events: list[dict[str, Any]]) -> dict[str, Any]:
                 r.startswith(outcomes.AGENT_PROCESS_EXITED) for r in retries
             )
         },
+        # the fault by its kind: its message may quote what the agent raised, addresses
+        # and all (a protocol fault's own words, ours, are compared above)
         "outcome": {
             "status": failed or (outcomes.AGENT_ERROR if fault else outcomes.COMPLETE),
-            "fault": fault,
+            "fault": None if fault is None else fault.get("kind"),
         },
     }
 

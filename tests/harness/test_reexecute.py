@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 from harness import canonical
 from harness.receipt.build import receipt_text
@@ -178,3 +179,84 @@ def test_an_agent_that_leaves_when_run_again_has_diverged_not_failed_re_executio
     )
     assert divergence["recorded"]["picks"]  # the decision recorded, and no decision again
     assert divergence["reexecuted"]["failed"] == "incomplete"
+
+
+# -- each cell's facts, from synthetic trajectories ------------------------------------------
+
+
+def _trajectory(path: Path, *cells: list[dict[str, Any]]) -> Path:
+    """A run's events: its start, each cell's events between its start and end, its end."""
+    events: list[dict[str, Any]] = [{"event": "run_start"}]
+    for cell in cells:
+        events += cell
+    events.append({"event": "run_end", "aborted": None})
+    path.write_text("".join(canonical.line({**e, "seq": n}) + "\n" for n, e in enumerate(events)))
+    return path
+
+
+def _cell(
+    clock: str, *, before: tuple[dict[str, Any], ...] = (), fault: str | None = None
+) -> list[dict[str, Any]]:
+    where = {"arm": "main", "clock": clock}
+    events = [*before, {"event": "cell_start", **where}]
+    events.append({"event": "decision", **where, "session": "2023-03-01", "picks": ["r-1"],
+                   "rejected": [], "agent_error": None})  # fmt: skip
+    if fault is not None:
+        events.append({"event": "agent_error", **where, "session": "2023-03-02",
+                       "fault": {"kind": "protocol_violation", "message": fault}})  # fmt: skip
+    return [*events, {"event": "cell_end", **where}]
+
+
+def _failed(clock: str, failure: str, *egress: str) -> list[dict[str, Any]]:
+    """A failed attempt's ledger entry and the egress attempts it made, written again."""
+    attempt = {"event": "attempt_failed", "cell": f"main/{clock}", "attempt": 1,
+               "failure": failure, "model_exchanges": 0}  # fmt: skip
+    return [attempt, *({"event": "network_attempt", "call": "socket.connect", "target": t,
+                        "site": "agent.py:3", "stack": []} for t in egress)]  # fmt: skip
+
+
+EXITED = "the agent's process exited or closed its pipe mid-cell (exit code 1)"
+
+
+def test_a_failed_attempts_egress_counts_in_its_own_cell(tmp_path: Path) -> None:
+    from harness.receipt.reexecute import DIVERGED, compare
+
+    honest = _trajectory(tmp_path / "a.jsonl", _cell("leaky"), _cell("pit"))
+    retried = _trajectory(
+        tmp_path / "b.jsonl",
+        _cell("leaky"),
+        _cell("pit", before=tuple(_failed("pit", EXITED, "example.com:443"))),
+    )
+    result = compare(honest, retried)
+    assert result.result == DIVERGED and result.divergence is not None
+    found = result.divergence
+    assert (found.cell, found.step, found.field) == ("main/pit", None, "egress_attempts")
+    assert found.reexecuted == {"count": 1, "destinations": ["example.com:443"]}
+
+
+def test_a_retry_the_agents_process_caused_differs_and_one_of_ours_does_not(
+    tmp_path: Path,
+) -> None:
+    from harness.receipt.reexecute import DIVERGED, REPRODUCED, compare
+
+    honest = _trajectory(tmp_path / "a.jsonl", _cell("leaky"))
+    ours = tuple(_failed("leaky", "the cell's sandbox could not be set up"))
+    theirs = tuple(_failed("leaky", EXITED))
+    again = compare(honest, _trajectory(tmp_path / "b.jsonl", _cell("leaky", before=ours)))
+    assert again.result == REPRODUCED
+    again = compare(honest, _trajectory(tmp_path / "c.jsonl", _cell("leaky", before=theirs)))
+    assert again.result == DIVERGED and again.divergence is not None
+    assert again.divergence.field == "attempts"
+    assert again.divergence.reexecuted == {"agent_process_exited": 1}
+
+
+def test_a_protocol_fault_that_differs_is_named_by_its_field(tmp_path: Path) -> None:
+    from harness.receipt.reexecute import DIVERGED, compare
+
+    said = _trajectory(tmp_path / "a.jsonl", _cell("leaky", fault="an unknown field 'x'"))
+    other = _trajectory(tmp_path / "b.jsonl", _cell("leaky", fault="an unknown field 'y'"))
+    result = compare(said, other)
+    assert result.result == DIVERGED and result.divergence is not None
+    assert result.divergence.field == "protocol_faults"
+    assert result.divergence.recorded == ["an unknown field 'x'"]
+    assert compare(said, said).ok
