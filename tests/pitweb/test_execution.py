@@ -521,3 +521,13 @@ def test_a_divergence_in_a_cells_facts_is_shown_by_its_field(
     assert "Where they part: main/leaky, egress_attempts</h3>" in page
     assert "step None" not in page
     assert "example.com:80" in page
+
+
+def test_a_divergence_in_the_runs_validity_shows_both_values() -> None:
+    from pitweb.execution.selectors import side_by_side
+
+    divergence = {"cell": "run", "step": None, "session": None, "field": "valid",
+                  "recorded": True, "reexecuted": False}  # fmt: skip
+    assert side_by_side({"divergence": divergence}) == [
+        {"field": "valid", "recorded": "true", "reexecuted": "false", "differs": True}
+    ]
