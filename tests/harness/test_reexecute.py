@@ -35,9 +35,9 @@ def _cli(*args: str, pythonpath: Path | None = None) -> subprocess.CompletedProc
     )
 
 
-def _config(folder: Path, release: Path) -> Path:
-    """Two cells of the main arm over three sessions, the agent in the harness's process
-    (the guard records its egress attempts there as it does in the sandbox)."""
+def _config(folder: Path, release: Path, agent_process: str) -> Path:
+    """Two cells of the main arm over three sessions (the guard records an egress attempt
+    in the sandbox and in the harness's process alike)."""
     path = folder / "run.json"
     path.write_text(
         json.dumps(
@@ -49,7 +49,7 @@ def _config(folder: Path, release: Path) -> Path:
                 "arms": ["main"],
                 "clocks": ["leaky", "pit"],
                 "probe": 0,
-                "agent_process": "in_process",
+                "agent_process": agent_process,
             }
         )
     )
@@ -96,13 +96,13 @@ def _launder(receipt: Path, trajectory: Path) -> None:
 
 
 def test_a_laundered_egress_attempt_passes_verify_and_is_refused_by_reexecution(
-    march_release: Path, tmp_path: Path
+    march_release: Path, tmp_path: Path, agent_process: str
 ) -> None:
     agents = tmp_path / "agents"
     agents.mkdir()
     (agents / "dialer.py").write_text(textwrap.dedent(DIALER))
     receipt, trajectory, outputs = _outputs(tmp_path)
-    config = _config(tmp_path, march_release)
+    config = _config(tmp_path, march_release, agent_process)
     done = _cli("run", "--config", str(config), "--agent", "dialer:agent", *outputs,
                 pythonpath=agents)  # fmt: skip
     assert receipt.exists(), done.stderr
@@ -146,12 +146,12 @@ for line in sys.stdin:
 
 
 def test_an_agent_that_leaves_when_run_again_has_diverged_not_failed_re_execution(
-    march_release: Path, tmp_path: Path
+    march_release: Path, tmp_path: Path, agent_process: str
 ) -> None:
     agent = tmp_path / "agent.py"
     agent.write_text(textwrap.dedent(TRADER))
     receipt, trajectory, outputs = _outputs(tmp_path)
-    config = _config(tmp_path, march_release)
+    config = _config(tmp_path, march_release, agent_process)
     command = f"{PYTHON} {agent}"
     done = _cli("run", "--config", str(config), "--agent-cmd", command, *outputs)
     assert done.returncode == 0, done.stdout + done.stderr
