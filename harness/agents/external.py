@@ -394,7 +394,8 @@ class _Process:
                     raise self._exited("closed its stdin") from None
 
     def line(self, deadline: float, budget: float) -> bytes:
-        """The agent's next line (without its newline), by ``deadline``."""
+        """The agent's next line (without its newline), by ``deadline``; at EOF, what it
+        wrote after its last newline, if anything (a final unterminated line)."""
 
         def limit() -> outcomes.AgentFault:
             return _time_limit(budget, _KILLED)
@@ -417,6 +418,12 @@ class _Process:
                 except BlockingIOError:
                     continue
                 if not chunk:
+                    if self._buffer:
+                        # a final line with no newline before EOF still counts as a line,
+                        # as sharpebench reads it (its last decision, say, then it left)
+                        line = bytes(self._buffer)
+                        self._buffer.clear()
+                        return line
                     raise self._exited("closed its stdout")
                 self._buffer += chunk
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+import msgspec
 
 from harness import canonical
 from harness.market.calendar import SessionTable, sessions_for
@@ -153,8 +154,8 @@ def read_trail(trajectory: Path) -> _Trail:
                     raise TypeError("line 1 is not a run_start object")
                 continue
             trail.events += 1
-            # most lines are tool calls carrying many rows: counted without parsing the
-            # rows (every other event, cell_failed among them, is read whole)
+            # most lines are tool calls carrying many rows: counted from their typed
+            # answer without building the rows (every other event is read whole)
             if line.startswith(b'{"args":'):
                 _count_tool_call(trail, line, number)
                 continue
@@ -165,29 +166,48 @@ def read_trail(trajectory: Path) -> _Trail:
     return trail
 
 
-# What follows a tool call's arguments: its cell and kind (canonical JSON sorts the keys).
-_TOOL_CALL_CELL = re.compile(r',"arm":"([a-z]+)","clock":"([a-z]+)","event":"tool_call","result":')
-_SERVED = '"known_at_source":'  # every served row carries it, and nothing else does
-_FELL_BACK = '"known_at_source":"published_at"'
+class _ServedRow(msgspec.Struct):
+    """A row an answer served: only where its knowability came from is read."""
+
+    known_at_source: str
+
+
+class _Answer(msgspec.Struct):
+    """What a tool answered, as far as counting goes: the rows it served (a list's or a
+    search's ``rows``, a read's ``row``). Anything else in it (an echoed argument
+    included) serves nothing, whatever its text."""
+
+    rows: list[_ServedRow] | None = None
+    row: _ServedRow | None = None
+
+
+class _ToolCallEvent(msgspec.Struct):
+    """A ``tool_call`` event, typed: its cell and its answer (its arguments, which the agent
+    wrote, are skipped unread)."""
+
+    event: Literal["tool_call"]
+    arm: str
+    clock: str
+    result: _Answer
+
+
+_TOOL_CALL = msgspec.json.Decoder(_ToolCallEvent)
 
 
 def _count_tool_call(trail: _Trail, line: bytes, number: int) -> None:
-    """A tool call's cell and the rows it served, read past its arguments (which the agent
-    wrote) without parsing the rows. Inside a JSON string every quote is escaped, so the
-    key ``known_at_source`` can be counted as text."""
-    text = line.decode("utf-8")
-    _, end = _DECODER.raw_decode(text, len('{"args":'))
-    found = _TOOL_CALL_CELL.match(text, end)
-    if found is None:
-        raise ValueError(f"line {number} is not a tool_call event")
-    cell = trail.cell({"arm": found[1], "clock": found[2]})
+    """A tool call's cell and the rows it served, from the event's typed answer (decoded
+    without building the rows: only their ``known_at_source`` is read)."""
+    try:
+        call = _TOOL_CALL.decode(line)
+    except msgspec.DecodeError as exc:  # a ValidationError too
+        raise ValueError(f"line {number} is not a tool_call event ({exc})") from None
+    cell = trail.cell({"arm": call.arm, "clock": call.clock})
     cell.tool_calls += 1
-    cell.rows_served += text.count(_SERVED, found.end())
-    if found[2] == "pit":
-        cell.fallbacks_served += text.count(_FELL_BACK, found.end())
-
-
-_DECODER = json.JSONDecoder()
+    answer = call.result
+    served = answer.rows or ([answer.row] if answer.row is not None else [])
+    cell.rows_served += len(served)
+    if call.clock == "pit":
+        cell.fallbacks_served += sum(r.known_at_source == "published_at" for r in served)
 
 
 def _take(trail: _Trail, event: dict[str, Any]) -> None:

@@ -12,9 +12,19 @@ and hold, and each decision's score-bearing part is compared with the recorded o
   (present or absent) and the cost report, never reasoning or rationale.
 
 The first difference is refused as a ``ReexecutionDivergence`` naming the cell, the step,
-the session and both values. A re-executed cell that the harness could not run (its
-transport or sandbox failed on every attempt) is not a divergence: it is its own word,
-``reexecution_failed``, and proves nothing either way.
+the session and both values. Then what each cell's verdict rests on besides its decisions
+is compared the same way (``facts``): its outcome (with the fault's kind), its egress attempts
+(how many, and where to), its protocol faults and the attempts in which the agent's own
+process exited; and then the run's ``valid`` and the reasons it is invalid. A difference
+there is a ``ReexecutionDivergence`` naming the field: a run made invalid by an egress
+attempt, laundered afterwards (the attempt's event dropped, ``valid`` set and every hash
+recomputed), passes ``verify``, which cannot tell, and is refused here.
+
+A cell that completed in the recorded run and whose agent exits on every attempt when run
+again (the cell ends ``incomplete``, in the same sandbox and limits) is the agent's
+divergence: it did not complete on re-execution. Only a cell the harness could not run
+again on its own side (its transport or sandbox failed) is not a divergence: it is its
+own word, ``reexecution_failed``, and proves nothing either way.
 
 Prices play no part: decisions never see them, so none are needed.
 """
@@ -25,11 +35,12 @@ import json
 import os
 import shlex
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness import outcomes
 from harness.agents.base import AgentSpec
 from harness.receipt.verify import check_receipt
 
@@ -39,6 +50,15 @@ if TYPE_CHECKING:
 REPRODUCED, DIVERGED, FAILED = "reproduced", "diverged", "reexecution_failed"
 # the fields of each event that a score depends on
 _DECISION_FIELDS = ("picks", "rejected", "orders", "cost")
+# The trajectory events that record an egress attempt (today the guard's, made in the
+# agent's process). A cell's egress is read from these alone, through ``egress_of``, so an
+# attempt counted elsewhere (on the wire, outside the agent's process) joins by its name.
+# the guard's call sites and the model proxy's refusals, and what the cells' wires saw
+EGRESS_EVENTS: tuple[str, ...] = ("network_attempt", "wire_attempt")
+PROBE, RUN = "shifted/probe", "run"
+# a cell's facts, in the order they are compared (the most telling first)
+_FACTS = ("egress_attempts", "protocol_faults", "attempts", "outcome")
+_DID_NOT_COMPLETE = "agent did not complete on re-execution"
 _REPLAY_NOTE = (
     "the agent's model calls were answered from the recorded exchanges: this proves the "
     "agent's own code path is a function of what it was shown and what its model said, "
@@ -57,23 +77,36 @@ class Step:
 
 
 class ReexecutionDivergence(Exception):
-    """The first step where the re-executed agent decided otherwise."""
+    """The first step where the re-executed agent decided otherwise, or the first fact of
+    a cell (``field``, with no step) or of the run (cell ``run``) that differs."""
 
     def __init__(
-        self, cell: str, step: int, session: str | None, recorded: Any, reexecuted: Any
+        self,
+        cell: str,
+        step: int | None,
+        session: str | None,
+        recorded: Any,
+        reexecuted: Any,
+        *,
+        field: str = "decision",
+        reason: str | None = None,
     ) -> None:
+        where = f"{cell} {field}" if step is None else f"{cell} step {step} (session {session})"
         super().__init__(
-            f"{cell} step {step} (session {session}): recorded {_short(recorded)}, "
+            f"{where}: {reason + ': ' if reason else ''}recorded {_short(recorded)}, "
             f"re-executed {_short(reexecuted)}"
         )
         self.cell, self.step, self.session = cell, step, session
         self.recorded, self.reexecuted = recorded, reexecuted
+        self.field, self.reason = field, reason
 
     def to_json(self) -> dict[str, Any]:
         return {
             "cell": self.cell,
             "step": self.step,
             "session": self.session,
+            "field": self.field,
+            "reason": self.reason,
             "recorded": self.recorded,
             "reexecuted": self.reexecuted,
         }
@@ -194,15 +227,21 @@ def counted_exchanges(trajectory: str | os.PathLike[str]) -> list[dict[str, Any]
     return kept
 
 
-def _events(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+def _events(
+    path: str | os.PathLike[str], *, skip_tool_calls: bool = False
+) -> Iterator[dict[str, Any]]:
     with open(path, encoding="utf-8") as handle:
         for line in handle:
+            # a tool call (the bulk of a trajectory) is its own line, its arguments first
+            if skip_tool_calls and line.startswith('{"args":'):
+                continue
             yield json.loads(line)
 
 
 def compare(recorded: str | os.PathLike[str], again: str | os.PathLike[str]) -> Reexecution:
-    """The two trajectories' score-bearing steps, side by side: the first difference, or
-    the first step the harness could not run again."""
+    """The two trajectories side by side: the first score-bearing step that differs, else
+    the first fact of a cell or of the run that differs; or the first cell the harness
+    could not run again."""
     old, new = list(steps(recorded)), list(steps(again))
     # a cell the recorded run has no result for (the harness failed it, or the agent's
     # process exited in every attempt) holds nothing to compare
@@ -217,6 +256,15 @@ def compare(recorded: str | os.PathLike[str], again: str | os.PathLike[str]) -> 
         result = Reexecution(
             FAILED, failure="the recorded run has no score-bearing step to compare"
         )
+    elif result.result == REPRODUCED:
+        result.divergence = _first_fact_difference(facts(recorded), facts(again), set(missing))
+        if result.divergence is not None:
+            result.result = DIVERGED
+        elif missing:
+            notes.append(
+                "the run's valid and invalidated_by are not compared (a cell has no result in "
+                "the recorded run); each compared cell's egress attempts are"
+            )
     result.notes += notes
     return result
 
@@ -227,11 +275,27 @@ def _first_difference(old: list[Step], new: list[Step]) -> Reexecution:
         a = old[n] if n < len(old) else None
         b = new[n] if n < len(new) else None
         if b is not None and "failed" in b.said and (a is None or a.said != b.said):
+            if b.said["failed"] != outcomes.INCOMPLETE or a is None:
+                return Reexecution(
+                    FAILED,
+                    steps_compared=compared,
+                    failure=f"the harness could not run {b.cell} again ({b.said['failed']} "
+                    "after every attempt): nothing was compared from there",
+                )
+            # the agent's own process exited in every attempt, in the sandbox and limits
+            # its recorded run completed in: the agent's doing, never ours
             return Reexecution(
-                FAILED,
+                DIVERGED,
                 steps_compared=compared,
-                failure=f"the harness could not run {b.cell} again ({b.said['failed']} after "
-                "every attempt): nothing was compared from there",
+                divergence=ReexecutionDivergence(
+                    a.cell,
+                    a.step,
+                    a.session,
+                    a.said,
+                    _as_seen(b, a),
+                    field="outcome",
+                    reason=_DID_NOT_COMPLETE,
+                ),
             )
         if (
             a is not None
@@ -254,6 +318,117 @@ def _first_difference(old: list[Step], new: list[Step]) -> Reexecution:
             ),
         )
     return Reexecution(REPRODUCED, steps_compared=compared)
+
+
+def facts(trajectory: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """What each cell's verdict rests on besides its decisions, by cell (the probe as
+    ``shifted/probe``), and the run's own (``run``): its ``valid`` and the reasons it is
+    invalid. Each event counts in the cell it was made in; a failed attempt's egress,
+    written again after its ``attempt_failed``, counts in that attempt's cell."""
+    by_cell: dict[str, list[dict[str, Any]]] = {}
+    current, aborted = RUN, None
+    for event in _events(trajectory, skip_tool_calls=True):
+        kind = event.get("event")
+        current = _cell_of(event, current)
+        by_cell.setdefault(current, []).append(event)
+        if kind in ("cell_end", "cell_failed"):
+            current = PROBE if event.get("arm") == "shifted" else RUN
+        elif kind == "run_end":
+            aborted = event.get("aborted")
+    found = {cell: _cell_facts(events) for cell, events in by_cell.items() if cell != RUN}
+    egress = [e for events in by_cell.values() for e in events if e.get("event") in EGRESS_EVENTS]
+    found[RUN] = {
+        "valid": not egress and aborted is None,
+        # the reasons: each attempt by its call and destination (its call site names a
+        # file, which a copy of the same agent elsewhere changes), or the abort
+        "invalidated_by": [f"network_egress: {_destination(e)}" for e in egress]
+        + (["aborted"] if aborted and not egress else []),
+    }
+    return found
+
+
+def _cell_of(event: dict[str, Any], current: str) -> str:
+    kind = event.get("event")
+    if kind == "attempt_failed":
+        return PROBE if event.get("cell") == "probe" else str(event.get("cell"))
+    if kind in ("probe_item", "probe_failed"):
+        return PROBE
+    if kind in ("run_start", "capabilities", "run_end"):
+        return RUN
+    if "arm" in event and "clock" in event:  # a probe's agent_error is shifted/probe's
+        return f"{event['arm']}/{event['clock']}"
+    return current
+
+
+def egress_of(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """The egress attempts among ``events`` (those of ``EGRESS_EVENTS``): how many, and
+    where each was headed."""
+    found = [e for e in events if e.get("event") in EGRESS_EVENTS]
+    return {"count": len(found), "destinations": sorted(_destination(e) for e in found)}
+
+
+def _destination(event: dict[str, Any]) -> str:
+    """Where an attempt was headed: a call and its target, or a protocol, address and port
+    on the wire (its time and call site left out: they differ between executions)."""
+    if event.get("event") == "wire_attempt":
+        port = event.get("port")
+        address = str(event.get("address"))
+        shown = address if port is None else f"{address}:{port}"
+        return f"{event.get('protocol')} {shown} on the wire"
+    return f"{event.get('call')} {event.get('target')}"
+
+
+def _cell_facts(events: list[dict[str, Any]]) -> dict[str, Any]:
+    failed = next(
+        (e.get("status") for e in events if e.get("event") in ("cell_failed", "probe_failed")),
+        None,
+    )
+    faults = [e.get("fault") or {} for e in events if e.get("event") == "agent_error"]
+    fault = faults[-1] if faults else None
+    retries = [str(e.get("failure")) for e in events if e.get("event") == "attempt_failed"]
+    return {
+        "egress_attempts": egress_of(events),
+        "protocol_faults": [
+            f.get("message") for f in faults if f.get("kind") == outcomes.PROTOCOL_VIOLATION
+        ],
+        # the failed attempts that were the agent's doing (its process exited); one of
+        # ours (a sandbox that failed to start) is no fact about the agent
+        "attempts": {
+            "agent_process_exited": sum(
+                r.startswith(outcomes.AGENT_PROCESS_EXITED) for r in retries
+            )
+        },
+        # the fault by its kind: its message may quote what the agent raised, addresses
+        # and all (a protocol fault's own words, ours, are compared above)
+        "outcome": {
+            "status": failed or (outcomes.AGENT_ERROR if fault else outcomes.COMPLETE),
+            "fault": None if fault is None else fault.get("kind"),
+        },
+    }
+
+
+def _first_fact_difference(
+    old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]], skipped: set[str]
+) -> ReexecutionDivergence | None:
+    """The first cell fact that differs, cell by cell, then the run's (unless a cell had no
+    recorded result: what it did is not known)."""
+    for cell in [*old, *(c for c in new if c not in old)]:
+        if cell == RUN or cell in skipped:
+            continue
+        a, b = old.get(cell), new.get(cell)
+        for name in _FACTS:
+            recorded = None if a is None else a[name]
+            again = None if b is None else b[name]
+            if recorded != again:
+                return ReexecutionDivergence(cell, None, None, recorded, again, field=name)
+    if skipped:
+        return None
+    for name in ("valid", "invalidated_by"):
+        if old[RUN][name] != new[RUN][name]:
+            return ReexecutionDivergence(
+                RUN, None, None, old[RUN][name], new[RUN][name], field=name
+            )
+    return None
 
 
 def _as_seen(step: Step | None, at: Step) -> dict[str, Any] | None:

@@ -1188,6 +1188,9 @@ def _decide(
         ctx.record_attempts(agent)
         raise
     ctx.record_attempts(agent)
+    wrong = tools.take_fault()
+    if wrong is not None:  # a tool argument of the wrong type: the first fault, and final
+        decision, fault = Decision(), wrong
     return decision, fault
 
 

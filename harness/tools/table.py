@@ -2,7 +2,8 @@
 bounds) of each.
 
 Everything else about a tool's surface comes from here: the model-facing OpenAI specs
-(``TOOL_SCHEMA``), the toolbox's argument checks and their words (``Tool.check``), the
+(``TOOL_SCHEMA``), the toolbox's argument checks and their words (``Tool.type_problem``,
+``Tool.check``), the
 names a sandboxed call may carry, and the sandbox's proxies (``proxy``), whose signatures
 are the table's. The toolbox's own methods are written out, for their types and the
 agents' editors, and a test holds their signatures to the table. The inside of the
@@ -24,6 +25,29 @@ class ToolError(ValueError):
     """Bad arguments from the agent: reported to it, recorded, never fatal."""
 
 
+def json_type(value: Any) -> str:
+    """The JSON type of ``value`` (a diagnostic names it, never the value itself)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _an(word: str) -> str:
+    return ("an " if word[0] in "aeiou" else "a ") + word
+
+
 class _Required:
     def __repr__(self) -> str:
         return "REQUIRED"
@@ -36,9 +60,11 @@ REQUIRED: Any = _Required()
 class Param:
     """One parameter. ``kind`` is its JSON type. Checked: a ``count`` (an integer >= 0,
     never a bool, read as at most ``MAX_LIMIT`` when ``capped``), a ``choice`` (one of
-    ``choices``), ``text`` (a string with something besides spaces). An unchecked
-    parameter (a form filter, a row key) is taken as it is: a value that matches no row
-    finds none."""
+    ``choices``), ``text`` (a string with something besides spaces). Every parameter's
+    JSON type (``kind``, null where ``nullable`` or ``none_is_default``) is checked first
+    (``type_problem``): a value of another type is the agent's protocol fault. An
+    unchecked parameter of its type (a form filter, a row key) is taken as it is: a value
+    that matches no row finds none."""
 
     name: str
     kind: Literal["integer", "string"]
@@ -61,6 +87,17 @@ class Param:
         if self.choices:
             out["enum"] = list(self.choices)
         return out
+
+    def type_problem(self, value: Any) -> str | None:
+        """Why ``value`` is not of the parameter's JSON type, or None. Said by the type it
+        is, never by the value: the agent wrote it, and what it wrote is never echoed."""
+        if value is None and (self.nullable or self.none_is_default):
+            return None
+        got = json_type(value)
+        if got == self.kind:
+            return None
+        wanted = _an(self.kind) + (" or null" if self.nullable or self.none_is_default else "")
+        return f"{self.name} must be {wanted}, got {_an(got)}"
 
     def checked(self, value: Any) -> Any:
         """The value the tool works with; ``ToolError`` in the agent's words if bad."""
@@ -104,6 +141,18 @@ class Tool:
                 },
             },
         }
+
+    def type_problem(self, args: dict[str, Any]) -> str | None:
+        """The first argument not of its parameter's JSON type (in the check order), as
+        ``<tool>: <why>``; None when every one is. Checked before anything is answered: a
+        value of the wrong type is the agent's protocol fault."""
+        by_name = {p.name: p for p in self.params}
+        # the check order first, then what it leaves out (a form filter)
+        for name in dict.fromkeys([*(self.check_order or ()), *by_name]):
+            problem = by_name[name].type_problem(args.get(name))
+            if problem is not None:
+                return f"{self.name}: {problem}"
+        return None
 
     def check(self, args: dict[str, Any]) -> dict[str, Any]:
         """Every checked argument as the tool works with it; the first bad one (in the

@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from harness import outcomes
 from harness.market.clocks import iso_utc, knowable_count, known_at
 from harness.release.arms import shift_iso
 from harness.runs.trajectory import served_row_text
@@ -142,6 +143,7 @@ class Toolbox:
         self._texts = self._rows.texts
         # the served rows' canonical text of the last call, for a transport to reuse
         self.last_served: list[str] | None = None
+        self._fault: outcomes.AgentFault | None = None
 
     # -- helpers -------------------------------------------------------------
     def _envelope(self, tool: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -196,6 +198,29 @@ class Toolbox:
         self.last_served = texts
         return result
 
+    def _refused(self, tool: str, args: dict[str, Any]) -> dict[str, Any] | None:
+        """A call with an argument of the wrong JSON type: answered with the diagnostic
+        alone (the value is never echoed into an answer) and held as the agent's protocol
+        fault, which the runner takes after the decision (held, not raised: an agent in the
+        harness's process could catch an exception). None when every type is right."""
+        problem = TOOLS[tool].type_problem(args)
+        if problem is None:
+            return None
+        if self._fault is None:
+            self._fault = outcomes.AgentFault(
+                outcomes.PROTOCOL_VIOLATION, f"a tool argument of the wrong type: {problem}"
+            )
+        # recorded as sent where it is JSON data (an in-process agent may pass anything)
+        sent = {
+            k: v if outcomes.json_data_problem(v) is None else repr(v)[:80] for k, v in args.items()
+        }
+        return self._call(tool, sent, {"error": problem})
+
+    def take_fault(self) -> outcomes.AgentFault | None:
+        """The protocol fault a call since the last take made (the first), once."""
+        fault, self._fault = self._fault, None
+        return fault
+
     # -- the four tools ------------------------------------------------------
     def pit_list(
         self,
@@ -208,6 +233,9 @@ class Toolbox:
         the previous session's bell (``since="window_start"`` lists all of them),
         oldest first."""
         args = {"limit": limit, "offset": offset, "since": since, "form": form}
+        refused = self._refused("pit_list", args)
+        if refused is not None:
+            return refused
         try:
             checked = TOOLS["pit_list"].check(args)
         except ToolError as exc:
@@ -230,6 +258,9 @@ class Toolbox:
     def pit_search(self, query: str, limit: int = 20, form: str | None = None) -> dict[str, Any]:
         """Case-insensitive substring search over the text fields of knowable rows."""
         args = {"query": query, "limit": limit, "form": form}
+        refused = self._refused("pit_search", args)
+        if refused is not None:
+            return refused
         try:
             cap = TOOLS["pit_search"].check(args)["limit"]
         except ToolError as exc:
@@ -261,7 +292,10 @@ class Toolbox:
     def pit_read(self, row_key: str) -> dict[str, Any]:
         """One row by key; a row whose clock has not passed gives only its key."""
         args = {"row_key": row_key}
-        position = self._positions.get(row_key) if isinstance(row_key, str) else None
+        refused = self._refused("pit_read", args)
+        if refused is not None:
+            return refused
+        position = self._positions.get(row_key)
         if position is None:
             return self._call("pit_read", args, {"status": "not_in_window", "row_key": row_key})
         if not self._is_knowable(position):

@@ -79,10 +79,13 @@ def side_by_side(comparison: dict[str, Any] | None) -> list[dict[str, Any]]:
     divergence = (comparison or {}).get("divergence")
     if not divergence:
         return []
-    recorded = divergence.get("recorded") or {}
-    again = divergence.get("reexecuted") or {}
+    # a step one side lacks is None; a fact may be false, and is shown as it is
+    recorded = {} if divergence.get("recorded") is None else divergence["recorded"]
+    again = {} if divergence.get("reexecuted") is None else divergence["reexecuted"]
     if not isinstance(recorded, dict) or not isinstance(again, dict):
-        return [{"field": "decision", "recorded": _shown(recorded), "reexecuted": _shown(again),
+        # a decision, or one fact of a cell or of the run (its valid, say), whole
+        field = divergence.get("field") or "decision"
+        return [{"field": field, "recorded": _shown(recorded), "reexecuted": _shown(again),
                  "differs": True}]  # fmt: skip
     return [
         {

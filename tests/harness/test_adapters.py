@@ -252,6 +252,10 @@ def test_tool_loop_that_never_stops_raises_after_max_steps() -> None:
         ("pit_read", '{"row_key": ', "not JSON"),
         ("pit_read", '["r-0000000000000002"]', "JSON object"),
         ("pit_read", '{"key": "r-0000000000000002"}', "bad arguments"),
+        # told to the model, which may call again: never handed to the toolbox (where it
+        # would be the agent's protocol fault)
+        ("pit_read", '{"row_key": {"a": 1}}', "pit_read: row_key must be a string, got an object"),
+        ("pit_list", '{"limit": "5"}', "pit_list: limit must be an integer or null, got a string"),
     ],
 )
 def test_tool_loop_bad_calls_are_answered_with_an_error_message(

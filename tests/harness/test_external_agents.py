@@ -321,6 +321,43 @@ def test_a_sharpebench_agent_sees_new_and_held_rows_without_prices(
     assert any(line.startswith("probe: not_applicable") for line in body["limits"])
 
 
+@pytest.mark.parametrize("process", ["isolated", "in_process"])
+def test_a_final_decision_with_no_newline_before_eof_counts_as_sharpebench_reads_it(
+    march_release: Path, tmp_path: Path, process: str
+) -> None:
+    """sharpebench reads a final line with no newline as a line: an entrant that writes
+    its last decision that way and leaves has decided, and its cells are complete."""
+    agent = tmp_path / "last_unterminated.py"
+    agent.write_text(
+        textwrap.dedent(
+            """
+            import json, sys
+            for line in sys.stdin:
+                seen = json.loads(line)
+                orders = [{"symbol": s["symbol"], "action": "buy", "target_weight": 0.1}
+                          for s in seen["symbols"][:1]]
+                said = json.dumps({"orders": orders})
+                if seen["date"].endswith("-03-06"):  # the last session walked
+                    sys.stdout.write(said)
+                    sys.stdout.flush()
+                    sys.exit(0)
+                sys.stdout.write(said + "\\n")
+                sys.stdout.flush()
+            """
+        )
+    )
+    spec = command_agent([PYTHON, str(agent)], dialect="sharpebench")
+    config = sandbox_config(
+        march_release, tmp_path / "out", agent_cmd="x", dialect="sharpebench",
+        agent_process=process,
+    )  # fmt: skip
+    body = _run(spec, config)
+    assert [c["status"] for c in body["cells"]] == ["complete"] * 9
+    assert body["attempts"] == []
+    last = [d for d in _events(Path(config.trajectory_path), "decision")][-1]
+    assert last["session"] == "2023-03-06" and len(last["orders"]) == len(last["picks"]) == 1
+
+
 def test_an_agent_written_from_sharpebenchs_reference_schemas_alone_runs(
     march_release: Path, tmp_path: Path
 ) -> None:

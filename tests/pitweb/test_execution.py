@@ -496,3 +496,38 @@ def test_an_agents_owner_does_not_see_the_reexecution_of_anothers_private_run(
     client.force_login(other)  # owns the agent, not the run
     assert client.get(f"/executions/{job.pk}/").status_code == 404
     assert str(job.pk) not in client.get("/agents/").content.decode().split("executions")[-1]
+
+
+def test_a_divergence_in_a_cells_facts_is_shown_by_its_field(
+    registered: Any, submitter: User, staff: User, packages: Any
+) -> None:
+    """A re-execution that decided alike but made an egress attempt the recorded run does
+    not record is shown parting at that cell's field (there is no step)."""
+    from harness.receipt.reexecute import Reexecution, ReexecutionDivergence
+
+    divergence = ReexecutionDivergence(
+        "main/leaky", None, None, {"count": 0, "destinations": []},
+        {"count": 1, "destinations": ["example.com:80"]}, field="egress_attempts",
+    )  # fmt: skip
+    comparison = Reexecution("diverged", steps_compared=8, divergence=divergence).to_json()
+    agent = services.agent_register(by=staff, name="ref", owner=submitter, package="dice")
+    job = ExecutionJob.objects.create(
+        kind="execute", agent=agent, release=registered, config={},
+        state=ExecutionState.DIVERGED, comparison=comparison,
+    )  # fmt: skip
+    client = Client()
+    client.force_login(submitter)
+    page = client.get(f"/executions/{job.pk}/").content.decode()
+    assert "Where they part: main/leaky, egress_attempts</h3>" in page
+    assert "step None" not in page
+    assert "example.com:80" in page
+
+
+def test_a_divergence_in_the_runs_validity_shows_both_values() -> None:
+    from pitweb.execution.selectors import side_by_side
+
+    divergence = {"cell": "run", "step": None, "session": None, "field": "valid",
+                  "recorded": True, "reexecuted": False}  # fmt: skip
+    assert side_by_side({"divergence": divergence}) == [
+        {"field": "valid", "recorded": "true", "reexecuted": "false", "differs": True}
+    ]

@@ -57,6 +57,13 @@ def _run_tool(tools: Toolbox, name: str, arguments: Any) -> dict[str, Any]:
             return {"error": f"arguments are not JSON: {exc}"}
     if not isinstance(arguments, dict):
         return {"error": "arguments must be a JSON object"}
+    # the model is told of an argument of the wrong type, and may call again; handed to
+    # the toolbox, it would be the agent's protocol fault and end the cell
+    tool = TOOLS[name]
+    given = {p.name: p.default for p in tool.params if not p.required} | arguments
+    wrong = tool.type_problem(given)
+    if wrong is not None:
+        return {"error": f"bad arguments for {wrong}"}
     try:
         result: dict[str, Any] = getattr(tools, name)(**arguments)
     except TypeError as exc:
