@@ -1160,3 +1160,95 @@ def test_a_cell_the_sandbox_fails_in_every_attempt_is_our_harness_error(
     assert result.harness_failed and not result.incomplete
     [why] = result.body["not_rankable_because"]
     assert "a harness problem, not the agent's result" in why
+
+
+# -- where the harness and the agent's folders lie --------------------------------------------
+
+
+def test_an_agent_folder_holding_the_release_prices_and_outputs_shows_them_masked(
+    tmp_path: Path,
+) -> None:
+    """An external agent's folder (``--agent-dir``) that also holds the release, the price
+    file and the run's outputs: the agent runs, and sees each of them empty."""
+    folder = tmp_path / "agent"
+    folder.mkdir()
+    release = build_release(folder / "release", end=date(2023, 3, 3), seed=3, rows=400)
+    prices = folder / "prices.csv"
+    prices.write_text("date,symbol,open,close\n2023-03-01,ZZZZ,1.0,1.0\n")
+    (folder / "looker.py").write_text(
+        "import json, os, sys\n"
+        "HERE = os.path.dirname(os.path.abspath(__file__))\n"
+        "def seen(name):\n"
+        "    path = os.path.join(HERE, name)\n"
+        "    if not os.path.exists(path):\n"
+        "        return 'absent'\n"
+        "    if os.path.isdir(path):\n"
+        "        return sorted(os.listdir(path))\n"
+        "    try:\n"
+        "        with open(path, 'rb') as handle:\n"
+        "            return len(handle.read())\n"
+        "    except OSError as exc:\n"
+        "        return exc.strerror\n"
+        "for line in sys.stdin:\n"
+        "    text = json.dumps([sorted(os.listdir(HERE)), seen('release'), seen('prices.csv'),"
+        " seen('out')])\n"
+        "    sys.stdout.write(json.dumps({'type': 'decision', 'picks': [], 'text': text}) + '\\n')\n"
+        "    sys.stdout.flush()\n"
+    )
+    out = folder / "out"
+    run_json = tmp_path / "run.json"
+    run_json.write_text(
+        json.dumps(
+            {"bundle_path": str(release), "forms": ["8-K"], "start": "2023-03-01",
+             "end": "2023-03-02", "arms": ["main"], "clocks": ["pit"], "probe": 0,
+             "agent_process": "isolated",
+             "prices": {"path": str(prices), "source": "SYNTHETIC"}}
+        )
+    )  # fmt: skip
+    code = cli_main(["run", "--config", str(run_json), "--trajectory", str(out / "trajectory.jsonl"),
+                     "--receipt", str(out / "receipt.json"), "--agent-cmd",
+                     f"{sys.executable} {folder / 'looker.py'}", "--agent-dir", str(folder)])  # fmt: skip
+    assert code == 0
+    shown = [json.loads(t) for t in decision_texts(out)]
+    assert shown and all(s[0] == ["looker.py", "out", "prices.csv", "release"] for s in shown)
+    # the release and the outputs are empty folders; the price file shows nothing of itself
+    assert all(s[1] == [] and s[3] == [] for s in shown), shown
+    assert all(s[2] in (0, "Permission denied") for s in shown), shown
+
+
+def test_a_harness_run_from_a_source_tree_on_pythonpath_starts_its_sandbox(
+    march_release: Path, tmp_path: Path
+) -> None:
+    """Not installed, only on PYTHONPATH: the sandbox finds the harness where it lies."""
+    tree = tmp_path / "src"
+    tree.mkdir()
+    repo = Path(__file__).resolve().parents[2]
+    for package in ("harness", "pit_harness"):
+        subprocess.run(["cp", "-r", str(repo / package), str(tree / package)], check=True)
+    out = tmp_path / "out"
+    run_json = tmp_path / "run.json"
+    run_json.write_text(
+        json.dumps(
+            {"bundle_path": str(march_release), "forms": ["8-K"], "start": "2023-03-01",
+             "end": "2023-03-02", "arms": ["main"], "clocks": ["pit"], "probe": 0,
+             "agent_process": "isolated", "trajectory_path": str(out / "t.jsonl"),
+             "receipt_path": str(out / "r.json")}
+        )
+    )  # fmt: skip
+    script = (
+        "import sys, harness\n"
+        f"assert harness.__file__.startswith({str(tree)!r}), harness.__file__\n"
+        "from harness.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, "run", "--config", str(run_json)],
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    body = json.loads((out / "r.json").read_text())["body"]
+    assert body["capabilities"]["agent_process"] == "isolated" and body["valid"] is True

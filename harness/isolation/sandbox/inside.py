@@ -242,11 +242,15 @@ def _submounts(folder: str) -> list[str]:
             table.append((fields[0], fields[1], _unescape(fields[4])))
     ids = {point: mount_id for mount_id, _, point in table}  # the last mount on a point wins
     parent = ids.get(folder)
-    return [
+    points = [
         point
         for mount_id, parent_id, point in table
         if parent_id == parent and point.startswith(folder + "/") and ids[point] == mount_id
     ]
+    # a mount whose point lies in another one's folder, on the same parent, was mounted
+    # first and is covered by it (a file an agent's command names, then the folder holding
+    # it): what shows there is the folder's
+    return [p for p in points if not any(p.startswith(q + "/") for q in points)]
 
 
 def _unescape(field: str) -> str:

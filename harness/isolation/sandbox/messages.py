@@ -95,7 +95,7 @@ class ProbeLimit(Message, tag="probe_limit"):
     limit: str
 
 
-class Load(Message, tag="load"):
+class Load(Message, tag="load", omit_defaults=True):
     agent: dict[str, Any]
     policy: str
     relay: dict[str, Any] | None

@@ -82,6 +82,15 @@ ETC_FILES = {
 WIRE_GRACE = 10.0
 
 
+# The zygote's start: the folder holding the harness (bound read-only at its own path) is
+# the last place the interpreter looks, so a harness run from a source tree (on
+# PYTHONPATH, not installed) starts its sandbox as an installed one does.
+ZYGOTE = (
+    "import sys; sys.path.append(sys.argv[1]); "
+    "from harness.isolation.sandbox.inside import main; main(sys.argv[2:])"
+)
+
+
 class SandboxError(RuntimeError):
     """The sandbox could not be set up as asked (a usage or environment problem)."""
 
@@ -202,7 +211,7 @@ def _interpreter_roots() -> list[str]:
 
 
 def harness_root() -> str:
-    return str(Path(__file__).resolve().parents[2])  # the folder holding the harness package
+    return str(Path(__file__).resolve().parents[2])  # the harness package's own folder
 
 
 def visible_roots() -> list[str]:
@@ -321,7 +330,7 @@ def bwrap_command(
     # nothing writable is shared between cells: each cell mounts its own /tmp and /dev/shm
     command += ["--remount-ro", "/dev", "--remount-ro", "/"]
     command += ["--chdir", "/tmp", "--", sys.executable, "-s", "-B", "-P"]
-    command += ["-m", "harness.isolation.sandbox.inside", str(fd)]
+    command += ["-c", ZYGOTE, os.path.dirname(harness_root()), str(fd)]
     if by_value:
         command.append("--by-value")  # the zygote then imports cloudpickle once for all
     return command
@@ -456,6 +465,8 @@ class Sandbox:
             seen = report.take(until_end=WIRE_GRACE) if wire_held else []
         finally:
             report.close()
+        if isinstance(found, msg.SetupFailed):
+            raise RuntimeFailure(f"the sandbox's probe cell could not be set up: {found.message}")
         if not isinstance(found, msg.Capabilities):
             raise RuntimeFailure(f"the probe cell answered {type(found).__name__}")
         self._found = found.wire()
