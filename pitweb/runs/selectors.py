@@ -24,7 +24,7 @@ from pitweb.jobs.models import WorkerBeat
 from pitweb.pricing.models import PlatformScore
 from pitweb.releases.models import ReferencePrices
 from pitweb.runs import boardcache, boardkeys
-from pitweb.runs.board import board_stamp
+from pitweb.runs.board import board_read, board_stamp
 from pitweb.runs.models import (
     PROVEN_LEVELS,
     Family,
@@ -459,7 +459,13 @@ class Ranks:
         return None
 
     def number(self, rows: list[dict[str, Any]], offset: int) -> None:
+        """Label ``rows`` (the ranked rows from ``offset`` on, read in the same
+        ``board_read`` as these ranks) with their ranks. A row that is not the run these
+        ranks hold at its place is refused: a label is never attached to another run's
+        row."""
         for n, row in enumerate(rows, start=offset):
+            if n >= len(self.keys) or self.keys[n].pk != row["submission"]:
+                raise RuntimeError("the board's ranks and rows were not read together")
             found, (low, high) = self.ranges[n], self.intervals[n]
             row.update(
                 rank=found.label, rank_low=found.low, rank_high=found.high, position=n + 1,
@@ -516,6 +522,24 @@ def _leaderboard(
     after: str | None = None,
     before: str | None = None,
 ) -> dict[str, Any]:
+    with board_read():
+        return _leaderboard_read(
+            user, release, form, start, end, isolated, page, per_page, after, before
+        )
+
+
+def _leaderboard_read(
+    user: User | AnonymousUser,
+    release: str | None,
+    form: str | None,
+    start: str | None,
+    end: str | None,
+    isolated: bool,
+    page: int,
+    per_page: int,
+    after: str | None,
+    before: str | None,
+) -> dict[str, Any]:
     runs = _board_runs(user, release, form, start, end, isolated)
     ranked = ranked_runs(runs)
     ranks = Ranks(ranked)
@@ -565,16 +589,18 @@ def leaderboard_export(
     end: str | None = None,
     isolated: bool = False,
 ) -> dict[str, Any]:
-    """The whole board for CSV/JSON export: every ranked run, then the rest."""
+    """The whole board for CSV/JSON export: every ranked run, then the rest, read
+    together (``board_read``)."""
     runs = _board_runs(user, release, form, start, end, isolated)
     ranked_qs = ranked_runs(runs)
-    ranks = Ranks(ranked_qs)
-    ranked = [leaderboard_row(r) for r in ranked_qs.iterator(chunk_size=2000)]
-    ranks.number(ranked, 0)
-    return {
-        "ranked": ranked,
-        **{name: [_apart_row(name, r) for r in qs] for name, qs in _apart(runs).items()},
-    }
+    with board_read():
+        ranks = Ranks(ranked_qs)
+        ranked = [leaderboard_row(r) for r in ranked_qs.iterator(chunk_size=2000)]
+        ranks.number(ranked, 0)
+        return {
+            "ranked": ranked,
+            **{name: [_apart_row(name, r) for r in qs] for name, qs in _apart(runs).items()},
+        }
 
 
 def family_attempts(user: User | AnonymousUser, family_id: int | None) -> dict[str, Any] | None:

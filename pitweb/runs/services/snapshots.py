@@ -13,7 +13,7 @@ from harness import canonical
 from pitweb.core.audit import audit_record
 from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import require_reason
-from pitweb.runs.board import board_changed, board_version
+from pitweb.runs.board import board_changed, board_read, board_version
 from pitweb.runs.models import Snapshot
 
 FILTERS = ("release", "form", "start", "end", "isolated")
@@ -45,10 +45,13 @@ def snapshot_publish(
     if len(key) > Snapshot._meta.get_field("filters_key").max_length:  # type: ignore[operator]
         raise SubmissionError("filters_too_long", "the board's filters are too long to cite")
     shown = {k: v for k, v in normalised.items() if k != "isolated" or v}
-    with transaction.atomic():
+    # the board and its version read together (outside the writes: a REPEATABLE READ
+    # transaction that wrote the board's version row could fail on a concurrent change)
+    with board_read():
         version = board_version()
         taken = timezone.now()
         board = leaderboard_export(user=AnonymousUser(), **shown)
+    with transaction.atomic():
         body = {
             "snapshot_version": 1,
             "taken_at": taken.isoformat(),
