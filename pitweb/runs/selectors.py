@@ -16,6 +16,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
+from harness import canonical
+from harness import snapshot as snapshots
 from harness.receipt.attempts import family_interval, sidak_confidence
 from harness.receipt.rescore import RankRange, Tails, rank_ranges
 from pitweb.core.models import AuditEvent
@@ -657,9 +659,35 @@ def snapshot_by_id(snapshot_id: int | None) -> Snapshot | None:
     return None if snapshot_id is None else Snapshot.objects.filter(pk=snapshot_id).first()
 
 
+def _taken_down(content: dict[str, Any]) -> set[int]:
+    """The submissions a snapshot holds that the public may no longer see (withdrawn,
+    hidden or made private since, or gone): one query."""
+    held = {
+        row["submission"]
+        for rows in content["board"].values()
+        for row in rows
+        if not snapshots.is_removed(row)
+    }
+    public = visible_runs(AnonymousUser()).filter(pk__in=held).values_list("pk", flat=True)
+    return held - set(public)
+
+
 def snapshot_board(snapshot: Snapshot) -> dict[str, Any]:
-    """A snapshot's frozen content, decoded (its digest is over the stored text)."""
-    return json.loads(snapshot.content)  # type: ignore[no-any-return]
+    """A snapshot's frozen content, decoded, as anyone may see it now: a row whose run
+    was withdrawn or hidden after publication is "removed after this snapshot", its row
+    digest all that is left of it (so the snapshot's digest still verifies, and nothing
+    taken down is published again)."""
+    content: dict[str, Any] = json.loads(snapshot.content)
+    removed = _taken_down(content)
+    return snapshots.redacted(content, removed) if removed else content
+
+
+def snapshot_text(snapshot: Snapshot) -> str:
+    """A snapshot's JSON as served: the stored text, or with the rows taken down since
+    removed (``snapshot_board``); ``pit-harness snapshot verify`` checks either."""
+    content: dict[str, Any] = json.loads(snapshot.content)
+    removed = _taken_down(content)
+    return canonical.line(snapshots.redacted(content, removed)) if removed else snapshot.content
 
 
 def latest_snapshot(filters: dict[str, Any]) -> Snapshot | None:
@@ -675,7 +703,8 @@ def snapshot_since(snapshot: Snapshot, board: dict[str, Any]) -> list[dict[str, 
     staff actions (flag, hide, re-verify...) and withdrawals, verification jobs (with
     their outcome) and new reference-price versions of their releases. A fixed number
     of queries."""
-    rows = [r for name in SECTIONS for r in board.get(name, [])]
+    # a row removed after the snapshot names no run, and none of its history is listed
+    rows = [r for name in SECTIONS for r in board.get(name, []) if not snapshots.is_removed(r)]
     held = {r["submission"]: r["run_id"] for r in rows}
     releases = {r["release"] for r in rows}
     taken = snapshot.taken_at

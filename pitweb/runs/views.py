@@ -37,7 +37,7 @@ from pitweb import charts
 from pitweb.core.errors import SubmissionError, bad_request_page, error_body
 from pitweb.releases.models import Release
 from pitweb.runs import boardcache, selectors, services, tables
-from pitweb.runs.api import LEADERBOARD_COLUMNS, leaderboard_csv, submission_wanted
+from pitweb.runs.api import LEADERBOARD_COLUMNS, leaderboard_csv, snapshot_csv, submission_wanted
 from pitweb.runs.board import board_stamp
 from pitweb.runs.models import Run, Snapshot
 
@@ -178,13 +178,13 @@ def snapshot_page(request: HttpRequest, snapshot_id: str) -> HttpResponse:
     over; ``?format=csv``: its rows), and what has happened since to its runs."""
     snapshot = _snapshot(snapshot_id)
     if request.GET.get("format") == "json":
-        response = HttpResponse(snapshot.content, content_type="application/json")
+        response = HttpResponse(selectors.snapshot_text(snapshot), content_type="application/json")
         response["Content-Disposition"] = f'attachment; filename="snapshot-{snapshot.pk}.json"'
         return response
     content = selectors.snapshot_board(snapshot)
     if request.GET.get("format") == "csv":
         response = HttpResponse(
-            leaderboard_csv(content["board"]), content_type="text/csv; charset=utf-8"
+            snapshot_csv(content["board"]), content_type="text/csv; charset=utf-8"
         )
         response["Content-Disposition"] = f'attachment; filename="snapshot-{snapshot.pk}.csv"'
         return response

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from harness import canonical
+from harness.snapshot import SNAPSHOT_VERSION, snapshot_digest
 from pitweb.core.audit import audit_record
 from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import require_reason
@@ -36,7 +37,8 @@ def snapshot_publish(
     *, filters: dict[str, Any], reason: str, staff: User | None = None
 ) -> Snapshot:
     """Freeze the public board drawn with ``filters`` (every row of every section, as a
-    visitor sees them) as canonical JSON with its digest. ``staff`` None: the schedule."""
+    visitor sees them) as canonical JSON with its digest (``harness.snapshot``: over the
+    digest of each row). ``staff`` None: the schedule."""
     from pitweb.runs.selectors import leaderboard_export
 
     reason = require_reason(reason) if staff is not None else reason
@@ -53,14 +55,16 @@ def snapshot_publish(
         board = leaderboard_export(user=AnonymousUser(), **shown)
     with transaction.atomic():
         body = {
-            "snapshot_version": 1,
+            "snapshot_version": SNAPSHOT_VERSION,
             "taken_at": taken.isoformat(),
             "board_version": version,
             "filters": normalised,
             "board": board,
         }
         content = canonical.line(body)  # every float as the board had it (shortest repr)
-        digest = "sha256:" + canonical.sha256_hex(content.encode("utf-8"))
+        # over each row's digest, not the row: a row taken out later (its run withdrawn
+        # or hidden) keeps its digest in the snapshot, which still verifies
+        digest = snapshot_digest(body)
         snapshot = Snapshot.objects.create(
             content=content,
             content_digest=digest,
