@@ -22,6 +22,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from msgspec import UNSET
 
+from harness import snapshot as snapshots
 from harness.receipt.model import (
     Cell,
     CostsSlot,
@@ -197,6 +198,9 @@ def snapshot_page(request: HttpRequest, snapshot_id: str) -> HttpResponse:
             "board": content["board"],
             "filters": {k: v for k, v in content["filters"].items() if v},
             "since": selectors.snapshot_since(snapshot, content["board"]),
+            "removed": sum(
+                snapshots.is_removed(r) for rows in content["board"].values() for r in rows
+            ),
             "apart": [
                 (title, content["board"][name])
                 for name, title in APART_TITLES

@@ -76,7 +76,7 @@ def test_a_run_taken_down_after_a_snapshot_leaves_it_and_the_digest_still_verifi
         for secret in (a.run_id, a.body_sha256, "superseded by", "a secret leaked"):
             assert secret not in text, (name, secret)
         assert b.run_id in text, name  # the other run stays, as it stood
-    assert "removed after this snapshot" in after["page"]
+    assert "1 row removed after this snapshot" in after["page"]
     assert row_digest(row_a) in after["page"] and row_digest(row_a) in after["csv"]
     exported = json.loads(after["json"])
     removed = [r for rows in exported["board"].values() for r in rows if r.get(REMOVED)]
