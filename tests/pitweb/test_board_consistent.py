@@ -11,14 +11,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import connection
 from django.test import Client
 
 from harness.receipt.attempts import family_interval
 from harness.receipt.rescore import Tails
 from pitweb.pricing.models import PlatformScore
-from pitweb.runs import selectors, services
+from pitweb.runs import boardstore, selectors, services
 from pitweb.runs.models import Run
 from tests.pitweb.test_board_store import scored, spread  # noqa: F401
 
@@ -149,3 +149,36 @@ def test_a_signed_in_board_page_read_while_a_run_is_ranked_answers(
     assert response.status_code == 200
     for row in response.json()["ranked"]:
         assert row["ranked_interval"] == pytest.approx(own_interval(row["submission"]))
+
+
+def ranked_view(board: dict[str, Any]) -> tuple[Any, ...]:
+    rows = [(r["run_id"], r["rank"], r["position"]) for r in board["ranked"]]
+    return board["pagination"]["ranked_total"], rows
+
+
+def test_a_stored_board_page_read_while_a_computation_lands_is_one_board(
+    board: tuple[Run, Run], scored: Run, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+) -> None:  # fmt: skip
+    postgres_only()
+    late, _ = board
+    template = Run.objects.get(pk=scored.pk)
+    # the stored board as the anonymous board reads it (its page cache aside)
+    before = selectors.leaderboard(user=AnonymousUser())
+
+    def verified_and_computed() -> None:
+        verified(late, template)()
+        services.board_changed(runs=[late.pk])
+        boardstore.refresh_all()
+
+    original = boardstore._page_entries
+
+    def computation_then_entries(*args: Any) -> Any:
+        elsewhere(verified_and_computed)  # after the board's row is read, before its entries
+        return original(*args)
+
+    monkeypatch.setattr(boardstore, "_page_entries", computation_then_entries)
+    during = selectors.leaderboard(user=AnonymousUser())
+    monkeypatch.setattr(boardstore, "_page_entries", original)
+    after = selectors.leaderboard(user=AnonymousUser())
+    assert ranked_view(before) != ranked_view(after)  # the computation moved the board
+    assert ranked_view(during) in (ranked_view(before), ranked_view(after))
