@@ -175,8 +175,10 @@ def _snapshot(snapshot_id: str) -> Snapshot:
 
 
 def snapshot_page(request: HttpRequest, snapshot_id: str) -> HttpResponse:
-    """A published board as it stood (``?format=json``: the very bytes its digest is
-    over; ``?format=csv``: its rows), and what has happened since to its runs."""
+    """A published board as it stood (``?format=json``: what its digest is recomputed
+    from; ``?format=csv``: its rows, each with its row digest), less the rows whose runs
+    were withdrawn or hidden since (their row digests only), and what has happened since
+    to its other runs."""
     snapshot = _snapshot(snapshot_id)
     if request.GET.get("format") == "json":
         response = HttpResponse(selectors.snapshot_text(snapshot), content_type="application/json")
