@@ -347,6 +347,23 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return _reexecute(args)
 
 
+def cmd_snapshot_verify(args: argparse.Namespace) -> int:
+    """A board snapshot's digest recomputed from its JSON export (``harness.snapshot``)."""
+    from harness.snapshot import SnapshotError, verify_snapshot
+
+    try:
+        check = verify_snapshot(Path(args.file).read_text(encoding="utf-8"), args.digest)
+    except SnapshotError as exc:
+        raise UsageError(f"{args.file}: {exc}") from None
+    print(f"snapshot digest {check.digest}")
+    print(f"rows {check.rows}  removed after the snapshot {check.removed}")
+    if check.ok is None:
+        print("compare it with the digest the snapshot was published with (or pass --digest)")
+        return EXIT_OK
+    print("digest OK" if check.ok else f"digest MISMATCH  (published {args.digest})")
+    return EXIT_OK if check.ok else EXIT_MISMATCH
+
+
 def _reexecute(args: argparse.Namespace) -> int:
     """Every cell run again with a fresh agent; the first differing decision refused."""
     import json
@@ -681,6 +698,18 @@ def build_parser() -> argparse.ArgumentParser:
         "the recorded exchanges, never sent to the model",
     )
     ver.set_defaults(func=cmd_verify)
+
+    snap = sub.add_parser("snapshot", help="a board snapshot published by the site")
+    snapsub = snap.add_subparsers(dest="snapshot_command", required=True)
+    snapver = snapsub.add_parser(
+        "verify",
+        help="recompute a snapshot's digest offline from its JSON export (rows removed "
+        "after publication count by the row digest they carry); exit 1 if it differs "
+        "from --digest",
+    )
+    snapver.add_argument("file", help="the snapshot's JSON (/snapshots/<id>/?format=json)")
+    snapver.add_argument("--digest", help="the content digest it was published with")
+    snapver.set_defaults(func=cmd_snapshot_verify)
 
     exp = sub.add_parser(
         "export",

@@ -17,7 +17,6 @@ import re
 import socket
 import urllib.parse
 from datetime import date, timedelta
-from functools import partial
 from typing import Any, cast
 
 from django.conf import settings
@@ -48,6 +47,7 @@ from pitweb.execution.models import (
     RegisteredAgent,
 )
 from pitweb.jobs import machine
+from pitweb.jobs.dispatch import send_on_commit
 from pitweb.releases.models import Release
 from pitweb.runs.board import board_changed
 from pitweb.runs.models import JobState, Run, VerificationLevel
@@ -318,13 +318,13 @@ def reexecution_request(*, by: User, run: Run, reason: str) -> ExecutionJob:
 def enqueue_cell(cell_id: int) -> None:
     from pitweb.execution.tasks import execution_cell_task
 
-    transaction.on_commit(partial(execution_cell_task.delay, cell_id), robust=True)
+    send_on_commit(execution_cell_task, cell_id)
 
 
 def enqueue_assembly(job_id: int) -> None:
     from pitweb.execution.tasks import execution_assembly_task
 
-    transaction.on_commit(partial(execution_assembly_task.delay, job_id), robust=True)
+    send_on_commit(execution_assembly_task, job_id)
 
 
 def cell_claim(*, cell_id: int, worker: str) -> bool:

@@ -17,6 +17,8 @@ signal handlers in ``workers``), so the status page tells a live worker from a d
 
 Imports go one way: an app's models subclass ``ClaimableJob`` and its services call the
 machine; this app imports no other ``pitweb`` app (only ``pitweb.artifacts``, to clear
-the scratch folders dead workers left), and it never enqueues a task (the sweep returns
-the ids to dispatch; the caller's services enqueue them).
+the scratch folders dead workers left), and it never imports a task (the sweep returns
+the ids to dispatch; the caller's services enqueue them, each through
+``dispatch.send_on_commit``, which leaves a job the broker could not take queued for the
+sweep).
 """

@@ -8,7 +8,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Sequence
-from functools import partial
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
@@ -33,6 +32,7 @@ from pitweb.core.audit import audit_record
 from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import read_json
 from pitweb.jobs import machine
+from pitweb.jobs.dispatch import send_on_commit
 from pitweb.points.archives import ArchiveError, Limits, unpack
 from pitweb.points.models import (
     AnswerSet,
@@ -374,7 +374,7 @@ def enqueue_points_job(job_id: int) -> None:
     services reach the tasks."""
     from pitweb.points.tasks import points_job_task
 
-    transaction.on_commit(partial(points_job_task.delay, job_id), robust=True)
+    send_on_commit(points_job_task, job_id)
 
 
 def points_job_finish(*, job_id: int, worker: str, state: str, **fields: Any) -> bool:

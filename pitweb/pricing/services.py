@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import os
 from datetime import timedelta
-from functools import partial
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -34,6 +33,7 @@ from pitweb.core.audit import audit_record
 from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import readable, require_reason
 from pitweb.jobs import machine
+from pitweb.jobs.dispatch import send_on_commit
 from pitweb.pricing.models import PlatformScore
 from pitweb.releases.models import ReferencePrices, Release
 from pitweb.runs.board import board_changed
@@ -206,4 +206,4 @@ def enqueue_score(score_id: int) -> None:
     these services reach the tasks."""
     from pitweb.pricing.tasks import rescore_run_task
 
-    transaction.on_commit(partial(rescore_run_task.delay, score_id), robust=True)
+    send_on_commit(rescore_run_task, score_id)

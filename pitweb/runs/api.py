@@ -33,6 +33,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
+from harness import snapshot as snapshots
 from pitweb.core.errors import SubmissionError, validation_message
 from pitweb.releases.models import Release
 from pitweb.runs import boardcache, selectors, services
@@ -439,7 +440,11 @@ class SnapshotOut(Serializer):
     filters = serializers.JSONField()
     reason = serializers.CharField()
     page = serializers.URLField()
-    json = serializers.URLField(help_text="the bytes the content digest is taken over")
+    json = serializers.URLField(
+        help_text="the snapshot as JSON: `pit-harness snapshot verify` recomputes its content "
+        "digest from it, a row removed after the snapshot (its run withdrawn or hidden) "
+        "counting by the row digest it carries"
+    )
 
 
 class SnapshotDetailOut(SnapshotOut):
@@ -619,6 +624,28 @@ def leaderboard_csv(board: dict[str, Any]) -> str:
             low, high = row.get("ranked_interval") or (None, None)
             flat = {"section": section, **row, "ranked_interval_low": low}
             flat["ranked_interval_high"] = high
+            writer.writerow({k: csv_safe(v) for k, v in flat.items()})
+    return buffer.getvalue()
+
+
+SNAPSHOT_COLUMNS = ["section", "removed_after_snapshot", "row_digest", *LEADERBOARD_COLUMNS]
+
+
+def snapshot_csv(board: dict[str, Any]) -> str:
+    """A snapshot's rows as CSV, each with its row digest (``harness.snapshot``); a row
+    removed after the snapshot has its section and row digest only."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=SNAPSHOT_COLUMNS, extrasaction="ignore")
+    writer.writeheader()
+    for section in selectors.SECTIONS:
+        for row in board.get(section, []):
+            if snapshots.is_removed(row):
+                writer.writerow({"section": section, **row})
+                continue
+            low, high = row.get("ranked_interval") or (None, None)
+            flat = {"section": section, **row, "ranked_interval_low": low}
+            flat |= {"ranked_interval_high": high, "removed_after_snapshot": False}
+            flat["row_digest"] = snapshots.row_digest(row)
             writer.writerow({k: csv_safe(v) for k, v in flat.items()})
     return buffer.getvalue()
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -124,6 +125,29 @@ def _read_stamp() -> Stamp:
 
 
 _STAMP_SQL = f"SELECT version, computed, epoch FROM {BoardVersion._meta.db_table} WHERE id = 1"
+
+
+@contextmanager
+def board_read() -> Iterator[None]:
+    """One consistent read of the board: every query inside sees the runs as they stood
+    at its first one. A board is several queries (the ranks over the whole board, a
+    page's rows, the runs apart); a run verified, ranked or hidden between two of them
+    would otherwise make the rank labels and the rows two different boards (an export's
+    lists of unequal length, or labels attached to the wrong rows).
+
+    On Postgres the transaction is REPEATABLE READ (its snapshot taken at its first
+    query; the default, READ COMMITTED, takes one per statement); on SQLite a
+    transaction is already one snapshot. Inside a transaction begun by the caller the
+    isolation is the caller's (Postgres allows it to be set only before any query), so
+    a caller that reads the board more than once begins the read here."""
+    if connection.in_atomic_block:
+        yield
+        return
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        yield
 
 
 def board_changed_at() -> datetime:

@@ -39,7 +39,7 @@ from harness.receipt.attempts import family_interval, sidak_confidence
 from harness.receipt.rescore import RankRange, Tails, rank_bounds
 from pitweb.pricing.models import PlatformScore
 from pitweb.runs import boardcache, boardranks, selectors
-from pitweb.runs.board import board_changed_at, board_computed, board_version
+from pitweb.runs.board import board_changed_at, board_computed, board_read, board_version
 from pitweb.runs.boardkeys import Cursor, pages_around
 from pitweb.runs.models import BoardChange, BoardEntry, Run, StoredBoard
 
@@ -501,6 +501,21 @@ def stored_leaderboard(
     board = _usable(stored_board(filters), version)
     if board.built_version < 0:
         return None
+    # the board's row (its totals, apart lists and rank delta), its entries and their
+    # runs, read together: a computation written meanwhile is seen whole or not at all
+    with board_read():
+        board = StoredBoard.objects.defer("rank_base").get(pk=board.pk)
+        return _stored_page(board, version, page, per_page, after, before)
+
+
+def _stored_page(
+    board: StoredBoard,
+    version: int,
+    page: int,
+    per_page: int,
+    after: str | None,
+    before: str | None,
+) -> dict[str, Any]:
     entries, first = _page_entries(board, page, per_page, after, before)
     apart_pks = [pk for pks in board.apart.values() for pk in pks]
     runs = _rows([e.run_id for e in entries] + apart_pks)

@@ -16,6 +16,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
+from harness import canonical
+from harness import snapshot as snapshots
 from harness.receipt.attempts import family_interval, sidak_confidence
 from harness.receipt.rescore import RankRange, Tails, rank_ranges
 from pitweb.core.models import AuditEvent
@@ -24,7 +26,7 @@ from pitweb.jobs.models import WorkerBeat
 from pitweb.pricing.models import PlatformScore
 from pitweb.releases.models import ReferencePrices
 from pitweb.runs import boardcache, boardkeys
-from pitweb.runs.board import board_stamp
+from pitweb.runs.board import board_read, board_stamp
 from pitweb.runs.models import (
     PROVEN_LEVELS,
     Family,
@@ -459,7 +461,13 @@ class Ranks:
         return None
 
     def number(self, rows: list[dict[str, Any]], offset: int) -> None:
+        """Label ``rows`` (the ranked rows from ``offset`` on, read in the same
+        ``board_read`` as these ranks) with their ranks. A row that is not the run these
+        ranks hold at its place is refused: a label is never attached to another run's
+        row."""
         for n, row in enumerate(rows, start=offset):
+            if n >= len(self.keys) or self.keys[n].pk != row["submission"]:
+                raise RuntimeError("the board's ranks and rows were not read together")
             found, (low, high) = self.ranges[n], self.intervals[n]
             row.update(
                 rank=found.label, rank_low=found.low, rank_high=found.high, position=n + 1,
@@ -516,6 +524,24 @@ def _leaderboard(
     after: str | None = None,
     before: str | None = None,
 ) -> dict[str, Any]:
+    with board_read():
+        return _leaderboard_read(
+            user, release, form, start, end, isolated, page, per_page, after, before
+        )
+
+
+def _leaderboard_read(
+    user: User | AnonymousUser,
+    release: str | None,
+    form: str | None,
+    start: str | None,
+    end: str | None,
+    isolated: bool,
+    page: int,
+    per_page: int,
+    after: str | None,
+    before: str | None,
+) -> dict[str, Any]:
     runs = _board_runs(user, release, form, start, end, isolated)
     ranked = ranked_runs(runs)
     ranks = Ranks(ranked)
@@ -565,16 +591,18 @@ def leaderboard_export(
     end: str | None = None,
     isolated: bool = False,
 ) -> dict[str, Any]:
-    """The whole board for CSV/JSON export: every ranked run, then the rest."""
+    """The whole board for CSV/JSON export: every ranked run, then the rest, read
+    together (``board_read``)."""
     runs = _board_runs(user, release, form, start, end, isolated)
     ranked_qs = ranked_runs(runs)
-    ranks = Ranks(ranked_qs)
-    ranked = [leaderboard_row(r) for r in ranked_qs.iterator(chunk_size=2000)]
-    ranks.number(ranked, 0)
-    return {
-        "ranked": ranked,
-        **{name: [_apart_row(name, r) for r in qs] for name, qs in _apart(runs).items()},
-    }
+    with board_read():
+        ranks = Ranks(ranked_qs)
+        ranked = [leaderboard_row(r) for r in ranked_qs.iterator(chunk_size=2000)]
+        ranks.number(ranked, 0)
+        return {
+            "ranked": ranked,
+            **{name: [_apart_row(name, r) for r in qs] for name, qs in _apart(runs).items()},
+        }
 
 
 def family_attempts(user: User | AnonymousUser, family_id: int | None) -> dict[str, Any] | None:
@@ -631,9 +659,35 @@ def snapshot_by_id(snapshot_id: int | None) -> Snapshot | None:
     return None if snapshot_id is None else Snapshot.objects.filter(pk=snapshot_id).first()
 
 
+def _taken_down(content: dict[str, Any]) -> set[int]:
+    """The submissions a snapshot holds that the public may no longer see (withdrawn,
+    hidden or made private since, or gone): one query."""
+    held = {
+        row["submission"]
+        for rows in content["board"].values()
+        for row in rows
+        if not snapshots.is_removed(row)
+    }
+    public = visible_runs(AnonymousUser()).filter(pk__in=held).values_list("pk", flat=True)
+    return held - set(public)
+
+
 def snapshot_board(snapshot: Snapshot) -> dict[str, Any]:
-    """A snapshot's frozen content, decoded (its digest is over the stored text)."""
-    return json.loads(snapshot.content)  # type: ignore[no-any-return]
+    """A snapshot's frozen content, decoded, as anyone may see it now: a row whose run
+    was withdrawn or hidden after publication is "removed after this snapshot", its row
+    digest all that is left of it (so the snapshot's digest still verifies, and nothing
+    taken down is published again)."""
+    content: dict[str, Any] = json.loads(snapshot.content)
+    removed = _taken_down(content)
+    return snapshots.redacted(content, removed) if removed else content
+
+
+def snapshot_text(snapshot: Snapshot) -> str:
+    """A snapshot's JSON as served: the stored text, or with the rows taken down since
+    removed (``snapshot_board``); ``pit-harness snapshot verify`` checks either."""
+    content: dict[str, Any] = json.loads(snapshot.content)
+    removed = _taken_down(content)
+    return canonical.line(snapshots.redacted(content, removed)) if removed else snapshot.content
 
 
 def latest_snapshot(filters: dict[str, Any]) -> Snapshot | None:
@@ -649,7 +703,8 @@ def snapshot_since(snapshot: Snapshot, board: dict[str, Any]) -> list[dict[str, 
     staff actions (flag, hide, re-verify...) and withdrawals, verification jobs (with
     their outcome) and new reference-price versions of their releases. A fixed number
     of queries."""
-    rows = [r for name in SECTIONS for r in board.get(name, [])]
+    # a row removed after the snapshot names no run, and none of its history is listed
+    rows = [r for name in SECTIONS for r in board.get(name, []) if not snapshots.is_removed(r)]
     held = {r["submission"]: r["run_id"] for r in rows}
     releases = {r["release"] for r in rows}
     taken = snapshot.taken_at

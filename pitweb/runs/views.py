@@ -22,6 +22,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from msgspec import UNSET
 
+from harness import snapshot as snapshots
 from harness.receipt.model import (
     Cell,
     CostsSlot,
@@ -37,7 +38,7 @@ from pitweb import charts
 from pitweb.core.errors import SubmissionError, bad_request_page, error_body
 from pitweb.releases.models import Release
 from pitweb.runs import boardcache, selectors, services, tables
-from pitweb.runs.api import LEADERBOARD_COLUMNS, leaderboard_csv, submission_wanted
+from pitweb.runs.api import LEADERBOARD_COLUMNS, leaderboard_csv, snapshot_csv, submission_wanted
 from pitweb.runs.board import board_stamp
 from pitweb.runs.models import Run, Snapshot
 
@@ -174,17 +175,19 @@ def _snapshot(snapshot_id: str) -> Snapshot:
 
 
 def snapshot_page(request: HttpRequest, snapshot_id: str) -> HttpResponse:
-    """A published board as it stood (``?format=json``: the very bytes its digest is
-    over; ``?format=csv``: its rows), and what has happened since to its runs."""
+    """A published board as it stood (``?format=json``: what its digest is recomputed
+    from; ``?format=csv``: its rows, each with its row digest), less the rows whose runs
+    were withdrawn or hidden since (their row digests only), and what has happened since
+    to its other runs."""
     snapshot = _snapshot(snapshot_id)
     if request.GET.get("format") == "json":
-        response = HttpResponse(snapshot.content, content_type="application/json")
+        response = HttpResponse(selectors.snapshot_text(snapshot), content_type="application/json")
         response["Content-Disposition"] = f'attachment; filename="snapshot-{snapshot.pk}.json"'
         return response
     content = selectors.snapshot_board(snapshot)
     if request.GET.get("format") == "csv":
         response = HttpResponse(
-            leaderboard_csv(content["board"]), content_type="text/csv; charset=utf-8"
+            snapshot_csv(content["board"]), content_type="text/csv; charset=utf-8"
         )
         response["Content-Disposition"] = f'attachment; filename="snapshot-{snapshot.pk}.csv"'
         return response
@@ -197,6 +200,9 @@ def snapshot_page(request: HttpRequest, snapshot_id: str) -> HttpResponse:
             "board": content["board"],
             "filters": {k: v for k, v in content["filters"].items() if v},
             "since": selectors.snapshot_since(snapshot, content["board"]),
+            "removed": sum(
+                snapshots.is_removed(r) for rows in content["board"].values() for r in rows
+            ),
             "apart": [
                 (title, content["board"][name])
                 for name, title in APART_TITLES

@@ -371,3 +371,32 @@ def test_a_family_ranks_once_as_best_of_n_and_its_attempts_are_one_click_away(
     assert "one of 3 attempts" in page.locator("#verdicts").inner_text()
     assert page.locator(f"a[href='/families/{runs[0].family_id}/']").count() == 1
     assert page.console_errors == []
+
+
+def test_a_snapshot_shows_a_run_withdrawn_since_as_removed_on_desktop_and_phone(
+    live_server: Any,
+    page: Any,
+    priced_release: Any,
+    submitter: User,
+    stub_run: Artifacts,
+    picky_run: Artifacts,
+    screenshots: Path,
+    settings: Any,
+) -> None:
+    settings.PITWEB_MIN_RANKED_TRADES = 1
+    kept, gone = submit(submitter, stub_run), submit(submitter, picky_run)
+    snapshot = services.snapshot_publish(filters={}, reason="browser walk")
+    services.run_withdraw(run=gone, owner=submitter, reason="superseded")
+    page.goto(live_server.url + f"/snapshots/{snapshot.pk}/")
+    removed = page.locator("tr.removed")
+    assert removed.count() == 1
+    assert "removed after this snapshot" in removed.first.inner_text()
+    text = page.inner_text("body")
+    assert gone.run_id not in text and kept.run_id in text
+    assert snapshot.content_digest in page.locator("#snapshot-digest").inner_text()
+    page.screenshot(path=str(screenshots / "snapshot-removed.png"), full_page=True)
+    page.set_viewport_size(PHONE)
+    page.reload()
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"] + 1
+    page.screenshot(path=str(screenshots / "snapshot-removed-phone.png"), full_page=True)
+    assert page.console_errors == []

@@ -37,7 +37,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 NOT_FROM_A_BODY = {
     "runs.BoardEntry.run_code": "a copy of its run's run_id, a column of the same width",
     "runs.StoredBoard.key": "the site's sha256 of the board's filters (64 hex)",
-    "runs.Snapshot.content_digest": "the site's sha256 of the snapshot's own JSON",
+    "runs.Snapshot.content_digest": "the site's sha256 over the snapshot's row digests",
     "runs.Snapshot.filters_key": "the site's JSON of the board's filters, refused past its "
     "column by the service",
     "points.PointSet.name": "staff, a kebab-case name the upload form checks against its column",

@@ -3,7 +3,7 @@ what happens afterwards, and its page lists what did happen since."""
 
 from __future__ import annotations
 
-import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +12,8 @@ from django.conf import settings as django_settings
 from django.contrib.auth.models import User
 from django.test import Client
 
+from harness import canonical
+from harness.snapshot import redacted, verify_snapshot
 from pitweb.runs import services
 from pitweb.runs.models import Run, Snapshot, SnapshotEdited
 from tests.pitweb.conftest import Artifacts, submit_run, token_client
@@ -48,7 +50,7 @@ def test_a_snapshot_never_changes_and_its_page_lists_what_happened_since(
     sid = made.json()["snapshot"]
     frozen = _json(sid)
     digest = made.json()["content_digest"]
-    assert digest == "sha256:" + hashlib.sha256(frozen).hexdigest()  # anyone can check it
+    assert verify_snapshot(frozen.decode(), digest).ok  # anyone can check it, offline
     board = Client().get(f"/api/snapshots/{sid}/").json()["content"]["board"]
     assert {r["run_id"] for r in board["ranked"]} == {a.run_id, b.run_id}
     # the board cites it (a snapshot bumps the board, so the cached page shows it)
@@ -56,7 +58,7 @@ def test_a_snapshot_never_changes_and_its_page_lists_what_happened_since(
     assert f'href="/snapshots/{sid}/"' in page and "Cite this board" in page
     assert "Nothing has happened" in Client().get(f"/snapshots/{sid}/").content.decode()
     # then: a re-verification, a new price version, a flag and a withdrawal
-    services.run_reverify(run=a, staff=staff, reason="new verifier")
+    services.run_reverify(run=b, staff=staff, reason="new verifier")
     reference_prices_register(
         release=priced_release, path=build_prices(tmp_path / "v2.csv", site_release, seed=77),
         source="SYNTHETIC v2", pulled_at="generated", staff=staff, reason="better bars",
@@ -66,16 +68,19 @@ def test_a_snapshot_never_changes_and_its_page_lists_what_happened_since(
     live = Client().get("/api/leaderboard/").json()
     assert [r["run_id"] for r in live["ranked"]] == [b.run_id]
     assert live["ranked"][0]["prices_version"] == 2  # the live board moved on
-    assert _json(sid) == frozen, "a snapshot never changes"
+    # a snapshot never changes but for the withdrawn run's row, removed (its digest kept)
+    assert _json(sid).decode() == canonical.line(redacted(json.loads(frozen), {a.pk}))
+    assert verify_snapshot(_json(sid).decode(), digest).ok
     page = Client().get(f"/snapshots/{sid}/").content.decode()
     for happened in ("reverify: new verifier", "re-verification job", "reference prices v2",
-                     "flag: a reader wrote", "withdraw: superseded"):  # fmt: skip
+                     "flag: a reader wrote"):  # fmt: skip
         assert happened in page, happened
-    assert a.run_id in page and b.run_id in page  # the frozen rows, as they stood
+    assert "withdraw: superseded" not in page and a.run_id not in page
+    assert b.run_id in page  # the frozen rows, as they stood
     since = Client().get(f"/api/snapshots/{sid}/").json()["since"]
     assert [e["at"] for e in since] == sorted(e["at"] for e in since)
     csv_text = Client().get(f"/snapshots/{sid}/?format=csv").content.decode()
-    assert csv_text.startswith("section,") and a.run_id in csv_text
+    assert csv_text.startswith("section,") and b.run_id in csv_text
     snapshot = Snapshot.objects.get(pk=sid)
     snapshot.reason = "edited"
     with pytest.raises(SnapshotEdited):

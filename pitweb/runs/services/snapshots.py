@@ -10,10 +10,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from harness import canonical
+from harness.snapshot import SNAPSHOT_VERSION, snapshot_digest
 from pitweb.core.audit import audit_record
 from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import require_reason
-from pitweb.runs.board import board_changed, board_version
+from pitweb.runs.board import board_changed, board_read, board_version
 from pitweb.runs.models import Snapshot
 
 FILTERS = ("release", "form", "start", "end", "isolated")
@@ -36,7 +37,8 @@ def snapshot_publish(
     *, filters: dict[str, Any], reason: str, staff: User | None = None
 ) -> Snapshot:
     """Freeze the public board drawn with ``filters`` (every row of every section, as a
-    visitor sees them) as canonical JSON with its digest. ``staff`` None: the schedule."""
+    visitor sees them) as canonical JSON with its digest (``harness.snapshot``: over the
+    digest of each row). ``staff`` None: the schedule."""
     from pitweb.runs.selectors import leaderboard_export
 
     reason = require_reason(reason) if staff is not None else reason
@@ -45,19 +47,24 @@ def snapshot_publish(
     if len(key) > Snapshot._meta.get_field("filters_key").max_length:  # type: ignore[operator]
         raise SubmissionError("filters_too_long", "the board's filters are too long to cite")
     shown = {k: v for k, v in normalised.items() if k != "isolated" or v}
-    with transaction.atomic():
+    # the board and its version read together (outside the writes: a REPEATABLE READ
+    # transaction that wrote the board's version row could fail on a concurrent change)
+    with board_read():
         version = board_version()
         taken = timezone.now()
         board = leaderboard_export(user=AnonymousUser(), **shown)
+    with transaction.atomic():
         body = {
-            "snapshot_version": 1,
+            "snapshot_version": SNAPSHOT_VERSION,
             "taken_at": taken.isoformat(),
             "board_version": version,
             "filters": normalised,
             "board": board,
         }
         content = canonical.line(body)  # every float as the board had it (shortest repr)
-        digest = "sha256:" + canonical.sha256_hex(content.encode("utf-8"))
+        # over each row's digest, not the row: a row taken out later (its run withdrawn
+        # or hidden) keeps its digest in the snapshot, which still verifies
+        digest = snapshot_digest(body)
         snapshot = Snapshot.objects.create(
             content=content,
             content_digest=digest,

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import timedelta
-from functools import partial
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -23,6 +22,7 @@ from django.db.models import Case, Q, Value, When
 
 from pitweb.core.errors import SubmissionError
 from pitweb.jobs import machine
+from pitweb.jobs.dispatch import send_on_commit
 from pitweb.runs.board import board_changed
 from pitweb.runs.models import JobState, Run, VerificationJob, VerificationLevel
 from pitweb.runs.signals import run_proven
@@ -54,7 +54,7 @@ def enqueue_verification(job_id: int) -> None:
     a 500; the sweep re-dispatches jobs left waiting in received."""
     from pitweb.runs.tasks import verify_run_task
 
-    transaction.on_commit(partial(verify_run_task.delay, job_id), robust=True)
+    send_on_commit(verify_run_task, job_id)
 
 
 def _mirror(run_fields: dict[str, Any] | None = None) -> Callable[[int, str], None]:
