@@ -226,13 +226,8 @@ def _take(trail: _Trail, event: dict[str, Any]) -> None:
         trail.capabilities = {k: v for k, v in event.items() if k not in ("event", "seq")}
     elif kind == "probe_item":
         trail.probe_items.append(event)
-    elif kind == "network_attempt":
-        trail.egress_attempts += 1
-        trail.attempt_events.append({k: v for k, v in event.items() if k not in ("event", "seq")})
-    elif kind == "wire_attempt":
-        trail.wire_events.append(
-            {k: v for k, v in event.items() if k not in ("event", "seq", "at")}
-        )
+    elif kind in ("network_attempt", "wire_attempt"):
+        _take_egress(trail, event)
     elif kind == "run_end":
         trail.aborted = event.get("aborted")
     elif kind in ("cell_failed", "probe_failed"):
@@ -243,6 +238,18 @@ def _take(trail: _Trail, event: dict[str, Any]) -> None:
             trail.failed.append(what)
     elif kind == "attempt_failed":
         trail.attempts.append({k: v for k, v in event.items() if k not in ("event", "seq")})
+
+
+def _take_egress(trail: _Trail, event: dict[str, Any]) -> None:
+    """A call site the guard recorded (or a request the model proxy refused), or an
+    attempt on a cell's wire (its time left out: the receipt lists it without)."""
+    if event["event"] == "wire_attempt":
+        trail.wire_events.append(
+            {k: v for k, v in event.items() if k not in ("event", "seq", "at")}
+        )
+        return
+    trail.egress_attempts += 1
+    trail.attempt_events.append({k: v for k, v in event.items() if k not in ("event", "seq")})
 
 
 _CELL_EVENTS = frozenset(
