@@ -78,8 +78,9 @@ def _launder(receipt: Path, trajectory: Path) -> None:
     with the harness's own receipt-building code: the hashes hold and so does every score
     re-derived from the trajectory, which no longer records the attempt."""
     events = [json.loads(line) for line in trajectory.read_text().splitlines()]
-    kept = [e for e in events if e["event"] != "network_attempt"]
-    assert len(kept) == len(events) - 1
+    # the guard's call site, and in the sandbox what the cell's wire saw of it too
+    kept = [e for e in events if e["event"] not in ("network_attempt", "wire_attempt")]
+    assert len(kept) < len(events)
     for seq, event in enumerate(kept):
         event["seq"] = seq
         if event["event"] == "run_end":
@@ -89,6 +90,8 @@ def _launder(receipt: Path, trajectory: Path) -> None:
     body = receipt_json["body"]
     body["valid"], body["invalidated_by"] = True, []
     body["network"].update(egress_attempts=0, attempts=[], clean=True)
+    if body["network"].get("counted") == "wire":
+        body["network"].update(wire=[], guard_sites=0, difference=None)
     sha = file_sha256(trajectory)
     body["binding"]["trajectory_sha256"] = sha
     body["trajectory"].update(events=len(kept), sha256=sha)
@@ -128,7 +131,7 @@ def test_a_laundered_egress_attempt_passes_verify_and_is_refused_by_reexecution(
     assert found["divergence"]["cell"] == "main/leaky"
     assert found["divergence"]["field"] == "egress_attempts"
     assert found["divergence"]["recorded"] == {"count": 0, "destinations": []}
-    assert found["divergence"]["reexecuted"]["count"] == 1
+    assert found["divergence"]["reexecuted"]["count"] >= 1
 
 
 TRADER = """
@@ -231,7 +234,7 @@ def test_a_failed_attempts_egress_counts_in_its_own_cell(tmp_path: Path) -> None
     assert result.result == DIVERGED and result.divergence is not None
     found = result.divergence
     assert (found.cell, found.step, found.field) == ("main/pit", None, "egress_attempts")
-    assert found.reexecuted == {"count": 1, "destinations": ["example.com:443"]}
+    assert found.reexecuted == {"count": 1, "destinations": ["socket.connect example.com:443"]}
 
 
 def test_a_retry_the_agents_process_caused_differs_and_one_of_ours_does_not(
