@@ -62,10 +62,10 @@ SLOW_MODULES = {
     "test_points_jobs",
     # fuzzers over every URL, parameter and upload field
     "test_hostile_uploads",
-    "test_hostile3_cache",
-    "test_hostile3_faults",
-    "test_hostile3_params",
-    "test_hostile3_status",
+    "test_cache_abuse",
+    "test_fault_cleanup",
+    "test_url_params_fuzz",
+    "test_status_privacy",
     # the site's flows end to end through its HTTP client
     "test_access",
     "test_pages",

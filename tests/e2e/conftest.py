@@ -96,7 +96,12 @@ def real_worker(
     eagerly in the test's process. The small test runs rank from one priced trade, in
     the worker as in the served site."""
     from pitweb import celery_app
-    from tests.pitweb.test_worker_integration import real_broker_clean, stop, worker, worker_env
+    from tests.pitweb.jobs.test_worker_integration import (
+        real_broker_clean,
+        stop,
+        worker,
+        worker_env,
+    )
 
     settings.PITWEB_MIN_RANKED_TRADES = 1
     celery_app.conf.task_always_eager = False

@@ -19,7 +19,7 @@ from pitweb.execution.models import ExecutionJob
 from tests.e2e.conftest import settled
 from tests.e2e.test_site import PHONE
 from tests.pitweb.conftest import submit_run
-from tests.pitweb.test_execution import RANDOM_AGENT, _cli_run
+from tests.pitweb.execution.test_execution import RANDOM_AGENT, _cli_run
 from tests.support.sandbox import require_sandbox
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -32,7 +32,12 @@ def real_worker(
     """The conftest's real worker, started with the packages this test installs (the
     reference agent and the dice agent) in its environment and the site's settings."""
     from pitweb import celery_app
-    from tests.pitweb.test_worker_integration import real_broker_clean, stop, worker, worker_env
+    from tests.pitweb.jobs.test_worker_integration import (
+        real_broker_clean,
+        stop,
+        worker,
+        worker_env,
+    )
 
     dice = tmp_path / "dice_agent.py"
     dice.write_text(RANDOM_AGENT)

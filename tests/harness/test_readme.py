@@ -39,18 +39,18 @@ NOT_RUN = {
     "cannot run inside itself; test_debug_is_off_unless_asked_for_so_a_missing_key_refuses_to_"
     "start holds the refusal it avoids",
     ("README.md", "python manage.py import_pitfall"): "needs a checkout of PITFALL; "
-    "tests/pitweb/test_points_site.py runs the same command on the copy of its points and "
+    "tests/pitweb/points/test_points_site.py runs the same command on the copy of its points and "
     "baseline in ../shared/data/pitfall and checks the figures the README quotes",
     ("README.md", "make evaluators"): "installs three tools from the network, minutes of it; "
-    ".ci/run runs it after the tests, and tests/harness/test_inspect.py runs the Inspect half",
+    ".ci/run runs it after the tests, and tests/harness/agents/test_inspect.py runs the Inspect half",
     ("docs/architecture.md", " submitter's machine"): "a diagram, not a command",
     ("docs/site.md", "cell:  queued -> running"): "a state diagram, not a command; "
-    "tests/pitweb/test_execution.py and test_execution_workers.py walk its moves",
+    "tests/pitweb/execution/test_execution.py and test_execution_workers.py walk its moves",
     ("docs/sandbox.md", '{"bundle_path": "release"'): "a sample run config, shown for its keys "
     "(it needs a model provider and its key); test_model_egress runs such configs against a "
     "loopback endpoint",
     ("docs/sandbox.md", '"capabilities": {'): "an excerpt of a receipt, not a command",
-    ("docs/points.md", "pit-harness points validate"): "a list of the verbs; tests/harness/"
+    ("docs/points.md", "pit-harness points validate"): "a list of the verbs; tests/harness/points/"
     "test_points.py runs validate, list, render and show on the real points, and the README's "
     "walk-through runs validate, answer, judge and verify",
     ("docs/site.md", "cp .env.example .env"): "needs a Docker engine; test_deploy checks the "

@@ -180,7 +180,7 @@ def fresh_cache(request: pytest.FixtureRequest) -> None:
 def board_at_once(settings: Any) -> None:
     """A test reads the board right after changing it, with no worker to compute it: the
     visitor computes a stale stored board at once and renders it again at once
-    (tests/pitweb/test_board_store.py tries the grace and the render interval of
+    (tests/pitweb/board/test_board_store.py tries the grace and the render interval of
     production)."""
     settings.PITWEB_BOARD_STALE_SECONDS = 0
     settings.PITWEB_BOARD_RENDER_MS = 0  # and renders a page again at once

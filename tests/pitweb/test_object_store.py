@@ -21,7 +21,7 @@ from django.test import Client
 from pitweb.pricing.models import PlatformScore
 from pitweb.runs.models import JobState
 from tests.pitweb.conftest import Artifacts, submit_run
-from tests.pitweb.test_worker_integration import (
+from tests.pitweb.jobs.test_worker_integration import (
     real_broker_clean,
     stop,
     wait_for,

@@ -1,0 +1,159 @@
+"""The receipt body's published schema and what the harness writes are one thing: every
+key a body can hold is in the schema, every schema property occurs in some body, and every
+body the harness writes validates."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from harness import RunConfig, run
+from harness.agents import stub
+from harness.agents.base import AgentSpec, Decision
+from harness.agents.external import command_agent
+from harness.receipt.schemas import receipt_body_schema
+from harness.version import RECEIPT_VERSION
+
+INT_MAX = 2**31 - 1
+
+
+class _Flaky:
+    """Fails one session's decision and the probe's: the optional keys appear."""
+
+    def decide(self, task: Any, tools: Any) -> Decision:
+        if task.kind == "probe" or task.session_date.endswith("-03-02"):
+            raise ValueError("no answer today")
+        return Decision(picks=tuple(r["row_key"] for r in tools.pit_list(limit=3)["rows"]))
+
+
+SHARPEBENCH_AGENT = Path(__file__).resolve().parents[3] / "examples/agents/sharpebench_stdio.py"
+
+
+@pytest.fixture(scope="module")
+def bodies(
+    march_release: Path, march_prices: Path, tmp_path_factory: pytest.TempPathFactory
+) -> list[dict[str, Any]]:
+    out = tmp_path_factory.mktemp("bodies")
+
+    def config(name: str, **extra: Any) -> RunConfig:
+        return RunConfig(
+            bundle_path=str(march_release),
+            forms=("8-K",),
+            start="2023-03-01",
+            end="2023-03-03",
+            trajectory_path=str(out / name / "t.jsonl"),
+            receipt_path=str(out / name / "r.json"),
+            **extra,
+        )
+
+    priced = {"path": str(march_prices), "source": "SYNTHETIC", "pulled_at": "2026-01-01"}
+    return [
+        run(stub(), config("stub", prices=priced, training_cutoff="2023-01-01")).body,
+        run(AgentSpec("flaky", _Flaky), config("flaky", probe=3)).body,
+        # an external agent in sharpebench's dialect: its transport, dialect, digest, the
+        # orders it gave that opened nothing, and the probe it cannot be asked
+        run(
+            command_agent([sys.executable, str(SHARPEBENCH_AGENT)], dialect="sharpebench"),
+            config("sharpebench", agent_cmd="x", dialect="sharpebench", agent_process="in_process"),
+        ).body,
+    ]
+
+
+def _levels(body: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    probe = body["probe"]
+    return {
+        "": [body],
+        "config": [body["config"]],
+        "cells": body["cells"],
+        "probe": [probe],
+        "probe_item": probe.get("items", []),
+        "score": [i["score"] for i in probe.get("items", [])],
+        "network": [body["network"]],
+        "model_egress": [body["network"]["model_egress"]],
+    }
+
+
+def _schema_levels() -> dict[str, dict[str, Any]]:
+    schema = receipt_body_schema()
+    top = schema["properties"]
+    item = top["probe"]["properties"]["items"]["items"]
+    return {
+        "": top,
+        "config": top["config"]["properties"],
+        "cells": top["cells"]["items"]["properties"],
+        "probe": top["probe"]["properties"],
+        "probe_item": item["properties"],
+        "score": item["properties"]["score"]["properties"],
+        "network": top["network"]["properties"],
+        "model_egress": top["network"]["properties"]["model_egress"]["properties"],
+    }
+
+
+def test_every_key_a_body_holds_is_in_the_schema_and_every_property_occurs(
+    bodies: list[dict[str, Any]],
+) -> None:
+    schema = _schema_levels()
+    seen: dict[str, set[str]] = {level: set() for level in schema}
+    for body in bodies:
+        for level, objects in _levels(body).items():
+            for obj in objects:
+                missing = set(obj) - set(schema[level])
+                assert not missing, f"{level or 'body'}: {sorted(missing)} not in the schema"
+                seen[level] |= set(obj)
+    for level, properties in schema.items():
+        never = set(properties) - seen[level]
+        assert not never, f"{level or 'body'}: schema properties {sorted(never)} never occur"
+
+
+def test_every_body_validates_and_integers_fit_the_sites_columns(
+    bodies: list[dict[str, Any]],
+) -> None:
+    schema = receipt_body_schema()
+    assert schema["properties"]["receipt_version"] == {"const": RECEIPT_VERSION}
+    validator = jsonschema.Draft202012Validator(
+        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
+    for body in bodies:
+        assert list(validator.iter_errors(body)) == []
+    integers = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if node.get("type") == "integer" or "integer" in (node.get("type") or []):
+                integers.append(node)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)
+    assert integers and all(i.get("maximum") == INT_MAX and i.get("minimum") == 0 for i in integers)
+    too_big = {**bodies[0], "cells": [{**bodies[0]["cells"][0], "trades": INT_MAX + 1}]}
+    assert list(validator.iter_errors(too_big))
+
+
+def test_the_vocabulary_is_declared_once() -> None:
+    from harness.vocabulary import ARMS, CLOCKS, TOOL_NAMES
+
+    schema = receipt_body_schema()["properties"]
+    cell = schema["cells"]["items"]["properties"]
+    assert cell["arm"]["enum"] == list(ARMS) and cell["clock"]["enum"] == list(CLOCKS)
+    config = schema["config"]["properties"]
+    assert config["arms"]["items"]["enum"] == list(ARMS)
+    assert config["clocks"]["items"]["enum"] == list(CLOCKS)
+    root = Path(__file__).resolve().parents[3]
+    spelled = [", ".join(f'"{w}"' for w in words) for words in (ARMS, CLOCKS, TOOL_NAMES)]
+    elsewhere = [
+        f"{path.relative_to(root)}: {text}"
+        for folder in ("harness", "pitweb")
+        for path in (root / folder).rglob("*.py")
+        if path.name != "vocabulary.py"
+        for text in spelled
+        if text in path.read_text()
+    ]
+    assert elsewhere == [], elsewhere

@@ -1,0 +1,112 @@
+"""The demo data goes through the same upload and verification paths as real runs."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
+from pitweb.execution.models import ExecutionJob, RegisteredAgent
+from pitweb.releases.models import ReferencePrices
+from pitweb.runs.models import Family, JobState, Run, Snapshot
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_demo_seed_submits_and_verifies_three_baselines(settings: Any, tmp_path: Path) -> None:
+    settings.VAR_DIR = tmp_path
+    out = io.StringIO()
+    call_command("demo_seed", rows=3000, stdout=out)
+    runs = list(Run.objects.filter(is_baseline=True))
+    assert len(runs) == 3
+    assert {r.status for r in runs} == {JobState.VERIFIED}
+    verdicts = {r.agent.rsplit(":", 1)[-1]: r.body["probe"]["verdict"] for r in runs}
+    assert verdicts == {
+        "stub": "mask_holds",
+        "earliest_five": "mask_holds",
+        "date_reader": "mask_leaks",
+    }
+    text = out.getvalue()
+    assert "staff login: staff / " in text and "submitter API token (user demo): pit_" in text
+    assert all(
+        r.body["protocol"]["P4_costs_and_frictions"]["prices"]["source"].startswith("SYNTHETIC")
+        for r in runs
+    )
+    # the release has reference prices, and every run has platform figures priced with them
+    [reference] = ReferencePrices.objects.all()
+    assert reference.version == 1 and reference.source.startswith("SYNTHETIC reference")
+    assert "registered reference prices v1" in text
+    assert {r.platform.state for r in Run.objects.select_related("platform")} == {"scored"}
+    # the reference agent: registered, uploaded, executed by the workers and re-executed
+    [agent] = RegisteredAgent.objects.all()
+    jobs = {j.kind: j for j in ExecutionJob.objects.filter(agent=agent)}
+    assert jobs["execute"].state == "executed" and jobs["reexecute"].state == "reproduced"
+    executed, uploaded = jobs["execute"].made, jobs["reexecute"].checked
+    assert executed is not None and uploaded is not None and executed.executed
+    assert {executed.verification_level, uploaded.verification_level} == {"reexecuted"}
+    assert "execution" in text and "reproduced" in text
+    assert "published snapshot " in text and " sha256:" in text
+    board = Client().get("/api/leaderboard/").json()
+    assert {r["agent"].rsplit(":", 1)[-1] for r in board["mask_leaks"]} == {"date_reader"}
+    assert board["ranked"] and all(r["prices_version"] == 1 for r in board["ranked"])
+    # a family of attempts: the tuner's three uploads of one agent, counted together
+    [tuned] = [r for r in board["ranked"] if r["submitter"] == "tuner"]  # its best, once
+    assert tuned["attempts"] == 3 and tuned["ranked_confidence"] == pytest.approx(0.95 ** (1 / 3))
+    family = Client().get(f"/api/families/{tuned['family']}/").json()
+    assert family["attempts"] == 3 and len(family["runs"]) == 3
+    assert "best of 3 attempts" in Client().get("/").content.decode()
+    call_command("demo_seed", rows=3000, stdout=io.StringIO())  # twice: nothing new
+    assert Run.objects.count() == 8 and ReferencePrices.objects.count() == 1
+    assert Snapshot.objects.count() == 1  # one published snapshot, not one per seeding
+    assert Family.objects.get(submitter__username="tuner").attempts == 3
+    assert ExecutionJob.objects.count() == 2
+
+
+def test_demo_seed_fails_when_a_baseline_does_not_complete(
+    settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A demo whose baseline ended in agent errors says so and exits non-zero, instead of
+    printing a board of runs that show nothing."""
+    from django.core.management.base import CommandError
+
+    from pitweb.runs.management.commands import demo_seed
+
+    settings.VAR_DIR = tmp_path
+    monkeypatch.setattr(demo_seed, "AGENTS", ("tests.support.failing_baseline:decide",))
+    with pytest.raises(CommandError, match=r"baseline tests.support.failing_baseline:decide"):
+        call_command("demo_seed", rows=3000, stdout=io.StringIO())
+    assert Run.objects.count() == 0
+
+
+def test_demo_seed_answers_and_judges_the_demo_points_through_the_jobs(
+    settings: Any, tmp_path: Path
+) -> None:
+    """Two demo readers of different quality answer the project's twelve points and the
+    demo judge judges both, through real answer and judge jobs; the set is revealed."""
+    from pitweb.points.models import JudgedSet, PointSet, PointsJob
+
+    settings.VAR_DIR = tmp_path
+    settings.PITWEB_JOURNAL_DIR = tmp_path / "journals"
+    out = io.StringIO()
+    call_command("demo_seed", rows=3000, stdout=out)
+    point_set = PointSet.objects.get(name="finance-demo")
+    assert point_set.state == "revealed" and point_set.points.count() == 12
+    assert set(PointsJob.objects.values_list("kind", "state")) == {
+        ("answer", "done"),
+        ("judge", "done"),
+    }
+    judged = {j.answer_set.model: j for j in JudgedSet.objects.select_related("answer_set")}
+    careful = judged["demo-reader-careful-not-a-model"].summary
+    hasty = judged["demo-reader-hasty-not-a-model"].summary
+    assert careful["pass"] > hasty["pass"] and careful["pass"] + careful["fail"] == 12
+    assert {j.status for j in judged.values()} == {"usable"}  # the demo's controls hold
+    assert not any(j.rankable for j in judged.values())  # a demo judge: never ranked
+    page = Client().get("/points/finance-demo/").content.decode()
+    assert 'data-figure="fig-radar"' in page and 'data-figure="fig-suites"' in page
+    assert point_set.salt in page and "demo-judge" in page
+    call_command("demo_seed", rows=3000, stdout=io.StringIO())  # twice: nothing new
+    assert JudgedSet.objects.count() == 2 and PointsJob.objects.count() == 4
