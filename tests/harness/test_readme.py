@@ -38,11 +38,12 @@ NOT_RUN = {
     ("README.md", "export DJANGO_DEBUG=true"): "runs a part of the test suite, which the suite "
     "cannot run inside itself; test_debug_is_off_unless_asked_for_so_a_missing_key_refuses_to_"
     "start holds the refusal it avoids",
-    ("README.md", "python manage.py import_pitfall"): "needs a checkout of PITFALL; "
-    "tests/pitweb/points/test_points_site.py runs the same command on the copy of its points and "
-    "baseline in ../shared/data/pitfall and checks the figures the README quotes",
-    ("README.md", "make evaluators"): "installs three tools from the network, minutes of it; "
-    ".ci/run runs it after the tests, and tests/harness/agents/test_inspect.py runs the Inspect half",
+    ("docs/points.md", "python manage.py import_pitfall"): "needs a checkout of PITFALL; "
+    "tests/pitweb/points/test_points_site.py runs the same command on the copy of its points "
+    "and baseline in ../shared/data/pitfall and checks the figures docs/points.md quotes",
+    ("docs/evaluators.md", "make evaluators"): "installs three tools from the network, "
+    "minutes of it; .ci/run runs it after the tests, and tests/harness/agents/test_inspect.py "
+    "runs the Inspect half",
     ("docs/architecture.md", " submitter's machine"): "a diagram, not a command",
     ("docs/site.md", "cell:  queued -> running"): "a state diagram, not a command; "
     "tests/pitweb/execution/test_execution.py and test_execution_workers.py walk its moves",
@@ -51,7 +52,7 @@ NOT_RUN = {
     "loopback endpoint",
     ("docs/sandbox.md", '"capabilities": {'): "an excerpt of a receipt, not a command",
     ("docs/points.md", "pit-harness points validate"): "a list of the verbs; tests/harness/points/"
-    "test_points.py runs validate, list, render and show on the real points, and the README's "
+    "test_points.py runs validate, list, render and show on the real points, and its own "
     "walk-through runs validate, answer, judge and verify",
     ("docs/site.md", "cp .env.example .env"): "needs a Docker engine; test_deploy checks the "
     "compose file, the proxy configuration and the image's runtime instead",
@@ -109,4 +110,6 @@ def test_the_points_walk_through_runs_on_the_demo_model(tmp_path: Path) -> None:
     done = run_block(block.code, tmp_path, drop=("OPENAI_API_KEY",))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     missing = matches_in_order(done.stdout, block.expected or "")
-    assert missing is None, f"the README shows {missing!r}; the commands printed:\n{done.stdout}"
+    assert missing is None, (
+        f"docs/points.md shows {missing!r}; the commands printed:\n{done.stdout}"
+    )

@@ -103,7 +103,7 @@ def test_a_harness_error_reaches_the_model_as_a_tool_error(march_release: Path) 
 def test_an_inspect_solver_runs_through_nine_isolated_cells_and_the_receipt_verifies(
     march_release: Path, tmp_path: Path
 ) -> None:
-    """As the README says: the forward example's run.json, its folder on PYTHONPATH."""
+    """As docs/evaluators.md says: the forward example's run.json, its folder on PYTHONPATH."""
     require_sandbox()
     config = json.loads((EXAMPLES / "run.json").read_text())
     (tmp_path / "run.json").write_text(json.dumps({**config, "bundle_path": str(march_release)}))
