@@ -189,7 +189,7 @@ class LeaderboardApi(APIView):
         if request.user.is_authenticated:
             return Response(_board(request))
         # the public board, rendered once per board version and query the board links to
-        # (boardcache): any change a service makes bumps the version, so nobody is served
+        # (``cache``): any change a service makes bumps the version, so nobody is served
         # a stale board, and a query that parses the same is the same entry
         params = request.GET
         every = every_row(params)

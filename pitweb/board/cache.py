@@ -42,7 +42,7 @@ def public_facets(
 ) -> dict[str, Any]:
     """What the public board holds: every release (name and digest), form, window start
     and end of a public run, and how many pages its runs fill (computed by the worker
-    with the whole board, ``boardstore``). ``among`` and ``held``: the values of only
+    with the whole board, ``store``). ``among`` and ``held``: the values of only
     these runs added to the facets held (a run that left public view needs the whole
     scan, since another run may still hold its values). ``ranked``: the whole board's
     ranked rows, which bound the pages of every board (else the public runs, counted)."""

@@ -7,7 +7,7 @@ family-wise intervals and rank ranges as ``BoardEntry`` rows, the runs apart as 
 submissions. A computation is in proportion to the change: it reads again only the runs
 the changes since its version concern (``BoardChange``, logged by ``board_changed``),
 with their families; their rank ranges are counted against the board's base and their
-intervals go into its delta (``boardranks``), so no other row is rewritten. A board is
+intervals go into its delta (``ranks``), so no other row is rewritten. A board is
 computed whole when it never was, when a change concerned every run or the delta grew
 past its bound. One computation of a board runs at a time (a claim on its row); visitors
 are meanwhile served the last complete one. A visitor computes a board only when none
@@ -429,7 +429,7 @@ def _update(changed: list[tuple[int, Row]]) -> None:
 
 def ranges(board: StoredBoard, entries: list[BoardEntry]) -> list[tuple[int, int]]:
     """The rank ranges of ``entries`` now: their own, counted against the board's base,
-    with its delta added (``boardranks``)."""
+    with its delta added (``ranks``)."""
     return boardranks.adjusted(
         board.rank_delta,
         [(e.rank_low, e.rank_high, e.interval_low, e.interval_high) for e in entries],

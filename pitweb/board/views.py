@@ -57,7 +57,7 @@ def _served_board(
     """``answer`` of the board page the query asks for, cached under ``kind``.
 
     The public page is rendered once per board version and stored-board computation,
-    for each query the board links to (boardcache), one render at a time. A page asked
+    for each query the board links to (``cache``), one render at a time. A page asked
     for by cursor is read from the stored board each time (cursors are countless, the
     cache is not); a signed-in user's holds their own runs and is never cached."""
     filters, page, (after, before) = query
