@@ -146,7 +146,7 @@ if not Run.objects.exists():
     services.board_changed()
 import time
 from pitweb.board import store as boardstore
-from pitweb.runs.models import StoredBoard
+from pitweb.board.models import StoredBoard
 from django.db import connection
 def analyze():
     # the planner's statistics, as autovacuum keeps them on a served database (this
@@ -354,7 +354,8 @@ from pitweb.runs import services
 from pitweb.board.stamp import board_version
 from pitweb.board.filters import board_key
 from pitweb.pricing.models import PlatformScore
-from pitweb.runs.models import Run, StoredBoard
+from pitweb.board.models import StoredBoard
+from pitweb.runs.models import Run
 out = Path({str(OUT)!r})
 user = User.objects.get(username="bench")
 seen, lock = [], threading.Lock()

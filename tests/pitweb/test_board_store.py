@@ -404,7 +404,7 @@ def test_the_stamp_read_once_per_interval_sees_this_process_s_changes_at_once(
     import time as real
 
     from pitweb.board import stamp as board
-    from pitweb.runs.models import BoardVersion
+    from pitweb.board.models import BoardVersion
 
     class Clock:
         now = real.monotonic()
