@@ -145,8 +145,8 @@ if not Run.objects.exists():
         Run.objects.filter(platform__isnull=True).update(platform=Subquery(PlatformScore.objects.filter(run=OuterRef("pk")).values("pk")[:1]))
     services.board_changed()
 import time
-from pitweb.runs import boardstore
-from pitweb.runs.models import StoredBoard
+from pitweb.board import store as boardstore
+from pitweb.board.models import StoredBoard
 from django.db import connection
 def analyze():
     # the planner's statistics, as autovacuum keeps them on a served database (this
@@ -351,10 +351,11 @@ import django, json, threading, time; django.setup()
 from pathlib import Path
 from django.contrib.auth.models import User
 from pitweb.runs import services
-from pitweb.runs.board import board_version
-from pitweb.runs.boardstore import board_key
+from pitweb.board.stamp import board_version
+from pitweb.board.filters import board_key
 from pitweb.pricing.models import PlatformScore
-from pitweb.runs.models import Run, StoredBoard
+from pitweb.board.models import StoredBoard
+from pitweb.runs.models import Run
 out = Path({str(OUT)!r})
 user = User.objects.get(username="bench")
 seen, lock = [], threading.Lock()
@@ -441,7 +442,7 @@ def cold_cache() -> None:
     (as a finished computation of a stored board moves it), so no server process finds
     its own copy of a page either; the next request finds no page, no facets."""
     code = "from django.core.cache import cache; cache.clear()"
-    code += "\nfrom pitweb.runs.board import board_computed; board_computed()"
+    code += "\nfrom pitweb.board.stamp import board_computed; board_computed()"
     manage("shell", "-c", code)
 
 

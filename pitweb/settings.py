@@ -85,6 +85,7 @@ INSTALLED_APPS = [
     "pitweb.accounts",
     "pitweb.releases",
     "pitweb.runs",
+    "pitweb.board",
     "pitweb.pricing",
     "pitweb.points",
     "pitweb.execution",
@@ -325,7 +326,7 @@ CELERY_TASK_IGNORE_RESULT = True
 # docker-compose runs one more worker for the boards alone.
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_QUEUES = (Queue("celery"), Queue("board"))  # type: ignore[no-untyped-call]
-CELERY_TASK_ROUTES = {"pitweb.runs.tasks.refresh_boards_task": {"queue": "board"}}
+CELERY_TASK_ROUTES = {"pitweb.board.tasks.refresh_boards_task": {"queue": "board"}}
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "sweep-stale-jobs": {"task": "pitweb.runs.tasks.sweep_stale_jobs", "schedule": 30.0},
 }
@@ -333,7 +334,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
 PITWEB_WEEKLY_SNAPSHOT = env_bool("PITWEB_WEEKLY_SNAPSHOT", True)
 if PITWEB_WEEKLY_SNAPSHOT:
     CELERY_BEAT_SCHEDULE["weekly-board-snapshot"] = {
-        "task": "pitweb.runs.tasks.publish_weekly_snapshot",
+        "task": "pitweb.board.tasks.publish_weekly_snapshot",
         "schedule": crontab(minute=0, hour=0, day_of_week="mon"),
     }
 PITWEB_HEARTBEAT_SECONDS = env_int("PITWEB_HEARTBEAT_SECONDS", 5)

@@ -1,49 +1,15 @@
-"""Every table on a page can also be had as CSV or JSON (``?format=csv|json``)."""
+"""The run pages' tables (cells, probe, jobs) and the changelog's: their columns and rows,
+written as CSV or JSON by ``pitweb.core.tables``."""
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-from collections.abc import Sequence
 from typing import Any
-
-from django.http import HttpResponse, JsonResponse
 
 from harness.receipt.model import Probe
 
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_safe(value: Any) -> Any:
-    """A submitter's string that a spreadsheet would read as a formula (``=HYPERLINK``,
-    ``+``, ``-``, ``@``, tab, carriage return) is written with a leading quote."""
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
-        return "'" + value
-    return value
-
-
-def _cell(value: Any) -> Any:
-    return csv_safe(json.dumps(value) if isinstance(value, (dict, list)) else value)
-
-
-def table_response(
-    fmt: str, name: str, columns: Sequence[str], rows: list[dict[str, Any]]
-) -> HttpResponse | None:
-    """The rows as CSV or JSON when ``fmt`` asks for it, else None (render the page)."""
-    if fmt == "json":
-        return JsonResponse({name: [{c: row.get(c) for c in columns} for row in rows]})
-    if fmt == "csv":
-        buffer = io.StringIO()
-        writer = csv.writer(buffer)
-        writer.writerow(columns)
-        for row in rows:
-            writer.writerow([_cell(row.get(c)) for c in columns])
-        response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
-        return response
-    return None
-
+# the one table writer, where its callers have imported it from
+from pitweb.core.tables import csv_safe as csv_safe
+from pitweb.core.tables import table_response as table_response
 
 CELL_COLUMNS = (
     "arm",

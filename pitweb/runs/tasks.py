@@ -8,15 +8,14 @@ level: each app sends its tasks through one function (``enqueue_verification``,
 from __future__ import annotations
 
 from celery import shared_task
-from django.core.cache import cache
 
+from pitweb.board import store as boardstore
 from pitweb.execution import services as execution
 from pitweb.jobs.machine import worker_name
 from pitweb.jobs.workers import sweep_dead_folders  # importing it connects the heartbeats
 from pitweb.points import services as points
 from pitweb.pricing import services as pricing
-from pitweb.runs import boardstore, services, verification
-from pitweb.runs.board import REFRESH_SENT
+from pitweb.runs import services, verification
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
@@ -41,17 +40,3 @@ def sweep_stale_jobs() -> list[int]:
     execution.execution_requeue_stale()
     boardstore.refresh_all()  # a board whose refresh message was lost
     return services.verification_requeue_stale()
-
-
-@shared_task
-def publish_weekly_snapshot() -> int:
-    """The schedule's snapshot of the whole public board (settings: the beat schedule)."""
-    return services.snapshot_scheduled().pk
-
-
-@shared_task
-def refresh_boards_task() -> int:
-    """The stored boards computed again where the board changed (boardstore); sent once
-    a change commits, and by the sweep for a change whose message was lost."""
-    cache.delete(REFRESH_SENT)  # a change from now on sends another
-    return boardstore.refresh_all()

@@ -1,12 +1,14 @@
-"""Server-rendered pages. Filter state lives in the URL; every table has CSV and JSON."""
+"""The run pages: a run (its receipt, verification history and platform figures), its
+tables and downloads, the submitter's withdrawal and staff actions; and the site's
+methodology, changelog and status pages. Filter state lives in the URL; every table has
+CSV and JSON."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
 from functools import wraps
-from types import SimpleNamespace
-from typing import Any, NamedTuple, cast
+from typing import Any, cast
 from urllib.parse import urlencode
 
 import msgspec
@@ -14,278 +16,24 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.models import User
+from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
-from django.shortcuts import get_object_or_404, redirect, render
-from django.template.loader import render_to_string
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
-from msgspec import UNSET
 
-from harness import snapshot as snapshots
-from harness.receipt.model import (
-    Cell,
-    CostsSlot,
-    DisaggregationSlot,
-    ModelVersionSlot,
-    ProvenanceSlot,
-    ReceiptBody,
-    RetrievalSlot,
-    Slot,
-    TrainingCutoffSlot,
-)
+from harness.receipt.model import Cell
 from pitweb import charts
-from pitweb.core.errors import SubmissionError, bad_request_page, error_body
-from pitweb.releases.models import Release
-from pitweb.runs import boardcache, selectors, services, tables
-from pitweb.runs.api import LEADERBOARD_COLUMNS, leaderboard_csv, snapshot_csv, submission_wanted
-from pitweb.runs.board import board_stamp
-from pitweb.runs.models import Run, Snapshot
+from pitweb.core.errors import SubmissionError, bad_request_page
+from pitweb.execution.services import agent_of_run, reexecution_request
+from pitweb.runs import presentation, selectors, services, tables
+from pitweb.runs.api import submission_wanted
+from pitweb.runs.models import Run
 
 
 def _figure(figure: Any) -> Any:
     return json.loads(figure.to_json())
-
-
-class BoardQuery(NamedTuple):
-    """What a board request asks for: its filters, its page, and its cursors (after,
-    before) when it pages by key."""
-
-    filters: dict[str, Any]
-    page: int
-    cursors: tuple[str | None, str | None]
-
-
-def _board_query(request: HttpRequest) -> BoardQuery:
-    """The board query of a request (``SubmissionError`` if bad)."""
-    from pitweb.runs.api import _cursors, _filters, _page_number
-
-    return BoardQuery(_filters(request), _page_number(request), _cursors(request))
-
-
-def _served_board(
-    request: HttpRequest,
-    kind: str,
-    query: BoardQuery,
-    answer: Callable[[dict[str, Any]], str],
-) -> str:
-    """``answer`` of the board page the query asks for, cached under ``kind``.
-
-    The public page is rendered once per board version and stored-board computation,
-    for each query the board links to (boardcache), one render at a time. A page asked
-    for by cursor is read from the stored board each time (cursors are countless, the
-    cache is not); a signed-in user's holds their own runs and is never cached."""
-    filters, page, (after, before) = query
-    key = None
-    if not request.user.is_authenticated and not (after or before):
-        stamp = board_stamp()
-        hit = boardcache.cached(kind, stamp, filters, page)
-        if hit is not None:
-            return cast(str, hit)
-        key = boardcache.key(kind, stamp, filters, page, rows=selectors.PAGE_ROWS)
-
-    def draw() -> tuple[str, bool]:
-        board = selectors.leaderboard(
-            **filters, page=page, per_page=selectors.PAGE_ROWS, after=after, before=before
-        )
-        return answer(board), board["current"]
-
-    return boardcache.served(key, draw)
-
-
-def leaderboard_page(request: HttpRequest) -> HttpResponse:
-    try:
-        query = _board_query(request)
-    except SubmissionError as exc:
-        return render(request, "400.html", {"message": f"Bad filter: {exc.message}."}, status=400)
-    return HttpResponse(
-        _served_board(
-            request, "board-page", query, lambda board: _leaderboard_html(request, board, query)
-        )
-    )
-
-
-def leaderboard_chart(request: HttpRequest) -> HttpResponse:
-    """The chart of the board page with the same query (filters, page or cursor), as
-    Plotly's figure JSON (``figure``: null when no run has both figures) and its ``note``.
-    The page fetches it once it has loaded, with Plotly: the table comes first."""
-    try:
-        query = _board_query(request)
-    except SubmissionError as exc:
-        return JsonResponse(error_body(exc.code, exc.message), status=exc.http_status)
-
-    def answer(board: dict[str, Any]) -> str:
-        figure, note = charts.board_scatter([*board["ranked"], *board["mask_leaks"]])
-        drawn = figure.to_json() if figure is not None else "null"
-        return f'{{"figure": {drawn}, "note": {json.dumps(note)}}}'
-
-    return HttpResponse(
-        _served_board(request, "board-chart", query, answer), content_type="application/json"
-    )
-
-
-def _leaderboard_html(
-    request: HttpRequest,
-    board: dict[str, Any],
-    query: BoardQuery,
-) -> str:
-    filters, page, (after, before) = query
-    # what the chart will draw, said now; the chart itself is fetched after the page loads
-    points, chart_note = charts.board_points([*board["ranked"], *board["mask_leaks"]])
-    shown = {k: filters[k] or "" for k in ("release", "form", "start", "end")}
-    shown["isolated"] = "1" if filters["isolated"] else ""
-    this_page = {k: v for k, v in shown.items() if v}
-    this_page |= {"page": str(page)} if page > 1 else {}
-    this_page |= {k: v for k, v in (("after", after), ("before", before)) if v}
-    return render_to_string(
-        "leaderboard.html",
-        {
-            "board": board,
-            "query": urlencode({k: v for k, v in shown.items() if v}),
-            "pagination": board["pagination"],
-            "releases": Release.objects.order_by("name").values_list("name", flat=True),
-            "filters": shown,
-            "board_chart_src": reverse("leaderboard-chart") + "?" + urlencode(this_page)
-            if points
-            else None,
-            "board_chart_note": chart_note,
-            "cite": selectors.latest_snapshot(filters),
-        },
-        request=request,
-    )
-
-
-APART_TITLES = (
-    ("unranked", "Not ranked yet: no platform figure, or too few trades"),
-    ("mask_leaks", "Mask leaks: control void"),
-    ("errors", "Cells that did not complete"),
-    ("failed", "Failed verification"),
-    ("pending", "Pending verification"),
-    ("invalid", "Invalid (network egress or aborted)"),
-)
-
-
-def _snapshot(snapshot_id: str) -> Snapshot:
-    from pitweb.runs.api import id_or_none
-
-    found = selectors.snapshot_by_id(id_or_none(snapshot_id))
-    if found is None:
-        raise Http404("no such snapshot")
-    return found
-
-
-def snapshot_page(request: HttpRequest, snapshot_id: str) -> HttpResponse:
-    """A published board as it stood (``?format=json``: what its digest is recomputed
-    from; ``?format=csv``: its rows, each with its row digest), less the rows whose runs
-    were withdrawn or hidden since (their row digests only), and what has happened since
-    to its other runs."""
-    snapshot = _snapshot(snapshot_id)
-    if request.GET.get("format") == "json":
-        response = HttpResponse(selectors.snapshot_text(snapshot), content_type="application/json")
-        response["Content-Disposition"] = f'attachment; filename="snapshot-{snapshot.pk}.json"'
-        return response
-    content = selectors.snapshot_board(snapshot)
-    if request.GET.get("format") == "csv":
-        response = HttpResponse(
-            snapshot_csv(content["board"]), content_type="text/csv; charset=utf-8"
-        )
-        response["Content-Disposition"] = f'attachment; filename="snapshot-{snapshot.pk}.csv"'
-        return response
-    return render(
-        request,
-        "snapshot.html",
-        {
-            "snapshot": snapshot,
-            "content": content,
-            "board": content["board"],
-            "filters": {k: v for k, v in content["filters"].items() if v},
-            "since": selectors.snapshot_since(snapshot, content["board"]),
-            "removed": sum(
-                snapshots.is_removed(r) for rows in content["board"].values() for r in rows
-            ),
-            "apart": [
-                (title, content["board"][name])
-                for name, title in APART_TITLES
-                if content["board"].get(name)
-            ],
-            "url": request.build_absolute_uri(reverse("snapshot", args=[snapshot.pk])),
-        },
-    )
-
-
-def snapshots_page(request: HttpRequest) -> HttpResponse:
-    snapshots = Snapshot.objects.defer("content").select_related("published_by")[:200]
-    return render(request, "snapshots.html", {"snapshots": snapshots})
-
-
-@staff_member_required
-@require_POST
-def snapshot_publish_action(request: HttpRequest) -> HttpResponse:
-    """Staff publish a snapshot of the board drawn with the form's filters."""
-    from pitweb.runs.api import _filters
-
-    try:
-        filters = _filters(SimpleNamespace(GET=request.POST, user=request.user))
-    except SubmissionError as exc:
-        return bad_request_page(request, f"bad filter: {exc.message}")
-    filters.pop("user", None)
-    back = (
-        reverse("leaderboard")
-        + "?"
-        + urlencode(
-            {k: v for k, v in filters.items() if v and k != "isolated"}
-            | ({"isolated": "1"} if filters.get("isolated") else {})
-        )
-    )
-    if request.POST.get("confirm") != "yes":
-        messages.error(request, "Nothing was done: tick the confirmation box to publish.")
-        return redirect(back + "#cite")
-    try:
-        snapshot = services.snapshot_publish(
-            filters=filters, reason=request.POST.get("reason", ""), staff=cast(User, request.user)
-        )
-    except SubmissionError as exc:
-        messages.error(request, f"Nothing was done: {exc.message}.")
-        return redirect(back + "#cite")
-    messages.success(request, f"Snapshot {snapshot.pk} published.")
-    return redirect(reverse("snapshot", args=[snapshot.pk]))
-
-
-def family_page(request: HttpRequest, family_id: str) -> HttpResponse:
-    from pitweb.runs.api import id_or_none
-
-    found = selectors.family_attempts(request.user, id_or_none(family_id))
-    if found is None:
-        raise Http404("no such family")
-    if request.GET.get("format") == "json":
-        return JsonResponse(found)
-    chart, chart_note = charts.board_scatter(found["runs"])
-    return render(
-        request,
-        "family.html",
-        {
-            "family": found,
-            "chart": _figure(chart) if chart is not None else None,
-            "chart_note": chart_note,
-        },
-    )
-
-
-def leaderboard_csv_page(request: HttpRequest) -> HttpResponse:
-    from pitweb.runs.api import _filters
-
-    try:
-        filters = _filters(request)
-    except SubmissionError as exc:
-        return HttpResponse(
-            f"Bad filter: {exc.message}", status=400, content_type="text/plain; charset=utf-8"
-        )
-    response = HttpResponse(
-        leaderboard_csv(selectors.leaderboard_export(**filters)),
-        content_type="text/csv; charset=utf-8",
-    )
-    response["Content-Disposition"] = 'attachment; filename="leaderboard.csv"'
-    return response
 
 
 def refuses_bad_queries(
@@ -313,73 +61,6 @@ def _run_or_404(request: HttpRequest, sha: str) -> Run:
     return found
 
 
-P_SLOT_LABELS = {
-    "P1_model_version": "P1 model version",
-    "P2_training_cutoffs": "P2 training cutoff",
-    "P3_retrieval_timestamps": "P3 retrieval timestamps",
-    "P4_costs_and_frictions": "P4 costs and frictions",
-    "P5_window_provenance": "P5 window provenance",
-    "P6_disaggregation": "P6 disaggregation",
-}
-
-
-def _p_summary(slot: Slot) -> str:
-    """One line of what a reporting slot holds."""
-    if slot.status == "gap":
-        return "not declared: a listed gap, never a guess"
-    match slot:
-        case ModelVersionSlot():
-            return str(slot.declared)
-        case TrainingCutoffSlot():
-            return f"{slot.declared}: {_said(slot.check)} ({_said(slot.meaning)})"
-        case RetrievalSlot():
-            return (
-                f"{slot.tool_calls} tool calls, {slot.rows_served} rows served; "
-                f"{slot.acceptance_stamped_rows} of {slot.rows_in_window} rows carry an "
-                f"acceptance stamp, {slot.pit_fallback_rows} fall back to published_at. "
-                f"{slot.rule}"
-            )
-        case CostsSlot():
-            prices = slot.prices
-            stated = (
-                f"prices declared as {prices.source!r}, pulled {prices.pulled_at} "
-                f"({prices.basis} basis, not verified by the harness)"
-                if prices
-                else "no prices: the receipt's returns are n/a"
-            )
-            return (
-                f"{slot.entry}, held {slot.hold_sessions} sessions; costs "
-                f"{slot.costs}, slippage {slot.slippage}, shorts "
-                f"{'yes' if slot.shorts else 'no'}; {stated}"
-            )
-        case ProvenanceSlot():
-            return (
-                f"release {slot.release} ({slot.source_kind or 'unknown source'}), "
-                f"{slot.sessions} sessions {slot.first_session}..{slot.last_session}, "
-                f"forms {', '.join(slot.forms)}"
-            )
-        case DisaggregationSlot():
-            return f"scores per form: {', '.join(sorted(slot.by_form)) or 'none'}"
-    return ""
-
-
-def _said(value: object) -> str:
-    """A field the body may leave out, as the page has always printed it."""
-    return "None" if value is UNSET else str(value)
-
-
-def _checklist(receipt: ReceiptBody) -> list[dict[str, str]]:
-    return [
-        {
-            "slot": P_SLOT_LABELS[key],
-            "kind": slot.kind.replace("_", " "),
-            "status": slot.status,
-            "what": _p_summary(slot),
-        }
-        for key, slot in receipt.protocol.slots().items()
-    ]
-
-
 def _grid(cells: Sequence[Any]) -> dict[str, dict[str, Any]]:
     """Cells by arm and clock: the receipt's typed cells, or the platform's figures."""
     by = [(c.arm, c.clock, c) if isinstance(c, Cell) else (c["arm"], c["clock"], c) for c in cells]
@@ -391,7 +72,7 @@ def _platform_context(run: Run, proven: bool) -> dict[str, Any]:
     score = run.platform if proven else None
     context: dict[str, Any] = {
         "platform": score,
-        "platform_status": selectors.platform_status(run) if proven else "",
+        "platform_status": presentation.platform_status(run) if proven else "",
         "platform_grid": None,
         "figures": {},
         "no_chart_because": "",
@@ -438,7 +119,7 @@ def _platform_context(run: Run, proven: bool) -> dict[str, Any]:
     delta = charts.contamination(context["platform_deltas"], run.mask_verdict, intervals)
     if delta is not None:
         context["figures"]["deltas"] = _figure(delta)
-        context["shifted_delta_reading"] = selectors.shifted_delta_reading(
+        context["shifted_delta_reading"] = presentation.shifted_delta_reading(
             (intervals.get("pit") or {}).get("main_minus_shifted")
         )
     return context
@@ -473,15 +154,15 @@ def run_page(request: HttpRequest, sha: str) -> HttpResponse:
             "sha": sha,
             "proven": proven,
             "withheld_because": run.withheld_reason,
-            "level_words": selectors.level_words(run),
-            "verdicts": selectors.header_verdicts(run),
+            "level_words": presentation.level_words(run),
+            "verdicts": presentation.header_verdicts(run),
             "family": run.family,
-            "declared": selectors.DECLARED,
-            "could_read_future": selectors.could_read_future(run),
+            "declared": presentation.DECLARED,
+            "could_read_future": presentation.could_read_future(run),
             "grid": _grid(receipt.cells),
             "clocks": charts.CLOCK_ORDER,
             "probe": receipt.probe,
-            "checklist": _checklist(receipt),
+            "checklist": presentation.checklist(receipt),
             "network": receipt.network,
             "stated_prices": receipt.protocol.p4.prices,
             "history": selectors.job_diffs(jobs),
@@ -501,8 +182,6 @@ def _registered_agent(request: HttpRequest, run: Run) -> Any:
     """For staff: the registered agent an uploaded run's digest names (re-executable)."""
     if not (request.user.is_authenticated and request.user.is_staff) or run.executed:
         return None
-    from pitweb.execution.services import agent_of_run
-
     return agent_of_run(run)
 
 
@@ -552,8 +231,6 @@ def run_status_json(request: HttpRequest, sha: str) -> JsonResponse:
 
 @refuses_bad_queries
 def run_download(request: HttpRequest, sha: str, what: str) -> FileResponse:
-    from django.core.files.storage import default_storage
-
     run = _run_or_404(request, sha)
     name = {"trajectory": run.trajectory_name, "receipt": run.receipt_name}.get(what)
     if not name:
@@ -562,125 +239,6 @@ def run_download(request: HttpRequest, sha: str, what: str) -> FileResponse:
         default_storage.open(name, "rb"),
         as_attachment=True,
         filename=f"{what}-{run.run_id}{'.jsonl' if what == 'trajectory' else '.json'}",
-    )
-
-
-COMPARE_MAX = 4
-
-
-def _compare_runs(request: HttpRequest) -> tuple[list[Run], list[str]]:
-    """The runs ?runs=a,b (a permalink) or ?run=a&run=b (the board's checkboxes) name,
-    each by body hash, run id or a 12+ hex prefix, and what could not be used, in words."""
-    given = [*request.GET.get("runs", "").split(","), *request.GET.getlist("run")]
-    keys = list(dict.fromkeys(k.strip() for k in given if k.strip()))
-    notes = []
-    if len(keys) > COMPARE_MAX:
-        notes.append(
-            f"Only {COMPARE_MAX} runs are compared at once: {', '.join(keys[COMPARE_MAX:])} left out."
-        )
-        keys = keys[:COMPARE_MAX]
-    visible = selectors.visible_runs(request.user).select_related("platform", "platform__prices")
-    runs: list[Run] = []
-    for key in keys:
-        found, candidates = selectors.pick(visible, key, None)
-        if found is not None:
-            if found.pk not in {r.pk for r in runs}:
-                runs.append(found)
-        elif candidates:
-            notes.append(
-                f"{key} names {len(candidates)} runs: use a longer body hash "
-                "(the candidates are listed on its run page)."
-            )
-        elif not selectors.KEY.fullmatch(key.lower().removeprefix("sha256:")):
-            notes.append(f"{key[:80]} is not a run id or body hash (12 to 64 hex digits).")
-        else:
-            notes.append(f"{key} names no run you can see.")
-    return runs, notes
-
-
-def _compare_warnings(runs: list[Run]) -> list[str]:
-    warnings = []
-    if len({r.release_digest for r in runs}) > 1:
-        warnings.append(
-            "These runs are over different releases: their figures come from different "
-            "filings and are not directly comparable."
-        )
-    versions = {
-        (r.release_digest, r.platform.prices.version) for r in runs if r.platform is not None
-    }
-    if len({v for _, v in versions}) > 1:
-        warnings.append(
-            "These runs were priced with different reference-price versions: "
-            + ", ".join(sorted({f"v{v}" for _, v in versions}))
-            + "."
-        )
-    return warnings
-
-
-def compare_page(request: HttpRequest) -> HttpResponse:
-    runs, notes = _compare_runs(request)
-    # refuted or pending runs have no numbers; proven ones are charted on platform figures
-    charted = {
-        f"{r.agent} {r.run_id}": charts.platform_frame(r.platform.figures["cells"])
-        for r in runs
-        if r.proven
-        and r.platform is not None
-        and r.platform.state == "scored"
-        and r.platform.figures is not None
-    }
-    figure = charts.compare_runs(charted) if charted else None
-    rows = [selectors.leaderboard_row(r) for r in runs]
-    return render(
-        request,
-        "compare.html",
-        {
-            "runs": runs,
-            "rows": rows,
-            "notes": notes,
-            "warnings": _compare_warnings(runs),
-            "figure": _figure(figure) if figure else None,
-            "no_chart_because": ""
-            if figure
-            else "None of these runs has platform figures (pending, refuted or not yet "
-            "priced with reference prices), so there is nothing to draw.",
-            "columns": LEADERBOARD_COLUMNS,
-        },
-    )
-
-
-def release_page(request: HttpRequest, digest: str) -> HttpResponse:
-    release = get_object_or_404(Release, content_digest=f"sha256:{digest}")
-    import pandas as pd
-    from django.core.files.storage import default_storage
-
-    index_name = f"{release.storage_prefix}/index.json"
-    figure = None
-    if default_storage.exists(index_name):
-        with default_storage.open(index_name, "rb") as handle:
-            segments = json.loads(handle.read())["segments"]
-        frame = pd.DataFrame(
-            [{"date": s["date"], "form": s["form"], "rows": s["rows"]} for s in segments]
-        )
-        figure = _figure(charts.rows_per_day(frame))
-    manifest = release.manifest
-    if request.GET.get("format") == "json":
-        return JsonResponse(manifest)
-    forms = [{"form": f, "rows": n} for f, n in manifest["row_counts"]["by_form"].items()]
-    exported = tables.table_response(
-        request.GET.get("format", ""), "forms", ("form", "rows"), forms
-    )
-    if exported is not None:
-        return exported
-    return render(
-        request,
-        "release.html",
-        {
-            "release": release,
-            "manifest": manifest,
-            "figure": figure,
-            "reference_prices": release.reference_prices.order_by("-version"),
-            "manifest_pretty": json.dumps(manifest, indent=2, sort_keys=True),
-        },
     )
 
 
@@ -798,8 +356,6 @@ def staff_action(request: HttpRequest, sha: str, action: str) -> HttpResponse:
             )
             messages.success(request, "The flag is set." if run.flag else "The flag is cleared.")
         elif action == "reexecute":
-            from pitweb.execution.services import reexecution_request
-
             execution = reexecution_request(by=staff, run=run, reason=reason)
             messages.success(request, f"Re-execution queued as execution {execution.pk}.")
         elif action == "requeue":

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
+from pitweb.board import services as board_services
 from pitweb.runs import services
 from pitweb.runs.models import Run, VerificationJob
 from tests.e2e.conftest import settled
@@ -353,7 +354,7 @@ def test_a_family_ranks_once_as_best_of_n_and_its_attempts_are_one_click_away(
     assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"] + 1
     page.screenshot(path=str(screenshots / "family-phone.png"), full_page=True)
     # a published snapshot: cited from the board, frozen, readable on a phone
-    snapshot = services.snapshot_publish(filters={}, reason="browser walk")
+    snapshot = board_services.snapshot_publish(filters={}, reason="browser walk")
     page.set_viewport_size({"width": 1280, "height": 900})
     page.goto(live_server.url + "/")
     page.click("#cite a >> text=snapshot")
@@ -385,7 +386,7 @@ def test_a_snapshot_shows_a_run_withdrawn_since_as_removed_on_desktop_and_phone(
 ) -> None:
     settings.PITWEB_MIN_RANKED_TRADES = 1
     kept, gone = submit(submitter, stub_run), submit(submitter, picky_run)
-    snapshot = services.snapshot_publish(filters={}, reason="browser walk")
+    snapshot = board_services.snapshot_publish(filters={}, reason="browser walk")
     services.run_withdraw(run=gone, owner=submitter, reason="superseded")
     page.goto(live_server.url + f"/snapshots/{snapshot.pk}/")
     removed = page.locator("tr.removed")

@@ -167,8 +167,8 @@ def fresh_cache(request: pytest.FixtureRequest) -> None:
     )
     if not uses_db:
         return
+    from pitweb.board.stamp import forget_stamp
     from pitweb.cache import near
-    from pitweb.runs.board import forget_stamp
 
     request.getfixturevalue("db")
     cache.clear()

@@ -64,7 +64,7 @@ def test_the_stored_boards_are_computed_by_a_worker_of_their_own() -> None:
 
     # a computation of the boards never queues behind a verification: its own queue, its
     # own worker service; the jobs' worker (no -Q) takes both
-    route = app.amqp.router.route({}, "pitweb.runs.tasks.refresh_boards_task")
+    route = app.amqp.router.route({}, "pitweb.board.tasks.refresh_boards_task")
     assert route["queue"].name == "board"
     assert app.amqp.router.route({}, "pitweb.runs.tasks.verify_run_task")["queue"].name == "celery"
     services = compose()["services"]

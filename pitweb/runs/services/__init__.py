@@ -6,14 +6,14 @@ Imports go one way: services import models, ``pitweb.jobs``, ``pitweb.core`` and
 harness; tasks import services. A service reaches a task only through
 ``verifying.enqueue_verification`` (imported inside it, sent on commit). Services never
 import ``pitweb.pricing``: a proven run is announced by the ``run_proven`` signal, which
-pricing listens to.
+pricing listens to. A change to what the board shows is announced through
+``pitweb.board.changes.board_changed``, the one module of the board they import.
 """
 
 from pitweb.artifacts import spool
+from pitweb.board.changes import board_changed
 from pitweb.jobs.machine import MAX_ATTEMPTS
-from pitweb.runs.board import board_changed
 from pitweb.runs.services.intake import Submission, run_submit
-from pitweb.runs.services.snapshots import snapshot_publish, snapshot_scheduled
 from pitweb.runs.services.staff import (
     jobs_requeue,
     run_reverify,
@@ -42,8 +42,6 @@ __all__ = [
     "run_set_hidden",
     "run_submit",
     "run_withdraw",
-    "snapshot_publish",
-    "snapshot_scheduled",
     "spool",
     "verification_claim",
     "verification_finish",

@@ -10,9 +10,9 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from pitweb.board.changes import board_changed
 from pitweb.core.audit import audit_record
 from pitweb.core.inputs import readable, require_reason
-from pitweb.runs.board import board_changed
 from pitweb.runs.models import Run, VerificationJob
 from pitweb.runs.services.verifying import verification_request, verification_requeue_stale
 

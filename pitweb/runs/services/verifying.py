@@ -20,10 +20,10 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Case, Q, Value, When
 
+from pitweb.board.changes import board_changed
 from pitweb.core.errors import SubmissionError
 from pitweb.jobs import machine
 from pitweb.jobs.dispatch import send_on_commit
-from pitweb.runs.board import board_changed
 from pitweb.runs.models import JobState, Run, VerificationJob, VerificationLevel
 from pitweb.runs.signals import run_proven
 

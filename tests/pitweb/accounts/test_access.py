@@ -9,10 +9,10 @@ from django.contrib.auth.models import User
 from django.test import Client
 from rest_framework.test import APIClient
 
+from pitweb.board.query import SECTIONS
 from pitweb.core.models import AuditEvent
 from pitweb.runs import services
 from pitweb.runs.models import Run, VerificationJob
-from pitweb.runs.selectors import SECTIONS
 from tests.pitweb.conftest import Artifacts, token_client
 
 pytestmark = pytest.mark.django_db(transaction=True)

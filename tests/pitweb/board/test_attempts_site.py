@@ -13,7 +13,7 @@ from django.test import Client
 from harness.agents.adapters.plain import from_callable
 from harness.market.prices import load_prices
 from harness.receipt.attempts import attempts_of, family_best
-from pitweb.runs import selectors
+from pitweb.board import families as selectors
 from pitweb.runs.models import Family, Run
 from tests.pitweb.conftest import Artifacts, make_run, submit_run, token_client
 

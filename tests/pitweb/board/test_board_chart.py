@@ -81,7 +81,7 @@ def test_the_contamination_chart_draws_each_deltas_interval() -> None:
 
 
 def test_the_caption_says_only_what_the_shifted_deltas_interval_supports() -> None:
-    from pitweb.runs.selectors import shifted_delta_reading
+    from pitweb.runs.presentation import shifted_delta_reading
 
     assert "spans zero" in shifted_delta_reading([-0.01, 0.02])
     assert "lies above zero" in shifted_delta_reading([0.001, 0.02])
@@ -100,7 +100,7 @@ def test_the_board_page_fetches_its_chart_which_draws_that_pages_own_rows(
     from django.contrib.auth.models import AnonymousUser
     from django.test import Client
 
-    from pitweb.runs import selectors
+    from pitweb.board import selectors
     from tests.pitweb.board.test_board_store import spread
     from tests.pitweb.runs.test_pages import submit
 

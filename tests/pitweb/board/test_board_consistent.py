@@ -17,8 +17,10 @@ from django.test import Client
 
 from harness.receipt.attempts import family_interval
 from harness.receipt.rescore import Tails
+from pitweb.board import selectors, stored_pages
+from pitweb.board import store as boardstore
 from pitweb.pricing.models import PlatformScore
-from pitweb.runs import boardstore, selectors, services
+from pitweb.runs import services
 from pitweb.runs.models import Run
 from tests.pitweb.board.test_board_store import scored, spread  # noqa: F401
 
@@ -170,15 +172,15 @@ def test_a_stored_board_page_read_while_a_computation_lands_is_one_board(
         services.board_changed(runs=[late.pk])
         boardstore.refresh_all()
 
-    original = boardstore._page_entries
+    original = stored_pages._page_entries
 
     def computation_then_entries(*args: Any) -> Any:
         elsewhere(verified_and_computed)  # after the board's row is read, before its entries
         return original(*args)
 
-    monkeypatch.setattr(boardstore, "_page_entries", computation_then_entries)
+    monkeypatch.setattr(stored_pages, "_page_entries", computation_then_entries)
     during = selectors.leaderboard(user=AnonymousUser())
-    monkeypatch.setattr(boardstore, "_page_entries", original)
+    monkeypatch.setattr(stored_pages, "_page_entries", original)
     after = selectors.leaderboard(user=AnonymousUser())
     assert ranked_view(before) != ranked_view(after)  # the computation moved the board
     assert ranked_view(during) in (ranked_view(before), ranked_view(after))

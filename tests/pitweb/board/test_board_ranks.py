@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.receipt.rescore import rank_bounds
-from pitweb.runs import boardranks
+from pitweb.board import ranks as boardranks
 
 value = st.integers(min_value=-20, max_value=20).map(lambda n: n / 10)
 interval = st.tuples(value, value).map(lambda pair: (min(pair), max(pair)))

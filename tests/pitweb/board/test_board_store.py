@@ -15,13 +15,19 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from pitweb.board import cache as boardcache
+from pitweb.board import ranks as boardranks
+from pitweb.board import selectors
+from pitweb.board import services as board_services
+from pitweb.board import store as boardstore
+from pitweb.board.changes import REFRESH_SENT
+from pitweb.board.keys import Cursor
+from pitweb.board.models import BoardChange, BoardEntry, StoredBoard
+from pitweb.board.tasks import refresh_boards_task
 from pitweb.cache import near
 from pitweb.pricing.models import PlatformScore
-from pitweb.runs import boardcache, boardranks, boardstore, selectors, services
-from pitweb.runs.board import REFRESH_SENT
-from pitweb.runs.boardkeys import Cursor
-from pitweb.runs.models import BoardChange, BoardEntry, Family, Run, StoredBoard
-from pitweb.runs.tasks import refresh_boards_task
+from pitweb.runs import services
+from pitweb.runs.models import Family, Run
 from tests.pitweb.conftest import Artifacts
 from tests.pitweb.runs.test_pages import submit
 
@@ -224,7 +230,7 @@ def test_a_change_through_the_services_reads_only_its_runs_and_equals_the_whole_
         ("another's upload", lambda: submit(other, stub_run)),
         ("a new agent", lambda: submit(submitter, picky_run)),
         ("a family's second attempt", lambda: submit(submitter, again)),
-        ("a snapshot", lambda: services.snapshot_publish(filters={}, reason=reason, staff=staff)),
+        ("a snapshot", lambda: board_services.snapshot_publish(filters={}, reason=reason, staff=staff)),
     ]  # fmt: skip
     for what, change in changes:
         change()
@@ -379,7 +385,7 @@ def test_an_answer_from_a_board_being_computed_is_kept_only_for_the_grace_anywhe
 def test_an_entry_cached_before_its_deadline_was_stored_beside_it_is_rendered_again(
     scored: Run,
 ) -> None:
-    from pitweb.runs.board import board_stamp
+    from pitweb.board.stamp import board_stamp
 
     filters = {"release": None, "form": None, "start": None, "end": None, "isolated": False}
     first = Client().get("/").content
@@ -397,8 +403,8 @@ def test_the_stamp_read_once_per_interval_sees_this_process_s_changes_at_once(
 ) -> None:
     import time as real
 
-    from pitweb.runs import board
-    from pitweb.runs.models import BoardVersion
+    from pitweb.board import stamp as board
+    from pitweb.board.models import BoardVersion
 
     class Clock:
         now = real.monotonic()
@@ -497,8 +503,8 @@ def test_a_page_costs_the_same_queries_with_100_and_10000_runs(scored: Run) -> N
 def test_one_render_per_change_and_never_a_page_from_before_a_run_was_hidden(
     scored: Run, staff: User
 ) -> None:
-    from pitweb.runs import boardcache
-    from pitweb.runs.board import board_stamp
+    from pitweb.board import cache as boardcache
+    from pitweb.board.stamp import board_stamp
 
     runs = spread(scored, 3)
     filters = {"release": None, "form": None, "start": None, "end": None, "isolated": False}

@@ -20,8 +20,10 @@ from django.test import Client
 
 from harness import canonical
 from harness.snapshot import REMOVED, row_digest, snapshot_digest, verify_snapshot
+from pitweb.board import services as board_services
+from pitweb.board.models import Snapshot
 from pitweb.runs import services
-from pitweb.runs.models import Run, Snapshot
+from pitweb.runs.models import Run
 from tests.pitweb.conftest import Artifacts, submit_run, token_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -97,7 +99,7 @@ def test_a_snapshot_published_before_row_digests_is_carried_over_and_verifies(
 ) -> None:
     settings.PITWEB_MIN_RANKED_TRADES = 1
     run = submit_run(submitter, stub_run)
-    new = services.snapshot_scheduled()
+    new = board_services.snapshot_scheduled()
     body = json.loads(new.content)
     # as the first release stored it: version 1, the digest over the whole text
     body["snapshot_version"] = 1

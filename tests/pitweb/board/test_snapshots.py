@@ -14,8 +14,9 @@ from django.test import Client
 
 from harness import canonical
 from harness.snapshot import redacted, verify_snapshot
+from pitweb.board.models import Snapshot, SnapshotEdited
 from pitweb.runs import services
-from pitweb.runs.models import Run, Snapshot, SnapshotEdited
+from pitweb.runs.models import Run
 from tests.pitweb.conftest import Artifacts, submit_run, token_client
 from tests.support.data import build_prices
 
@@ -132,11 +133,11 @@ def test_only_staff_publish_and_bad_requests_change_nothing(
 def test_the_weekly_schedule_publishes_the_whole_board(
     priced_release: Any, submitter: User, stub_run: Artifacts
 ) -> None:
-    from pitweb.runs.tasks import publish_weekly_snapshot
+    from pitweb.board.tasks import publish_weekly_snapshot
 
     run = submit_run(submitter, stub_run)
     entry = django_settings.CELERY_BEAT_SCHEDULE["weekly-board-snapshot"]
-    assert entry["task"] == "pitweb.runs.tasks.publish_weekly_snapshot"
+    assert entry["task"] == "pitweb.board.tasks.publish_weekly_snapshot"
     sid = publish_weekly_snapshot()
     snapshot = Snapshot.objects.get(pk=sid)
     assert snapshot.published_by is None and "weekly" in snapshot.reason

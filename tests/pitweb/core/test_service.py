@@ -28,7 +28,7 @@ def test_every_api_404_is_the_json_envelope(path: str) -> None:
 def test_a_server_error_is_logged_with_its_traceback_and_answered_in_the_envelope(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from pitweb.runs import selectors
+    from pitweb.board import selectors
 
     def boom(**kwargs: Any) -> Any:
         raise RuntimeError("the board broke")

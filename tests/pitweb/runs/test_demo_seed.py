@@ -10,9 +10,10 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
+from pitweb.board.models import Snapshot
 from pitweb.execution.models import ExecutionJob, RegisteredAgent
 from pitweb.releases.models import ReferencePrices
-from pitweb.runs.models import Family, JobState, Run, Snapshot
+from pitweb.runs.models import Family, JobState, Run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

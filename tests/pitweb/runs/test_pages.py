@@ -325,7 +325,7 @@ def test_openapi_schema_lists_every_endpoint(db: None) -> None:
 def test_the_board_pages_with_positions_that_continue_and_equal_runs_tie(
     priced_release: Any, submitter: User, stub_run: Artifacts
 ) -> None:
-    from pitweb.runs.selectors import PAGE_ROWS, PER_PAGE
+    from pitweb.board.query import PAGE_ROWS, PER_PAGE
 
     template = submit(submitter, stub_run)
     clone_runs(template, PER_PAGE + 4)

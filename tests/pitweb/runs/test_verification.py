@@ -208,8 +208,8 @@ def test_rerverifying_keeps_a_verified_run_ranked_and_a_verifier_failure_does_no
 ) -> None:
     from django.contrib.auth.models import AnonymousUser
 
+    from pitweb.board.selectors import leaderboard
     from pitweb.runs import verification
-    from pitweb.runs.selectors import leaderboard
 
     run = submit(submitter, stub_run)
     assert [r["run_id"] for r in leaderboard(user=AnonymousUser())["ranked"]] == [run.run_id]

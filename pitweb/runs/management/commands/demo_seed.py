@@ -24,11 +24,13 @@ from harness.market.prices import synth_prices
 from harness.release.bundle import Bundle
 from harness.release.synth import synth_release
 from pitweb.accounts.services import token_issue
+from pitweb.board.models import Snapshot
+from pitweb.board.services import snapshot_publish
 from pitweb.pricing.models import PlatformScore
 from pitweb.pricing.services import reference_prices_register
 from pitweb.releases.services import release_register
 from pitweb.runs import services
-from pitweb.runs.models import FINAL_STATES, Run, Snapshot, VerificationJob
+from pitweb.runs.models import FINAL_STATES, Run, VerificationJob
 
 AGENTS = ("stub", "harness.agents.baselines:earliest_five", "harness.agents.baselines:date_reader")
 STAFF = ("staff", "staff-demo-password")
@@ -151,7 +153,7 @@ class Command(BaseCommand):
         )  # fmt: skip
         # one published snapshot of the whole board: what "cite this board" names
         if not Snapshot.objects.exists():
-            snapshot = services.snapshot_publish(
+            snapshot = snapshot_publish(
                 filters={}, reason="demo: the board as seeded",
                 staff=users.objects.get(username=STAFF[0]),
             )  # fmt: skip

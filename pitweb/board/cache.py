@@ -4,7 +4,7 @@ holds (a release, form and window of a public run, a page that exists) is cached
 its parsed, normalised values; any other query (an unknown value, a page past the end,
 parameters the board does not read) is answered without touching the cache, so random
 query strings cannot fill it. The facets are those the worker stored with the whole
-board. A cached answer is keyed by the board's stamp (``board.board_stamp``), rendered
+board. A cached answer is keyed by the board's stamp (``stamp.board_stamp``), rendered
 by one request at a time (``served``) and read back in one cache read (``cached``), or
 none: under its key an answer never changes, so each process keeps its own copy too
 (``pitweb.cache.near``), until the deadline the shared entry has."""
@@ -22,8 +22,12 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.core.cache import cache
 
+from pitweb.board.filters import board_key
+from pitweb.board.models import StoredBoard
+from pitweb.board.query import PER_PAGE
+from pitweb.board.stamp import Stamp
 from pitweb.cache import near
-from pitweb.runs.board import Stamp
+from pitweb.runs.selectors import visible_runs
 
 TIMEOUT = 300
 # a render that takes longer than this (or whose process died) no longer holds the key
@@ -38,12 +42,10 @@ def public_facets(
 ) -> dict[str, Any]:
     """What the public board holds: every release (name and digest), form, window start
     and end of a public run, and how many pages its runs fill (computed by the worker
-    with the whole board, ``boardstore``). ``among`` and ``held``: the values of only
+    with the whole board, ``store``). ``among`` and ``held``: the values of only
     these runs added to the facets held (a run that left public view needs the whole
     scan, since another run may still hold its values). ``ranked``: the whole board's
     ranked rows, which bound the pages of every board (else the public runs, counted)."""
-    from pitweb.runs.selectors import PER_PAGE, visible_runs
-
     public = visible_runs(AnonymousUser())
     read = public if among is None else public.filter(pk__in=among)
     runs = read.values_list(
@@ -65,9 +67,6 @@ def public_facets(
 def _facets(stamp: Stamp) -> dict[str, Any]:
     """The facets as the whole stored board was last computed with them (read from its
     row, no scan of the runs), or computed here while there is none; once per stamp."""
-    from pitweb.runs.boardstore import board_key
-    from pitweb.runs.models import StoredBoard
-
     key = f"board-facets:{stamp.version}.{stamp.computed}"
     found = cache.get(key)
     if found is None:
@@ -101,10 +100,8 @@ def key(
     rows: int | None = None,
 ) -> Key | None:
     """The cache keys of a public board query (``filters`` as parsed: release, form,
-    start, end, isolated) at ``stamp`` (``board.board_stamp``), or None when the query is
+    start, end, isolated) at ``stamp`` (``stamp.board_stamp``), or None when the query is
     not one the board links to. ``rows``: its pages' rows, when fewer than the API's."""
-    from pitweb.runs.selectors import PER_PAGE
-
     facets = _facets(stamp)
     for name in ("release", "form", "start", "end"):
         value = filters.get(name)
@@ -161,7 +158,7 @@ def served(found: Key | None, render: Callable[[], tuple[T, bool]]) -> T:
     changes several times a second would otherwise be rendered as often). One request
     renders a key at a time: the others are meanwhile served the last answer, or render it
     themselves when there is none (never one from before a run left public view, once
-    the request's stamp has seen it go: ``board.board_stamp``). An answer from a board
+    the request's stamp has seen it go: ``stamp.board_stamp``). An answer from a board
     being computed again is kept only for the seconds a worker is given
     (PITWEB_BOARD_STALE_SECONDS), after which a visitor may compute it."""
     if found is None:

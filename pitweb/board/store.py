@@ -1,28 +1,24 @@
 """The public board, stored, so that a page is a bounded, indexed read however many runs
 there are and however often they change.
 
-A worker computes each public board a visitor has asked for (``refresh_boards``, sent
+A worker computes each public board a visitor has asked for (``refresh_all``, sent
 when the board changes and by the sweep) and keeps it: its ranked rows, their sort keys,
 family-wise intervals and rank ranges as ``BoardEntry`` rows, the runs apart as lists of
 submissions. A computation is in proportion to the change: it reads again only the runs
 the changes since its version concern (``BoardChange``, logged by ``board_changed``),
 with their families; their rank ranges are counted against the board's base and their
-intervals go into its delta (``boardranks``), so no other row is rewritten. A board is
+intervals go into its delta (``ranks``), so no other row is rewritten. A board is
 computed whole when it never was, when a change concerned every run or the delta grew
 past its bound. One computation of a board runs at a time (a claim on its row); visitors
 are meanwhile served the last complete one. A visitor computes a board only when none
 exists yet, or when it has stayed older than the board for
 ``PITWEB_BOARD_STALE_SECONDS`` (no worker took it).
 
-A page reads its entries by key (``?after=`` / ``?before=`` a row's cursor, or
-``?page=``) and its rows from their runs as they are now; a run hidden or withdrawn
-since the computation is left out at once, never shown for a moment longer.
+A page is read from it by ``stored_pages``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -32,40 +28,28 @@ from typing import Any, cast
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Min, Q, QuerySet
+from django.db.models import Min, Q
 from django.utils import timezone
 
-from harness.receipt.attempts import family_interval, sidak_confidence
-from harness.receipt.rescore import RankRange, Tails, rank_bounds
+from harness.receipt.attempts import family_interval
+from harness.receipt.rescore import Tails, rank_bounds
+from pitweb.board import cache as boardcache
+from pitweb.board import ranks as boardranks
+from pitweb.board.filters import board_key, normalised
+from pitweb.board.models import BoardChange, BoardEntry, StoredBoard
+from pitweb.board.query import APART_LIMIT, apart, board_runs, ranked_runs
+from pitweb.board.stamp import board_computed, board_version
 from pitweb.pricing.models import PlatformScore
-from pitweb.runs import boardcache, boardranks, selectors
-from pitweb.runs.board import board_changed_at, board_computed, board_read, board_version
-from pitweb.runs.boardkeys import Cursor, pages_around
-from pitweb.runs.models import BoardChange, BoardEntry, Run, StoredBoard
+from pitweb.runs.models import Run
 
 log = logging.getLogger(__name__)
 
-FILTERS = ("release", "form", "start", "end")
 # a computation older than this is taken over (its worker died)
 CLAIM_SECONDS = 600
 BATCH = 2000
 UPDATE_BATCH = 20_000
 # more runs changed than this since the last computation: the board is computed whole
 WHOLE_AT = 5000
-ORDER = ("neg_return", "run_code", "run_id")
-
-
-def normalised(filters: dict[str, Any]) -> dict[str, Any]:
-    """The filters a board is computed for: release, form, start and end (or None) and
-    isolated."""
-    found: dict[str, Any] = {name: filters.get(name) or None for name in FILTERS}
-    found["isolated"] = bool(filters.get("isolated"))
-    return found
-
-
-def board_key(filters: dict[str, Any]) -> str:
-    text = json.dumps(normalised(filters), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 # -- computing -----------------------------------------------------------------------
@@ -144,10 +128,10 @@ def refresh_all() -> int:
 def _ranked(filters: dict[str, Any], among: Collection[int] | None = None) -> list[Ranked]:
     """(run, code, score, return, attempts) of each ranked run, of only ``among`` if
     given (whole families: the ranking keeps a family's best)."""
-    runs = selectors._board_runs(AnonymousUser(), **filters)
+    runs = board_runs(AnonymousUser(), **filters)
     if among is not None:
         runs = runs.filter(pk__in=among)
-    found = selectors.ranked_runs(runs).values_list(
+    found = ranked_runs(runs).values_list(
         "pk", "run_id", "platform_id", "platform__shifted_pit", "family__attempts"
     )
     # ranked runs all have a score and a return (the ranking filter asks for them)
@@ -321,9 +305,9 @@ def _apart_sections(
     """The runs apart, section by section, newest first (``APART_LIMIT`` each): read
     whole, or only the runs concerned placed again (a section that was full and lost a
     run is read whole: the next one in line is not held)."""
-    runs = selectors._board_runs(AnonymousUser(), **filters)
-    sections = selectors._apart(runs)
-    limit = selectors.APART_LIMIT
+    runs = board_runs(AnonymousUser(), **filters)
+    sections = apart(runs)
+    limit = APART_LIMIT
     if concerned is None:
         return {
             name: list(qs.values_list("pk", flat=True)[:limit]) for name, qs in sections.items()
@@ -443,114 +427,9 @@ def _update(changed: list[tuple[int, Row]]) -> None:
             cursor.execute(sql, [[pk for pk, _ in batch], *columns_of])
 
 
-# -- reading -------------------------------------------------------------------------
-
-
-def _usable(board: StoredBoard, version: int) -> StoredBoard:
-    """The board to serve at ``version``: computed here if there is none yet, or if it
-    stayed older than the runs for longer than a worker would take; otherwise the last
-    complete one."""
-    if board.built_version >= version:
-        return board
-    grace = timedelta(seconds=settings.PITWEB_BOARD_STALE_SECONDS)
-    if board.built_version < 0 or board_changed_at() <= timezone.now() - grace:
-        refresh(board)
-    return board
-
-
-def _page_entries(
-    board: StoredBoard, page: int, per_page: int, after: str | None, before: str | None
-) -> tuple[list[BoardEntry], int]:
-    """The entries of one page, in order, and the position of the first (1-based)."""
-    entries: QuerySet[BoardEntry] = BoardEntry.objects.filter(board=board)
-    if after is not None:
-        cursor = Cursor.parse(after)
-        found = list(entries.filter(cursor.after()).order_by(*ORDER)[:per_page])
-    elif before is not None:
-        cursor = Cursor.parse(before)
-        found = list(entries.filter(cursor.before()).order_by(*(f"-{k}" for k in ORDER))[:per_page])
-        found.reverse()
-    else:
-        pages = max(1, -(-board.ranked_total // per_page))
-        offset = (min(max(1, page), pages) - 1) * per_page
-        return list(entries.order_by(*ORDER)[offset : offset + per_page]), offset + 1
-    if not found:
-        return [], board.ranked_total + 1
-    first = found[0]
-    ahead = Cursor(first.neg_return, first.run_code, first.run_id).before()
-    return found, entries.filter(ahead).count() + 1
-
-
-def _rows(pks: list[int]) -> dict[int, Run]:
-    """The runs of ``pks`` the public may see now (one query)."""
-    runs = selectors._board_runs(AnonymousUser(), None, None, None, None)
-    return {r.pk: r for r in runs.filter(pk__in=pks)}
-
-
-def stored_leaderboard(
-    filters: dict[str, Any],
-    *,
-    page: int = 1,
-    per_page: int = selectors.PER_PAGE,
-    after: str | None = None,
-    before: str | None = None,
-) -> dict[str, Any] | None:
-    """The public board from its stored copy, in the shape of ``selectors.leaderboard``;
-    None while its first computation is under way elsewhere (nothing to serve yet)."""
-    version = board_version()
-    board = _usable(stored_board(filters), version)
-    if board.built_version < 0:
-        return None
-    # the board's row (its totals, apart lists and rank delta), its entries and their
-    # runs, read together: a computation written meanwhile is seen whole or not at all
-    with board_read():
-        board = StoredBoard.objects.defer("rank_base").get(pk=board.pk)
-        return _stored_page(board, version, page, per_page, after, before)
-
-
-def _stored_page(
-    board: StoredBoard,
-    version: int,
-    page: int,
-    per_page: int,
-    after: str | None,
-    before: str | None,
-) -> dict[str, Any]:
-    entries, first = _page_entries(board, page, per_page, after, before)
-    apart_pks = [pk for pks in board.apart.values() for pk in pks]
-    runs = _rows([e.run_id for e in entries] + apart_pks)
-    shown = [e for e in entries if e.run_id in runs]
-    rows = []
-    for n, (entry, (low, high)) in enumerate(zip(shown, ranges(board, shown), strict=True)):
-        row = selectors.leaderboard_row(runs[entry.run_id])
-        row.update(
-            rank=RankRange(low, high).label, rank_low=low, rank_high=high,
-            position=first + n, ranked_interval=[entry.interval_low, entry.interval_high],
-            ranked_confidence=sidak_confidence(entry.attempts),
-        )  # fmt: skip
-        rows.append(row)
-    return {
-        "ranked": rows,
-        **{
-            name: [selectors._apart_row(name, runs[pk]) for pk in pks if pk in runs]
-            for name, pks in board.apart.items()
-        },
-        "pagination": pages_around(
-            [Cursor(e.neg_return, e.run_code, e.run_id) for e in shown],
-            first,
-            board.ranked_total,
-            per_page,
-        ),
-        "min_ranked_trades": settings.PITWEB_MIN_RANKED_TRADES,
-        "computed_at": board.built_at.isoformat() if board.built_at else None,
-        # False: the runs changed since, and this board is being computed again
-        "current": board.built_version >= version,
-    }
-
-
 def ranges(board: StoredBoard, entries: list[BoardEntry]) -> list[tuple[int, int]]:
     """The rank ranges of ``entries`` now: their own, counted against the board's base,
-    with its delta added (``boardranks``)."""
+    with its delta added (``ranks``)."""
     return boardranks.adjusted(
         board.rank_delta,
         [(e.rank_low, e.rank_high, e.interval_low, e.interval_high) for e in entries],

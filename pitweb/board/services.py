@@ -11,26 +11,16 @@ from django.utils import timezone
 
 from harness import canonical
 from harness.snapshot import SNAPSHOT_VERSION, snapshot_digest
+from pitweb.board.changes import board_changed
+from pitweb.board.filters import normalised
+from pitweb.board.models import Snapshot
+from pitweb.board.selectors import leaderboard_export
+from pitweb.board.stamp import board_read, board_version
 from pitweb.core.audit import audit_record
 from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import require_reason
-from pitweb.runs.board import board_changed, board_read, board_version
-from pitweb.runs.models import Snapshot
 
-FILTERS = ("release", "form", "start", "end", "isolated")
 SCHEDULED_REASON = "the weekly snapshot of the whole board"
-
-
-def _normalised(filters: dict[str, Any]) -> dict[str, Any]:
-    return {
-        name: bool(filters.get(name)) if name == "isolated" else filters.get(name) or None
-        for name in FILTERS
-    }
-
-
-def filters_key(filters: dict[str, Any]) -> str:
-    """The filters a board was drawn with, normalised, as canonical JSON."""
-    return canonical.dumps(_normalised(filters))
 
 
 def snapshot_publish(
@@ -39,14 +29,12 @@ def snapshot_publish(
     """Freeze the public board drawn with ``filters`` (every row of every section, as a
     visitor sees them) as canonical JSON with its digest (``harness.snapshot``: over the
     digest of each row). ``staff`` None: the schedule."""
-    from pitweb.runs.selectors import leaderboard_export
-
     reason = require_reason(reason) if staff is not None else reason
-    normalised = _normalised(filters)
-    key = canonical.dumps(normalised)
+    normalised_filters = normalised(filters)
+    key = canonical.dumps(normalised_filters)
     if len(key) > Snapshot._meta.get_field("filters_key").max_length:  # type: ignore[operator]
         raise SubmissionError("filters_too_long", "the board's filters are too long to cite")
-    shown = {k: v for k, v in normalised.items() if k != "isolated" or v}
+    shown = {k: v for k, v in normalised_filters.items() if k != "isolated" or v}
     # the board and its version read together (outside the writes: a REPEATABLE READ
     # transaction that wrote the board's version row could fail on a concurrent change)
     with board_read():
@@ -58,7 +46,7 @@ def snapshot_publish(
             "snapshot_version": SNAPSHOT_VERSION,
             "taken_at": taken.isoformat(),
             "board_version": version,
-            "filters": normalised,
+            "filters": normalised_filters,
             "board": board,
         }
         content = canonical.line(body)  # every float as the board had it (shortest repr)

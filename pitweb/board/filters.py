@@ -1,0 +1,94 @@
+"""A board's filters and page, read from a query (or a form): one public reader that the
+board's pages, its API and the snapshot form share; and the filters normalised, as a
+stored board and a snapshot are keyed by them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from datetime import date
+from typing import Any, NamedTuple
+
+from django.contrib.auth.models import AnonymousUser, User
+
+from harness import canonical
+from pitweb.board.keys import Cursor
+from pitweb.core.errors import SubmissionError
+from pitweb.runs.api import PageQuery, validated
+
+FILTERS = ("release", "form", "start", "end")
+
+
+class BoardQuery(NamedTuple):
+    """What a board request asks for: its filters, its page, and its cursors (after,
+    before) when it pages by key."""
+
+    filters: dict[str, Any]
+    page: int
+    cursors: tuple[str | None, str | None]
+
+
+def board_query(params: Mapping[str, Any], user: User | AnonymousUser) -> BoardQuery:
+    """The board query of a request's parameters (``SubmissionError`` if bad)."""
+    return BoardQuery(board_filters(params, user), page_number(params), cursors(params))
+
+
+def board_filters(params: Mapping[str, Any], user: User | AnonymousUser) -> dict[str, Any]:
+    """The filters ``params`` (a query or a form) give, with who asks (``user``)."""
+    return {
+        "user": user,
+        "release": params.get("release") or None,
+        "form": params.get("form") or None,
+        "start": day(params.get("start")),
+        "end": day(params.get("end")),
+        "isolated": params.get("isolated") in ("1", "true", "on"),
+    }
+
+
+def day(value: str | None) -> str | None:
+    if not value:
+        return None
+    try:
+        return date.fromisoformat(value).isoformat()
+    except ValueError:
+        raise SubmissionError("invalid_date", f"{value!r} is not a date (YYYY-MM-DD)") from None
+
+
+def page_number(params: Mapping[str, Any]) -> int:
+    return max(1, validated(PageQuery, params).get("page") or 1)
+
+
+def cursors(params: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """``after`` or ``before`` (a row's cursor, checked), not both."""
+    after, before = (params.get(name) or None for name in ("after", "before"))
+    if after and before:
+        raise SubmissionError("invalid_cursor", "give after or before, not both")
+    for text in (after, before):
+        if text is not None:
+            Cursor.parse(text)
+    return after, before
+
+
+def every_row(params: Mapping[str, Any]) -> bool:
+    """``?all=1``: every run, no pages."""
+    return params.get("all") in ("1", "true")
+
+
+def normalised(filters: dict[str, Any]) -> dict[str, Any]:
+    """The filters a board is drawn with: release, form, start and end (or None) and
+    isolated."""
+    found: dict[str, Any] = {name: filters.get(name) or None for name in FILTERS}
+    found["isolated"] = bool(filters.get("isolated"))
+    return found
+
+
+def board_key(filters: dict[str, Any]) -> str:
+    """A stored board's key."""
+    text = json.dumps(normalised(filters), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def filters_key(filters: dict[str, Any]) -> str:
+    """The filters a snapshot was drawn with, normalised, as canonical JSON."""
+    return canonical.dumps(normalised(filters))

@@ -1,0 +1,19 @@
+from django.urls import path
+
+from pitweb.board import api, views
+
+urlpatterns = [
+    path("", views.leaderboard_page, name="leaderboard"),
+    path("leaderboard.csv", views.leaderboard_csv_page, name="leaderboard-csv"),
+    path("leaderboard-chart.json", views.leaderboard_chart, name="leaderboard-chart"),
+    path("families/<str:family_id>/", views.family_page, name="family"),
+    path("snapshots/", views.snapshots_page, name="snapshots"),
+    path("snapshots/publish", views.snapshot_publish_action, name="snapshot-publish"),
+    path("snapshots/<str:snapshot_id>/", views.snapshot_page, name="snapshot"),
+    path("compare/", views.compare_page, name="compare"),
+    path("api/families/<str:family_id>/", api.FamilyApi.as_view(), name="api-family"),
+    path("api/snapshots/", api.SnapshotsApi.as_view(), name="api-snapshots"),
+    path("api/snapshots/<str:snapshot_id>/", api.SnapshotApi.as_view(), name="api-snapshot"),
+    path("api/leaderboard/", api.LeaderboardApi.as_view(), name="api-leaderboard"),
+    path("api/leaderboard.csv", api.LeaderboardCsvApi.as_view(), name="api-leaderboard-csv"),
+]

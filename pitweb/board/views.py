@@ -1,0 +1,340 @@
+"""The board's pages: the leaderboard (its table, chart JSON and CSV), a family's
+attempts, the published snapshots, and runs compared side by side. Filter state lives
+in the URL; every table has CSV and JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, cast
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.models import User
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from harness import snapshot as snapshots
+from pitweb import charts
+from pitweb.board import cache as boardcache
+from pitweb.board import selectors
+from pitweb.board.exports import LEADERBOARD_COLUMNS, leaderboard_csv, snapshot_csv
+from pitweb.board.families import family_attempts
+from pitweb.board.filters import BoardQuery, board_filters, board_query
+from pitweb.board.models import Snapshot
+from pitweb.board.query import PAGE_ROWS
+from pitweb.board.rows import APART_TITLES, leaderboard_row
+from pitweb.board.services import snapshot_publish
+from pitweb.board.snapshots import (
+    latest_snapshot,
+    snapshot_board,
+    snapshot_by_id,
+    snapshot_since,
+    snapshot_text,
+)
+from pitweb.board.stamp import board_stamp
+from pitweb.core.errors import SubmissionError, bad_request_page, error_body
+from pitweb.releases.models import Release
+from pitweb.runs import selectors as run_selectors
+from pitweb.runs.api import id_or_none
+from pitweb.runs.models import Run
+
+
+def _figure(figure: Any) -> Any:
+    return json.loads(figure.to_json())
+
+
+def _served_board(
+    request: HttpRequest,
+    kind: str,
+    query: BoardQuery,
+    answer: Callable[[dict[str, Any]], str],
+) -> str:
+    """``answer`` of the board page the query asks for, cached under ``kind``.
+
+    The public page is rendered once per board version and stored-board computation,
+    for each query the board links to (``cache``), one render at a time. A page asked
+    for by cursor is read from the stored board each time (cursors are countless, the
+    cache is not); a signed-in user's holds their own runs and is never cached."""
+    filters, page, (after, before) = query
+    key = None
+    if not request.user.is_authenticated and not (after or before):
+        stamp = board_stamp()
+        hit = boardcache.cached(kind, stamp, filters, page)
+        if hit is not None:
+            return cast(str, hit)
+        key = boardcache.key(kind, stamp, filters, page, rows=PAGE_ROWS)
+
+    def draw() -> tuple[str, bool]:
+        board = selectors.leaderboard(
+            **filters, page=page, per_page=PAGE_ROWS, after=after, before=before
+        )
+        return answer(board), board["current"]
+
+    return boardcache.served(key, draw)
+
+
+def leaderboard_page(request: HttpRequest) -> HttpResponse:
+    try:
+        query = board_query(request.GET, request.user)
+    except SubmissionError as exc:
+        return render(request, "400.html", {"message": f"Bad filter: {exc.message}."}, status=400)
+    return HttpResponse(
+        _served_board(
+            request, "board-page", query, lambda board: _leaderboard_html(request, board, query)
+        )
+    )
+
+
+def leaderboard_chart(request: HttpRequest) -> HttpResponse:
+    """The chart of the board page with the same query (filters, page or cursor), as
+    Plotly's figure JSON (``figure``: null when no run has both figures) and its ``note``.
+    The page fetches it once it has loaded, with Plotly: the table comes first."""
+    try:
+        query = board_query(request.GET, request.user)
+    except SubmissionError as exc:
+        return JsonResponse(error_body(exc.code, exc.message), status=exc.http_status)
+
+    def answer(board: dict[str, Any]) -> str:
+        figure, note = charts.board_scatter([*board["ranked"], *board["mask_leaks"]])
+        drawn = figure.to_json() if figure is not None else "null"
+        return f'{{"figure": {drawn}, "note": {json.dumps(note)}}}'
+
+    return HttpResponse(
+        _served_board(request, "board-chart", query, answer), content_type="application/json"
+    )
+
+
+def _leaderboard_html(
+    request: HttpRequest,
+    board: dict[str, Any],
+    query: BoardQuery,
+) -> str:
+    filters, page, (after, before) = query
+    # what the chart will draw, said now; the chart itself is fetched after the page loads
+    points, chart_note = charts.board_points([*board["ranked"], *board["mask_leaks"]])
+    shown = {k: filters[k] or "" for k in ("release", "form", "start", "end")}
+    shown["isolated"] = "1" if filters["isolated"] else ""
+    this_page = {k: v for k, v in shown.items() if v}
+    this_page |= {"page": str(page)} if page > 1 else {}
+    this_page |= {k: v for k, v in (("after", after), ("before", before)) if v}
+    return render_to_string(
+        "leaderboard.html",
+        {
+            "board": board,
+            "query": urlencode({k: v for k, v in shown.items() if v}),
+            "pagination": board["pagination"],
+            "releases": Release.objects.order_by("name").values_list("name", flat=True),
+            "filters": shown,
+            "board_chart_src": reverse("leaderboard-chart") + "?" + urlencode(this_page)
+            if points
+            else None,
+            "board_chart_note": chart_note,
+            "cite": latest_snapshot(filters),
+        },
+        request=request,
+    )
+
+
+def _snapshot(snapshot_id: str) -> Snapshot:
+    found = snapshot_by_id(id_or_none(snapshot_id))
+    if found is None:
+        raise Http404("no such snapshot")
+    return found
+
+
+def snapshot_page(request: HttpRequest, snapshot_id: str) -> HttpResponse:
+    """A published board as it stood (``?format=json``: what its digest is recomputed
+    from; ``?format=csv``: its rows, each with its row digest), less the rows whose runs
+    were withdrawn or hidden since (their row digests only), and what has happened since
+    to its other runs."""
+    snapshot = _snapshot(snapshot_id)
+    if request.GET.get("format") == "json":
+        response = HttpResponse(snapshot_text(snapshot), content_type="application/json")
+        response["Content-Disposition"] = f'attachment; filename="snapshot-{snapshot.pk}.json"'
+        return response
+    content = snapshot_board(snapshot)
+    if request.GET.get("format") == "csv":
+        response = HttpResponse(
+            snapshot_csv(content["board"]), content_type="text/csv; charset=utf-8"
+        )
+        response["Content-Disposition"] = f'attachment; filename="snapshot-{snapshot.pk}.csv"'
+        return response
+    return render(
+        request,
+        "snapshot.html",
+        {
+            "snapshot": snapshot,
+            "content": content,
+            "board": content["board"],
+            "filters": {k: v for k, v in content["filters"].items() if v},
+            "since": snapshot_since(snapshot, content["board"]),
+            "removed": sum(
+                snapshots.is_removed(r) for rows in content["board"].values() for r in rows
+            ),
+            "apart": [
+                (title, content["board"][name])
+                for name, title in APART_TITLES
+                if content["board"].get(name)
+            ],
+            "url": request.build_absolute_uri(reverse("snapshot", args=[snapshot.pk])),
+        },
+    )
+
+
+def snapshots_page(request: HttpRequest) -> HttpResponse:
+    snapshots = Snapshot.objects.defer("content").select_related("published_by")[:200]
+    return render(request, "snapshots.html", {"snapshots": snapshots})
+
+
+@staff_member_required
+@require_POST
+def snapshot_publish_action(request: HttpRequest) -> HttpResponse:
+    """Staff publish a snapshot of the board drawn with the form's filters."""
+    try:
+        filters = board_filters(request.POST, request.user)
+    except SubmissionError as exc:
+        return bad_request_page(request, f"bad filter: {exc.message}")
+    filters.pop("user", None)
+    back = (
+        reverse("leaderboard")
+        + "?"
+        + urlencode(
+            {k: v for k, v in filters.items() if v and k != "isolated"}
+            | ({"isolated": "1"} if filters.get("isolated") else {})
+        )
+    )
+    if request.POST.get("confirm") != "yes":
+        messages.error(request, "Nothing was done: tick the confirmation box to publish.")
+        return redirect(back + "#cite")
+    try:
+        snapshot = snapshot_publish(
+            filters=filters, reason=request.POST.get("reason", ""), staff=cast(User, request.user)
+        )
+    except SubmissionError as exc:
+        messages.error(request, f"Nothing was done: {exc.message}.")
+        return redirect(back + "#cite")
+    messages.success(request, f"Snapshot {snapshot.pk} published.")
+    return redirect(reverse("snapshot", args=[snapshot.pk]))
+
+
+def family_page(request: HttpRequest, family_id: str) -> HttpResponse:
+    found = family_attempts(request.user, id_or_none(family_id))
+    if found is None:
+        raise Http404("no such family")
+    if request.GET.get("format") == "json":
+        return JsonResponse(found)
+    chart, chart_note = charts.board_scatter(found["runs"])
+    return render(
+        request,
+        "family.html",
+        {
+            "family": found,
+            "chart": _figure(chart) if chart is not None else None,
+            "chart_note": chart_note,
+        },
+    )
+
+
+def leaderboard_csv_page(request: HttpRequest) -> HttpResponse:
+    try:
+        filters = board_filters(request.GET, request.user)
+    except SubmissionError as exc:
+        return HttpResponse(
+            f"Bad filter: {exc.message}", status=400, content_type="text/plain; charset=utf-8"
+        )
+    response = HttpResponse(
+        leaderboard_csv(selectors.leaderboard_export(**filters)),
+        content_type="text/csv; charset=utf-8",
+    )
+    response["Content-Disposition"] = 'attachment; filename="leaderboard.csv"'
+    return response
+
+
+COMPARE_MAX = 4
+
+
+def _compare_runs(request: HttpRequest) -> tuple[list[Run], list[str]]:
+    """The runs ?runs=a,b (a permalink) or ?run=a&run=b (the board's checkboxes) name,
+    each by body hash, run id or a 12+ hex prefix, and what could not be used, in words."""
+    given = [*request.GET.get("runs", "").split(","), *request.GET.getlist("run")]
+    keys = list(dict.fromkeys(k.strip() for k in given if k.strip()))
+    notes = []
+    if len(keys) > COMPARE_MAX:
+        notes.append(
+            f"Only {COMPARE_MAX} runs are compared at once: {', '.join(keys[COMPARE_MAX:])} left out."
+        )
+        keys = keys[:COMPARE_MAX]
+    visible = run_selectors.visible_runs(request.user).select_related(
+        "platform", "platform__prices"
+    )
+    runs: list[Run] = []
+    for key in keys:
+        found, candidates = run_selectors.pick(visible, key, None)
+        if found is not None:
+            if found.pk not in {r.pk for r in runs}:
+                runs.append(found)
+        elif candidates:
+            notes.append(
+                f"{key} names {len(candidates)} runs: use a longer body hash "
+                "(the candidates are listed on its run page)."
+            )
+        elif not run_selectors.KEY.fullmatch(key.lower().removeprefix("sha256:")):
+            notes.append(f"{key[:80]} is not a run id or body hash (12 to 64 hex digits).")
+        else:
+            notes.append(f"{key} names no run you can see.")
+    return runs, notes
+
+
+def _compare_warnings(runs: list[Run]) -> list[str]:
+    warnings = []
+    if len({r.release_digest for r in runs}) > 1:
+        warnings.append(
+            "These runs are over different releases: their figures come from different "
+            "filings and are not directly comparable."
+        )
+    versions = {
+        (r.release_digest, r.platform.prices.version) for r in runs if r.platform is not None
+    }
+    if len({v for _, v in versions}) > 1:
+        warnings.append(
+            "These runs were priced with different reference-price versions: "
+            + ", ".join(sorted({f"v{v}" for _, v in versions}))
+            + "."
+        )
+    return warnings
+
+
+def compare_page(request: HttpRequest) -> HttpResponse:
+    runs, notes = _compare_runs(request)
+    # refuted or pending runs have no numbers; proven ones are charted on platform figures
+    charted = {
+        f"{r.agent} {r.run_id}": charts.platform_frame(r.platform.figures["cells"])
+        for r in runs
+        if r.proven
+        and r.platform is not None
+        and r.platform.state == "scored"
+        and r.platform.figures is not None
+    }
+    figure = charts.compare_runs(charted) if charted else None
+    rows = [leaderboard_row(r) for r in runs]
+    return render(
+        request,
+        "compare.html",
+        {
+            "runs": runs,
+            "rows": rows,
+            "notes": notes,
+            "warnings": _compare_warnings(runs),
+            "figure": _figure(figure) if figure else None,
+            "no_chart_because": ""
+            if figure
+            else "None of these runs has platform figures (pending, refuted or not yet "
+            "priced with reference prices), so there is nothing to draw.",
+            "columns": LEADERBOARD_COLUMNS,
+        },
+    )

@@ -1,0 +1,272 @@
+"""A run in words, for its page, the API and the board: its verification level, the
+verdicts on its numbers, its isolation, its platform figures' standing. Display only:
+the queries are in ``selectors``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from msgspec import UNSET
+
+from harness.receipt.model import (
+    CostsSlot,
+    DisaggregationSlot,
+    ModelVersionSlot,
+    ProvenanceSlot,
+    ReceiptBody,
+    RetrievalSlot,
+    Slot,
+    TrainingCutoffSlot,
+)
+from pitweb.pricing.models import PlatformScore
+from pitweb.runs.models import JobState, Run, VerificationLevel
+
+LEVEL_WORDS = {
+    VerificationLevel.SELF_REPORTED: "self-reported: stored as uploaded, not checked",
+    VerificationLevel.HASHES_VERIFIED: "hashes verified: the arithmetic was re-derived from "
+    "the trajectory; the agent was not re-run",
+    VerificationLevel.REEXECUTED: "re-executed: the agent was run again on the same frozen "
+    "data and repeated every score-bearing decision",
+}
+LEVEL_SHORT = {
+    VerificationLevel.SELF_REPORTED: "not checked",
+    VerificationLevel.HASHES_VERIFIED: "arithmetic re-derived; agent not re-run",
+    VerificationLevel.REEXECUTED: "agent re-run; decisions repeated",
+}
+DECLARED = "declared by the submitter's harness (not verifiable)"
+
+
+REFUTED_WORDS = (
+    "refuted: the system re-derived the receipt from its trajectory and release, and it "
+    "does not hold"
+)
+
+
+def level_words(run: Run) -> str:
+    """The run's verification level in words; a refuted receipt was checked, so it is
+    never called "not checked"."""
+    if run.status == JobState.MISMATCH:
+        return REFUTED_WORDS
+    return LEVEL_WORDS.get(run.verification_level, run.verification_level)  # type: ignore[call-overload,no-any-return]
+
+
+MASK_WORDS = {
+    "mask_leaks": "mask leaks: the probe recovered real dates or issuers from shifted rows, so "
+    "the shifted arm is no control and its delta no measure of memory",
+    "mask_holds": "mask holds: no probe answer gave a real date or issuer away",
+}
+
+
+def header_verdicts(run: Run) -> list[tuple[str, str]]:
+    """Every verdict that qualifies the run's numbers, as (kind, words), for the top of
+    its page: the mask, the cells that did not complete, and the level (good, bad or
+    warn, for the badge's colour)."""
+    verdict = run.mask_verdict
+    mask = MASK_WORDS.get(
+        verdict, f"mask probe {verdict.replace('_', ' ')}: no verdict on the mask"
+    )
+    kinds = {"mask_holds": "good", "mask_leaks": "bad"}
+    if run.proven:
+        out = [(kinds.get(verdict, "warn"), mask)]
+    else:  # the receipt's word until the system has re-derived it
+        out = [("warn", f"{verdict.replace('_', ' ')} by the receipt's own word, not proven")]
+    broken = [f"{c.arm}/{c.clock} {c.status}" for c in run.receipt.cells if c.status != "complete"]
+    if broken:
+        out.append(
+            (
+                "bad",
+                f"{len(broken)} of {len(run.receipt.cells)} cells did not complete: "
+                + ", ".join(broken),
+            )
+        )
+    if run.withdrawn_at is not None:
+        out.append(("bad", f"withdrawn by its submitter on {run.withdrawn_at:%Y-%m-%d}"))
+    attempts = run_attempts(run)
+    if attempts > 1:
+        out.append(("warn", f"one of {attempts} attempts of its family: {ATTEMPTS_WORDS}"))
+    if run.status == JobState.MISMATCH:
+        out.append(("bad", "refuted"))
+    elif not run.proven:
+        out.append(
+            (
+                "warn",
+                f"{run.status.replace('_', ' ')}: not proven, no figure of it is shown as a result",
+            )
+        )
+    else:
+        out.append(("good", LEVEL_SHORT.get(run.verification_level, "")))  # type: ignore[call-overload]
+    return out
+
+
+ATTEMPTS_WORDS = "a best of many is ranked on its family-wise (Šidák) interval"
+
+
+def run_attempts(run: Run) -> int:
+    """How many uploads the run's family counts (1 for a run stored around intake)."""
+    return run.family.attempts if run.family is not None else 1
+
+
+def shifted_delta_reading(interval: list[float] | None) -> str:
+    """What the pit clock's main minus shifted interval supports, in words."""
+    if interval is None:
+        return (
+            "This run's figures carry no interval for the delta (priced before intervals "
+            "were drawn, or a control cell without a priced trade): read its size with care."
+        )
+    low, high = interval
+    if low > 0:
+        return (
+            "At the pit clock its interval lies above zero: the agent did better on the real "
+            "dates than on the shifted ones, by more than chance explains."
+        )
+    if high < 0:
+        return (
+            "At the pit clock its interval lies below zero: the agent did better on the "
+            "shifted dates; such a delta measures no memory (the seed's lesson: masked "
+            "deltas mix memory, lost information and distraction)."
+        )
+    return (
+        "At the pit clock its interval spans zero: these trades cannot tell a memory of the "
+        "period from none."
+    )
+
+
+def isolation_words(run: Run) -> str:
+    """Whose word the run's isolation is: measured by our workers for a run the site
+    executed; the submitter's for an upload, re-executed or not."""
+    declared = f"{'isolated' if run.agent_isolated else 'not isolated'}: {DECLARED}"
+    if run.executed:
+        isolated = "isolated" if run.agent_isolated else "not isolated"
+        return f"executed by the site, {isolated}: measured by its workers"
+    if run.verification_level == VerificationLevel.REEXECUTED:
+        return f"re-executed by the site; {declared}"
+    return declared
+
+
+def could_read_future(run: Run) -> bool:
+    """By its own receipt, nothing kept the agent from the release and prices on disk:
+    it ran in the harness's process (or unconfined), and the site did not re-run it."""
+    return not run.agent_isolated and run.verification_level != VerificationLevel.REEXECUTED
+
+
+def platform_status(run: Run) -> str:
+    """Where the run's platform figures stand, in words (never a stated value)."""
+    score = run.platform
+    if score is None:
+        return "awaiting reference prices for this release"
+    version = f"prices v{score.prices.version}"
+    if score.state in (PlatformScore.State.PENDING, PlatformScore.State.SCORING):
+        return f"pending ({version})"
+    if score.state == PlatformScore.State.REFUSED:
+        return f"no figure ({version}): {score.message}"
+    if score.state == PlatformScore.State.HARNESS_ERROR:
+        return f"no figure ({version}): the scorer failed (ours, not the run's)"
+    if score.shifted_pit is None:
+        return f"no priced trade in shifted/pit ({version})"
+    if score.shifted_pit_tails is None:
+        return f"scored before attempts were counted: being scored again ({version})"
+    if (score.shifted_pit_priced or 0) < settings.PITWEB_MIN_RANKED_TRADES:
+        return (
+            f"{score.shifted_pit_priced} priced trades in shifted/pit, fewer than the "
+            f"{settings.PITWEB_MIN_RANKED_TRADES} a ranked run needs ({version})"
+        )
+    return "scored"
+
+
+def platform_numbers(run: Run) -> dict[str, Any]:
+    score = run.platform
+    out: dict[str, Any] = {"platform_status": platform_status(run)}
+    if score is None:
+        return out
+    out.update(
+        {
+            "prices_version": score.prices.version,
+            "prices_source": score.prices.source,
+            "prices_pulled_at": score.prices.pulled_at,
+            "prices_sha256": score.prices.file_sha256,
+            "prices_basis": score.prices.basis,
+        }
+    )
+    if score.state == PlatformScore.State.SCORED:
+        out.update(
+            {
+                "platform_shifted_pit": score.shifted_pit,
+                "platform_shifted_pit_low": score.shifted_pit_low,
+                "platform_shifted_pit_high": score.shifted_pit_high,
+                "platform_shifted_pit_priced": score.shifted_pit_priced,
+                "platform_main_pit": score.main_pit,
+                "platform_main_pit_low": score.main_pit_low,
+                "platform_main_pit_high": score.main_pit_high,
+                "platform_delta_shifted_pit": score.delta_shifted_pit,
+                "platform_delta_redacted_pit": score.delta_redacted_pit,
+            }
+        )
+    return out
+
+
+P_SLOT_LABELS = {
+    "P1_model_version": "P1 model version",
+    "P2_training_cutoffs": "P2 training cutoff",
+    "P3_retrieval_timestamps": "P3 retrieval timestamps",
+    "P4_costs_and_frictions": "P4 costs and frictions",
+    "P5_window_provenance": "P5 window provenance",
+    "P6_disaggregation": "P6 disaggregation",
+}
+
+
+def _p_summary(slot: Slot) -> str:
+    """One line of what a reporting slot holds."""
+    if slot.status == "gap":
+        return "not declared: a listed gap, never a guess"
+    match slot:
+        case ModelVersionSlot():
+            return str(slot.declared)
+        case TrainingCutoffSlot():
+            return f"{slot.declared}: {_said(slot.check)} ({_said(slot.meaning)})"
+        case RetrievalSlot():
+            return (
+                f"{slot.tool_calls} tool calls, {slot.rows_served} rows served; "
+                f"{slot.acceptance_stamped_rows} of {slot.rows_in_window} rows carry an "
+                f"acceptance stamp, {slot.pit_fallback_rows} fall back to published_at. "
+                f"{slot.rule}"
+            )
+        case CostsSlot():
+            prices = slot.prices
+            stated = (
+                f"prices declared as {prices.source!r}, pulled {prices.pulled_at} "
+                f"({prices.basis} basis, not verified by the harness)"
+                if prices
+                else "no prices: the receipt's returns are n/a"
+            )
+            return (
+                f"{slot.entry}, held {slot.hold_sessions} sessions; costs "
+                f"{slot.costs}, slippage {slot.slippage}, shorts "
+                f"{'yes' if slot.shorts else 'no'}; {stated}"
+            )
+        case ProvenanceSlot():
+            return (
+                f"release {slot.release} ({slot.source_kind or 'unknown source'}), "
+                f"{slot.sessions} sessions {slot.first_session}..{slot.last_session}, "
+                f"forms {', '.join(slot.forms)}"
+            )
+        case DisaggregationSlot():
+            return f"scores per form: {', '.join(sorted(slot.by_form)) or 'none'}"
+    return ""
+
+
+def _said(value: object) -> str:
+    """A field the body may leave out, as the page has always printed it."""
+    return "None" if value is UNSET else str(value)
+
+
+def checklist(receipt: ReceiptBody) -> list[dict[str, str]]:
+    return [
+        {
+            "slot": P_SLOT_LABELS[key],
+            "kind": slot.kind.replace("_", " "),
+            "status": slot.status,
+            "what": _p_summary(slot),
+        }
+        for key, slot in receipt.protocol.slots().items()
+    ]
