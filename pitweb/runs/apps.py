@@ -1,6 +1,16 @@
 from django.apps import AppConfig
 
+from pitweb.jobs.sweeps import register_sweep
+
 
 class RunsConfig(AppConfig):
     name = "pitweb.runs"
     label = "runs"
+
+    def ready(self) -> None:
+        # local: services and the board import models, which exist once apps are loaded
+        from pitweb.runs import boardstore
+        from pitweb.runs.services import verification_requeue_stale
+
+        register_sweep("verification", verification_requeue_stale)
+        register_sweep("board", boardstore.refresh_all)  # a board whose refresh message was lost
