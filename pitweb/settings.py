@@ -328,7 +328,7 @@ CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_QUEUES = (Queue("celery"), Queue("board"))  # type: ignore[no-untyped-call]
 CELERY_TASK_ROUTES = {"pitweb.board.tasks.refresh_boards_task": {"queue": "board"}}
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
-    "sweep-stale-jobs": {"task": "pitweb.runs.tasks.sweep_stale_jobs", "schedule": 30.0},
+    "sweep-stale-jobs": {"task": "pitweb.jobs.tasks.sweep_stale_jobs", "schedule": 30.0},
 }
 # a snapshot of the whole public board every week (Monday 00:00 UTC), unless turned off
 PITWEB_WEEKLY_SNAPSHOT = env_bool("PITWEB_WEEKLY_SNAPSHOT", True)

@@ -7,8 +7,9 @@ rows change. Jobs and their cells move on the claimable-job machine::
            queued -> assembling -> executed | reproduced | diverged | reexecution_failed
                                    | harness_error       (assembling -> queued: ours, again)
 
-A service reaches a task only through ``enqueue_cell`` and ``enqueue_assembly`` (imported
-inside them, sent on commit).
+Imports go one way: tasks -> work -> services. A service reaches a task only through
+``enqueue_cell`` and ``enqueue_assembly``, which send it by name on commit
+(``pitweb.jobs.dispatch``), never importing it.
 """
 
 from __future__ import annotations
@@ -315,16 +316,16 @@ def reexecution_request(*, by: User, run: Run, reason: str) -> ExecutionJob:
 # -- cells ----------------------------------------------------------------------------------
 
 
-def enqueue_cell(cell_id: int) -> None:
-    from pitweb.execution.tasks import execution_cell_task
+CELL_TASK = "pitweb.execution.tasks.execution_cell_task"
+ASSEMBLY_TASK = "pitweb.execution.tasks.execution_assembly_task"
 
-    send_on_commit(execution_cell_task, cell_id)
+
+def enqueue_cell(cell_id: int) -> None:
+    send_on_commit(CELL_TASK, cell_id)
 
 
 def enqueue_assembly(job_id: int) -> None:
-    from pitweb.execution.tasks import execution_assembly_task
-
-    send_on_commit(execution_assembly_task, job_id)
+    send_on_commit(ASSEMBLY_TASK, job_id)
 
 
 def cell_claim(*, cell_id: int, worker: str) -> bool:

@@ -1,4 +1,5 @@
-"""Thin tasks: take an id, call the work, requeue if it asks for a retry."""
+"""Thin tasks: take an id, run the work (``pitweb.jobs.tasks.run_job``). Imports go one
+way: tasks -> work -> services; services send these tasks by name, never importing them."""
 
 from __future__ import annotations
 
@@ -6,8 +7,7 @@ from celery import shared_task
 from django.conf import settings
 
 from pitweb.execution import work
-from pitweb.jobs.machine import worker_name
-from pitweb.jobs.workers import sweep_dead_folders  # importing it connects the heartbeats
+from pitweb.jobs.tasks import run_job
 
 
 @shared_task(
@@ -17,11 +17,9 @@ from pitweb.jobs.workers import sweep_dead_folders  # importing it connects the 
     time_limit=settings.PITWEB_EXECUTION_CELL_HARD_LIMIT,
 )
 def execution_cell_task(cell_id: int) -> str:
-    sweep_dead_folders()
-    outcome = work.execute_cell(cell_id=cell_id, worker=worker_name())
-    if outcome.retry_in is not None:
-        execution_cell_task.apply_async((cell_id,), countdown=outcome.retry_in)
-    return outcome.state
+    return run_job(
+        execution_cell_task, cell_id, lambda me: work.execute_cell(cell_id=cell_id, worker=me)
+    )
 
 
 @shared_task(
@@ -31,8 +29,6 @@ def execution_cell_task(cell_id: int) -> str:
     time_limit=settings.PITWEB_EXECUTION_CELL_HARD_LIMIT,
 )
 def execution_assembly_task(job_id: int) -> str:
-    sweep_dead_folders()
-    outcome = work.assemble_job(job_id=job_id, worker=worker_name())
-    if outcome.retry_in is not None:
-        execution_assembly_task.apply_async((job_id,), countdown=outcome.retry_in)
-    return outcome.state
+    return run_job(
+        execution_assembly_task, job_id, lambda me: work.assemble_job(job_id=job_id, worker=me)
+    )

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_POST
 
 from pitweb.core.errors import SubmissionError, bad_request_page
 from pitweb.execution import selectors, services
+from pitweb.execution.api import ExecutionOut
 from pitweb.execution.models import ExecutionJob
 from pitweb.releases.models import Release
 
@@ -44,8 +45,6 @@ def execution_page(request: HttpRequest, job_id: str) -> HttpResponse:
 
 
 def execution_json(request: HttpRequest, job_id: str) -> JsonResponse:
-    from pitweb.execution.api import ExecutionOut
-
     job = _job_or_404(request, job_id)
     return JsonResponse(ExecutionOut(job, context={"request": request}).data)
 

@@ -2,7 +2,10 @@
 worker claims it), and the assembly (the run written as the CLI writes it, then stored
 as a run or compared with the run it re-executes). What the agent does is its own and
 lands in the run; what fails on our side is retried and then harness_error, never the
-agent's result."""
+agent's result.
+
+Imports go one way: the tasks import this work, this work imports the services (this
+app's, and runs' intake for an executed run); no service imports it or a task."""
 
 from __future__ import annotations
 
@@ -29,8 +32,9 @@ from pitweb.core.errors import SubmissionError
 from pitweb.execution import services
 from pitweb.execution.models import ExecutionCell, ExecutionJob, ExecutionState, RegisteredAgent
 from pitweb.jobs import machine
-from pitweb.jobs.machine import Outcome
+from pitweb.jobs.machine import Outcome, retry_outcome
 from pitweb.releases.models import ReferencePrices
+from pitweb.runs import services as runs
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +155,7 @@ def execute_cell(*, cell_id: int, worker: str) -> Outcome:
 
 def _cell_failed(cell_id: int, worker: str, message: str, retry: bool) -> Outcome:
     retry_in = services.cell_failed(cell_id=cell_id, worker=worker, message=message, retry=retry)
-    return Outcome("retrying" if retry_in is not None else "harness_error", retry_in)
+    return retry_outcome(ExecutionCell, retry_in)
 
 
 def assemble_job(*, job_id: int, worker: str) -> Outcome:
@@ -201,14 +205,12 @@ class _LostClaim(Exception):
 
 def _assembly_failed(job_id: int, worker: str, message: str) -> Outcome:
     retry_in = services.assembly_retry(job_id=job_id, worker=worker, message=message)
-    return Outcome("retrying" if retry_in is not None else ExecutionState.HARNESS_ERROR, retry_in)
+    return retry_outcome(ExecutionJob, retry_in)
 
 
 def _store(job: ExecutionJob, receipt: Path, trajectory: Path, setup: _Setup) -> Any:
     """The executed run, stored through the same intake as an upload (checked whole,
     verified by the verification job like any other), marked as executed here."""
-    from pitweb.runs import services as runs
-
     prices_path = setup.config.prices.path if setup.config.prices is not None else None
     with open(receipt, "rb") as r, open(trajectory, "rb") as t:
         prices = open(prices_path, "rb") if prices_path else None  # noqa: SIM115

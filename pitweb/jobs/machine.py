@@ -158,6 +158,12 @@ class Outcome:
     retry_in: int | None = None  # seconds
 
 
+def retry_outcome(model: type[ClaimableJob], retry_in: int | None) -> Outcome:
+    """What our own failure came to, given what ``give_up_or_release`` answered:
+    ``retrying`` in ``retry_in`` seconds while attempts remain, else the kind's GAVE_UP."""
+    return Outcome("retrying" if retry_in is not None else model.GAVE_UP, retry_in)
+
+
 @dataclass
 class Sweep:
     requeued: list[int] = field(default_factory=list)  # running, silent: queued again

@@ -12,6 +12,9 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 from django.utils import timezone
 
+from harness.isolation.sandbox.outside import availability
+from pitweb.artifacts import scratch_sweep
+from pitweb.jobs.machine import worker_name
 from pitweb.jobs.models import WorkerBeat
 
 log = logging.getLogger(__name__)
@@ -43,8 +46,6 @@ def _loop(name: str) -> None:
 def sweep_dead_folders() -> None:
     """Remove the job folders that dead processes left on this machine (a live one's
     stay: ``pitweb.artifacts`` says why)."""
-    from pitweb.artifacts import scratch_sweep
-
     try:
         scratch_sweep()
     except OSError:  # an unreadable folder must not keep a worker from working
@@ -59,9 +60,6 @@ def _process_started(sender: Any = None, **kwargs: Any) -> None:
 
 @worker_ready.connect
 def _start(sender: Any = None, **kwargs: Any) -> None:
-    from harness.isolation.sandbox.outside import availability
-    from pitweb.jobs.machine import worker_name
-
     sweep_dead_folders()
 
     name = worker_name()
@@ -85,8 +83,6 @@ def _start(sender: Any = None, **kwargs: Any) -> None:
 
 @worker_shutdown.connect
 def _stopped(sender: Any = None, **kwargs: Any) -> None:
-    from pitweb.jobs.machine import worker_name
-
     _stop.set()
     try:
         WorkerBeat.objects.filter(name=worker_name()).update(stopped_at=timezone.now())

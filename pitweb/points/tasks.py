@@ -1,12 +1,11 @@
-"""Thin tasks: take an id, call the work, requeue if it asks for a retry."""
+"""Thin tasks: take an id, run the work (``pitweb.jobs.tasks.run_job``)."""
 
 from __future__ import annotations
 
 from celery import shared_task
 from django.conf import settings
 
-from pitweb.jobs.machine import worker_name
-from pitweb.jobs.workers import sweep_dead_folders  # importing it connects the heartbeats
+from pitweb.jobs.tasks import run_job
 from pitweb.points import work
 
 
@@ -17,8 +16,6 @@ from pitweb.points import work
     time_limit=settings.PITWEB_POINTS_JOB_HARD_LIMIT,
 )
 def points_job_task(job_id: int) -> str:
-    sweep_dead_folders()
-    outcome = work.run_points_job(job_id=job_id, worker=worker_name())
-    if outcome.retry_in is not None:
-        points_job_task.apply_async((job_id,), countdown=outcome.retry_in)
-    return outcome.state
+    return run_job(
+        points_job_task, job_id, lambda me: work.run_points_job(job_id=job_id, worker=me)
+    )

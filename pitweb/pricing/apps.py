@@ -1,6 +1,7 @@
-from typing import Any
-
 from django.apps import AppConfig
+
+from pitweb.jobs.sweeps import register_sweep
+from pitweb.runs.signals import run_proven
 
 
 class PricingConfig(AppConfig):
@@ -8,12 +9,8 @@ class PricingConfig(AppConfig):
     label = "pricing"
 
     def ready(self) -> None:
-        from pitweb.runs.signals import run_proven
+        # local: receivers and services import models, which exist once apps are loaded
+        from pitweb.pricing import receivers, services
 
-        run_proven.connect(_score_proven, dispatch_uid="pricing-scores-proven-runs")
-
-
-def _score_proven(sender: Any, run: Any, **kwargs: Any) -> None:
-    from pitweb.pricing.services import platform_request
-
-    platform_request(run=run)
+        run_proven.connect(receivers.score_proven, dispatch_uid="pricing-scores-proven-runs")
+        register_sweep("pricing", services.platform_requeue_stale)

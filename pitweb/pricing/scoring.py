@@ -1,6 +1,9 @@
 """The work behind the scoring task: a run's platform figures with one reference-price
 version. What the submitted bytes cause is theirs (refused); our own faults are retried
-and then harness_error."""
+and then harness_error.
+
+Imports go one way: the task imports this scoring, the scoring imports the services;
+the services send the task by name and never import it or this module."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from harness.receipt.attempts import ranked_tails
 from harness.receipt.rescore import Rescore, RescoreRefused, rescore
 from pitweb.artifacts import copy_to, job_folder, release_copy
 from pitweb.jobs import machine
-from pitweb.jobs.machine import Outcome
+from pitweb.jobs.machine import Outcome, retry_outcome
 from pitweb.pricing import services
 from pitweb.pricing.models import PlatformScore
 from pitweb.releases.models import ReferencePrices
@@ -57,9 +60,7 @@ def score_run(*, score_id: int, worker: str) -> Outcome:
         log.exception("platform score %s failed", score_id)
         message = f"scorer error: {type(exc).__name__}: {exc}"[:2000]
         retry_in = services.platform_retry(score_id=score_id, worker=worker, message=message)
-        return Outcome(
-            "retrying" if retry_in is not None else PlatformScore.State.HARNESS_ERROR, retry_in
-        )
+        return retry_outcome(PlatformScore, retry_in)
     services.platform_finish(
         score_id=score_id,
         worker=worker,

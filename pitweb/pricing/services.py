@@ -12,7 +12,9 @@ error is ours and never the run's result.
 Imports go one way: pricing imports ``pitweb.runs``' models and board, ``pitweb.jobs``,
 ``pitweb.core`` and ``pitweb.releases``; ``pitweb.runs``' services never import pricing
 (a proven run reaches ``platform_request`` through the ``run_proven`` signal). Tasks
-import these services; these services reach a task only through ``enqueue_score``.
+import the scoring, which imports these services; these services reach a task only
+through ``enqueue_score``, which sends it by name (``pitweb.jobs.dispatch``), never
+importing it.
 """
 
 from __future__ import annotations
@@ -201,9 +203,10 @@ def platform_requeue_stale(*, older_than: timedelta | None = None) -> list[int]:
     return swept.to_dispatch
 
 
+SCORE_TASK = "pitweb.pricing.tasks.rescore_run_task"
+
+
 def enqueue_score(score_id: int) -> None:
     """Send score ``score_id`` to a worker once the transaction commits: the one place
     these services reach the tasks."""
-    from pitweb.pricing.tasks import rescore_run_task
-
-    send_on_commit(rescore_run_task, score_id)
+    send_on_commit(SCORE_TASK, score_id)

@@ -16,7 +16,7 @@ from harness.market.prices import Prices, load_prices
 from harness.receipt.rederive import Rederivation, rederive
 from pitweb.artifacts import copy_to, job_folder, release_copy, release_held
 from pitweb.jobs import machine
-from pitweb.jobs.machine import Outcome
+from pitweb.jobs.machine import Outcome, retry_outcome
 from pitweb.runs import services
 from pitweb.runs.models import JobState, Run, VerificationJob
 
@@ -94,7 +94,7 @@ def _finish(job_id: int, worker: str, state: str, **fields: object) -> Outcome:
 def _our_failure(job_id: int, worker: str, message: str) -> Outcome:
     """Retried with backoff while attempts remain, then a final harness_error."""
     retry_in = services.verification_retry(job_id=job_id, worker=worker, message=message)
-    return Outcome("retrying" if retry_in is not None else JobState.HARNESS_ERROR, retry_in)
+    return retry_outcome(VerificationJob, retry_in)
 
 
 def _verdict(job_id: int, worker: str, result: Rederivation) -> Outcome:

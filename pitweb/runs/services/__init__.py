@@ -4,7 +4,7 @@ actions, audited). Every function is the only way its rows change.
 
 Imports go one way: services import models, ``pitweb.jobs``, ``pitweb.core`` and the
 harness; tasks import services. A service reaches a task only through
-``verifying.enqueue_verification`` (imported inside it, sent on commit). Services never
+``verifying.enqueue_verification``, which sends it by name on commit and never imports it. Services never
 import ``pitweb.pricing``: a proven run is announced by the ``run_proven`` signal, which
 pricing listens to. A change to what the board shows is announced through
 ``pitweb.board.changes.board_changed``, the one module of the board they import.

@@ -39,6 +39,23 @@ class Submission:
     created: bool
 
 
+@dataclass(frozen=True)
+class _NewRun:
+    """An upload that passed every check, its files stored: what its row is made of."""
+
+    user: User
+    body: dict[str, Any]
+    receipt: ReceiptBody
+    body_sha: str
+    release: Release
+    config: Any
+    trajectory_name: str
+    receipt_name: str
+    prices_name: str
+    is_baseline: bool
+    executed: bool
+
+
 def _stored_sha(name: str) -> str:
     with default_storage.open(name, "rb") as handle:
         return "sha256:" + hashlib.file_digest(handle, "sha256").hexdigest()
@@ -92,27 +109,25 @@ def run_submit(
             config_value = _checked_config(config, body)
             priced = _checked_prices(prices, typed, spooled)
             stored = _Stored()
-            names = {
-                "trajectory_name": stored.put(
+            new = _NewRun(
+                user=user,
+                body=body,
+                receipt=typed,
+                body_sha=body_sha,
+                release=release,
+                config=config_value,
+                trajectory_name=stored.put(
                     trajectory_path, f"trajectories/{_hex(trajectory_sha)}.jsonl", trajectory_sha
                 ),
-                "receipt_name": stored.put(receipt_path, f"receipts/{_hex(body_sha)}.json"),
-                "prices_name": stored.put(priced[0], f"prices/{_hex(priced[1])}.csv", priced[1])
+                receipt_name=stored.put(receipt_path, f"receipts/{_hex(body_sha)}.json"),
+                prices_name=stored.put(priced[0], f"prices/{_hex(priced[1])}.csv", priced[1])
                 if priced
                 else "",
-            }
+                is_baseline=is_baseline,
+                executed=executed,
+            )
             try:
-                return _create_run(
-                    user=user,
-                    body=body,
-                    receipt=typed,
-                    body_sha=body_sha,
-                    release=release,
-                    config=config_value,
-                    is_baseline=is_baseline,
-                    executed=executed,
-                    **names,
-                )
+                return _create_run(new=new)
             except BaseException:
                 stored.remove_new()
                 raise
@@ -313,36 +328,11 @@ def _check_body(body: dict[str, Any]) -> ReceiptBody:
     return typed
 
 
-def _create_run(
-    *,
-    user: User,
-    body: dict[str, Any],
-    receipt: ReceiptBody,
-    body_sha: str,
-    release: Release,
-    config: Any,
-    trajectory_name: str,
-    receipt_name: str,
-    prices_name: str,
-    is_baseline: bool,
-    executed: bool = False,
-) -> Submission:
+def _create_run(*, new: _NewRun) -> Submission:
     try:
-        return _insert_run(
-            user=user,
-            body=body,
-            receipt=receipt,
-            body_sha=body_sha,
-            release=release,
-            config=config,
-            trajectory_name=trajectory_name,
-            receipt_name=receipt_name,
-            prices_name=prices_name,
-            is_baseline=is_baseline,
-            executed=executed,
-        )
+        return _insert_run(new)
     except IntegrityError:  # the same body arrived twice at once: one row won
-        existing = Run.objects.get(body_sha256=body_sha, submitter=user)
+        existing = Run.objects.get(body_sha256=new.body_sha, submitter=new.user)
         return Submission(existing, existing.jobs.first(), False)
 
 
@@ -358,34 +348,22 @@ def _counted_attempt(user: User, agent: str, release_digest: str, start: str, en
     return family
 
 
-def _insert_run(
-    *,
-    user: User,
-    body: dict[str, Any],
-    receipt: ReceiptBody,
-    body_sha: str,
-    release: Release,
-    config: Any,
-    trajectory_name: str,
-    receipt_name: str,
-    prices_name: str,
-    is_baseline: bool,
-    executed: bool,
-) -> Submission:
+def _insert_run(new: _NewRun) -> Submission:
+    receipt, release, user = new.receipt, new.release, new.user
     cfg, summary = receipt.config, body_summary(receipt)
     with transaction.atomic():
         family = _counted_attempt(user, cfg.agent, release.content_digest, cfg.start, cfg.end)
         run = Run.objects.create(
             family=family,
             run_id=receipt.run_id,
-            body_sha256=body_sha,
-            body=body,
-            config=config,
+            body_sha256=new.body_sha,
+            body=new.body,
+            config=new.config,
             release_digest=release.content_digest,
             release=release,
             submitter=user,
-            is_baseline=is_baseline,
-            executed=executed,
+            is_baseline=new.is_baseline,
+            executed=new.executed,
             valid=receipt.valid,
             protocol_complete=receipt.protocol_complete,
             model_version=cfg.model_version,
@@ -397,9 +375,9 @@ def _insert_run(
             summary=summary,
             **run_facts(receipt),
             trajectory_sha256=receipt.binding.trajectory_sha256,
-            trajectory_name=trajectory_name,
-            receipt_name=receipt_name,
-            prices_name=prices_name,
+            trajectory_name=new.trajectory_name,
+            receipt_name=new.receipt_name,
+            prices_name=new.prices_name,
         )
         job = verification_request(
             run=run, kind=VerificationJob.Kind.VERIFY, requested_by=user, reason="submitted"

@@ -48,13 +48,15 @@ def verification_request(
     return job
 
 
+VERIFY_TASK = "pitweb.runs.tasks.verify_run_task"
+
+
 def enqueue_verification(job_id: int) -> None:
     """Send job ``job_id`` to a worker once the transaction commits: the one place these
-    services reach the tasks. Robust: a broker hiccup must not turn a stored upload into
-    a 500; the sweep re-dispatches jobs left waiting in received."""
-    from pitweb.runs.tasks import verify_run_task
-
-    send_on_commit(verify_run_task, job_id)
+    services reach the tasks, by name (tasks import services, never the other way).
+    Robust: a broker hiccup must not turn a stored upload into a 500; the sweep
+    re-dispatches jobs left waiting in received."""
+    send_on_commit(VERIFY_TASK, job_id)
 
 
 def _mirror(run_fields: dict[str, Any] | None = None) -> Callable[[int, str], None]:

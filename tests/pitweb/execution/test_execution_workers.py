@@ -16,8 +16,8 @@ from django.core.files.storage import default_storage
 from pitweb.execution import services
 from pitweb.execution.models import ExecutionCell, ExecutionJob, ExecutionState
 from pitweb.jobs.models import WorkerBeat
+from pitweb.jobs.tasks import sweep_stale_jobs
 from pitweb.runs.models import JobState, VerificationLevel
-from pitweb.runs.tasks import sweep_stale_jobs
 from tests.pitweb.execution.test_execution import EXAMPLES, WINDOW, _cli_run
 from tests.pitweb.jobs.test_worker_integration import (
     gated_worker,

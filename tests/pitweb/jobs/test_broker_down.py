@@ -17,11 +17,11 @@ from django.db import transaction
 
 from pitweb import celery_app
 from pitweb.execution.services import enqueue_assembly, enqueue_cell
+from pitweb.jobs.tasks import sweep_stale_jobs
 from pitweb.points.services import enqueue_points_job
 from pitweb.pricing.services import enqueue_score
 from pitweb.runs.models import JobState, Run, VerificationJob
 from pitweb.runs.services import enqueue_verification
-from pitweb.runs.tasks import sweep_stale_jobs
 from tests.pitweb.conftest import Artifacts, token_client
 from tests.pitweb.jobs.test_worker_integration import (
     real_broker,

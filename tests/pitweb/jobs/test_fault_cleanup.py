@@ -21,8 +21,8 @@ from django.contrib.auth.models import User
 from harness.receipt.rederive import rederive
 from pitweb import celery_app
 from pitweb.artifacts import job_folder, scratch_root, scratch_sweep
+from pitweb.jobs.tasks import sweep_stale_jobs
 from pitweb.runs.models import JobState, VerificationJob
-from pitweb.runs.tasks import sweep_stale_jobs
 from tests.pitweb.conftest import Artifacts
 from tests.pitweb.jobs.test_worker_integration import (
     REPO,

@@ -22,10 +22,10 @@ from django.utils import timezone
 
 from pitweb import celery_app
 from pitweb.jobs.models import WorkerBeat
+from pitweb.jobs.tasks import sweep_stale_jobs
 from pitweb.pricing.models import PlatformScore
 from pitweb.runs import services
 from pitweb.runs.models import JobState, VerificationJob
-from pitweb.runs.tasks import sweep_stale_jobs
 from tests.pitweb.conftest import Artifacts
 
 pytestmark = pytest.mark.django_db(transaction=True)
