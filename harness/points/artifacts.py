@@ -26,7 +26,7 @@ import msgspec
 
 from harness import canonical
 from harness.points.gates import assess
-from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL, Verdict, is_pinned_model
+from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL, JudgeReply, is_pinned_model
 from harness.points.markdown import Point, suite_sha256
 from harness.points.metrics import (
     HARNESS_ERROR,
@@ -245,7 +245,7 @@ def models_returned(verdicts: list[dict[str, Any]]) -> list[str]:
 
 def judged_set(
     answers: dict[str, Any],
-    verdicts: dict[tuple[str, int], Verdict],
+    verdicts: dict[tuple[str, int], JudgeReply],
     controls: dict[str, Any],
 ) -> dict[str, Any]:
     """The body of a judged set over one answer set body: a verdict for every answer

@@ -90,7 +90,7 @@ class VerdictJudge(Record, forbid_unknown_fields=True):
     effort: str
 
 
-class Verdict(Record, forbid_unknown_fields=True):
+class VerdictRecord(Record, forbid_unknown_fields=True):
     """The judge's verdict on one answer: its class (None for a harness error) and
     decisive reason, the outcome, who judged and when, and the raw reply."""
 
@@ -169,7 +169,7 @@ class JudgedSet(Record, forbid_unknown_fields=True):
     judge: Judge
     controls: Controls
     reliability: dict[str, Any]
-    verdicts: list[Verdict]
+    verdicts: list[VerdictRecord]
     points: list[PointRecord]
     summary: dict[str, Any]
     capabilities: dict[str, Any]

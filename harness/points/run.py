@@ -14,7 +14,7 @@ from harness.points.artifacts import answer_set, first_answers, judged_set
 from harness.points.journal import Journal
 from harness.points.judge import (
     Judge,
-    Verdict,
+    JudgeReply,
     agreement_figures,
     control_record,
     negative_controls,
@@ -87,7 +87,7 @@ def judge_answer_set(
     answered = [by_id[i] for i in sorted({a["point_id"] for a in answers["answers"]})]
     positive = _map(lambda p: control_record(positive_control(judge, p)), answered, workers)
 
-    def one(answer: dict[str, Any]) -> Verdict:
+    def one(answer: dict[str, Any]) -> JudgeReply:
         if answer["status"] != COMPLETED:
             return judge.no_answer(answer.get("error") or "the agent gave no answer")
         point = by_id[answer["point_id"]]

@@ -53,7 +53,7 @@ CONTROLS_KEYS = model.keys(model.Controls)
 JUDGE_KEYS = model.keys(model.Judge)
 NEGATIVE_KEYS = model.keys(model.NegativeControl)
 CHECK_KEYS = model.keys(model.ControlCheck)
-VERDICT_KEYS = model.keys(model.Verdict)
+VERDICT_KEYS = model.keys(model.VerdictRecord)
 CAPABILITY_VALUES: dict[str, tuple[Any, ...]] = {
     "ground_truth_visible_to_agent": (False, True, "unknown"),
     "provenance_visible_to_agent": (False, True, "unknown"),

@@ -12,6 +12,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from harness.points.demo import DEMO_MODEL
+from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL
 from pitweb.jobs.models import ClaimableJob
 
 
@@ -225,14 +227,10 @@ class ModelEndpoint(models.Model):
 
     @property
     def is_demo(self) -> bool:
-        from harness.points.demo import DEMO_MODEL
-
         return self.model == DEMO_MODEL
 
     @property
     def is_pinned_judge(self) -> bool:
-        from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL
-
         return self.model == DEFAULT_MODEL and self.effort == DEFAULT_EFFORT
 
 
