@@ -25,6 +25,7 @@ from harness.points.artifacts import (
     read_artifact,
     write_artifact,
 )
+from harness.points.cli.report import printable
 from harness.points.judge import Judge, JudgeConfig
 from harness.points.metrics import pass_at_k
 from harness.points.run import answer_points, judge_answer_set
@@ -500,10 +501,8 @@ def test_a_judge_reply_is_cleaned_and_a_model_id_that_is_not_text_dropped(
 
 
 def test_text_from_a_file_cannot_move_the_terminal_cursor() -> None:
-    from harness.points.cli import _printable
-
-    assert _printable("ok\x1b[2K\rVerified \u202eevil") == "ok\\x1b[2K\\rVerified \\u202eevil"
-    assert _printable("精度 ok") == "精度 ok"
+    assert printable("ok\x1b[2K\rVerified \u202eevil") == "ok\\x1b[2K\\rVerified \\u202eevil"
+    assert printable("精度 ok") == "精度 ok"
 
 
 class Interrupted(BaseException):
