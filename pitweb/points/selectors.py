@@ -13,7 +13,7 @@ from django.db.models.fields.json import KeyTransform
 from harness.points.demo import DEMO_MODEL
 from harness.points.gates import withheld_because
 from harness.points.metrics import CLASSES, FAIL, PASS, harness_error_range, rank_ranges, wilson
-from pitweb.points.models import JudgedSet, Point, PointSet, Verdict
+from pitweb.points.models import JudgedSet, Point, PointSet, PointsJob, Verdict
 
 
 def point_sets() -> QuerySet[PointSet]:
@@ -314,3 +314,18 @@ def verdict_rows(judged: JudgedSet, found: QuerySet[Verdict]) -> list[dict[str, 
 
 def point_set_with_counts(name: str) -> PointSet | None:
     return PointSet.objects.filter(name=name).prefetch_related(Prefetch("answer_sets")).first()
+
+
+def job_progress(job: PointsJob) -> dict[str, Any]:
+    """What the page polls: the job's state and how far it got."""
+    return {
+        "job": job.pk,
+        "kind": job.kind,
+        "state": job.state,
+        "done_calls": job.done_calls,
+        "total_calls": job.total_calls,
+        "attempts": job.attempts,
+        "message": job.message,
+        "answer_set": job.answer_set_id,
+        "judged_set": job.judged_set_id,
+    }

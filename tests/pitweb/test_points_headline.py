@@ -25,8 +25,8 @@ from django.test import Client
 from harness.points.artifacts import answer_set
 from harness.points.metrics import CLASSES, harness_error_range, pass_at_k, wilson
 from pitweb.points import services
+from pitweb.points.engine import engine_points
 from pitweb.points.models import JudgedSet, PointSet
-from pitweb.points.work import engine_points
 from tests.pitweb.conftest import token_client
 from tests.pitweb.test_points_jobs import _answered, _endpoints, _knows_first
 from tests.pitweb.test_points_site import _files, _zip

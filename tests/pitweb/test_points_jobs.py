@@ -19,8 +19,8 @@ from django.test import Client
 
 from pitweb import celery_app
 from pitweb.points import services
+from pitweb.points.engine import engine_points
 from pitweb.points.models import AnswerSet, JudgedSet, ModelEndpoint, PointSet, PointsJob
-from pitweb.points.work import engine_points
 from tests.pitweb.test_points_site import _files, _zip
 from tests.support.chat_server import Chat, section, serving
 
