@@ -388,7 +388,7 @@ def _answer_record(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def answers_from_baseline(path: str | os.PathLike[str], points: list[Point]) -> dict[str, Any]:
+def answers_from_baseline(path: str | os.PathLike[str], points: list[Point]) -> model.AnswerSet:
     """PITFALL's answers, once its artifact imports (every check of ``import_baseline``),
     as one of our answer sets, ready to be judged again under our controls. Its verdicts
     are not carried over: ours come from our judge, with controls and both model ids."""

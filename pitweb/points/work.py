@@ -88,8 +88,8 @@ def _answer(job: PointsJob, points: list[EnginePoint], worker: str) -> Outcome:
             )  # fmt: skip
     finally:
         journal.close()
-    if body["status"] != "complete" and job.attempts < MAX_ATTEMPTS:
-        return _retry(job, worker, f"{body['summary']['harness_error']} answer(s) failed")
+    if body.status != "complete" and job.attempts < MAX_ATTEMPTS:
+        return _retry(job, worker, f"{body.summary.harness_error} answer(s) failed")
     services.answer_job_finish(
         job_id=job.pk, worker=worker, body=body, paid_calls=len(journal.done)
     )
@@ -112,7 +112,8 @@ def _judge(job: PointsJob, points: list[EnginePoint], worker: str) -> Outcome:
     try:
         with _progress(job, journal, worker):
             body = judge_answer_set(
-                Judge(config, journal=journal, pace=_pace(endpoint)), answers.body, points,
+                Judge(config, journal=journal, pace=_pace(endpoint)),
+                answers.record, points,
                 stability_k=job.stability_k, stride=job.stride, workers=endpoint.concurrency,
             )  # fmt: skip
     except ControlFailed as exc:
@@ -124,7 +125,7 @@ def _judge(job: PointsJob, points: list[EnginePoint], worker: str) -> Outcome:
         return Outcome(PointsJob.State.CONTROL_FAILED)
     finally:
         journal.close()
-    unjudged = body["summary"]["harness_errors"]["judge"]
+    unjudged = body.summary["harness_errors"]["judge"]
     if unjudged and job.attempts < MAX_ATTEMPTS:
         return _retry(job, worker, f"{unjudged} answer(s) got no usable verdict")
     services.judge_job_finish(job_id=job.pk, worker=worker, body=body, paid_calls=len(journal.done))

@@ -52,19 +52,19 @@ def cmd_answer(args: argparse.Namespace) -> int:
         sha = write_artifact(args.out, body)
     finally:
         journal.close()
-    if body["status"] == "complete":
+    if body.status == "complete":
         journal.finish()  # else kept: --resume asks only the failed calls again
-    figures = body["summary"]
-    cost = figures["cost_usd"]
+    figures = body.summary
+    cost = figures.cost_usd
     print(f"answered {len(points)} point(s) x {args.samples} -> {args.out} ({sha})")
-    tokens = " ".join(f"{k} {v}" for k, v in figures["tokens"].items()) or "not reported"
+    tokens = " ".join(f"{k} {v}" for k, v in figures.tokens.items()) or "not reported"
     print(
-        f"  {body['status']}: {figures['completed']} answer(s), {figures['harness_error']} "
+        f"  {body.status}: {figures.completed} answer(s), {figures.harness_error} "
         f"harness error(s)  tokens: {tokens}  cost "
         + (f"${cost:.4f}" if cost is not None else "not reported")
     )
-    print(f"  {body['capability_line']}")
-    if body["status"] != "complete":
+    print(f"  {body.capability_line}")
+    if body.status != "complete":
         print("  the failed calls can be asked again: the same command with --resume")
         return 1
     return 0

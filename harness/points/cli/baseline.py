@@ -37,7 +37,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     if args.answers_out:
         body = answers_from_baseline(args.file, points)
         sha = write_artifact(args.answers_out, body)
-        print(f"its {len(body['answers'])} answer(s) -> {args.answers_out} ({sha})")
+        print(f"its {len(body.answers)} answer(s) -> {args.answers_out} ({sha})")
     return 0
 
 

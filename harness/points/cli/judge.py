@@ -10,6 +10,7 @@ from harness.points.artifacts import (
     ANSWER_SET,
     canonical_sha256,
     read_artifact,
+    typed,
     write_artifact,
 )
 from harness.points.cli.args import (
@@ -23,6 +24,7 @@ from harness.points.cli.args import (
 from harness.points.cli.report import kappa_text, reliability_lines, unpinned_lines
 from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL, ControlFailed, Judge, JudgeConfig
 from harness.points.markdown import PointError
+from harness.points.model import AnswerSet
 from harness.points.run import judge_answer_set
 from harness.points.verify import verify_answers
 
@@ -30,7 +32,6 @@ from harness.points.verify import verify_answers
 def cmd_judge(args: argparse.Namespace) -> int:
     """Controls first, then every answer of an answer set, then the stability sample;
     the judged set is written only when the positive control held on every point."""
-
     answers = read_artifact(args.answers, ANSWER_SET)
     points = verify_answers(answers, points_of(args))
     writable(args.out)
@@ -50,7 +51,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     )  # fmt: skip
     try:
         body = judge_answer_set(
-            judge, answers, points, stability_k=args.stability_k, stride=args.stride,
+            judge, typed(answers, AnswerSet), points, stability_k=args.stability_k, stride=args.stride,
             workers=args.workers,
         )  # fmt: skip
         sha = write_artifact(args.out, body)
@@ -63,22 +64,22 @@ def cmd_judge(args: argparse.Namespace) -> int:
         return 1
     finally:
         journal.close()
-    figures, steady = body["summary"], body["controls"]["stability"]
-    print(f"judged {len(body['verdicts'])} answer(s) -> {args.out} ({sha})")
-    usable, verdict = reliability_lines(body["reliability"])
+    figures, steady = body.summary, body.controls.stability
+    print(f"judged {len(body.verdicts)} answer(s) -> {args.out} ({sha})")
+    usable, verdict = reliability_lines(body.reliability)
     if not usable:
         print("\n".join(verdict))
     line = (
         f"  PASS {figures['pass']}  FAIL {figures['fail']}  HARNESS_ERROR "
         f"{figures['harness_error']}"
         if usable
-        else f"  {len(body['verdicts'])} verdict(s), no figure of them shown  HARNESS_ERROR "
+        else f"  {len(body.verdicts)} verdict(s), no figure of them shown  HARNESS_ERROR "
         f"{figures['harness_error']}"
     )
-    if steady["items"]:
-        line += f"  flip rate {steady['flip_rate']:.2f}  kappa {kappa_text(steady['fleiss_kappa'])}"
+    if steady.items:
+        line += f"  flip rate {steady.flip_rate:.2f}  kappa {kappa_text(steady.fleiss_kappa)}"
     print(line)
-    flagged = [n["point_id"] for n in body["controls"]["negative"] if n["flagged"]]
+    flagged = [n.point_id for n in body.controls.negative if n.flagged]
     if flagged:
         print(f"  negative controls flagged: {', '.join(flagged)}")
     if usable:

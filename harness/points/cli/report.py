@@ -11,22 +11,23 @@ from harness.points.gates import USABLE
 from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL
 from harness.points.markdown import Point
 from harness.points.metrics import CLASSES
+from harness.points.model import AnswerSet, Controls, JudgedSet, Reliability
 
 
-def unpinned_lines(body: dict[str, Any]) -> list[str]:
+def unpinned_lines(body: JudgedSet) -> list[str]:
     """A line saying the judge is not the seed's pinned one (none when it is), and, for
     the demo model, that its verdicts are a string rule."""
-    if body["capabilities"].get("judge_pinned"):
+    if body.capabilities.get("judge_pinned"):
         return []
-    judge = body["judge"]
-    named = f"{judge['model']}/{judge['effort']}"
-    returned = ", ".join(judge["models_returned"]) or "none"
+    judge = body.judge
+    named = f"{judge.model}/{judge.effort}"
+    returned = ", ".join(judge.models_returned) or "none"
     lines = [
         f"  judge unpinned ({named}, returned {returned}): not the seed's pinned judge "
         f"({DEFAULT_MODEL}/{DEFAULT_EFFORT}); these figures do not compare with a pinned "
         "judge's and are not for ranking"
     ]
-    if DEMO_MODEL in (judge["model"], *judge["models_returned"]):
+    if DEMO_MODEL in (judge.model, *judge.models_returned):
         lines.append(
             f"  DEMO: {DEMO_MODEL} is not a model; its verdicts are a fixed string rule, "
             "for trying the commands only"
@@ -38,23 +39,23 @@ def kappa_text(value: float | None) -> str:
     return "undefined" if value is None else f"{value:.2f}"
 
 
-def reliability_lines(reliability: dict[str, Any]) -> tuple[bool, list[str]]:
+def reliability_lines(reliability: Reliability) -> tuple[bool, list[str]]:
     """Whether the judge's controls make the set a result, and the lines that say so:
     the rules it broke, each named, or the rules it met."""
-    rules, found = reliability["rules"], reliability["figures"]
-    if reliability["status"] == USABLE:
-        kappa = found["fleiss_kappa"]
+    rules, found = reliability.rules, reliability.figures
+    if reliability.status == USABLE:
+        kappa = found.fleiss_kappa
         return True, [
             f"  usable: the judge's controls held (negative controls failed on "
-            f"{found['negative_controls_failed']} of {found['points']} point(s), at most "
-            f"{rules['negative_control_failure_share_max']:.0%}; flip rate "
-            f"{found['flip_rate']:.2f}, at most {rules['flip_rate_max']:.2f}; kappa "
-            + (f"{kappa:.2f}, at least {rules['fleiss_kappa_min']:.2f})" if kappa is not None
+            f"{found.negative_controls_failed} of {found.points} point(s), at most "
+            f"{rules.negative_control_failure_share_max:.0%}; flip rate "
+            f"{found.flip_rate:.2f}, at most {rules.flip_rate_max:.2f}; kappa "
+            + (f"{kappa:.2f}, at least {rules.fleiss_kappa_min:.2f})" if kappa is not None
                else "undefined (every rating one class): the flip rate decides)")
         ]  # fmt: skip
     return False, [
         "JUDGE UNRELIABLE: this judged set is not a result and nothing may rank it; it broke:",
-        *(f"  - {rule}" for rule in reliability["broken"]),
+        *(f"  - {rule}" for rule in reliability.broken),
     ]
 
 
@@ -99,24 +100,22 @@ def _withheld_lines(figures: dict[str, Any]) -> list[str]:
     ]
 
 
-def judged_lines(
-    figures: dict[str, Any], controls: dict[str, Any], usable: bool = True
-) -> list[str]:
+def judged_lines(figures: dict[str, Any], controls: Controls, usable: bool = True) -> list[str]:
     lines = _figure_lines(figures) if usable else _withheld_lines(figures)
-    flagged = [n["point_id"] for n in controls["negative"] if n["flagged"]]
+    flagged = [n.point_id for n in controls.negative if n.flagged]
     lines.append(
-        f"  controls: positive passed on {len(controls['positive'])} point(s); negative "
+        f"  controls: positive passed on {len(controls.positive)} point(s); negative "
         f"flagged on {', '.join(flagged) if flagged else 'none'}"
     )
-    steady = controls["stability"]
-    if steady["items"]:
+    steady = controls.stability
+    if steady.items:
         lines.append(
-            f"  stability: {steady['items']} answer(s) x {steady['repeats']}: flip rate "
-            f"{steady['flip_rate']:.2f}  raw agreement {steady['raw_agreement']:.2f}  "
-            f"Fleiss kappa {kappa_text(steady['fleiss_kappa'])}"
+            f"  stability: {steady.items} answer(s) x {steady.repeats}: flip rate "
+            f"{steady.flip_rate:.2f}  raw agreement {steady.raw_agreement:.2f}  "
+            f"Fleiss kappa {kappa_text(steady.fleiss_kappa)}"
             + (
-                f"  ({len(steady['items_with_harness_errors'])} set apart: judge errors)"
-                if steady["items_with_harness_errors"]
+                f"  ({len(steady.items_with_harness_errors)} set apart: judge errors)"
+                if steady.items_with_harness_errors
                 else ""
             )
         )
@@ -132,9 +131,9 @@ def printable(line: str) -> str:
     return CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode(), line)
 
 
-def suite_line(body: dict[str, Any], points: list[Point], folder: str) -> str:
-    ran = body["point_count"]
+def suite_line(body: AnswerSet, points: list[Point], folder: str) -> str:
+    ran = body.point_count
     whole = "the whole suite" if ran == len(points) else "a PARTIAL suite"
-    failed = body["summary"]["harness_error"]
-    answers = f"answers {body['status']}" + (f": {failed} not given" if failed else "")
+    failed = body.summary.harness_error
+    answers = f"answers {body.status}" + (f": {failed} not given" if failed else "")
     return f"  suite: {ran} of the {len(points)} point(s) in {folder} ({whole}); {answers}"

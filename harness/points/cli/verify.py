@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from harness.points.artifacts import ANSWER_SET, PointsArtifactError, read_artifact
+from harness.points.artifacts import ANSWER_SET, PointsArtifactError, read_artifact, typed
 from harness.points.cli.args import points_of
 from harness.points.cli.report import (
     judged_lines,
@@ -14,6 +14,7 @@ from harness.points.cli.report import (
     unpinned_lines,
 )
 from harness.points.markdown import Point
+from harness.points.model import AnswerSet, JudgedSet
 from harness.points.verify import verify_answers, verify_judged
 
 
@@ -21,27 +22,29 @@ def _verified_lines(args: argparse.Namespace, points: list[Point]) -> tuple[bool
     body = read_artifact(args.file)
     if body["artifact_type"] == ANSWER_SET:
         verify_answers(body, points)
+        answer_set = typed(body, AnswerSet)
         return True, [
-            f"Verified answer set {args.file}: {len(body['answers'])} answer(s)",
-            suite_line(body, points, args.points_dir),
-            f"  {body['capability_line']}",
+            f"Verified answer set {args.file}: {len(answer_set.answers)} answer(s)",
+            suite_line(answer_set, points, args.points_dir),
+            f"  {answer_set.capability_line}",
         ]
     if not args.answers:
         raise PointsArtifactError("a judged set is verified with its answer set: --answers")
     answers = read_artifact(args.answers, ANSWER_SET)
     figures = verify_judged(body, answers, points)
-    usable, verdict = reliability_lines(body["reliability"])
-    head = f"Verified judged set {args.file}: {len(body['verdicts'])} verdict(s)"
+    judged = typed(body, JudgedSet)  # verified: what its type declares
+    usable, verdict = reliability_lines(judged.reliability)
+    head = f"Verified judged set {args.file}: {len(judged.verdicts)} verdict(s)"
     if not usable:
         head = f"NOT a result: judged set {args.file} verified, and its judge is unreliable"
     return usable, [
         head,
         *([] if usable else verdict),
-        suite_line(answers, points, args.points_dir),
-        *judged_lines(figures, body["controls"], usable),
+        suite_line(typed(answers, AnswerSet), points, args.points_dir),
+        *judged_lines(figures, judged.controls, usable),
         *(verdict if usable else []),
-        f"  {body['capability_line']}",
-        *unpinned_lines(body),
+        f"  {judged.capability_line}",
+        *unpinned_lines(judged),
     ]
 
 

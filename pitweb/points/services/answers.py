@@ -19,6 +19,9 @@ from harness.points.demo import DEMO_MODEL
 from harness.points.gates import withheld_because
 from harness.points.markdown import load_points, suite_sha256
 from harness.points.metrics import outcome
+from harness.points.model import AnswerSet as AnswerSetRecord
+from harness.points.model import JudgedSet as JudgedSetRecord
+from harness.points.model import VerdictRecord, plain
 from harness.points.verify import verify_answers
 from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import read_json
@@ -54,79 +57,85 @@ def answer_set_store(
     )
 
 
-def answer_job_finish(*, job_id: int, worker: str, body: dict[str, Any], paid_calls: int) -> None:
+def answer_job_finish(*, job_id: int, worker: str, body: AnswerSetRecord, paid_calls: int) -> None:
     """The answers the workers made, stored as an answer set, and the job done."""
     with transaction.atomic():
         job = PointsJob.objects.select_related("point_set").get(pk=job_id)
         answer_set = answer_set_store(
-            job.point_set, body, AnswerSet.Origin.ANSWERED, job.requested_by
+            job.point_set, plain(body), AnswerSet.Origin.ANSWERED, job.requested_by
         )
         points_job_finish(
             job_id=job_id, worker=worker, state=PointsJob.State.DONE, answer_set=answer_set,
-            done_calls=paid_calls, message=f"{len(body['answers'])} answer(s): {body['status']}",
+            done_calls=paid_calls, message=f"{len(body.answers)} answer(s): {body.status}",
         )  # fmt: skip
 
 
-def judge_job_finish(*, job_id: int, worker: str, body: dict[str, Any], paid_calls: int) -> None:
+def judge_job_finish(*, job_id: int, worker: str, body: JudgedSetRecord, paid_calls: int) -> None:
     """The site's verdicts stored as a judged set (a re-judgment linked to the set it
     follows, with what changed per answer), and the job done."""
     with transaction.atomic():
         job = PointsJob.objects.select_related("answer_set", "answer_set__point_set").get(pk=job_id)
         answer_set = job.answer_set
         assert answer_set is not None
-        reliability = body["reliability"]
+        reliability = body.reliability
         previous = answer_set.judged.order_by("-created_at").first()
         judged = JudgedSet.objects.create(
             answer_set=answer_set,
             previous=previous,
             origin=JudgedSet.Origin.SITE,
             status=JudgedSet.Status.USABLE
-            if reliability["status"] == "usable"
+            if reliability.status == "usable"
             else JudgedSet.Status.JUDGE_UNRELIABLE,
-            judge_model=body["judge"]["model"],
-            judge_effort=body["judge"]["effort"],
-            judge_pinned=bool(body["capabilities"].get("judge_pinned")),
+            judge_model=body.judge.model,
+            judge_effort=body.judge.effort,
+            judge_pinned=bool(body.capabilities.get("judge_pinned")),
             not_rankable_because=_site_not_rankable(body),
-            broken_rules=reliability["broken"],
-            summary=body["summary"],
-            body=body,
-            judged_at=max((v["judged_at"] for v in body["verdicts"]), default=""),
+            broken_rules=reliability.broken,
+            summary=body.summary,
+            body=plain(body),
+            judged_at=max((v.judged_at for v in body.verdicts), default=""),
         )
-        verdicts = {(v["point_id"], v["sample"]): v for v in body["verdicts"]}
-        texts = {(a["point_id"], a["sample"]): a["text"] for a in answer_set.body["answers"]}
+        verdicts = {(v.point_id, v.sample): v for v in body.verdicts}
+        texts = {(a.point_id, a.sample): a.text for a in answer_set.record.answers}
         by_id = {p.point_id: p for p in answer_set.point_set.points.all()}
         Verdict.objects.bulk_create(
             Verdict(
-                judged_set=judged, point=by_id[point_id], sample=sample,
-                judged_class=v["class"] or "", outcome=v["outcome"],
-                decisive_reason=v["decisive_reason"], answer=texts.get((point_id, sample), ""),
-                judge_model=v["judge"]["model_configured"],
-                judge_model_returned=v["judge"]["model_returned"] or "", judged_at=v["judged_at"],
+                judged_set=judged,
+                point=by_id[point_id],
+                sample=sample,
+                judged_class=v.judged_class or "",
+                outcome=v.outcome,
+                decisive_reason=v.decisive_reason,
+                answer=texts.get((point_id, sample), ""),
+                judge_model=v.judge.model_configured,
+                judge_model_returned=v.judge.model_returned or "",
+                judged_at=v.judged_at,
             )
             for (point_id, sample), v in verdicts.items()
-        )  # fmt: skip
+        )
         if previous is not None:
             judged.changes = _changes(previous, verdicts)
             judged.save(update_fields=["changes"])
         points_job_finish(
             job_id=job_id, worker=worker, state=PointsJob.State.DONE, judged_set=judged,
-            done_calls=paid_calls, message=f"judged {len(verdicts)} answer(s): {reliability['status']}",
+            done_calls=paid_calls, message=f"judged {len(verdicts)} answer(s): {reliability.status}",
         )  # fmt: skip
 
 
-def _site_not_rankable(body: dict[str, Any]) -> str:
-    reliability = body["reliability"]
-    because = withheld_because(reliability["status"], reliability["broken"])
+def _site_not_rankable(body: JudgedSetRecord) -> str:
+    because = withheld_because(body.reliability.status, body.reliability.broken)
     if because:
         return because
-    if body["judge"]["model"] == DEMO_MODEL:
+    if body.judge.model == DEMO_MODEL:
         return "the demo judge: a string rule, not a model"
-    if not body["capabilities"].get("judge_pinned"):
+    if not body.capabilities.get("judge_pinned"):
         return "an unpinned judge: the seed pins the judge, and only its verdicts compare"
     return ""
 
 
-def _changes(previous: JudgedSet, verdicts: dict[tuple[str, int], Any]) -> list[dict[str, Any]]:
+def _changes(
+    previous: JudgedSet, verdicts: dict[tuple[str, int], VerdictRecord]
+) -> list[dict[str, Any]]:
     """Per answer, the class that changed since ``previous`` (harness errors as null)."""
     before = {
         (point_id, sample): judged_class or None
@@ -136,7 +145,7 @@ def _changes(previous: JudgedSet, verdicts: dict[tuple[str, int], Any]) -> list[
     }
     changed = []
     for key in sorted(set(before) | set(verdicts)):
-        now = verdicts[key]["class"] if key in verdicts else None
+        now = verdicts[key].judged_class if key in verdicts else None
         was = before.get(key)
         if key not in before or key not in verdicts or was != now:
             changed.append({"point_id": key[0], "sample": key[1], "was": was, "now": now})
@@ -212,7 +221,7 @@ def pitfall_import(
             f"{Path(results).name}, imported by the engine's importer",
             user=user,
         )
-        answer_set = answer_set_store(point_set, answers, AnswerSet.Origin.IMPORTED, user)
+        answer_set = answer_set_store(point_set, plain(answers), AnswerSet.Origin.IMPORTED, user)
         existing = answer_set.judged.filter(origin=JudgedSet.Origin.IMPORTED).first()
         if existing is not None:
             return existing
@@ -240,10 +249,10 @@ def _verdicts(
     point_set: PointSet,
     classes: dict[str, str | None],
     reasons: dict[str, str],
-    answers: dict[str, Any],
+    answers: AnswerSetRecord,
 ) -> None:
     by_id = {p.point_id: p for p in point_set.points.all()}
-    texts = {a["point_id"]: a["text"] for a in answers["answers"] if a["sample"] == 0}
+    texts = {a.point_id: a.text for a in answers.answers if a.sample == 0}
     Verdict.objects.bulk_create(
         Verdict(
             judged_set=judged,
