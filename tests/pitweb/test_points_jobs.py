@@ -234,6 +234,13 @@ def test_an_uploaded_answer_set_is_checked_stored_and_judged_by_the_site(
     response = client.post("/api/points/four/answer-sets/", {"answers": _answer_file(tampered)})
     assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_answer_set"
     assert AnswerSet.objects.count() == 1
+    # one whose fields hold, but one of them not of its type: refused at the door, not by
+    # the judge job that reads it later
+    mistyped = dict(made.body)
+    mistyped["answers"] = [{**a, "finish_reason": 5} for a in made.body["answers"]]
+    response = client.post("/api/points/four/answer-sets/", {"answers": _answer_file(mistyped)})
+    assert response.status_code == 400 and "finish_reason" in response.json()["error"]["message"]
+    assert AnswerSet.objects.count() == 1
     # a faithful copy under another model's name is its own answer set, judged on arrival
     body = {**made.body, "experiment": {**made.body["experiment"], "agent": {"model": "mine"}}}
     response = client.post("/api/points/four/answer-sets/", {"answers": _answer_file(body)})

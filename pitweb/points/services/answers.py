@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from harness import canonical
-from harness.points.artifacts import ANSWER_SET, PointsArtifactError
+from harness.points.artifacts import ANSWER_SET, PointsArtifactError, typed
 from harness.points.baseline import answers_from_baseline, import_baseline
 from harness.points.demo import DEMO_MODEL
 from harness.points.gates import withheld_because
@@ -178,6 +178,7 @@ def answer_set_upload(
         raise SubmissionError("invalid_answer_set", f"answers is not a {ANSWER_SET} artifact")
     try:
         verify_answers(body, engine_points(point_set))
+        typed(body, AnswerSetRecord)  # each field of its type too: the judge job reads it so
     except (PointsArtifactError, KeyError, TypeError, AttributeError) as exc:
         raise SubmissionError("invalid_answer_set", f"answers refused: {_said(exc)}") from None
     sha = canonical.digest(body)
