@@ -80,7 +80,7 @@ def rows() -> list[tuple[str, str, str]]:
             for server in (fast, slow):
                 server.shutdown()
                 server.server_close()
-    judged = len(body["verdicts"])
+    judged = len(body.verdicts)
     ideal_answers = judged * LATENCY / CONCURRENCY
     ideal_calls = _Slow.calls * LATENCY / CONCURRENCY
     ratio = wall / ideal_calls

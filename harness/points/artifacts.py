@@ -20,13 +20,13 @@ import os
 from collections import Counter, defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
 from harness import canonical
 from harness.points.gates import assess
-from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL, Verdict, is_pinned_model
+from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL, JudgeReply, is_pinned_model
 from harness.points.markdown import Point, suite_sha256
 from harness.points.metrics import (
     HARNESS_ERROR,
@@ -35,7 +35,7 @@ from harness.points.metrics import (
     pass_at_k,
     summary,
 )
-from harness.points.model import MEASURED, AnswerSet, JudgedSet
+from harness.points.model import MEASURED, AnswerSet, JudgedSet, plain
 
 ANSWER_SET = "pit_answer_set"
 JUDGED_SET = "pit_judged_set"
@@ -50,6 +50,9 @@ CLOSED_BOOK = {
 }
 
 
+Kind = TypeVar("Kind", bound=msgspec.Struct)
+
+
 class PointsArtifactError(ValueError):
     """Not a complete, untampered answer or judged set, or one that does not hold
     together with its answer set and the point files."""
@@ -59,15 +62,16 @@ def capability_line(fields: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in fields.items())
 
 
-def typed(body: dict[str, Any], kind: type[msgspec.Struct]) -> dict[str, Any]:
-    """``body``, once it is what its type declares (every field, no other, each of its
-    type); PointsArtifactError naming the field otherwise. A writer checks what it is
-    about to write, so a body and its type cannot drift apart."""
+# a TypeVar, not def typed[Kind: ...]: the harness runs on Python 3.11 too
+def typed(body: dict[str, Any], kind: type[Kind]) -> Kind:  # noqa: UP047, RUF100
+    """``body`` as the record its type declares (every field, no other, each of its type);
+    PointsArtifactError naming the field otherwise. A writer checks what it is about to
+    write, so a body and its type cannot drift apart; the record's plain form
+    (``model.plain``) is the body again, byte for byte once canonical."""
     try:
-        msgspec.convert(body, kind, strict=True)
+        return msgspec.convert(body, kind, strict=True)
     except msgspec.ValidationError as exc:
         raise PointsArtifactError(f"{kind.__name__}: {exc}") from None
-    return body
 
 
 def canonical_sha256(body: dict[str, Any]) -> str:
@@ -85,8 +89,8 @@ def answer_set(
     records: list[dict[str, Any]],
     experiment: dict[str, Any],
     capabilities: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The body of an answer set over ``points`` (the suite it was run on). Each record
+) -> AnswerSet:
+    """The answer set over ``points`` (the suite it was run on). Each record
     holds ``point_id``, ``sample`` (0 when each point is answered once), ``text`` and, as
     measured, the fields of ``ANSWER_FIELDS``; ``status`` is ``completed`` or
     ``harness_error`` (no answer: nothing to judge)."""
@@ -159,13 +163,11 @@ def answer_key(record: dict[str, Any]) -> tuple[str, int]:
     return str(record["point_id"]), int(record.get("sample", 0))
 
 
-def first_answers(answers: dict[str, Any]) -> dict[str, str]:
+def first_answers(answers: AnswerSet) -> dict[str, str]:
     """Each point's first answer (sample 0), where it was given: what the stability
     check re-judges."""
     return {
-        a["point_id"]: a["text"]
-        for a in answers["answers"]
-        if a["sample"] == 0 and a["status"] == "completed"
+        a.point_id: a.text for a in answers.answers if a.sample == 0 and a.status == "completed"
     }
 
 
@@ -244,12 +246,13 @@ def models_returned(verdicts: list[dict[str, Any]]) -> list[str]:
 
 
 def judged_set(
-    answers: dict[str, Any],
-    verdicts: dict[tuple[str, int], Verdict],
+    answer_set_record: AnswerSet,
+    verdicts: dict[tuple[str, int], JudgeReply],
     controls: dict[str, Any],
-) -> dict[str, Any]:
-    """The body of a judged set over one answer set body: a verdict for every answer
-    (``(point_id, sample)``), refused if its verdicts come from more than one judge."""
+) -> JudgedSet:
+    """The judged set over one answer set: a verdict for every answer (``(point_id,
+    sample)``), refused if its verdicts come from more than one judge."""
+    answers = plain(answer_set_record)
     judges = {(v.model_configured, v.effort) for v in verdicts.values()}
     if len(judges) > 1:
         raise PointsArtifactError(
@@ -285,10 +288,13 @@ def judged_set(
     return typed(body, JudgedSet)
 
 
-def write_artifact(path: str | os.PathLike[str], body: dict[str, Any]) -> str:
+def write_artifact(
+    path: str | os.PathLike[str], body: AnswerSet | JudgedSet | dict[str, Any]
+) -> str:
     """Write ``{"body", "body_sha256", "written_at"}`` atomically (a temporary file
-    renamed over the target); return the body's digest."""
-    text = canonical.dumps(body)
+    renamed over the target), the body a set's plain form (or a body as given); return
+    its digest."""
+    text = canonical.dumps(plain(body) if isinstance(body, msgspec.Struct) else body)
     sha = "sha256:" + canonical.sha256_hex(text.encode())
     written = datetime.now(UTC).isoformat()
     target = Path(path)

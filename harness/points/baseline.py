@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.points import model
+from harness.points.artifacts import answer_set
 from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL, JudgeOutputError, parse_verdict
 from harness.points.markdown import Point, suite_sha256
 from harness.points.metrics import CLASSES, summary
@@ -387,12 +388,10 @@ def _answer_record(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def answers_from_baseline(path: str | os.PathLike[str], points: list[Point]) -> dict[str, Any]:
+def answers_from_baseline(path: str | os.PathLike[str], points: list[Point]) -> model.AnswerSet:
     """PITFALL's answers, once its artifact imports (every check of ``import_baseline``),
     as one of our answer sets, ready to be judged again under our controls. Its verdicts
     are not carried over: ours come from our judge, with controls and both model ids."""
-    from harness.points.artifacts import answer_set
-
     data = read_artifact(path)
     checked(str(path), data, points)  # refuses anything that does not hold together
     found = data.get("harness")

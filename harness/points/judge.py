@@ -20,6 +20,7 @@ import time
 import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from harness.points.journal import Journal
@@ -242,7 +243,12 @@ class JudgeConfig:
 
 
 @dataclass
-class Verdict:
+class JudgeReply:
+    """What judging one answer gave: the class parsed from the judge's reply (None for a
+    harness error) and its decisive reason, the outcome, which model was asked and which
+    answered, how many attempts it took and when, and the raw reply. Journalled as is;
+    a judged set records it as a ``harness.points.model.VerdictRecord``."""
+
     judged_class: str | None
     reason: str
     outcome: str
@@ -295,7 +301,7 @@ class Judge:
             self._seen[digest] = seen + 1
         return f"{digest}#{seen}"
 
-    def judge(self, question: str, answer: str, ground_truth: str) -> Verdict:
+    def judge(self, question: str, answer: str, ground_truth: str) -> JudgeReply:
         """One answer judged; HARNESS_ERROR (with the last error) if no attempt gives a
         verdict inside the contract. With a journal, a verdict it holds is not asked for
         again, and each new one is saved as it arrives."""
@@ -305,14 +311,12 @@ class Judge:
         key = self._journal_key(prompt)
         stored = self.journal.get(key)
         if stored is not None and stored["judged_class"] is not None:
-            return Verdict(**stored)
+            return JudgeReply(**stored)
         verdict = self._ask(prompt)
         self.journal.put(key, asdict(verdict))
         return verdict
 
-    def _ask(self, prompt: str) -> Verdict:
-        from datetime import UTC, datetime
-
+    def _ask(self, prompt: str) -> JudgeReply:
         client = self._chat.get()
         started = time.monotonic()
         error, raw, returned = "", "", None
@@ -337,25 +341,47 @@ class Judge:
             except Exception as exc:  # unreachable, timeout, refusal, a malformed response
                 error = clean_text(f"judge call failed: {type(exc).__name__}: {exc}"[:500], "error")
                 continue
-            return Verdict(
-                judged, reason, outcome(judged), self.config.model, returned, self.config.effort,
-                attempt, time.monotonic() - started, datetime.now(UTC).isoformat(), raw,
-            )  # fmt: skip
-        return Verdict(
-            None, "", HARNESS_ERROR, self.config.model, returned, self.config.effort,
-            self.config.attempts, time.monotonic() - started, datetime.now(UTC).isoformat(),
-            raw, error,
-        )  # fmt: skip
+            return JudgeReply(
+                judged_class=judged,
+                reason=reason,
+                outcome=outcome(judged),
+                model_configured=self.config.model,
+                model_returned=returned,
+                effort=self.config.effort,
+                attempts=attempt,
+                latency_seconds=time.monotonic() - started,
+                judged_at=datetime.now(UTC).isoformat(),
+                raw=raw,
+            )
+        return JudgeReply(
+            judged_class=None,
+            reason="",
+            outcome=HARNESS_ERROR,
+            model_configured=self.config.model,
+            model_returned=returned,
+            effort=self.config.effort,
+            attempts=self.config.attempts,
+            latency_seconds=time.monotonic() - started,
+            judged_at=datetime.now(UTC).isoformat(),
+            raw=raw,
+            error=error,
+        )
 
-    def no_answer(self, error: str) -> Verdict:
+    def no_answer(self, error: str) -> JudgeReply:
         """The verdict on an answer the agent never gave (its call failed): nothing was
         judged, and the outcome is HARNESS_ERROR."""
-        from datetime import UTC, datetime
-
-        return Verdict(
-            None, "", HARNESS_ERROR, self.config.model, None, self.config.effort, 0, 0.0,
-            datetime.now(UTC).isoformat(), "", f"no answer to judge: {error}"[:500],
-        )  # fmt: skip
+        return JudgeReply(
+            judged_class=None,
+            reason="",
+            outcome=HARNESS_ERROR,
+            model_configured=self.config.model,
+            model_returned=None,
+            effort=self.config.effort,
+            attempts=0,
+            latency_seconds=0.0,
+            judged_at=datetime.now(UTC).isoformat(),
+            error=f"no answer to judge: {error}"[:500],
+        )
 
 
 class ControlFailed(RuntimeError):
@@ -363,7 +389,7 @@ class ControlFailed(RuntimeError):
     scored until it is fixed."""
 
 
-def positive_control(judge: Judge, point: Point) -> Verdict:
+def positive_control(judge: Judge, point: Point) -> JudgeReply:
     """The Ground Truth, judged as the answer, must be completely_correct; otherwise the
     job aborts loudly, naming the point."""
     verdict = judge.judge(point.question, point.ground_truth, point.ground_truth)
@@ -394,7 +420,7 @@ def stability(
     answers: dict[str, str],
     k: int = 3,
     stride: int = 1,
-    mapper: Callable[[Callable[[Point], Verdict], list[Point]], list[Verdict]] | None = None,
+    mapper: Callable[[Callable[[Point], JudgeReply], list[Point]], list[JudgeReply]] | None = None,
 ) -> dict[str, Any]:
     """Re-judge every ``stride``-th point's answer ``k`` times: the flip rate (items whose
     verdicts differ), raw agreement, and Fleiss' kappa beside it. An item with a judge
@@ -425,7 +451,7 @@ def stability(
     }
 
 
-def control_record(verdict: Verdict) -> dict[str, Any]:
+def control_record(verdict: JudgeReply) -> dict[str, Any]:
     """What a control keeps of its verdict: enough to parse it back."""
     return {"class": verdict.judged_class, "raw": verdict.raw, "error": verdict.error}
 

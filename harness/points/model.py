@@ -4,8 +4,11 @@ Each is a closed ``msgspec.Struct`` (an unknown field is refused when a body is 
 into it). The writers in ``harness.points.artifacts`` build these and write their plain
 form (:func:`plain`), whose canonical JSON is the file's body; ``harness.points.verify``
 checks a body's keys against the fields declared here, so the writer and the checker
-cannot drift apart. The experiment, the capabilities, the reliability and the summary's
-figures stay open objects: each is checked, field by field, by the verifier's own rules.
+cannot drift apart. The experiment, the capabilities and the summary's figures stay open
+objects: each is checked, field by field, by the verifier's own rules.
+
+A measured figure is a ``Number``: a whole number stays one, so a record's plain form is,
+byte for byte, the body it was made from (a float field would write ``12`` as ``12.0``).
 """
 
 from __future__ import annotations
@@ -20,11 +23,14 @@ class Record(msgspec.Struct, forbid_unknown_fields=True):
     """A closed part of an answer or judged set."""
 
 
+Number = float | int
+
+
 # -- answer sets ---------------------------------------------------------------------------
 
 
 class Cost(Record, forbid_unknown_fields=True):
-    usd: float | None
+    usd: Number | None
     source: str
 
 
@@ -41,7 +47,7 @@ class Answer(Record, forbid_unknown_fields=True):
     finish_reason: str | None
     model_returned: str | None
     attempts: int | None
-    latency_seconds: float | None
+    latency_seconds: Number | None
     answered_at: str | None
     tokens: dict[str, int]
     cost: Cost
@@ -62,7 +68,7 @@ class AnswerSummary(Record, forbid_unknown_fields=True):
     completed: int
     harness_error: int
     tokens: dict[str, int]
-    cost_usd: float | None
+    cost_usd: Number | None
     tool_calls: int
 
 
@@ -90,9 +96,10 @@ class VerdictJudge(Record, forbid_unknown_fields=True):
     effort: str
 
 
-class Verdict(Record, forbid_unknown_fields=True):
-    """The judge's verdict on one answer: its class (None for a harness error) and
-    decisive reason, the outcome, who judged and when, and the raw reply."""
+class VerdictRecord(Record, forbid_unknown_fields=True):
+    """The judge's verdict on one answer as a judged set records it (made from the
+    judge's ``harness.points.judge.JudgeReply``): its class (None for a harness error)
+    and decisive reason, the outcome, who judged and when, and the raw reply."""
 
     point_id: str
     sample: int
@@ -101,7 +108,7 @@ class Verdict(Record, forbid_unknown_fields=True):
     outcome: str
     judge: VerdictJudge
     attempts: int
-    latency_seconds: float | None
+    latency_seconds: Number | None
     judged_at: str
     raw: str
     error: str
@@ -132,9 +139,9 @@ class Stability(Record, forbid_unknown_fields=True):
     items: int
     repeats: int
     stride: int
-    flip_rate: float | None
-    raw_agreement: float | None
-    fleiss_kappa: float | None
+    flip_rate: Number | None
+    raw_agreement: Number | None
+    fleiss_kappa: Number | None
     ratings: dict[str, list[str]]
     items_with_harness_errors: dict[str, list[str]]
     replies: dict[str, list[str]]
@@ -144,6 +151,34 @@ class Controls(Record, forbid_unknown_fields=True):
     positive: dict[str, dict[str, Any]]
     negative: list[NegativeControl]
     stability: Stability
+
+
+class Rules(Record, forbid_unknown_fields=True):
+    """The reliability gates a judge's controls are held to (``harness.points.gates``)."""
+
+    negative_control_failure_share_max: Number
+    flip_rate_max: Number
+    fleiss_kappa_min: Number
+
+
+class ReliabilityFigures(Record, forbid_unknown_fields=True):
+    points: int
+    positive_controls_held: int
+    negative_controls_failed: int
+    stability_items: int
+    flip_rate: Number | None
+    fleiss_kappa: Number | None
+    fleiss_kappa_defined: bool
+
+
+class Reliability(Record, forbid_unknown_fields=True):
+    """What the controls make of the set: ``usable``, or ``judge_unreliable`` with each
+    rule it broke, worded."""
+
+    status: Literal["usable", "judge_unreliable"]
+    rules: Rules
+    figures: ReliabilityFigures
+    broken: list[str]
 
 
 class PointRecord(Record, forbid_unknown_fields=True):
@@ -157,7 +192,7 @@ class PointRecord(Record, forbid_unknown_fields=True):
     n_scored: int
     n_pass: int
     n_harness_error: int
-    passk: dict[str, float]
+    passk: dict[str, Number]
     capabilities: str
 
 
@@ -168,8 +203,8 @@ class JudgedSet(Record, forbid_unknown_fields=True):
     experiment: dict[str, Any]
     judge: Judge
     controls: Controls
-    reliability: dict[str, Any]
-    verdicts: list[Verdict]
+    reliability: Reliability
+    verdicts: list[VerdictRecord]
     points: list[PointRecord]
     summary: dict[str, Any]
     capabilities: dict[str, Any]

@@ -12,6 +12,12 @@ from typing import Any
 SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+# an endpoint on this machine (the demo model, a model served locally) may need no key; the
+# client needs a string all the same
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+NO_KEY = "no-key-on-loopback"
+
+
 class ReplyError(ValueError):
     """The provider's reply is not one a record can hold."""
 

@@ -14,7 +14,7 @@ from harness.points.artifacts import answer_set, first_answers, judged_set
 from harness.points.journal import Journal
 from harness.points.judge import (
     Judge,
-    Verdict,
+    JudgeReply,
     agreement_figures,
     control_record,
     negative_controls,
@@ -22,6 +22,7 @@ from harness.points.judge import (
     stability,
 )
 from harness.points.markdown import Point
+from harness.points.model import Answer, AnswerSet, JudgedSet
 
 
 def _map(func: Callable[[Any], Any], items: Iterable[Any], workers: int) -> list[Any]:
@@ -46,8 +47,8 @@ def answer_points(
     samples: int = 1,
     workers: int = 4,
     journal: Journal | None = None,
-) -> dict[str, Any]:
-    """Every point answered ``samples`` times; the answer set's body. With a journal,
+) -> AnswerSet:
+    """Every point answered ``samples`` times, as an answer set. With a journal,
     answers it holds are not asked for again (failed calls are), and each new one is
     saved as it arrives."""
     if samples < 1:
@@ -70,13 +71,13 @@ def answer_points(
 
 def judge_answer_set(
     judge: Judge,
-    answers: dict[str, Any],
+    answers: AnswerSet,
     points: list[Point],
     stability_k: int = 3,
     stride: int = 10,
     workers: int = 4,
-) -> dict[str, Any]:
-    """The judged set's body; ``ControlFailed`` (naming the point) before any answer is
+) -> JudgedSet:
+    """The judged set; ``ControlFailed`` (naming the point) before any answer is
     judged if the judge does not call a point's own Ground Truth completely_correct.
 
     The positive controls run first and alone (seed 004: nothing is judged before the
@@ -84,20 +85,20 @@ def judge_answer_set(
     share one pool of ``workers`` threads, so no phase waits for the last calls of the one
     before it."""
     by_id = {p.id: p for p in points}
-    answered = [by_id[i] for i in sorted({a["point_id"] for a in answers["answers"]})]
+    answered = [by_id[i] for i in sorted({a.point_id for a in answers.answers})]
     positive = _map(lambda p: control_record(positive_control(judge, p)), answered, workers)
 
-    def one(answer: dict[str, Any]) -> Verdict:
-        if answer["status"] != COMPLETED:
-            return judge.no_answer(answer.get("error") or "the agent gave no answer")
-        point = by_id[answer["point_id"]]
-        return judge.judge(point.question, answer["text"], point.ground_truth)
+    def one(answer: Answer) -> JudgeReply:
+        if answer.status != COMPLETED:
+            return judge.no_answer(answer.error or "the agent gave no answer")
+        point = by_id[answer.point_id]
+        return judge.judge(point.question, answer.text, point.ground_truth)
 
     first = first_answers(answers)
     steady = [p for p in answered if p.id in first]
     with _Pool(workers) as pool:
         negative_later = pool.submit_all(lambda p: negative_controls(judge, p), answered)
-        verdicts_later = pool.submit_all(one, answers["answers"])
+        verdicts_later = pool.submit_all(one, answers.answers)
         sample = stability(
             judge, steady, first, k=stability_k, stride=stride,
             mapper=lambda f, items: pool.results(pool.submit_all(f, items)),
@@ -112,9 +113,7 @@ def judge_answer_set(
         "negative": negative,
         "stability": sample,
     }
-    keyed = {
-        (a["point_id"], a["sample"]): v for a, v in zip(answers["answers"], verdicts, strict=True)
-    }
+    keyed = {(a.point_id, a.sample): v for a, v in zip(answers.answers, verdicts, strict=True)}
     return judged_set(answers, keyed, controls)
 
 

@@ -26,7 +26,6 @@ from harness.points.artifacts import (
     as_stored,
     canonical_sha256,
     capability_line,
-    first_answers,
     judge_capabilities,
     judged_figures,
     models_returned,
@@ -53,7 +52,7 @@ CONTROLS_KEYS = model.keys(model.Controls)
 JUDGE_KEYS = model.keys(model.Judge)
 NEGATIVE_KEYS = model.keys(model.NegativeControl)
 CHECK_KEYS = model.keys(model.ControlCheck)
-VERDICT_KEYS = model.keys(model.Verdict)
+VERDICT_KEYS = model.keys(model.VerdictRecord)
 CAPABILITY_VALUES: dict[str, tuple[Any, ...]] = {
     "ground_truth_visible_to_agent": (False, True, "unknown"),
     "provenance_visible_to_agent": (False, True, "unknown"),
@@ -278,7 +277,9 @@ def _check_controls(
         raise PointsArtifactError("negative controls for every answered point, no other")
     for record, point in zip(negative, answered, strict=True):
         _check_negative(record, point)
-    first = first_answers(answers)
+    first = {
+        a["point_id"] for a in answers["answers"] if a["sample"] == 0 and a["status"] == COMPLETED
+    }  # each point's first answer, where it was given: what the stability check re-judged
     sampled = [p.id for p in answered if p.id in first]
     _check_stability(controls["stability"], sampled)
 

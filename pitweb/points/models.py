@@ -12,6 +12,11 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from harness.points.artifacts import typed
+from harness.points.demo import DEMO_MODEL
+from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL
+from harness.points.model import AnswerSet as AnswerSetRecord
+from harness.points.model import JudgedSet as JudgedSetRecord
 from pitweb.jobs.models import ClaimableJob
 
 
@@ -128,6 +133,11 @@ class AnswerSet(models.Model):
     def __str__(self) -> str:
         return f"answers of {self.model}"
 
+    @property
+    def record(self) -> AnswerSetRecord:
+        """The stored body as the engine's answer set (every field typed)."""
+        return typed(self.body, AnswerSetRecord)
+
 
 class JudgedSet(models.Model):
     """The verdicts of one judge over one answer set. A re-judgment is a new judged set
@@ -165,6 +175,12 @@ class JudgedSet(models.Model):
 
     def __str__(self) -> str:
         return f"judged set {self.pk} of {self.answer_set}"
+
+    @property
+    def record(self) -> JudgedSetRecord | None:
+        """The stored body as the engine's judged set (None for another judge's imported
+        verdicts: the site holds no judged set of theirs)."""
+        return typed(self.body, JudgedSetRecord) if self.body else None
 
     @property
     def rankable(self) -> bool:
@@ -225,14 +241,10 @@ class ModelEndpoint(models.Model):
 
     @property
     def is_demo(self) -> bool:
-        from harness.points.demo import DEMO_MODEL
-
         return self.model == DEMO_MODEL
 
     @property
     def is_pinned_judge(self) -> bool:
-        from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL
-
         return self.model == DEFAULT_MODEL and self.effort == DEFAULT_EFFORT
 
 

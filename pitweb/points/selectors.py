@@ -10,10 +10,12 @@ import pandas as pd
 from django.db.models import Count, Prefetch, QuerySet
 from django.db.models.fields.json import KeyTransform
 
+from harness.points.artifacts import typed
 from harness.points.demo import DEMO_MODEL
 from harness.points.gates import withheld_because
 from harness.points.metrics import CLASSES, FAIL, PASS, harness_error_range, rank_ranges, wilson
-from pitweb.points.models import JudgedSet, Point, PointSet, Verdict
+from harness.points.model import Reliability, plain
+from pitweb.points.models import JudgedSet, Point, PointSet, PointsJob, Verdict
 
 
 def point_sets() -> QuerySet[PointSet]:
@@ -125,25 +127,27 @@ CONTROLS = (
 )  # fmt: skip
 
 
-def controls(reliability: dict[str, Any] | None) -> dict[str, Any]:
+def controls(reliability: Reliability | None) -> dict[str, Any]:
     """The figures the judge's controls gave (None for imported verdicts: no control ran
     here)."""
-    found = (reliability or {}).get("figures") or {}
+    found = reliability.figures if reliability is not None else None
     return {
-        "control_points": found.get("points"),
-        "positive_controls_held": found.get("positive_controls_held"),
-        "negative_controls_failed": found.get("negative_controls_failed"),
-        "flip_rate": found.get("flip_rate"),
-        "fleiss_kappa": found.get("fleiss_kappa"),
+        "control_points": found.points if found else None,
+        "positive_controls_held": found.positive_controls_held if found else None,
+        "negative_controls_failed": found.negative_controls_failed if found else None,
+        "flip_rate": found.flip_rate if found else None,
+        "fleiss_kappa": found.fleiss_kappa if found else None,
     }
 
 
-def _reliability(judged: JudgedSet) -> dict[str, Any] | None:
+def _reliability(judged: JudgedSet) -> Reliability | None:
     """The judge's reliability: annotated by ``judged_sets`` (so the body is not loaded
     once per row), else from the body a single set's page loads anyway."""
     if "reliability" in judged.__dict__:
-        return judged.__dict__["reliability"]  # type: ignore[no-any-return]
-    return (judged.body or {}).get("reliability")
+        found = judged.__dict__["reliability"]
+        return typed(found, Reliability) if found else None
+    record = judged.record
+    return record.reliability if record is not None else None
 
 
 def judged_rows(judged: list[JudgedSet]) -> list[dict[str, Any]]:
@@ -188,21 +192,21 @@ def with_ranks(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def stability(judged: JudgedSet) -> dict[str, Any] | None:
     """The judge's controls and stability, as its judged set recorded them (None for
     another judge's imported verdicts: nothing of theirs was controlled here)."""
-    if not judged.body:
+    record = judged.record
+    if record is None:
         return None
-    controls, reliability = judged.body["controls"], judged.body["reliability"]
-    steady = controls["stability"]
+    reliability, steady = record.reliability, record.controls.stability
     return {
-        "status": reliability["status"],
-        "broken": reliability["broken"],
-        "rules": reliability["rules"],
-        "figures": reliability["figures"],
-        "flip_rate": steady["flip_rate"],
-        "raw_agreement": steady["raw_agreement"],
-        "fleiss_kappa": steady["fleiss_kappa"],
-        "items": steady["items"],
-        "repeats": steady["repeats"],
-        "negative_flagged": [n["point_id"] for n in controls["negative"] if n["flagged"]],
+        "status": reliability.status,
+        "broken": reliability.broken,
+        "rules": plain(reliability.rules),
+        "figures": plain(reliability.figures),
+        "flip_rate": steady.flip_rate,
+        "raw_agreement": steady.raw_agreement,
+        "fleiss_kappa": steady.fleiss_kappa,
+        "items": steady.items,
+        "repeats": steady.repeats,
+        "negative_flagged": [n.point_id for n in record.controls.negative if n.flagged],
     }
 
 
@@ -314,3 +318,18 @@ def verdict_rows(judged: JudgedSet, found: QuerySet[Verdict]) -> list[dict[str, 
 
 def point_set_with_counts(name: str) -> PointSet | None:
     return PointSet.objects.filter(name=name).prefetch_related(Prefetch("answer_sets")).first()
+
+
+def job_progress(job: PointsJob) -> dict[str, Any]:
+    """What the page polls: the job's state and how far it got."""
+    return {
+        "job": job.pk,
+        "kind": job.kind,
+        "state": job.state,
+        "done_calls": job.done_calls,
+        "total_calls": job.total_calls,
+        "attempts": job.attempts,
+        "message": job.message,
+        "answer_set": job.answer_set_id,
+        "judged_set": job.judged_set_id,
+    }

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_POST
 from harness.points.metrics import CLASSES
 from pitweb import charts
 from pitweb.core.errors import SubmissionError, bad_request_page
-from pitweb.points import selectors, services, work
+from pitweb.points import selectors, services
 from pitweb.points.models import (
     AnswerSet,
     JudgedSet,
@@ -309,7 +309,7 @@ def points_job_json(request: HttpRequest, job_id: str) -> JsonResponse:
     )
     if job is None:
         raise Http404("no such job")
-    progress = work.progress(job)
+    progress = selectors.job_progress(job)
     if not (job.point_set.discloses_hidden or request.user.is_staff):
         progress["message"] = None  # a judge's failure may quote a sealed Ground Truth
     return JsonResponse(progress)

@@ -12,41 +12,31 @@ and shown as harness errors once the attempts are used up.
 from __future__ import annotations
 
 import logging
-import math
 import os
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
 
 from harness.points.answer import AgentConfig, Answerer
 from harness.points.artifacts import canonical_sha256
-from harness.points.cli import LOOPBACK_HOSTS, NO_KEY
 from harness.points.journal import Journal
 from harness.points.judge import ControlFailed, Judge, JudgeConfig
 from harness.points.markdown import Point as EnginePoint
-from harness.points.markdown import parse_point
 from harness.points.pace import Pace
+from harness.points.replies import LOOPBACK_HOSTS, NO_KEY
 from harness.points.run import answer_points, judge_answer_set
 from pitweb.jobs import machine
 from pitweb.jobs.machine import MAX_ATTEMPTS, Outcome
 from pitweb.points import services
-from pitweb.points.models import ModelEndpoint, PointSet, PointsJob
+from pitweb.points.engine import engine_points
+from pitweb.points.models import ModelEndpoint, PointsJob
 
 log = logging.getLogger(__name__)
 
 
 class MissingKey(RuntimeError):
     """The worker holds no key for a remote endpoint: ours to fix, never the model's."""
-
-
-def engine_points(point_set: PointSet) -> list[EnginePoint]:
-    """The set's points as the engine parses them, from the stored files."""
-    return [
-        parse_point(p.text, Path(p.suite or ".") / f"{p.point_id}.md")
-        for p in point_set.points.order_by("position")
-    ]
 
 
 def _key(endpoint: ModelEndpoint) -> str:
@@ -98,8 +88,8 @@ def _answer(job: PointsJob, points: list[EnginePoint], worker: str) -> Outcome:
             )  # fmt: skip
     finally:
         journal.close()
-    if body["status"] != "complete" and job.attempts < MAX_ATTEMPTS:
-        return _retry(job, worker, f"{body['summary']['harness_error']} answer(s) failed")
+    if body.status != "complete" and job.attempts < MAX_ATTEMPTS:
+        return _retry(job, worker, f"{body.summary.harness_error} answer(s) failed")
     services.answer_job_finish(
         job_id=job.pk, worker=worker, body=body, paid_calls=len(journal.done)
     )
@@ -122,7 +112,8 @@ def _judge(job: PointsJob, points: list[EnginePoint], worker: str) -> Outcome:
     try:
         with _progress(job, journal, worker):
             body = judge_answer_set(
-                Judge(config, journal=journal, pace=_pace(endpoint)), answers.body, points,
+                Judge(config, journal=journal, pace=_pace(endpoint)),
+                answers.record, points,
                 stability_k=job.stability_k, stride=job.stride, workers=endpoint.concurrency,
             )  # fmt: skip
     except ControlFailed as exc:
@@ -134,7 +125,7 @@ def _judge(job: PointsJob, points: list[EnginePoint], worker: str) -> Outcome:
         return Outcome(PointsJob.State.CONTROL_FAILED)
     finally:
         journal.close()
-    unjudged = body["summary"]["harness_errors"]["judge"]
+    unjudged = body.summary["harness_errors"]["judge"]
     if unjudged and job.attempts < MAX_ATTEMPTS:
         return _retry(job, worker, f"{unjudged} answer(s) got no usable verdict")
     services.judge_job_finish(job_id=job.pk, worker=worker, body=body, paid_calls=len(journal.done))
@@ -148,16 +139,6 @@ def _retry(job: PointsJob, worker: str, why: str) -> Outcome:
         PointsJob, pk=job.pk, worker=worker, message=f"{why}: asked again on the next attempt"
     )
     return Outcome("retrying" if retry_in is not None else PointsJob.State.HARNESS_ERROR, retry_in)
-
-
-def estimated_calls(job: PointsJob) -> int:
-    """About how many paid calls the job makes (its progress bar's end)."""
-    points = job.point_set.points.count()
-    if job.kind == PointsJob.Kind.ANSWER:
-        return points * job.samples
-    answers = len((job.answer_set.body if job.answer_set else {}).get("answers") or [])
-    answered = min(points, answers)
-    return 4 * answered + answers + job.stability_k * math.ceil(answered / max(job.stride, 1))
 
 
 def run_points_job(*, job_id: int, worker: str) -> Outcome:
@@ -177,18 +158,3 @@ def run_points_job(*, job_id: int, worker: str) -> Outcome:
         return Outcome(
             "retrying" if retry_in is not None else PointsJob.State.HARNESS_ERROR, retry_in
         )
-
-
-def progress(job: PointsJob) -> dict[str, Any]:
-    """What the page polls: the job's state and how far it got."""
-    return {
-        "job": job.pk,
-        "kind": job.kind,
-        "state": job.state,
-        "done_calls": job.done_calls,
-        "total_calls": job.total_calls,
-        "attempts": job.attempts,
-        "message": job.message,
-        "answer_set": job.answer_set_id,
-        "judged_set": job.judged_set_id,
-    }

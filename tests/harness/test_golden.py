@@ -25,6 +25,7 @@ from harness.agents import stub
 from harness.agents.adapters.plain import from_callable
 from harness.agents.baselines import earliest_five
 from harness.points import Point, load_points
+from harness.points.model import plain
 from harness.points.run import answer_points, judge_answer_set
 from tests.support.chat_server import Chat
 from tests.support.data import build_prices, build_release, shared_path
@@ -114,8 +115,9 @@ def test_an_answer_set_and_its_judged_set_are_identical_but_for_their_times(
     points: list[Point] = load_points(shared_path("data", "pitfall", "points"))[:4]
     state, url = server
     state.agent = knows(points, lambda i, n: (i + n) % 2 == 0)
-    answers = answer_points(answerer(url), points, samples=2, workers=1)
-    judged = judge_answer_set(judge(url), answers, points, stability_k=2, stride=2, workers=1)
+    made = answer_points(answerer(url), points, samples=2, workers=1)
+    answers = plain(made)  # the sets as their files hold them
+    judged = plain(judge_answer_set(judge(url), made, points, stability_k=2, stride=2, workers=1))
     judged["answer_set_sha256"] = VOLATILE  # a digest over the answers' times
     for per_point in judged["points"]:
         per_point["date"] = VOLATILE  # the day it was judged

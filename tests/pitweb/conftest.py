@@ -18,6 +18,9 @@ from harness.agents.adapters.plain import from_callable
 from pitweb import celery_app
 from tests.support.data import build_prices, build_release
 
+# the judged-point fixtures (a four-point set, the chat server, the workers' journals)
+from tests.support.points_site import chat, journals, point_set  # noqa: F401
+
 
 @dataclass(frozen=True)
 class Artifacts:

@@ -13,10 +13,17 @@ from typing import Any
 import pytest
 
 from harness.points import Point, load_points
-from harness.points.artifacts import JUDGED_SET, PointsArtifactError, read_artifact, write_artifact
+from harness.points.artifacts import (
+    JUDGED_SET,
+    PointsArtifactError,
+    read_artifact,
+    typed,
+    write_artifact,
+)
 from harness.points.gates import UNRELIABLE, USABLE, assess
 from harness.points.judge import BOUNDARY_WORD, Judge, JudgeConfig, neutralised
 from harness.points.metrics import fleiss_kappa
+from harness.points.model import AnswerSet, plain
 from harness.points.run import answer_points, judge_answer_set
 from harness.points.verify import verify_judged
 from tests.support.chat_server import Chat, section
@@ -41,7 +48,8 @@ def judged_with(
     state.agent = knows(points, lambda i, n: i % 2 == 0)
     answers = answer_points(answerer(url), points, workers=1)
     state.judge_mode = mode
-    return answers, judge_answer_set(judge(url), answers, points, workers=1, **stability)
+    judged = judge_answer_set(judge(url), answers, points, workers=1, **stability)
+    return plain(answers), plain(judged)
 
 
 # -- the gates ---------------------------------------------------------------------
@@ -154,7 +162,11 @@ def test_a_judge_that_obeys_the_answer_is_caught_by_the_injection_control(
         "negative controls failed on 4 of 4 point(s) (100.0%)"
     )
     state.judge_mode = "good"  # the same controls, a judge that does not obey
-    honest = judge_answer_set(judge(url), answers, points[:4], stability_k=2, stride=1, workers=1)
+    honest = plain(
+        judge_answer_set(
+            judge(url), typed(answers, AnswerSet), points[:4], stability_k=2, stride=1, workers=1
+        )
+    )
     assert honest["reliability"]["status"] == USABLE
 
 
@@ -211,9 +223,10 @@ def test_a_judged_set_cannot_be_declared_usable(
 ) -> None:
     state, url = server
     state.agent = knows(points[:3], lambda i, n: True)
-    answers = answer_points(answerer(url), points[:3], workers=1)
+    made = answer_points(answerer(url), points[:3], workers=1)
+    answers = plain(made)
     state.judge_mode = "stamp"
-    body = judge_answer_set(judge(url), answers, points[:3], stability_k=2, stride=1, workers=1)
+    body = plain(judge_answer_set(judge(url), made, points[:3], stability_k=2, stride=1, workers=1))
     assert body["reliability"]["status"] == UNRELIABLE
 
     def refused(forged: dict[str, Any], why: str) -> None:

@@ -235,16 +235,13 @@ def test_a_judge_other_than_the_pinned_one_is_written_down_as_such(
     )
     other = Judge(JudgeConfig(base_url=url, api_key="k", model="cheaper-judge", effort="low"))
     judged = judge_answer_set(other, answers, points[:2], stability_k=2, stride=1)
-    assert "judge_pinned=False" in judged["capability_line"]
-    assert judged["judge"]["model"] == "cheaper-judge"
-    assert judged["verdicts"][0]["judge"]["model_returned"] == JUDGE_MODEL_RETURNED
+    assert "judge_pinned=False" in judged.capability_line
+    assert judged.judge.model == "cheaper-judge"
+    assert judged.verdicts[0].judge.model_returned == JUDGE_MODEL_RETURNED
     state.judge_model = "gpt-4o-mini"  # the seed's judge configured, another one answering
     pinned = judge_answer_set(judge_for(url), answers, points[:2], stability_k=2, stride=1)
-    assert (
-        pinned["judge"]["model"] == "gpt-5.6-sol"
-        and "judge_pinned=False" in (pinned["capability_line"])
-    )
-    assert pinned["judge"]["models_returned"] == ["gpt-4o-mini"]
+    assert pinned.judge.model == "gpt-5.6-sol" and "judge_pinned=False" in pinned.capability_line
+    assert pinned.judge.models_returned == ["gpt-4o-mini"]
     from harness.points.judge import is_pinned_model
 
     assert is_pinned_model("gpt-5.6-sol") and is_pinned_model("gpt-5.6-sol-2026-08-01")

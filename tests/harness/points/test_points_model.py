@@ -36,7 +36,7 @@ def test_the_golden_sets_hold_exactly_the_fields_of_their_types() -> None:
     assert {k for a in answers["answers"] for k in a} == model.keys(model.Answer)
     assert set(answers["summary"]) == model.keys(model.AnswerSummary)
     assert set(judged) == model.keys(model.JudgedSet)
-    assert {k for v in judged["verdicts"] for k in v} == model.keys(model.Verdict)
+    assert {k for v in judged["verdicts"] for k in v} == model.keys(model.VerdictRecord)
     assert {k for p in judged["points"] for k in p} == model.keys(model.PointRecord)
     assert set(judged["controls"]) == model.keys(model.Controls)
     assert set(judged["controls"]["stability"]) == model.keys(model.Stability)

@@ -23,10 +23,13 @@ from harness.points.artifacts import (
     answer_summary,
     as_stored,
     read_artifact,
+    typed,
     write_artifact,
 )
+from harness.points.cli.report import printable
 from harness.points.judge import Judge, JudgeConfig
 from harness.points.metrics import pass_at_k
+from harness.points.model import AnswerSet, plain
 from harness.points.run import answer_points, judge_answer_set
 from harness.points.verify import verify_answers, verify_judged
 from tests.support.chat_server import AGENT_MODEL_RETURNED, JUDGE_MODEL_RETURNED, Chat
@@ -45,8 +48,10 @@ def test_the_agent_sees_the_question_only_and_every_answer_is_measured(
 ) -> None:
     state, url = server
     state.agent = knows(points, lambda i, n: i % 2 == 0)
-    body = answer_points(
-        answerer(url, price_input_per_mtok=2.0, price_output_per_mtok=8.0), points, workers=3
+    body = plain(
+        answer_points(
+            answerer(url, price_input_per_mtok=2.0, price_output_per_mtok=8.0), points, workers=3
+        )
     )
     requests = [json.loads(b) for b in state.bodies]
     sent = [r["messages"][-1]["content"] for r in requests]
@@ -76,7 +81,7 @@ def test_the_agent_sees_the_question_only_and_every_answer_is_measured(
         "ground_truth_visible_to_agent=False provenance_visible_to_agent=False "
         "tools_offered=none training_cutoff_checked=False"
     )
-    unpriced = answer_points(answerer(url), points[:1])
+    unpriced = plain(answer_points(answerer(url), points[:1]))
     assert unpriced["answers"][0]["cost"] == {"usd": None, "source": "not_reported"}
     assert unpriced["summary"]["cost_usd"] is None  # no total from unknown costs
 
@@ -87,11 +92,13 @@ def test_an_agent_that_cannot_be_reached_is_a_harness_error_never_a_fail(
     state, url = server
     # point 0 answers right, point 1 is never reachable, point 2 says nothing, the rest err
     state.agent = knows(points, lambda i, n: {0: True, 1: None}.get(i, False))
-    answers = answer_points(answerer(url), points, workers=1)
+    answers = plain(answer_points(answerer(url), points, workers=1))
     down = answers["answers"][1]
     assert down["status"] == "harness_error" and down["attempts"] == 3 and down["text"] == ""
     assert "agent call failed" in down["error"] and answers["status"] == "incomplete"
-    judged = judge_answer_set(judge(url), answers, points, stability_k=2, stride=2)
+    judged = plain(
+        judge_answer_set(judge(url), typed(answers, AnswerSet), points, stability_k=2, stride=2)
+    )
     verdict = judged["verdicts"][1]
     assert (verdict["class"], verdict["outcome"]) == (None, "HARNESS_ERROR")
     assert verdict["error"].startswith("no answer to judge: agent call failed")
@@ -115,9 +122,11 @@ def test_pass_at_k_over_several_answers_per_point(
     # point 4: right, then a sample whose three attempts all fail, then wrong, then right
     plan[4] = lambda n: {1: True, 5: False, 6: True}.get(n)
     state.agent = knows(points, lambda i, n: plan[i](n))
-    answers = answer_points(answerer(url), points, samples=4, workers=1)
+    answers = plain(answer_points(answerer(url), points, samples=4, workers=1))
     assert [a["sample"] for a in answers["answers"][:4]] == [0, 1, 2, 3]
-    judged = judge_answer_set(judge(url), answers, points, stability_k=2, stride=1)
+    judged = plain(
+        judge_answer_set(judge(url), typed(answers, AnswerSet), points, stability_k=2, stride=1)
+    )
     by_point = {r["point_id"]: r for r in judged["points"]}
     record = by_point[points[1].id]
     assert (record["n_scored"], record["n_pass"]) == (4, 1)
@@ -158,10 +167,12 @@ def test_judged_sets_verify_and_forged_ones_do_not(
 ) -> None:
     state, url = server
     state.agent = knows(points, lambda i, n: i < 3)
-    answers = answer_points(answerer(url), points)
+    answers = plain(answer_points(answerer(url), points))
     write_artifact(tmp_path / "answers.json", answers)
     answers = read_artifact(tmp_path / "answers.json", ANSWER_SET)
-    judged = judge_answer_set(judge(url), answers, points, stability_k=2, stride=2)
+    judged = plain(
+        judge_answer_set(judge(url), typed(answers, AnswerSet), points, stability_k=2, stride=2)
+    )
     write_artifact(tmp_path / "judged.json", judged)
     judged = read_artifact(tmp_path / "judged.json", JUDGED_SET)
     figures = verify_judged(judged, answers, points)
@@ -431,7 +442,11 @@ def test_pitfall_answers_are_judged_again_under_our_controls(
     assert [a["text"] for a in body["answers"]] == [r["answer"] for r in stated["results"]]
     points = load_points(points_dir)
     verify_answers(body, points)
-    judged = judge_answer_set(judge(url), body, points, stability_k=2, stride=29, workers=8)
+    judged = plain(
+        judge_answer_set(
+            judge(url), typed(body, AnswerSet), points, stability_k=2, stride=29, workers=8
+        )
+    )
     figures = verify_judged(_stored(judged), body, points)
     # our loopback judge calls only a copy of the Ground Truth correct: every real answer fails
     assert (figures["pass"], figures["fail"], figures["harness_error"]) == (0, 174, 0)
@@ -458,7 +473,7 @@ def test_a_reply_is_stored_cleaned_or_refused_as_a_failed_call(
 ) -> None:
     state, url = server
     state.agent_message, state.finish_reason = message, finish
-    body = answer_points(answerer(url), points[:1])
+    body = plain(answer_points(answerer(url), points[:1]))
     answer = body["answers"][0]
     assert (answer["status"], answer["text"]) == (status, text)
     if status == "harness_error":
@@ -471,18 +486,18 @@ def test_provider_figures_that_are_not_numbers_are_not_stored(
 ) -> None:
     state, url = server
     state.agent_usage = {"cost": float("nan"), "prompt_tokens": 10**400}
-    answer = answer_points(answerer(url), points[:1])["answers"][0]
+    answer = plain(answer_points(answerer(url), points[:1]))["answers"][0]
     assert answer["status"] == "completed"
     assert answer["cost"] == {"usd": None, "source": "not_reported"}
     assert "input" not in answer["tokens"] and answer["tokens"]["output"] == 300
     state.agent_usage = {"cost": 0.0123}
-    answer = answer_points(answerer(url), points[:1])["answers"][0]
+    answer = plain(answer_points(answerer(url), points[:1]))["answers"][0]
     assert answer["cost"] == {"usd": 0.0123, "source": "provider"}
-    priced = answer_points(
+    priced = plain(answer_points(
         answerer(url, price_input_per_mtok=2.0, price_output_per_mtok=8.0,
                  price_cached_input_per_mtok=0.5),
         points[:1],
-    )["answers"][0]  # fmt: skip
+    ))["answers"][0]  # fmt: skip
     # 200 fresh input tokens at $2, 1000 cached at $0.5, 300 output at $8, per million
     assert priced["cost"]["usd"] == pytest.approx((200 * 2 + 1000 * 0.5 + 300 * 8) / 1e6)
 
@@ -500,10 +515,8 @@ def test_a_judge_reply_is_cleaned_and_a_model_id_that_is_not_text_dropped(
 
 
 def test_text_from_a_file_cannot_move_the_terminal_cursor() -> None:
-    from harness.points.cli import _printable
-
-    assert _printable("ok\x1b[2K\rVerified \u202eevil") == "ok\\x1b[2K\\rVerified \\u202eevil"
-    assert _printable("精度 ok") == "精度 ok"
+    assert printable("ok\x1b[2K\rVerified \u202eevil") == "ok\\x1b[2K\\rVerified \\u202eevil"
+    assert printable("精度 ok") == "精度 ok"
 
 
 class Interrupted(BaseException):
@@ -546,7 +559,7 @@ def test_an_interrupted_run_resumes_from_its_journal_without_paying_twice(
         torn.write('["half a li')  # the process died mid-write
     journal = Journal(journal_path(out), header, resume=True)
     assert len(journal.done) == 3
-    body = answer_points(answerer(url), points, workers=2, journal=journal)
+    body = plain(answer_points(answerer(url), points, workers=2, journal=journal))
     journal.finish()
     assert state.agent_calls == len(points)  # the three answers were not asked for again
     assert body["status"] == "complete" and not journal_path(out).exists()
@@ -554,7 +567,7 @@ def test_an_interrupted_run_resumes_from_its_journal_without_paying_twice(
 
     # the judge: every call saved as it finishes; a resumed run asks only the rest
     state.bodies.clear()
-    judge_answer_set(judge(url), body, points, stability_k=2, stride=2)
+    judge_answer_set(judge(url), typed(body, AnswerSet), points, stability_k=2, stride=2)
     full = len(state.bodies)
 
     @dataclass
@@ -573,12 +586,18 @@ def test_an_interrupted_run_resumes_from_its_journal_without_paying_twice(
                              left=full // 2)  # fmt: skip
     state.bodies.clear()
     with pytest.raises(Interrupted):
-        judge_answer_set(dying_judge, body, points, stability_k=2, stride=2, workers=1)
+        judge_answer_set(
+            dying_judge, typed(body, AnswerSet), points, stability_k=2, stride=2, workers=1
+        )
     journal.close()
     assert len(state.bodies) == full // 2
     journal = Journal(journal_path(judged_out), {"kind": "judge"}, resume=True)
     resumed = Judge(JudgeConfig(base_url=url, api_key="k", timeout=5), journal=journal)
-    judged = judge_answer_set(resumed, body, points, stability_k=2, stride=2, workers=1)
+    judged = plain(
+        judge_answer_set(
+            resumed, typed(body, AnswerSet), points, stability_k=2, stride=2, workers=1
+        )
+    )
     journal.finish()
     assert len(state.bodies) == full  # half before the interruption, the rest after
     verify_judged(_stored(judged), _stored(body), points)
@@ -615,10 +634,10 @@ def test_usage_that_does_not_add_up_is_not_priced_and_a_filtered_reply_is_an_ans
     state.agent_usage = {"prompt_tokens_details": {"cached_tokens": 5000}}  # > 1200 input
     cheap_cache = answerer(url, price_input_per_mtok=2.0, price_output_per_mtok=8.0,
                            price_cached_input_per_mtok=0.1)  # fmt: skip
-    answer = answer_points(cheap_cache, points[:1])["answers"][0]
+    answer = plain(answer_points(cheap_cache, points[:1]))["answers"][0]
     assert answer["cost"] == {"usd": None, "source": "not_reported"}
     state.agent_usage = {}
     for message in ({"content": None}, {"content": ""}):  # the filter withheld the answer
         state.agent_message, state.finish_reason = message, "content_filter"
-        answer = answer_points(answerer(url), points[:1])["answers"][0]
+        answer = plain(answer_points(answerer(url), points[:1]))["answers"][0]
         assert (answer["status"], answer["text"]) == ("completed", ""), message

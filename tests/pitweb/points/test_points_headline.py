@@ -14,8 +14,6 @@ import io
 import json
 import re
 import threading
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,49 +22,26 @@ from django.test import Client
 
 from harness.points.artifacts import answer_set
 from harness.points.metrics import CLASSES, harness_error_range, pass_at_k, wilson
+from harness.points.model import plain
 from pitweb.points import services
-from pitweb.points.models import JudgedSet, PointSet
-from pitweb.points.work import engine_points
+from pitweb.points.engine import engine_points
+from pitweb.points.models import PointSet
 from tests.pitweb.conftest import token_client
-from tests.pitweb.points.test_points_jobs import _answered, _endpoints, _knows_first
-from tests.pitweb.points.test_points_site import _files, _zip
-from tests.support.chat_server import JUDGE_MODEL_RETURNED, Chat, serving
+from tests.support.chat_server import JUDGE_MODEL_RETURNED, Chat
+from tests.support.points_site import (
+    answered_by,
+    endpoints,
+    judged_by,
+    knows_first,
+)
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("journals")]
 
 # every key under which a figure of a judged set's verdicts could be stated
 FIGURE_KEYS = (
     "pass", "fail", "accuracy", "accuracy_low", "accuracy_high", "accuracy_if_errors_fail",
     "accuracy_if_errors_pass", "pass_at_k", *CLASSES,
 )  # fmt: skip
-
-
-@pytest.fixture(autouse=True)
-def journals(settings: Any, tmp_path: Path) -> Path:
-    settings.PITWEB_JOURNAL_DIR = tmp_path / "journals"
-    return settings.PITWEB_JOURNAL_DIR
-
-
-@pytest.fixture()
-def chat() -> Iterator[tuple[Chat, str]]:
-    with serving() as served:
-        yield served
-
-
-@pytest.fixture()
-def point_set(staff: User) -> PointSet:
-    return services.point_set_upload(
-        user=staff, name="four", title="", archive=io.BytesIO(_zip(_files(4))), state="public",
-        reveal_on=None,
-    )  # fmt: skip
-
-
-def _judged(answers: Any, judge: Any) -> JudgedSet:
-    job = services.judge_job_request(user=None, answer_set=answers, endpoint=judge, stride=1)
-    job.refresh_from_db()
-    assert job.state == "done", job.message
-    assert job.judged_set is not None
-    return job.judged_set
 
 
 def _chart_figures(page: str) -> dict[str, Any]:
@@ -100,14 +75,14 @@ def test_a_rubber_stamp_judged_set_shows_no_accuracy_anywhere(
     point_set: PointSet, chat: tuple[Chat, str], submitter: User, settings: Any
 ) -> None:
     server, url = chat
-    _knows_first(server, point_set)
-    agent, judge = _endpoints(url)
-    answers = _answered(point_set, agent)
+    knows_first(server, point_set)
+    agent, judge = endpoints(url)
+    answers = answered_by(point_set, agent)
     server.judge_mode = "stamp"  # passes everything, its negative controls included
-    stamped = _judged(answers, judge)
+    stamped = judged_by(answers, judge, stride=1)
     assert stamped.status == "judge_unreliable"
     server.judge_mode = "good"  # a result on the same page, so its charts are drawn
-    good = _judged(answers, judge)
+    good = judged_by(answers, judge, stride=1)
     assert good.status == "usable"
     [rule] = stamped.broken_rules
     assert rule.startswith("negative controls failed on 4 of 4 point(s)")
@@ -199,11 +174,11 @@ def test_pass_at_k_is_shown_for_a_set_with_several_answers_per_point(
         return truths[question] if right else "It is 99."
 
     server.agent = agent
-    endpoint, judge = _endpoints(url)
+    endpoint, judge = endpoints(url)
     job = services.answer_job_request(user=None, point_set=point_set, endpoint=endpoint, samples=2)
     job.refresh_from_db()
     assert job.state == "done" and job.answer_set is not None, job.message
-    judged = _judged(job.answer_set, judge)
+    judged = judged_by(job.answer_set, judge, stride=1)
     assert judged.status == "usable"
     correct = [2, 1, 0, 0]
     expected = {
@@ -224,9 +199,9 @@ def test_each_verdict_export_row_names_its_judge_model_and_time(
     point_set: PointSet, chat: tuple[Chat, str]
 ) -> None:
     server, url = chat
-    _knows_first(server, point_set)
-    agent, judge = _endpoints(url)
-    judged = _judged(_answered(point_set, agent), judge)
+    knows_first(server, point_set)
+    agent, judge = endpoints(url)
+    judged = judged_by(answered_by(point_set, agent), judge, stride=1)
     base = f"/points/four/judged/{judged.pk}/"
     rows = Client().get(base + "?format=json").json()["verdicts"]
     assert len(rows) == 4
@@ -251,10 +226,10 @@ def test_the_range_over_harness_errors_is_shown_beside_the_accuracy(
     point_set: PointSet, chat: tuple[Chat, str], submitter: User, settings: Any
 ) -> None:
     server, url = chat
-    _knows_first(server, point_set)
-    agent, judge = _endpoints(url)
-    answered = _answered(point_set, agent)
-    clean = _judged(answered, judge)  # none of its answers missing
+    knows_first(server, point_set)
+    agent, judge = endpoints(url)
+    answered = answered_by(point_set, agent)
+    clean = judged_by(answered, judge, stride=1)  # none of its answers missing
     made = answered.body
     # the same answers, uploaded with the second point's answer never given
     records = [
@@ -263,7 +238,7 @@ def test_the_range_over_harness_errors_is_shown_beside_the_accuracy(
         for a in made["answers"]
     ]  # fmt: skip
     experiment = {**made["experiment"], "agent": {**made["experiment"]["agent"], "model": "mine"}}
-    body = answer_set(engine_points(point_set), records, experiment, made["capabilities"])
+    body = plain(answer_set(engine_points(point_set), records, experiment, made["capabilities"]))
     settings.PITWEB_POINTS_JUDGE = "judge"
     uploaded, created = services.answer_set_upload(
         user=submitter, point_set=point_set, upload=io.BytesIO(json.dumps(body).encode())

@@ -9,7 +9,6 @@ import hashlib
 import io
 import threading
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,63 +19,19 @@ from django.test import Client
 from pitweb import celery_app
 from pitweb.points import services
 from pitweb.points.models import AnswerSet, JudgedSet, ModelEndpoint, PointSet, PointsJob
-from pitweb.points.work import engine_points
-from tests.pitweb.points.test_points_site import _files, _zip
-from tests.support.chat_server import Chat, section, serving
+from tests.support.chat_server import Chat, section
+from tests.support.points_site import answered_by, endpoints, knows_first, point_files, zipped
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def journals(settings: Any, tmp_path: Path) -> Path:
-    settings.PITWEB_JOURNAL_DIR = tmp_path / "journals"
-    return settings.PITWEB_JOURNAL_DIR
-
-
-@pytest.fixture()
-def chat() -> Iterator[tuple[Chat, str]]:
-    with serving() as served:
-        yield served
-
-
-@pytest.fixture()
-def point_set(staff: User) -> PointSet:
-    archive = io.BytesIO(_zip(_files(4)))
-    return services.point_set_upload(
-        user=staff, name="four", title="", archive=archive, state="public", reveal_on=None
-    )
-
-
-def _knows_first(chat: Chat, point_set: PointSet) -> None:
-    """The agent answers the first point with its Ground Truth, the rest wrongly."""
-    truths = {p.question: p.ground_truth for p in engine_points(point_set)}
-    first = engine_points(point_set)[0].question
-    chat.agent = lambda question, n: truths[question] if question == first else "It is 99."
-
-
-def _endpoints(url: str, **judge: Any) -> tuple[ModelEndpoint, ModelEndpoint]:
-    agent = services.model_register(user=None, name="agent", base_url=url, model="agent-x")
-    judged = services.model_register(
-        user=None, name="judge", base_url=url, model="gpt-5.6-sol", effort="xhigh", **judge
-    )
-    return agent, judged
-
-
-def _answered(point_set: PointSet, agent: ModelEndpoint) -> AnswerSet:
-    job = services.answer_job_request(user=None, point_set=point_set, endpoint=agent)
-    job.refresh_from_db()
-    assert job.state == "done", job.message
-    assert job.answer_set is not None
-    return job.answer_set
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("journals")]
 
 
 def test_a_set_is_answered_and_judged_then_judged_again(
     point_set: PointSet, chat: tuple[Chat, str]
 ) -> None:
     server, url = chat
-    _knows_first(server, point_set)
-    agent, judge = _endpoints(url, rate_per_minute=6000, concurrency=2)
-    answers = _answered(point_set, agent)
+    knows_first(server, point_set)
+    agent, judge = endpoints(url, rate_per_minute=6000, concurrency=2)
+    answers = answered_by(point_set, agent)
     assert answers.origin == "answered" and len(answers.body["answers"]) == 4
     job = services.judge_job_request(user=None, answer_set=answers, endpoint=judge, stride=1)
     job.refresh_from_db()
@@ -114,8 +69,8 @@ def test_a_failed_positive_control_aborts_the_job_naming_the_point(
     point_set: PointSet, chat: tuple[Chat, str]
 ) -> None:
     server, url = chat
-    agent, judge = _endpoints(url)
-    answers = _answered(point_set, agent)
+    agent, judge = endpoints(url)
+    answers = answered_by(point_set, agent)
     server.judge_mode = "fails-positive"
     job = services.judge_job_request(user=None, answer_set=answers, endpoint=judge)
     job.refresh_from_db()
@@ -128,8 +83,8 @@ def test_a_judge_that_passes_everything_is_published_as_judge_unreliable(
     point_set: PointSet, chat: tuple[Chat, str]
 ) -> None:
     server, url = chat
-    agent, judge = _endpoints(url)
-    answers = _answered(point_set, agent)
+    agent, judge = endpoints(url)
+    answers = answered_by(point_set, agent)
     server.judge_mode = "stamp"
     job = services.judge_job_request(user=None, answer_set=answers, endpoint=judge)
     job.refresh_from_db()
@@ -193,9 +148,9 @@ def test_a_worker_killed_mid_judging_is_replaced_without_paying_twice(
     )
 
     server, url = chat
-    _knows_first(server, point_set)
-    agent, judge = _endpoints(url, concurrency=1)
-    answers = _answered(point_set, agent)  # eager: answered in this process
+    knows_first(server, point_set)
+    agent, judge = endpoints(url, concurrency=1)
+    answers = answered_by(point_set, agent)  # eager: answered in this process
     # a clean judging of the same answers first: how many judge calls a whole job pays
     clean: Counter[str] = Counter()
     lock = threading.Lock()
@@ -268,9 +223,9 @@ def test_an_uploaded_answer_set_is_checked_stored_and_judged_by_the_site(
     from tests.pitweb.conftest import token_client
 
     server, url = chat
-    _knows_first(server, point_set)
-    agent, _ = _endpoints(url)
-    made = _answered(point_set, agent)
+    knows_first(server, point_set)
+    agent, _ = endpoints(url)
+    made = answered_by(point_set, agent)
     settings.PITWEB_POINTS_JUDGE = "judge"
     client = token_client(submitter)
     # a tampered one first: refused, naming why, nothing stored
@@ -278,6 +233,13 @@ def test_an_uploaded_answer_set_is_checked_stored_and_judged_by_the_site(
     tampered["answers"] = [{**a, "question_sha256": "0" * 64} for a in made.body["answers"]]
     response = client.post("/api/points/four/answer-sets/", {"answers": _answer_file(tampered)})
     assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_answer_set"
+    assert AnswerSet.objects.count() == 1
+    # one whose fields hold, but one of them not of its type: refused at the door, not by
+    # the judge job that reads it later
+    mistyped = dict(made.body)
+    mistyped["answers"] = [{**a, "finish_reason": 5} for a in made.body["answers"]]
+    response = client.post("/api/points/four/answer-sets/", {"answers": _answer_file(mistyped)})
+    assert response.status_code == 400 and "finish_reason" in response.json()["error"]["message"]
     assert AnswerSet.objects.count() == 1
     # a faithful copy under another model's name is its own answer set, judged on arrival
     body = {**made.body, "experiment": {**made.body["experiment"], "agent": {"model": "mine"}}}
@@ -296,7 +258,7 @@ def test_a_sealed_set_takes_no_uploaded_answers(staff: User, submitter: User) ->
     from tests.pitweb.conftest import token_client
 
     sealed = services.point_set_upload(
-        user=staff, name="sealed", title="", archive=io.BytesIO(_zip(_files(2))),
+        user=staff, name="sealed", title="", archive=io.BytesIO(zipped(point_files(2))),
         state="sealed", reveal_on=__import__("datetime").date(2030, 1, 1),
     )  # fmt: skip
     upload = io.BytesIO(b'{"artifact_type": "pit_answer_set"}')
@@ -317,14 +279,14 @@ def test_a_revealed_set_ranks_its_pinned_usable_judged_sets_with_rank_ranges(
 
     server, url = chat
     sealed = services.point_set_upload(
-        user=staff, name="sealed-four", title="", archive=io.BytesIO(_zip(_files(4))),
+        user=staff, name="sealed-four", title="", archive=io.BytesIO(zipped(point_files(4))),
         state="sealed", reveal_on=dt.date.today(),
     )  # fmt: skip
-    _knows_first(server, sealed)
-    agent, judge = _endpoints(url)
+    knows_first(server, sealed)
+    agent, judge = endpoints(url)
     other = services.model_register(user=None, name="agent-b", base_url=url, model="agent-y")
     for endpoint in (agent, other):
-        answers = _answered(sealed, endpoint)
+        answers = answered_by(sealed, endpoint)
         services.judge_job_request(user=None, answer_set=answers, endpoint=judge)
     rows = Client().get("/points/sealed-four/?table=judged&format=json").json()["judged_sets"]
     assert [r["ranked"] for r in rows] == [False, False]  # sealed: nobody can check it yet

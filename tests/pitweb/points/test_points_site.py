@@ -30,38 +30,15 @@ from pitweb.points.models import (
     Verdict,
 )
 from tests.support.data import shared_path
+from tests.support.points_site import (
+    SECRET_SOURCE,
+    SECRET_TRUTH,
+    point_file,
+    point_files,
+    zipped,
+)
 
 pytestmark = pytest.mark.django_db
-
-META = (Path(__file__).resolve().parents[3] / "examples" / "points" / "META.md").read_text()
-SECRET_TRUTH = "The answer is forty-two thousand and seven"
-SECRET_SOURCE = "Provenance kept in the vault, row 9931"
-
-
-def _point(point_id: str, question: str, truth: str, provenance: str) -> str:
-    return (
-        f"# {point_id}\n\n## Question\n\n{question}\n\n## Ground Truth\n\n<details>\n"
-        f"<summary>Hidden during evaluation</summary>\n\n{truth}\n\n</details>\n\n"
-        f"## Provenance\n\n<details>\n<summary>Expand for audit</summary>\n\n{provenance}\n\n"
-        "</details>\n"
-    )
-
-
-def _files(count: int = 3) -> dict[str, str]:
-    files = {"points/META.md": META}
-    for n in range(count):
-        files[f"points/suite-{n % 2}/p-{n}.md"] = _point(
-            f"p-{n}", f"What is figure {n}?", f"{SECRET_TRUTH} ({n}).", f"{SECRET_SOURCE}-{n}"
-        )
-    return files
-
-
-def _zip(files: dict[str, str]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
-    return buffer.getvalue()
 
 
 def _upload(client: Client, data: bytes, **fields: str) -> Any:
@@ -157,7 +134,7 @@ def _secrets(point_set: PointSet) -> list[str]:
 def test_a_sealed_set_shows_its_questions_and_commitment_and_nothing_hidden(
     staff_client: Client, staff: User
 ) -> None:
-    response = _upload(staff_client, _zip(_files()))
+    response = _upload(staff_client, zipped(point_files()))
     assert response.status_code == 302, response.content.decode()[:500]
     point_set = PointSet.objects.get(name="sealed-one")
     assert point_set.state == "sealed" and len(point_set.salt) == 64
@@ -199,7 +176,7 @@ def test_a_sealed_set_shows_its_questions_and_commitment_and_nothing_hidden(
     assert point_set.commitment in page and "What is figure 1?" in page
     assert point_set.question_digest in page
     # the commitment is the one the engine computes with the salt, over the files
-    folder = _unpacked(_files())
+    folder = _unpacked(point_files())
     assert commitment(point_set.salt, load_points(folder)) == point_set.commitment
 
 
@@ -217,7 +194,7 @@ def _unpacked(files: dict[str, str]) -> Path:
 def test_the_reveal_waits_for_its_date_then_publishes_salt_and_sections(
     staff_client: Client, settings: Any
 ) -> None:
-    assert _upload(staff_client, _zip(_files()), reveal_on="2999-01-01").status_code == 302
+    assert _upload(staff_client, zipped(point_files()), reveal_on="2999-01-01").status_code == 302
     early = staff_client.post("/points/sealed-one/reveal/")
     assert early.status_code == 409 and "2999-01-01" in early.content.decode()
     assert PointSet.objects.get().state == "sealed"
@@ -239,7 +216,7 @@ def test_the_reveal_waits_for_its_date_then_publishes_salt_and_sections(
 def _tar(add: Any) -> bytes:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
-        for name, text in _files().items():
+        for name, text in point_files().items():
             data = text.encode()
             info = tarfile.TarInfo(name)
             info.size = len(data)
@@ -270,7 +247,7 @@ def _member(name: str, text: str = "x") -> Any:
 def _bomb() -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, text in _files().items():
+        for name, text in point_files().items():
             archive.writestr(name, text)
         archive.writestr("points/padding.md", b"\0" * (9 * 1024 * 1024))
     return buffer.getvalue()
@@ -285,8 +262,8 @@ HOSTILE = {
     "a parent path": _tar(_member("points/../../evil.md")),
     "a backslash": _tar(_member("points\\..\\evil.md")),
     "not an archive": b"just some bytes, no archive at all",
-    "a broken point": _zip({**_files(), "points/bad.md": "# bad\n\nno sections\n"}),
-    "no template": _zip({k: v for k, v in _files().items() if not k.endswith("META.md")}),
+    "a broken point": zipped({**point_files(), "points/bad.md": "# bad\n\nno sections\n"}),
+    "no template": zipped({k: v for k, v in point_files().items() if not k.endswith("META.md")}),
     "a zip bomb": _bomb(),
 }
 
@@ -305,7 +282,7 @@ def test_a_hostile_archive_is_refused_and_nothing_is_stored(
 
 def test_too_many_members_are_refused(staff_client: Client, settings: Any) -> None:
     settings.PITWEB_MAX_POINTSET_MEMBERS = 3
-    response = _upload(staff_client, _zip(_files()))
+    response = _upload(staff_client, zipped(point_files()))
     assert response.status_code == 400 and "more than 3 members" in response.content.decode()
     assert PointSet.objects.count() == 0
 
@@ -313,7 +290,7 @@ def test_too_many_members_are_refused(staff_client: Client, settings: Any) -> No
 def test_only_staff_upload_point_sets(submitter: User) -> None:
     client = Client()
     client.force_login(submitter)
-    response = _upload(client, _zip(_files()))
+    response = _upload(client, zipped(point_files()))
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
     assert PointSet.objects.count() == 0
 
@@ -329,8 +306,8 @@ def test_hostile_markdown_renders_inert_and_details_still_work(staff_client: Cli
         "<details><summary>More</summary>\n\nfolded text\n\n</details>\n\n"
         "| a | b |\n|---|---|\n| 1 | 2 |"
     )
-    files = _files(1) | {"points/x/hostile.md": _point("hostile", hostile, "t", "p")}
-    assert _upload(staff_client, _zip(files), state="public").status_code == 302
+    files = point_files(1) | {"points/x/hostile.md": point_file("hostile", hostile, "t", "p")}
+    assert _upload(staff_client, zipped(files), state="public").status_code == 302
     page = Client().get("/points/sealed-one/").content.decode()
     section = re.search(r'<section class="point" id="point-hostile">(.*?)</section>', page, re.S)
     assert section is not None
