@@ -38,6 +38,7 @@ from harness.runs.config import RunConfig
 from harness.runs.runner import cell_order
 from harness.vocabulary import ARMS, CLOCKS
 from pitweb.artifacts import release_held
+from pitweb.board.changes import board_changed
 from pitweb.core.audit import audit_record
 from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import require_reason
@@ -50,7 +51,6 @@ from pitweb.execution.models import (
 from pitweb.jobs import machine
 from pitweb.jobs.dispatch import send_on_commit
 from pitweb.releases.models import Release
-from pitweb.runs.board import board_changed
 from pitweb.runs.models import JobState, Run, VerificationLevel
 
 ISOLATION_UNAVAILABLE = "isolation unavailable on this worker"

@@ -31,6 +31,7 @@ from django.db import transaction
 
 from harness.market.prices import PriceError, load_prices
 from harness.receipt.rescore import Tails
+from pitweb.board.changes import board_changed
 from pitweb.core.audit import audit_record
 from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import readable, require_reason
@@ -38,7 +39,6 @@ from pitweb.jobs import machine
 from pitweb.jobs.dispatch import send_on_commit
 from pitweb.pricing.models import PlatformScore
 from pitweb.releases.models import ReferencePrices, Release
-from pitweb.runs.board import board_changed
 from pitweb.runs.models import PROVEN_LEVELS, Run
 
 
