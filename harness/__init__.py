@@ -19,12 +19,12 @@ from harness.version import HARNESS_VERSION as __version__
 if TYPE_CHECKING:
     from harness.market.prices import load_prices
     from harness.release.bundle import Bundle
-    from harness.runs.config import RunConfig
+    from harness.rundata.config import RunConfig
     from harness.runs.runner import RunResult, run
 
 _LAZY = {
     "Bundle": "harness.release.bundle",
-    "RunConfig": "harness.runs.config",
+    "RunConfig": "harness.rundata.config",
     "RunResult": "harness.runs.runner",
     "load_prices": "harness.market.prices",
     "run": "harness.runs.runner",

@@ -21,7 +21,7 @@ from harness.vocabulary import ARMS, CLOCKS
 
 if TYPE_CHECKING:
     from harness.agents.base import AgentSpec
-    from harness.runs.config import RunConfig
+    from harness.rundata.config import RunConfig
     from harness.runs.runner import RunResult
 
 
@@ -117,7 +117,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 def _run_config(args: argparse.Namespace, **forced: Any) -> tuple[RunConfig, AgentSpec]:
     """The config file with the command line's overrides, and the agent it names."""
     from harness.agents.external import configured_agent
-    from harness.runs.config import RunConfig, replace_config
+    from harness.rundata.config import RunConfig, replace_config
 
     config = RunConfig.from_file(args.config)
     changes: dict[str, Any] = dict(forced)
@@ -370,8 +370,8 @@ def _reexecute(args: argparse.Namespace) -> int:
 
     from harness.agents.base import load_agent
     from harness.agents.external import command_agent, http_agent
-    from harness.receipt.reexecute import FAILED, REPRODUCED, reexecute
     from harness.receipt.verify import check_receipt
+    from harness.runs.reexecute import FAILED, REPRODUCED, reexecute
 
     named = [f for f in ("agent_cmd", "agent_http", "agent") if getattr(args, f)]
     if len(named) != 1:
@@ -738,7 +738,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from harness.market.prices import PriceError
     from harness.receipt.build import ReceiptError
     from harness.release.store import ReleaseError
-    from harness.runs.config import ConfigError
+    from harness.rundata.config import ConfigError
 
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -519,7 +519,7 @@ def describe(spec: AgentSpec) -> dict[str, Any]:
 
 
 def configured_agent(config: Any) -> AgentSpec:
-    """The agent a run config names (``harness.runs.config.RunConfig``): a command
+    """The agent a run config names (``harness.rundata.config.RunConfig``): a command
     (``agent_cmd``), or a Python agent by name (``agent``)."""
     if config.agent_cmd:
         return command_agent(config.agent_cmd, dialect=config.dialect, agent_dirs=config.agent_dirs)

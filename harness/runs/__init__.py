@@ -1,3 +1,4 @@
-"""Runs: its configuration (``config``), the runner that walks arms x clocks x sessions
-(``runner``), the mask probe (``probe``), the trajectory it writes (``trajectory``), the
-decision points for other eval tools (``export``) and the clock report (``reports``)."""
+"""Runs: the runner that walks arms x clocks x sessions (``runner``), re-execution of a
+recorded run (``reexecute``), the decision points for other eval tools (``export``) and
+the clock report (``reports``). What a run reads and writes (its config, its trajectory,
+the probe's scoring) is run data, a floor below: ``harness.rundata``."""

@@ -46,8 +46,8 @@ from harness.protocol import sharpebench as sharpebench_wire
 from harness.receipt import model
 from harness.receipt.build import Bound, Outcome, WindowRead, build_body, write_receipt
 from harness.release.bundle import Bundle
-from harness.runs.config import ConfigError, PriceSpec, RunConfig
-from harness.runs.probe import (
+from harness.rundata.config import ConfigError, PriceSpec, RunConfig
+from harness.rundata.probe_scoring import (
     MAX_ANSWER,
     answer_key,
     pick_items,
@@ -55,7 +55,7 @@ from harness.runs.probe import (
     score_answer,
     verdict,
 )
-from harness.runs.trajectory import TrajectoryWriter
+from harness.rundata.trajectory import TrajectoryWriter
 from harness.tools.toolbox import ArmRows, ClockIndex, Toolbox, knowable_test
 from harness.version import HARNESS_NAME, HARNESS_VERSION
 

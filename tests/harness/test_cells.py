@@ -122,7 +122,7 @@ def test_records_that_do_not_make_the_run_are_refused(
 
 
 def test_a_reexecution_that_compared_nothing_is_no_reproduction(tmp_path: Path) -> None:
-    from harness.receipt.reexecute import FAILED, compare
+    from harness.runs.reexecute import FAILED, compare
 
     empty = tmp_path / "a.jsonl"
     empty.write_text('{"event":"run_start","seq":0}\n')
