@@ -20,12 +20,13 @@ if TYPE_CHECKING:
     from harness.market.prices import load_prices
     from harness.release.bundle import Bundle
     from harness.rundata.config import RunConfig
-    from harness.runs.runner import RunResult, run
+    from harness.runs.finish import RunResult
+    from harness.runs.runner import run
 
 _LAZY = {
     "Bundle": "harness.release.bundle",
     "RunConfig": "harness.rundata.config",
-    "RunResult": "harness.runs.runner",
+    "RunResult": "harness.runs.finish",
     "load_prices": "harness.market.prices",
     "run": "harness.runs.runner",
 }

@@ -1,10 +1,10 @@
-"""The mask probe: a positive control on the shifted arm.
+"""The mask probe's scoring: a positive control on the shifted arm, its answers scored.
 
-The agent is asked the real date and issuer of rows it was actually served there
-(items by a fixed stride, not a sample). ``date_recovered`` needs a full date, found
-as people write them (``find_dates``: ISO with or without padding, compact, numeric
-day-month either way round, month names and abbreviations, ordinals, two-digit years),
-and the item records which rendering matched; a bare year is recorded apart as weaker
+The agent is asked (by ``harness.runs.probe``) the real date and issuer of rows it was
+actually served there (items by a fixed stride, not a sample). ``date_recovered`` needs a
+full date, found as people write them (``find_dates``: ISO with or without padding,
+compact, numeric day-month either way round, month names and abbreviations, ordinals,
+two-digit years), and the item records which rendering matched; a bare year is recorded apart as weaker
 evidence. The verdict turns on dates only, because dates are what the shifted
 arm masks: it still shows the issuer, so issuer recovery is reported per item but
 cannot by itself break the mask.
@@ -18,8 +18,6 @@ from __future__ import annotations
 import re
 from datetime import date, datetime
 from typing import Any
-
-from harness import canonical
 
 _SUFFIXES = {
     "inc",
@@ -35,14 +33,6 @@ _SUFFIXES = {
     "corporation",
 }
 _WORD = re.compile(r"[a-z0-9]+")
-
-
-def pick_items(served: list[int], count: int) -> tuple[int, list[int]]:
-    """(stride, chosen positions): every ``stride``-th served row, ``count`` at most."""
-    if count <= 0 or not served:
-        return 0, []
-    stride = max(1, len(served) // count)
-    return stride, served[::stride][:count]
 
 
 _MONTHS = {
@@ -238,12 +228,3 @@ def verdict(items: list[dict[str, Any]]) -> str:
     if not answered:
         return "inconclusive"
     return "mask_leaks" if any(i["score"]["date_recovered"] for i in answered) else "mask_holds"
-
-
-def probe_prompt(row: dict[str, Any]) -> str:
-    return (
-        "Mask probe. You were served this filing during the run (as your arm showed it):\n"
-        f"{canonical.line(row)}\n"
-        "Dates in this arm may have been moved. What were the real filing date and the real "
-        "issuer? Answer in plain text."
-    )

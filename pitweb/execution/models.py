@@ -119,7 +119,7 @@ class ExecutionJob(ClaimableJob):
 
 class ExecutionCell(ClaimableJob):
     """One cell of an execution, run by whichever worker claims it; its record
-    (``harness.runs.runner.CellRecord``, JSON) is what the assembly writes into the run."""
+    (``harness.runs.records.CellRecord``, JSON) is what the assembly writes into the run."""
 
     class State(models.TextChoices):
         QUEUED = "queued"

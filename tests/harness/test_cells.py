@@ -17,7 +17,8 @@ from harness import RunConfig, run
 from harness.agents import stub
 from harness.agents.baselines import earliest_five
 from harness.agents.external import command_agent
-from harness.runs.runner import AssemblyError, CellRecord, assemble, cell_order, run_cell
+from harness.runs.records import AssemblyError, CellRecord
+from harness.runs.runner import assemble, cell_order, run_cell
 from tests.support.data import build_prices, build_release
 from tests.support.golden import body_text
 from tests.support.sandbox import require_sandbox
