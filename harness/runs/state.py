@@ -25,6 +25,8 @@ class Aborted(Exception):
 
 @dataclass
 class CellOutcome:
+    """One cell as the cell loop counts it (its record carries it as JSON)."""
+
     arm: str
     clock: str
     status: str = outcomes.COMPLETE
