@@ -136,7 +136,7 @@ def cmd_clocks_report(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``run`` and ``clocks-report``."""
-    run = sub.add_parser(
+    runs = sub.add_parser(
         "run",
         help="run an agent over arms x clocks and write trajectory and receipt",
         description="Run an agent over arms x clocks and write trajectory and receipt. Exit "
@@ -144,12 +144,12 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "the harness could not run after three attempts: the receipt is written and says the "
         "run is not rankable); 4 the agent failed in at least one cell (receipt written).",
     )
-    run.add_argument("--config", required=True, help="run.json (keys follow RunConfig)")
-    run.add_argument("--trajectory", help="trajectory path (overrides trajectory_path)")
-    run.add_argument("--receipt", help="receipt path (overrides receipt_path)")
-    run.add_argument("--agent", help="'stub' or 'package.module:attribute' (overrides agent)")
-    external_agent_arguments(run)
-    run.add_argument(
+    runs.add_argument("--config", required=True, help="run.json (keys follow RunConfig)")
+    runs.add_argument("--trajectory", help="trajectory path (overrides trajectory_path)")
+    runs.add_argument("--receipt", help="receipt path (overrides receipt_path)")
+    runs.add_argument("--agent", help="'stub' or 'package.module:attribute' (overrides agent)")
+    external_agent_arguments(runs)
+    runs.add_argument(
         "--agent-process",
         choices=["auto", "isolated", "in_process"],
         help="where the agent runs: its own sandboxed process (isolated; needs bubblewrap), "
@@ -157,14 +157,14 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "in_process otherwise, said so in the receipt (auto, the default; overrides "
         "agent_process)",
     )
-    run.add_argument(
+    runs.add_argument(
         "--pass-env",
         action="append",
         metavar="NAME",
         help="an environment variable (an API key) to hand to the agent's process in a run "
         "with model_endpoints; repeatable; its value is never written anywhere",
     )
-    run.set_defaults(func=cmd_run)
+    runs.set_defaults(func=cmd_run)
 
     report = sub.add_parser(
         "clocks-report",
