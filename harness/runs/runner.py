@@ -173,8 +173,9 @@ def context(
     config = inputs.config
     ctx = RunContext(config, writer, drivers, window.table, window.sessions, window.positions)
     ctx.main_keys = [f["row_key"] for f in window.facts]
-    if inputs.spec.external is not None:
-        ctx.dialect = observe.dialect(inputs.spec.external.dialect)
+    external = inputs.spec.external
+    # what the agent is shown, and how its answers are read: the observation seam's
+    ctx.dialect = observe.dialect(None if external is None else external.dialect)
     passed = tuple(os.environ.get(name, "") for name in config.pass_env)
     ctx.redactor = Redactor(passed) if any(passed) else None
     return ctx

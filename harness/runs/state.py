@@ -59,7 +59,7 @@ class RunContext:
     cell: str = ""  # the cell (or "probe") whose agent runs now
     main_keys: list[str] = field(default_factory=list)  # by release position
     redactor: Redactor | None = None  # the values passed to the agent (pass_env)
-    dialect: Dialect = PIT  # how the agent is shown each step (its wire dialect's way)
+    dialect: Dialect = PIT  # how the agent is shown each step (``observe.dialect``)
 
     ledger: list[dict[str, Any]] = field(default_factory=list)
     model_exchanges: dict[str, int] = field(default_factory=dict)  # by endpoint, as written
