@@ -65,7 +65,7 @@ def rows() -> list[tuple[str, str, str]]:
     from harness.agents.adapters.plain import from_callable
     from harness.agents.external import command_agent, http_agent
     from harness.isolation.sandbox.outside import availability
-    from harness.receipt.reexecute import reexecute
+    from harness.runs.reexecute import reexecute
     from tests.support.http_agents import serving
 
     if not availability()[0]:

@@ -19,13 +19,14 @@ from harness.version import HARNESS_VERSION as __version__
 if TYPE_CHECKING:
     from harness.market.prices import load_prices
     from harness.release.bundle import Bundle
-    from harness.runs.config import RunConfig
-    from harness.runs.runner import RunResult, run
+    from harness.rundata.config import RunConfig
+    from harness.runs.finish import RunResult
+    from harness.runs.runner import run
 
 _LAZY = {
     "Bundle": "harness.release.bundle",
-    "RunConfig": "harness.runs.config",
-    "RunResult": "harness.runs.runner",
+    "RunConfig": "harness.rundata.config",
+    "RunResult": "harness.runs.finish",
     "load_prices": "harness.market.prices",
     "run": "harness.runs.runner",
 }

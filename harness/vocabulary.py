@@ -15,6 +15,8 @@ ARMS: tuple[Arm, ...] = get_args(Arm)
 # the acceptance stamp.
 Clock = Literal["leaky", "dump", "pit"]
 CLOCKS: tuple[Clock, ...] = get_args(Clock)
+# What a run does on a network egress attempt: fail it and go on, or end the run.
+NETWORK_POLICIES = ("fail_closed", "abort")
 # The four window tools an agent may call.
 ToolName = Literal["pit_list", "pit_search", "pit_read", "pit_coverage"]
 TOOL_NAMES: tuple[ToolName, ...] = get_args(ToolName)

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import msgspec
 
 from harness import canonical, outcomes
-from harness.agents.base import AgentSpec, Decision, Task
+from harness.agents.base import AgentSpec, Decision, Task, load_agent
 from harness.protocol import (
     AgentProtocolFault,
     decision_from_wire,
@@ -55,6 +55,7 @@ from harness.protocol import (
     sharpebench,
 )
 from harness.protocol.wire import DIALECTS, validate_for
+from harness.rundata.config import RunConfig
 
 if TYPE_CHECKING:
     from harness.tools.toolbox import Toolbox
@@ -518,15 +519,13 @@ def describe(spec: AgentSpec) -> dict[str, Any]:
     }
 
 
-def configured_agent(config: Any) -> AgentSpec:
-    """The agent a run config names (``harness.runs.config.RunConfig``): a command
+def configured_agent(config: RunConfig) -> AgentSpec:
+    """The agent a run config names: a command
     (``agent_cmd``), or a Python agent by name (``agent``)."""
     if config.agent_cmd:
         return command_agent(config.agent_cmd, dialect=config.dialect, agent_dirs=config.agent_dirs)
     if config.agent_http:
         return http_agent(config.agent_http, dialect=config.dialect)
-    from harness.agents.base import load_agent
-
     return load_agent(config.agent)
 
 

@@ -25,7 +25,6 @@ from harness.isolation.egress import (
     SOCKET_NAME,
     ModelProxy,
     Replay,
-    parse_endpoint,
     relay_environment,
 )
 from harness.isolation.guard import (
@@ -39,7 +38,8 @@ from harness.isolation.sandbox import limits as tree_limits
 from harness.isolation.sandbox import outside
 from harness.isolation.sandbox.wire import WireAttempt
 from harness.receipt.build import wire_counts
-from harness.runs.config import ConfigError, RunConfig
+from harness.rundata.config import ConfigError, RunConfig
+from harness.rundata.endpoints import parse_endpoint
 
 if TYPE_CHECKING:
     from harness.tools.toolbox import Toolbox

@@ -47,9 +47,10 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, unquote_plus, urlsplit
+from urllib.parse import unquote, unquote_plus
 
 from harness.isolation.guard import EgressAttempt
+from harness.rundata.endpoints import Endpoint
 
 # Where the proxy's folder (its socket and the run's CA certificate) appears in the sandbox,
 # and the loopback port a cell's relay listens on.
@@ -81,34 +82,6 @@ _WRAPPED = re.compile(
     r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{16,}+(?:(?:\r?\n|(?:\\r)?\\n)[A-Za-z0-9+/=_-]++)++"
 )
 _LINE_BREAK = re.compile(r"\r?\n|(?:\\r)?\\n")
-
-
-class EgressError(ValueError):
-    """A model endpoint that cannot be declared."""
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    host: str
-    port: int
-
-    @property
-    def label(self) -> str:
-        return f"{self.host}:{self.port}"
-
-
-def parse_endpoint(text: str) -> Endpoint:
-    """``https://host[:port]`` (a base URL's path is allowed and ignored)."""
-    parts = urlsplit(text)
-    if parts.scheme != "https" or not parts.hostname:
-        raise EgressError(f"model endpoint {text!r}: must be an https:// URL with a host")
-    if parts.username or parts.password:
-        raise EgressError(f"model endpoint {text!r}: credentials go in pass_env, not the URL")
-    try:
-        port = parts.port or 443
-    except ValueError:
-        raise EgressError(f"model endpoint {text!r}: the port is not a number") from None
-    return Endpoint(parts.hostname.lower(), port)
 
 
 def relay_environment() -> dict[str, str]:

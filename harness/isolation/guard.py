@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from types import FrameType, TracebackType
 from typing import Any
 
-POLICIES = ("fail_closed", "abort")
+from harness.vocabulary import NETWORK_POLICIES
+
 GUARD_NAME = "socket-monkeypatch"
 GUARD_SCOPE = "in-process; a subprocess or a model provider's own weights are out of scope"
 
@@ -270,8 +271,10 @@ class NetworkGuard:
         with its call site and let it go on to the wire, where the harness counts and
         refuses it outside the agent's reach (the guard's record lives in the agent's own
         memory, so it is the source of call sites, never the count)."""
-        if policy not in POLICIES:
-            raise ValueError(f"unknown network guard policy {policy!r}; expected one of {POLICIES}")
+        if policy not in NETWORK_POLICIES:
+            raise ValueError(
+                f"unknown network guard policy {policy!r}; expected one of {NETWORK_POLICIES}"
+            )
         self.policy = policy
         self.relay: frozenset[str] = (
             frozenset() if relay_port is None else frozenset({f"127.0.0.1:{relay_port}"})

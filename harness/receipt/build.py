@@ -35,7 +35,7 @@ from harness.version import HARNESS_NAME, HARNESS_VERSION, RECEIPT_VERSION
 if TYPE_CHECKING:
     from harness.market.prices import Prices
     from harness.release.bundle import Bundle
-    from harness.runs.config import RunConfig
+    from harness.rundata.config import RunConfig
     from harness.tools.toolbox import ClockIndex
 
 

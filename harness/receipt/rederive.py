@@ -56,8 +56,8 @@ from harness.receipt.build import (
 )
 from harness.receipt.verify import check_receipt
 from harness.release.bundle import Bundle
-from harness.runs.probe import score_answer, verdict
-from harness.runs.trajectory import file_sha256
+from harness.rundata.probe_scoring import score_answer, verdict
+from harness.rundata.trajectory import file_sha256
 from harness.vocabulary import ARMS, CLOCKS
 
 

@@ -13,7 +13,7 @@ from harness.receipt.binding import bound_prices, config_binding, stated_prices
 from harness.receipt.build import ReceiptError, read_receipt, receipt_text
 from harness.release.bundle import Bundle
 from harness.release.store import ReleaseError
-from harness.runs.trajectory import file_sha256, first_event
+from harness.rundata.trajectory import file_sha256, first_event
 
 
 @dataclass

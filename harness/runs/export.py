@@ -36,7 +36,7 @@ from harness.market.clocks import first_knowing_bell, iso_utc, known_at
 from harness.release.arms import SHIFT_YEARS, shift_iso
 from harness.release.bundle import Bundle
 from harness.release.store import ReleaseError
-from harness.runs.runner import trade_prompt
+from harness.runs.observe import trade_prompt
 from harness.tools.toolbox import ArmRows, ClockIndex, Toolbox
 from harness.vocabulary import CLOCKS
 

@@ -1,40 +1,22 @@
-"""The mask probe: a positive control on the shifted arm.
-
-The agent is asked the real date and issuer of rows it was actually served there
-(items by a fixed stride, not a sample). ``date_recovered`` needs a full date, found
-as people write them (``find_dates``: ISO with or without padding, compact, numeric
-day-month either way round, month names and abbreviations, ordinals, two-digit years),
-and the item records which rendering matched; a bare year is recorded apart as weaker
-evidence. The verdict turns on dates only, because dates are what the shifted
-arm masks: it still shows the issuer, so issuer recovery is reported per item but
-cannot by itself break the mask.
-
-What it misses: a model that recovers the period and keeps it to itself passes.
-``mask_holds`` says the answer text carried nothing.
-"""
+"""The mask probe, run: after the shifted arm's cells, a fresh agent is asked the real
+date and issuer of rows the arm served (every ``stride``-th, by ``pick_items``), with the
+last shifted cell's toolbox; each answer is scored as recorded
+(``harness.rundata.probe_scoring``) and written as a ``probe_item``."""
 
 from __future__ import annotations
 
-import re
-from datetime import date, datetime
 from typing import Any
 
-from harness import canonical
+import msgspec
 
-_SUFFIXES = {
-    "inc",
-    "corp",
-    "co",
-    "ltd",
-    "plc",
-    "llc",
-    "nv",
-    "group",
-    "the",
-    "company",
-    "corporation",
-}
-_WORD = re.compile(r"[a-z0-9]+")
+from harness import outcomes
+from harness.receipt import model
+from harness.rundata.probe_scoring import MAX_ANSWER, answer_key, score_answer, verdict
+from harness.runs import observe
+from harness.runs.cells import decide, open_agent
+from harness.runs.retries import retrying
+from harness.runs.state import CellOutcome, RunContext
+from harness.tools.toolbox import ArmRows, Toolbox
 
 
 def pick_items(served: list[int], count: int) -> tuple[int, list[int]]:
@@ -45,205 +27,92 @@ def pick_items(served: list[int], count: int) -> tuple[int, list[int]]:
     return stride, served[::stride][:count]
 
 
-_MONTHS = {
-    name: n
-    for n, names in enumerate(
-        [
-            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
-            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
-            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
-            ("december", "dec"),
-        ],
-        start=1,
+def probe_with_retries(
+    ctx: RunContext,
+    last: tuple[CellOutcome, Toolbox],
+    rows: ArmRows,
+    facts: list[dict[str, Any]],
+    served: dict[int, None],
+) -> model.Probe:
+    outcome, tools = last
+    # the probe's tool calls are counted in the last shifted cell, as they are served
+    # with its toolbox; a retried probe puts the counters back first
+    counters = dict(vars(outcome))
+    tries = retrying(
+        ctx,
+        "probe",
+        lambda: run_probe(ctx, tools, rows, facts, served),
+        lambda: vars(outcome).update(counters),
     )
-    for name in names
-}  # fmt: skip
-_MONTH = r"(?P<month>(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?)"
-_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
-_YEAR = r"(?P<year>\d{4}|'\d{2})"  # after a month name, '23 but not 23 ("March 1, 23 filings")
-_EDGE_L, _EDGE_R = r"(?<![\w])", r"(?![\w])"
-# An ISO date may run into its time: 2023-03-01T09:30.
-_ISO = (
-    r"(?P<year>\d{4})(?P<sep>[-/.])(?P<month>\d{1,2})(?P=sep)(?P<day>\d{1,2})(?:(?![\w])|(?=T\d))"
-)
-# (form, pattern); numeric day-month forms are read both ways (see _readings)
-_FORMS: list[tuple[str, re.Pattern[str]]] = [
-    ("year_month_day", re.compile(_EDGE_L + _ISO)),
-    ("compact", re.compile(r"(?<!\d)(?P<year>\d{4})(?P<month>\d{2})(?P<day>\d{2})(?!\d)")),
-    (
-        "numeric",
-        re.compile(
-            _EDGE_L
-            + r"(?P<a>\d{1,2})(?P<sep>[-/.])(?P<b>\d{1,2})(?P=sep)(?P<year>\d{4}|\d{2})"
-            + _EDGE_R
-        ),
-    ),
-    (
-        "month_day_year",
-        re.compile(
-            _EDGE_L + _MONTH + r"\s+(?:the\s+)?" + _DAY + r",?\s+(?:of\s+)?" + _YEAR + _EDGE_R,
-            re.I,
-        ),
-    ),
-    (
-        "day_month_year",
-        re.compile(
-            _EDGE_L
-            + r"(?:the\s+)?"
-            + _DAY
-            + r"(?:\s+of\s+|\s+)"
-            + _MONTH
-            + r",?\s+"
-            + _YEAR
-            + _EDGE_R,
-            re.I,
-        ),
-    ),
-    (
-        "day_month_year",
-        re.compile(_EDGE_L + _DAY + r"-" + _MONTH + r"-(?P<year>\d{4}|\d{2})" + _EDGE_R, re.I),
-    ),
-    (
-        "year_month_day",
-        re.compile(_EDGE_L + r"(?P<year>\d{4})[-\s]" + _MONTH + r"[-\s]" + _DAY + _EDGE_R, re.I),
-    ),
-]
+    if tries.ok:
+        result: model.Probe = tries.value
+        return result
+    status = outcomes.INCOMPLETE if tries.agent_exited else outcomes.HARNESS_ERROR
+    ctx.writer.write("probe_failed", attempts=outcomes.RUNTIME_ATTEMPTS, status=status)
+    return msgspec.convert({"arm": "shifted", "status": status, "items": []}, model.Probe)
 
 
-def _year(text: str) -> list[int]:
-    text = text.lstrip("'")
-    if len(text) == 4:
-        return [int(text)]
-    return [2000 + int(text), 1900 + int(text)]  # a two-digit year, in either century
-
-
-def _day(year: int, month: int, day: int) -> date | None:
+def run_probe(
+    ctx: RunContext,
+    tools: Toolbox,
+    rows: ArmRows,
+    facts: list[dict[str, Any]],
+    served: dict[int, None],
+) -> model.Probe:
+    stride, chosen = pick_items(list(served), ctx.config.probe)
+    probe_outcome = CellOutcome("shifted", "probe")
+    agent = open_agent(ctx, probe_outcome)
+    if agent is None:
+        summary = probe_summary([], probe_outcome.fault, stride, len(served))
+        return msgspec.structs.replace(summary, agent_errors=1, verdict="inconclusive")
+    items = []
+    fault: outcomes.Fault | None = None
     try:
-        return date(year, month, day)
-    except ValueError:
-        return None
+        for n, position in enumerate(chosen):
+            shown = rows.copy(position)
+            task = observe.probe_task(shown, tools)
+            decision, failed = decide(ctx, agent, task, tools)
+            error = None if failed is None else failed.fault.message
+            if failed is not None and failed.fatal:
+                fault = failed.fault
+            # scored as recorded: what a verifier re-scores is the answer without secrets
+            answer = ctx.redacted(
+                (decision.text or " ".join(str(p) for p in decision.picks))[:MAX_ANSWER]
+            )
+            key = answer_key(facts[position])
+            item = {
+                "item": n,
+                "row_key": shown["row_key"],
+                "answer": answer,
+                "answer_key": key,
+                "score": score_answer(answer, key),
+                "agent_error": error,
+            }
+            ctx.writer.write("probe_item", **item)
+            items.append(item)
+            if fault is not None:
+                break
+    finally:
+        agent.close()
+    ctx.record_attempts(agent)
+    return probe_summary(items, fault, stride, len(served))
 
 
-def _readings(form: str, found: re.Match[str]) -> list[tuple[str, date]]:
-    """The dates a match can mean, each with the rendering that names it."""
-    parts = found.groupdict()
-    years = _year(parts["year"])
-    short_year = "_two_digit_year" if len(parts["year"].lstrip("'")) == 2 else ""
-    if form == "numeric":
-        a, b, sep = int(parts["a"]), int(parts["b"]), parts["sep"]
-        orders = [("month_first", a, b), ("day_first", b, a)]
-        return [
-            (f"numeric_{order}{short_year} ({sep})", d)
-            for order, month, day in orders
-            for y in years
-            if (d := _day(y, month, day)) is not None
-        ]
-    month = parts["month"]
-    if month.isdigit():
-        number = int(month)
-        if form == "compact":
-            rendering = "compact"
-        elif parts["sep"] == "-":
-            padded = len(month) == 2 and len(parts["day"]) == 2
-            rendering = "iso" if padded else "iso_unpadded"
-        else:
-            rendering = f"year_month_day ({parts['sep']})"
-    else:
-        number = _MONTHS[month.rstrip(".").lower()]
-        spelled = month.rstrip(".")
-        name = (
-            "name" if len(spelled) > 4 or spelled.lower() in ("may", "june", "july") else "abbrev"
-        )
-        ordinal = "_ordinal" if re.search(r"\d(?:st|nd|rd|th)", found.group(0), re.I) else ""
-        rendering = f"{form}_{name}{ordinal}{short_year}"
-    return [(rendering, d) for y in years if (d := _day(y, number, int(parts["day"]))) is not None]
-
-
-def find_dates(text: str) -> list[tuple[str, str, date]]:
-    """Every full date (day, month and year) written in ``text``, as (the text, the
-    rendering, the date). Numeric day-month forms such as ``3/1/23`` give both readings
-    and two-digit years both centuries; relative phrases ("yesterday") and dates without
-    a year are not dates here, since they would resolve against the day of reading."""
-    found = []
-    for form, pattern in _FORMS:
-        for match in pattern.finditer(text):
-            for rendering, day in _readings(form, match):
-                found.append((match.group(0), rendering, day))
-    return found
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
-
-
-def _issuer_named(answer: str, issuer: str | None, ticker: str | None) -> str | None:
-    if issuer:
-        core = [w for w in _words(issuer) if w not in _SUFFIXES]
-        if core:
-            needle = " " + " ".join(core) + " "
-            if needle in " " + " ".join(_words(answer)) + " ":
-                return "name"
-    if (
-        ticker
-        and len(ticker) >= 2
-        and re.search(rf"(?<![A-Za-z0-9]){re.escape(ticker)}(?![A-Za-z0-9])", answer)
-    ):
-        return "ticker"
-    if (
-        ticker
-        and len(ticker) == 1
-        and re.search(rf"(\$|\(|ticker:?\s*){re.escape(ticker)}\b", answer)
-    ):
-        return "ticker"
-    return None
-
-
-def answer_key(main_row: dict[str, Any]) -> dict[str, Any]:
-    days = {main_row["partition_date"]}
-    if main_row.get("acceptance_at"):
-        days.add(datetime.fromisoformat(main_row["acceptance_at"]).date().isoformat())
-    return {
-        "dates": sorted(days),
-        "issuer": main_row.get("issuer"),
-        "ticker": main_row.get("ticker"),
+def probe_summary(
+    items: list[dict[str, Any]], fault: outcomes.Fault | None, stride: int, served: int
+) -> model.Probe:
+    summary = {
+        "arm": "shifted",
+        "status": outcomes.COMPLETE if fault is None else outcomes.AGENT_ERROR,
+        "fault": None if fault is None else fault.to_json(),
+        "stride": stride,
+        "served_rows": served,
+        "items": items,
+        "total": len(items),
+        "recovered": sum(1 for i in items if i["score"]["date_recovered"]),
+        "year_only": sum(1 for i in items if i["score"]["year_recovered"]),
+        "issuer_recovered": sum(1 for i in items if i["score"]["issuer_recovered"]),
+        "agent_errors": sum(1 for i in items if i["agent_error"]),
+        "verdict": verdict(items),
     }
-
-
-def score_answer(answer: str, key: dict[str, Any]) -> dict[str, Any]:
-    days = {date.fromisoformat(text) for text in key["dates"]}
-    hits = [(text, rendering) for text, rendering, day in find_dates(answer) if day in days]
-    matched = sorted({text for text, _ in hits})
-    years = {str(day.year) for day in days}
-    year_only = not matched and any(re.search(rf"(?<!\d){y}(?!\d)", answer) for y in years)
-    how = _issuer_named(answer, key.get("issuer"), key.get("ticker"))
-    return {
-        "date_recovered": bool(matched),
-        "matched": matched,
-        "renderings": sorted({rendering for _, rendering in hits}),
-        "year_recovered": year_only,
-        "issuer_recovered": how is not None,
-        "issuer_matched_by": how,
-    }
-
-
-MAX_ANSWER = 2000  # characters of an answer kept, and scored: what is scored is what is stored
-
-
-def verdict(items: list[dict[str, Any]]) -> str:
-    """Over the items the agent answered: an item where the agent failed says nothing
-    about the mask, so it is left out; with none left the probe is inconclusive."""
-    answered = [i for i in items if not i.get("agent_error")]
-    if not items:
-        return "no_items"
-    if not answered:
-        return "inconclusive"
-    return "mask_leaks" if any(i["score"]["date_recovered"] for i in answered) else "mask_holds"
-
-
-def probe_prompt(row: dict[str, Any]) -> str:
-    return (
-        "Mask probe. You were served this filing during the run (as your arm showed it):\n"
-        f"{canonical.line(row)}\n"
-        "Dates in this arm may have been moved. What were the real filing date and the real "
-        "issuer? Answer in plain text."
-    )
+    return msgspec.convert(summary, model.Probe)  # typed: what the types refuse, raises here

@@ -11,13 +11,10 @@ they were accepted.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from harness.market.clocks import acceptance_instant
 from harness.market.scoring import total_return
-
-if TYPE_CHECKING:
-    from harness.runs.runner import RunResult
+from harness.runs.finish import RunResult
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from harness import outcomes
 from harness.market.clocks import iso_utc, knowable_count, known_at
 from harness.release.arms import shift_iso
-from harness.runs.trajectory import served_row_text
+from harness.rundata.trajectory import served_row_text
 from harness.tools.table import TOOL_SCHEMA, TOOLS, ToolError
 
 if TYPE_CHECKING:

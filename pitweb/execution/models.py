@@ -103,7 +103,7 @@ class ExecutionJob(ClaimableJob):
     made = models.ForeignKey(
         Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="executions"
     )
-    # a re-execution's comparison (harness.receipt.reexecute.Reexecution.to_json)
+    # a re-execution's comparison (harness.runs.reexecute.Reexecution.to_json)
     comparison = models.JSONField(null=True, blank=True)
 
     class Meta:
@@ -119,7 +119,7 @@ class ExecutionJob(ClaimableJob):
 
 class ExecutionCell(ClaimableJob):
     """One cell of an execution, run by whichever worker claims it; its record
-    (``harness.runs.runner.CellRecord``, JSON) is what the assembly writes into the run."""
+    (``harness.runs.records.CellRecord``, JSON) is what the assembly writes into the run."""
 
     class State(models.TextChoices):
         QUEUED = "queued"

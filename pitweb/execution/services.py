@@ -34,7 +34,7 @@ from harness.agents.external import (
     public_addresses_only,
 )
 from harness.protocol import DIALECTS
-from harness.runs.config import RunConfig
+from harness.rundata.config import RunConfig
 from harness.runs.runner import cell_order
 from harness.vocabulary import ARMS, CLOCKS
 from pitweb.artifacts import release_held

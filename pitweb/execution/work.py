@@ -24,9 +24,10 @@ from django.db import transaction
 from harness.agents.base import AgentSpec
 from harness.isolation.sandbox.outside import availability
 from harness.market.prices import Prices, load_prices
-from harness.receipt.reexecute import DIVERGED, FAILED, REPRODUCED, compare, rerun_config
-from harness.runs.config import RunConfig
-from harness.runs.runner import CellRecord, assemble, run_cell
+from harness.rundata.config import RunConfig
+from harness.runs.records import CellRecord
+from harness.runs.reexecute import DIVERGED, FAILED, REPRODUCED, compare, rerun_config
+from harness.runs.runner import assemble, run_cell
 from pitweb.artifacts import copy_to, job_folder, release_copy
 from pitweb.core.errors import SubmissionError
 from pitweb.execution import services

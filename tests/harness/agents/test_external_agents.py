@@ -26,8 +26,8 @@ import pytest
 from harness import run
 from harness.agents.external import AgentCommandError, command_agent
 from harness.cli import main
-from harness.receipt.reexecute import DIVERGED, REPRODUCED, reexecute
-from harness.runs.config import ConfigError
+from harness.rundata.config import ConfigError
+from harness.runs.reexecute import DIVERGED, REPRODUCED, reexecute
 from tests.support.sandbox import require_sandbox, sandbox_config
 
 REPO = Path(__file__).resolve().parents[3]

@@ -26,8 +26,8 @@ import pytest
 from harness import run
 from harness.agents.external import BREAKER_FAULTS, http_agent, public_addresses_only
 from harness.cli import main
-from harness.receipt.reexecute import DIVERGED, REPRODUCED, reexecute
-from harness.runs.config import ConfigError
+from harness.rundata.config import ConfigError
+from harness.runs.reexecute import DIVERGED, REPRODUCED, reexecute
 from tests.support.http_agents import first_two, serving
 from tests.support.sandbox import sandbox_config
 

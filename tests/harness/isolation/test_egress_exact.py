@@ -27,7 +27,8 @@ from urllib.parse import quote, unquote
 
 import pytest
 
-from harness.isolation.egress import CA_NAME, SOCKET_NAME, Endpoint, ModelProxy
+from harness.isolation.egress import CA_NAME, SOCKET_NAME, ModelProxy
+from harness.rundata.endpoints import Endpoint
 from tests.support.model_server import self_signed as _self_signed
 
 SECRET = "sk-test-5b1f0c3e9a7d4c21"

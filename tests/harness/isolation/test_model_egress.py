@@ -14,10 +14,10 @@ import pytest
 
 from harness import RunConfig, run
 from harness.agents.adapters.plain import from_callable
-from harness.receipt.reexecute import DIVERGED, REPRODUCED, reexecute
 from harness.receipt.schemas import receipt_body_schema
 from harness.receipt.verify import verify
-from harness.runs.config import ConfigError
+from harness.rundata.config import ConfigError
+from harness.runs.reexecute import DIVERGED, REPRODUCED, reexecute
 from tests.support.loopback_agents import openai_agent as _openai_agent
 from tests.support.model_server import SECRET, serving_model
 from tests.support.model_server import egress_config as _config

@@ -27,7 +27,7 @@ from harness.isolation.sandbox.inside import CELL_NAME
 from harness.isolation.sandbox.outside import SandboxSettings
 from harness.receipt.rederive import rederive
 from harness.release.bundle import Bundle
-from harness.runs.config import ConfigError
+from harness.rundata.config import ConfigError
 from harness.tools.toolbox import Toolbox
 from tests.support.data import build_release
 from tests.support.sandbox import crash_when_told as _crash_when_told
@@ -290,7 +290,7 @@ def test_rederive_refuses_a_trajectory_edited_to_hold_a_look_ahead_pick(
 ) -> None:
     from harness import canonical
     from harness.receipt.build import receipt_text
-    from harness.runs.trajectory import file_sha256
+    from harness.rundata.trajectory import file_sha256
 
     result = run(stub(), config(march_release, tmp_path, agent_process="in_process"))
     rows = Bundle.load(march_release).rows("main")

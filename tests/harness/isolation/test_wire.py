@@ -24,7 +24,7 @@ from harness.agents.external import command_agent
 from harness.cli import main
 from harness.isolation.sandbox import wire
 from harness.receipt.build import write_receipt
-from harness.receipt.reexecute import REPRODUCED, reexecute
+from harness.runs.reexecute import REPRODUCED, reexecute
 from tests.support.sandbox import require_sandbox, sandbox_config
 
 OUTSIDE = "198.51.100.7"  # TEST-NET-2: only a route out could reach it

@@ -15,7 +15,7 @@ from typing import Any
 
 from harness import canonical
 from harness.receipt.build import receipt_text
-from harness.runs.trajectory import file_sha256
+from harness.rundata.trajectory import file_sha256
 
 REPO = Path(__file__).resolve().parents[3]
 PYTHON = sys.executable
@@ -222,7 +222,7 @@ EXITED = "the agent's process exited or closed its pipe mid-cell (exit code 1)"
 
 
 def test_a_failed_attempts_egress_counts_in_its_own_cell(tmp_path: Path) -> None:
-    from harness.receipt.reexecute import DIVERGED, compare
+    from harness.runs.reexecute import DIVERGED, compare
 
     honest = _trajectory(tmp_path / "a.jsonl", _cell("leaky"), _cell("pit"))
     retried = _trajectory(
@@ -240,7 +240,7 @@ def test_a_failed_attempts_egress_counts_in_its_own_cell(tmp_path: Path) -> None
 def test_a_retry_the_agents_process_caused_differs_and_one_of_ours_does_not(
     tmp_path: Path,
 ) -> None:
-    from harness.receipt.reexecute import DIVERGED, REPRODUCED, compare
+    from harness.runs.reexecute import DIVERGED, REPRODUCED, compare
 
     honest = _trajectory(tmp_path / "a.jsonl", _cell("leaky"))
     ours = tuple(_failed("leaky", "the cell's sandbox could not be set up"))
@@ -254,7 +254,7 @@ def test_a_retry_the_agents_process_caused_differs_and_one_of_ours_does_not(
 
 
 def test_a_protocol_fault_that_differs_is_named_by_its_field(tmp_path: Path) -> None:
-    from harness.receipt.reexecute import DIVERGED, compare
+    from harness.runs.reexecute import DIVERGED, compare
 
     said = _trajectory(tmp_path / "a.jsonl", _cell("leaky", fault="an unknown field 'x'"))
     other = _trajectory(tmp_path / "b.jsonl", _cell("leaky", fault="an unknown field 'y'"))

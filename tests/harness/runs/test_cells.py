@@ -17,7 +17,8 @@ from harness import RunConfig, run
 from harness.agents import stub
 from harness.agents.baselines import earliest_five
 from harness.agents.external import command_agent
-from harness.runs.runner import AssemblyError, CellRecord, assemble, cell_order, run_cell
+from harness.runs.records import AssemblyError, CellRecord
+from harness.runs.runner import assemble, cell_order, run_cell
 from tests.support.data import build_prices, build_release
 from tests.support.golden import body_text
 from tests.support.sandbox import require_sandbox
@@ -122,7 +123,7 @@ def test_records_that_do_not_make_the_run_are_refused(
 
 
 def test_a_reexecution_that_compared_nothing_is_no_reproduction(tmp_path: Path) -> None:
-    from harness.receipt.reexecute import FAILED, compare
+    from harness.runs.reexecute import FAILED, compare
 
     empty = tmp_path / "a.jsonl"
     empty.write_text('{"event":"run_start","seq":0}\n')

@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from harness.runs.probe import find_dates, score_answer
+from harness.rundata.probe_scoring import find_dates, score_answer
 
 KEY = {"dates": ["2023-03-01"], "issuer": "Summit Cobalt Industries Inc", "ticker": "SMCO"}
 

@@ -101,7 +101,7 @@ def test_rederive_refuses_a_control_pick_edited_to_a_main_key(
     """The runner rejects a main-arm key in a control cell; a trajectory edited to accept
     one (and its receipt hashed again) does not re-derive."""
     from harness.receipt.build import receipt_text
-    from harness.runs.trajectory import file_sha256
+    from harness.rundata.trajectory import file_sha256
 
     run(from_callable(_reads_everything), _config(march_release, tmp_path, clocks=("pit",)))
     trajectory = tmp_path / "trajectory.jsonl"

@@ -296,10 +296,10 @@ def test_large_window_path_writes_the_same_receipt(
     march_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Rows parsed on demand (the whole-release path) change memory, not results."""
-    import harness.runs.runner
+    import harness.runs.inputs
 
     parsed = run(stub(), config(march_release, tmp_path / "parsed"))
-    monkeypatch.setattr(harness.runs.runner, "PARSE_UP_FRONT", 0)
+    monkeypatch.setattr(harness.runs.inputs, "PARSE_UP_FRONT", 0)
     lazy = run(stub(), config(march_release, tmp_path / "lazy"))
     assert lazy.receipt["body_sha256"] == parsed.receipt["body_sha256"]
     assert (tmp_path / "lazy" / "trajectory.jsonl").read_bytes() == (

@@ -18,7 +18,7 @@ from harness.agents import stub
 from harness.agents.adapters.plain import from_callable
 from harness.receipt.build import receipt_text
 from harness.receipt.verify import verify
-from harness.runs.config import ConfigError
+from harness.rundata.config import ConfigError
 from tests.support.data import build_prices, build_release, shared_path
 
 WINDOW: dict[str, Any] = {"forms": ("8-K",), "start": "2023-03-01", "end": "2023-03-03"}

@@ -503,7 +503,7 @@ def test_a_divergence_in_a_cells_facts_is_shown_by_its_field(
 ) -> None:
     """A re-execution that decided alike but made an egress attempt the recorded run does
     not record is shown parting at that cell's field (there is no step)."""
-    from harness.receipt.reexecute import Reexecution, ReexecutionDivergence
+    from harness.runs.reexecute import Reexecution, ReexecutionDivergence
 
     divergence = ReexecutionDivergence(
         "main/leaky", None, None, {"count": 0, "destinations": []},

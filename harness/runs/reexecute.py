@@ -38,14 +38,13 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness import outcomes
 from harness.agents.base import AgentSpec
 from harness.receipt.verify import check_receipt
-
-if TYPE_CHECKING:
-    from harness.runs.config import RunConfig
+from harness.rundata.config import RunConfig
+from harness.runs.runner import run
 
 REPRODUCED, DIVERGED, FAILED = "reproduced", "diverged", "reexecution_failed"
 # the fields of each event that a score depends on
@@ -452,8 +451,6 @@ def rerun_config(
     the same release, window, arms, clocks, hold, probe and network policy, ``agent``
     reached as it is, model endpoints as recorded, no prices (decisions never see them),
     outputs in ``folder``."""
-    from harness.runs.config import RunConfig
-
     endpoints = tuple(f"https://{label}" for label in config.get("model_endpoints") or [])
     external = agent.external
     return RunConfig(
@@ -490,8 +487,6 @@ def reexecute(
 ) -> Reexecution:
     """Run ``agent`` afresh over what the receipt's run was given and compare its
     decisions with the trajectory's. The receipt's hashes must hold (``verify`` first)."""
-    from harness.runs.runner import run
-
     report, body = check_receipt(receipt)
     if not report.ok:
         raise ValueError("the receipt's hashes do not hold: " + "; ".join(report.failures))

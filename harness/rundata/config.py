@@ -10,9 +10,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from harness.isolation.egress import EgressError, parse_endpoint
-from harness.isolation.guard import POLICIES
-from harness.vocabulary import ARMS, CLOCKS
+from harness.rundata.endpoints import EndpointError, parse_endpoint
+from harness.vocabulary import ARMS, CLOCKS, NETWORK_POLICIES
 
 # ``auto`` isolates the agent where bubblewrap works and falls back (saying so) elsewhere;
 # ``isolated`` refuses to run without the sandbox; ``in_process`` never uses it.
@@ -297,7 +296,7 @@ def _check_numbers(config: RunConfig) -> None:
 
 
 def _check_choices(config: RunConfig) -> None:
-    for key, allowed in (("network_policy", POLICIES), ("agent_process", AGENT_PROCESSES)):
+    for key, allowed in (("network_policy", NETWORK_POLICIES), ("agent_process", AGENT_PROCESSES)):
         value = getattr(config, key)
         if value not in allowed:
             raise ConfigError(f"{key}: {value!r} is not one of {list(allowed)}")
@@ -309,7 +308,7 @@ def _check_egress(config: RunConfig) -> None:
             raise ConfigError("model_endpoints: must be a list of https:// URLs")
         try:
             parse_endpoint(endpoint)
-        except EgressError as exc:
+        except EndpointError as exc:
             raise ConfigError(str(exc)) from None
     if not isinstance(config.model_ca_file, str):
         raise ConfigError("model_ca_file: must be a path")

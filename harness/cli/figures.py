@@ -1,0 +1,138 @@
+"""``pit-harness rescore`` and ``attempts``: platform figures, a run's trades priced with
+reference prices, and a family's attempts priced alike."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from harness.cli.common import fmt_return
+from harness.market.prices import load_prices
+from harness.outcomes import EXIT_MISMATCH, EXIT_OK
+from harness.receipt.attempts import RANKED_CELL, attempts_of, family_best
+from harness.receipt.rescore import RescoreRefused, rescore
+
+
+def cmd_rescore(args: argparse.Namespace) -> int:
+    """Platform figures: the run's trades re-derived and priced with reference prices."""
+    prices = load_prices(args.prices, source=args.source, pulled_at=args.pulled_at)
+    try:
+        result = rescore(
+            args.receipt, trajectory=args.trajectory, release=args.bundle, prices=prices
+        )
+    except RescoreRefused as exc:
+        for check in exc.failed:
+            print(f"{check.name} MISMATCH  {check.detail}")
+        print("pit-harness: no figures: the artifacts do not hold together", file=sys.stderr)
+        return EXIT_MISMATCH
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2, sort_keys=True))
+        return EXIT_OK
+    ref = result.prices
+    print(
+        f"prices {ref['file']} {ref['file_sha256']}  source {ref['source']!r}  basis {ref['basis']}"
+    )
+    for (arm, clock), figure in result.cells.items():
+        interval = (
+            "n/a"
+            if figure.low is None
+            else f"[{fmt_return(figure.low)}, {fmt_return(figure.high)}]"
+        )
+        print(
+            f"  {arm:<9} {clock:<6} total_return {fmt_return(figure.total_return):>8}"
+            f"  95% {interval:<20}  trades {figure.trades:>5}  priced {figure.priced:>5}"
+        )
+    for clock, deltas in result.deltas().items():
+        print(
+            f"  delta {clock:<6} main-shifted {fmt_return(deltas['main_minus_shifted']):>8}"
+            f"  main-redacted {fmt_return(deltas['main_minus_redacted']):>8}"
+        )
+    return EXIT_OK
+
+
+def cmd_attempts(args: argparse.Namespace) -> int:
+    """A family's attempts priced alike, and the best one's family-wise interval."""
+    prices = load_prices(args.prices, source=args.source, pulled_at=args.pulled_at)
+    try:
+        attempts = attempts_of(args.receipts, release=args.bundle, prices=prices)
+    except RescoreRefused as exc:
+        for check in exc.failed:
+            print(f"{check.name} MISMATCH  {check.detail}")
+        print("pit-harness: no figures: an attempt does not hold together", file=sys.stderr)
+        return EXIT_MISMATCH
+    result = family_best(attempts)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2, sort_keys=True))
+        return EXIT_OK
+    cell = "/".join(RANKED_CELL)
+    for attempt, _ in attempts:
+        figure = attempt.figure
+        shown = (
+            "no priced figure"
+            if figure is None
+            else f"{fmt_return(figure.total_return):>8}  95% "
+            f"[{fmt_return(figure.low)}, {fmt_return(figure.high)}]"
+        )
+        print(f"  {attempt.run_id or '-':<16}  {cell} {shown}  {attempt.name}")
+    print(
+        f"attempts {result.attempts}  family-wise confidence {result.confidence:.4%} "
+        f"(Šidák: 0.95^(1/{result.attempts}))"
+    )
+    if result.best is None or result.interval is None or result.best.figure is None:
+        print("best: none (no attempt has a priced figure)")
+        return EXIT_OK
+    low, high = result.interval
+    print(
+        f"best {result.best.run_id}  {cell} {fmt_return(result.best.figure.total_return)}  "
+        f"{result.confidence:.2%} [{fmt_return(low)}, {fmt_return(high)}]  "
+        f"best of {result.attempts}"
+    )
+    return EXIT_OK
+
+
+def _priced_arguments(parser: argparse.ArgumentParser, *, bundle_help: str, json_help: str) -> None:
+    """The release and reference-price options of rescore and attempts, and their --json."""
+    parser.add_argument("--bundle", required=True, help=bundle_help)
+    parser.add_argument("--prices", required=True, help="the reference price file (CSV)")
+    parser.add_argument("--source", required=True, help="where the reference prices came from")
+    parser.add_argument("--pulled-at", default="", help="when they were pulled")
+    parser.add_argument("--json", action="store_true", help=json_help)
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``rescore`` and ``attempts``."""
+    resc = sub.add_parser(
+        "rescore",
+        help="platform figures: re-derive a run's trades and price them with reference prices",
+        description="Check that the trajectory, config and release are the ones the receipt "
+        "binds and that every pick was knowable, then re-derive each cell's trades and price "
+        "them with the given reference price file: each cell's return with a 95%% interval "
+        "(block bootstrap over entry sessions, fixed seed) and the contamination deltas. "
+        "Exit 1 (and no figures) when the artifacts do not hold together.",
+    )
+    resc.add_argument("receipt")
+    resc.add_argument("--trajectory", required=True)
+    _priced_arguments(
+        resc,
+        bundle_help="the release folder the receipt binds",
+        json_help="print the figures as JSON",
+    )
+    resc.set_defaults(func=cmd_rescore)
+
+    att = sub.add_parser(
+        "attempts",
+        help="a family's attempts priced alike: the best one and its family-wise interval",
+        description="Price every receipt (each trajectory read from beside its receipt) with "
+        "the reference prices, as rescore does, and print each attempt's shifted/pit figure "
+        "with its 95%% interval, then the best attempt's interval at the Šidák level for all "
+        "N attempts (0.95^(1/N)): what a board ranks it on. An attempt with no priced figure "
+        "still counts. Exit 1 when any attempt's artifacts do not hold together.",
+    )
+    att.add_argument("receipts", nargs="+", metavar="RECEIPT")
+    _priced_arguments(
+        att,
+        bundle_help="the release folder the receipts bind",
+        json_help="print the result as JSON",
+    )
+    att.set_defaults(func=cmd_attempts)

@@ -1,0 +1,140 @@
+"""``pit-harness verify``: a receipt's hashes recomputed offline, every score re-derived
+from the trajectory and the release, and (``--reexecute``) every cell run again."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from harness.agents.base import load_agent
+from harness.agents.external import command_agent, http_agent
+from harness.cli.common import UsageError, external_agent_arguments
+from harness.market.prices import PriceError, load_prices
+from harness.outcomes import EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK
+from harness.receipt.rederive import rederive
+from harness.receipt.verify import check_receipt, verify
+from harness.runs.reexecute import FAILED, REPRODUCED, reexecute
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    report = verify(args.receipt, trajectory=args.trajectory, bundle=args.bundle)
+    for line in report.lines:
+        print(line)
+    if not report.ok:
+        return EXIT_MISMATCH
+    if args.hashes_only:
+        print("scores SKIPPED  (--hashes-only: the hashes hold; no score was re-derived)")
+        return EXIT_OK
+    if args.trajectory is None or args.bundle is None:
+        if args.reexecute:
+            raise UsageError("--reexecute needs --trajectory and --bundle")
+        print("scores SKIPPED  (pass --trajectory and --bundle to re-derive every score)")
+        return EXIT_OK
+    code = _rederive_scores(args)
+    if code != EXIT_OK or not args.reexecute:
+        return code
+    return _reexecute(args)
+
+
+def _reexecute(args: argparse.Namespace) -> int:
+    """Every cell run again with a fresh agent; the first differing decision refused."""
+    named = [f for f in ("agent_cmd", "agent_http", "agent") if getattr(args, f)]
+    if len(named) != 1:
+        raise UsageError("--reexecute needs one agent: --agent-cmd, --agent-http or --agent")
+    _, body = check_receipt(args.receipt)
+    dialect = args.dialect or body["config"].get("agent_dialect", "pit")
+    try:
+        if args.agent_cmd:
+            spec = command_agent(args.agent_cmd, dialect=dialect, agent_dirs=args.agent_dir or ())
+        elif args.agent_http:
+            spec = http_agent(args.agent_http, dialect=dialect)
+        else:
+            spec = load_agent(args.agent)
+        result = reexecute(
+            args.receipt,
+            trajectory=args.trajectory,
+            bundle=args.bundle,
+            agent=spec,
+            pass_env=args.pass_env or (),
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2, sort_keys=True))
+    elif result.result == REPRODUCED:
+        print(f"reexecution ok  {result.steps_compared} decisions the same  agent {result.agent}")
+    elif result.result == FAILED:
+        print(f"reexecution_failed  {result.failure}")
+    else:
+        assert result.divergence is not None
+        print(f"reexecution DIVERGED  ReexecutionDivergence: {result.divergence}")
+    if not args.json:
+        for note in result.notes:
+            print(f"  note: {note}")
+    if result.result == FAILED:
+        return EXIT_INTERNAL
+    return EXIT_OK if result.ok else EXIT_MISMATCH
+
+
+def _rederive_scores(args: argparse.Namespace) -> int:
+    """The site's own check, on the reader's machine: every claim the body makes that the
+    trajectory, the release and the config determine, derived again and compared."""
+    prices = None
+    if args.prices:
+        try:  # the statement is the receipt's; only the file's bytes are compared
+            prices = load_prices(args.prices, source="as stated in the receipt", pulled_at="")
+        except PriceError as exc:
+            print(f"scores MISMATCH  prices: {exc}")
+            return EXIT_MISMATCH
+    result = rederive(args.receipt, trajectory=args.trajectory, release=args.bundle, prices=prices)
+    wrong = result.first_mismatch
+    if wrong is not None:
+        print(f"scores MISMATCH  {wrong.name}: {wrong.detail}")
+        return EXIT_MISMATCH
+    skipped = [c for c in result.checks if c.status == "skipped"]
+    note = "".join(f"  ({c.name} skipped: {c.detail}; pass --prices)" for c in skipped)
+    print(f"scores re-derived ok{note}")
+    return EXIT_OK
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``verify`` (with ``--reexecute``)."""
+    ver = sub.add_parser(
+        "verify",
+        help="recompute the receipt's hashes offline and, given the trajectory and the "
+        "release, re-derive every score from them; exit 1 on any mismatch",
+    )
+    ver.add_argument("receipt")
+    ver.add_argument("--trajectory", help="the trajectory the receipt binds")
+    ver.add_argument("--bundle", help="the release folder the receipt binds")
+    ver.add_argument(
+        "--prices", help="the run's price file, to re-derive its returns too (priced runs)"
+    )
+    ver.add_argument(
+        "--hashes-only",
+        action="store_true",
+        help="check the hashes alone, as before re-derivation was offered",
+    )
+    ver.add_argument(
+        "--reexecute",
+        action="store_true",
+        help="after re-deriving the scores, run every cell again with a fresh agent (the one "
+        "named by --agent-cmd, --agent-http or --agent; the dialect is the run's unless "
+        "--dialect says otherwise) on the same frozen data and compare each decision's "
+        "score-bearing part; the first difference is a ReexecutionDivergence (exit 1); a cell "
+        "the harness cannot run again is reexecution_failed (exit 3)",
+    )
+    ver.add_argument("--agent", help="with --reexecute: a Python agent, 'package.module:attribute'")
+    external_agent_arguments(ver)
+    ver.add_argument(
+        "--json", action="store_true", help="with --reexecute: print its report as JSON"
+    )
+    ver.add_argument(
+        "--pass-env",
+        action="append",
+        metavar="NAME",
+        help="with --reexecute of a run that called a model: an environment variable (an API "
+        "key) to hand to the agent's process, as in the run; its model calls are answered from "
+        "the recorded exchanges, never sent to the model",
+    )
+    ver.set_defaults(func=cmd_verify)

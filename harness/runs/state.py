@@ -1,0 +1,111 @@
+"""What the rooms of a run share while it runs: the context every cell of one run writes
+through (its trajectory, its drivers, the egress and model traffic so far), each cell's
+outcome as it is counted, the grid of outcomes, and the abort that ends a run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness import outcomes
+from harness.isolation.drivers import Drivers, HasAttempts
+from harness.isolation.egress import Redactor
+from harness.isolation.guard import EgressAttempt
+from harness.isolation.sandbox.wire import WireAttempt
+from harness.market.calendar import SessionTable
+from harness.receipt import model
+from harness.rundata.config import RunConfig
+from harness.rundata.trajectory import TrajectoryWriter
+from harness.runs.observe import PIT, Dialect
+
+
+class Aborted(Exception):
+    """The run ends here (the abort network policy): its cells not yet run are aborted."""
+
+
+@dataclass
+class CellOutcome:
+    """One cell as the cell loop counts it (its record carries it as JSON)."""
+
+    arm: str
+    clock: str
+    status: str = outcomes.COMPLETE
+    sessions: int = 0
+    picks: list[tuple[int, list[str]]] = field(default_factory=list)
+    rejected: int = 0
+    agent_errors: int = 0
+    tool_calls: int = 0
+    rows_served: int = 0
+    fallbacks_served: int = 0
+    unreached_rows: int = 0
+    fault: outcomes.Fault | None = None
+    ignored_orders: int = 0  # a sharpebench agent's orders that open no position
+    # the window position of the cell's last toolbox (the probe is served with it)
+    last_session: int | None = None
+
+
+@dataclass
+class RunContext:
+    """What every cell of one run shares."""
+
+    config: RunConfig
+    writer: TrajectoryWriter
+    drivers: Drivers
+    table: SessionTable
+    window: range
+    positions: dict[str, int]  # the current arm's row keys -> release position
+    egress: list[EgressAttempt] = field(default_factory=list)
+    wire: list[dict[str, Any]] = field(default_factory=list)  # what the cells' wires saw
+    cell: str = ""  # the cell (or "probe") whose agent runs now
+    main_keys: list[str] = field(default_factory=list)  # by release position
+    redactor: Redactor | None = None  # the values passed to the agent (pass_env)
+    dialect: Dialect = PIT  # how the agent is shown each step (``observe.dialect``)
+
+    ledger: list[dict[str, Any]] = field(default_factory=list)
+    model_exchanges: dict[str, int] = field(default_factory=dict)  # by endpoint, as written
+
+    def redacted(self, value: Any) -> Any:
+        """``value`` with every passed secret out of its strings (and their encodings):
+        what the agent sends is recorded, its credentials are not."""
+        if self.redactor is None:
+            return value
+        if isinstance(value, str):
+            return self.redactor.text(value)
+        if isinstance(value, dict):
+            return {self.redacted(k): self.redacted(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.redacted(v) for v in value]
+        return value
+
+    def record_attempts(self, agent: HasAttempts) -> None:
+        """The agent's egress attempts, and its model traffic since the last call: each
+        exchange with a declared endpoint goes into the trajectory whole, and each request
+        the proxy refused is an egress attempt like any other."""
+        exchanges, refused = self.drivers.model_traffic()
+        for exchange in exchanges:
+            self.writer.write("model_exchange", **exchange)
+            label = exchange["endpoint"]
+            self.model_exchanges[label] = self.model_exchanges.get(label, 0) + 1
+        on_wire = []
+        for attempt in [*agent.take_attempts(), *refused]:
+            if isinstance(attempt, WireAttempt):
+                seen = {"cell": self.cell, **attempt.to_json()}
+                self.writer.write("wire_attempt", **seen)
+                self.wire.append(seen)
+                on_wire.append(attempt)
+            else:
+                self.writer.write("network_attempt", **attempt.to_json())
+                self.egress.append(attempt)
+        if self.config.network_policy == "abort":
+            if refused:
+                raise Aborted(f"network egress through the model proxy to {refused[0].target}")
+            if on_wire:
+                first = on_wire[0]
+                raise Aborted(f"network egress on the wire: {first.protocol} {first.target()}")
+
+
+@dataclass
+class Grid:
+    cells: dict[tuple[str, str], CellOutcome]
+    probe: model.Probe
+    aborted: str | None = None
