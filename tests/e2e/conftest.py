@@ -113,16 +113,29 @@ def real_worker(
 
 
 def settled(timeout: float = 90.0) -> None:
-    """Wait until every verification job and platform score has finished."""
+    """Wait until every verification job and platform score has finished, and the worker
+    has computed the whole public board past the last change (a page served before that
+    shows the stored board as it stood: the worker's refresh runs after the job that
+    changed the board, not inside it)."""
     import time
 
+    from pitweb.board.filters import board_key
+    from pitweb.board.models import StoredBoard
+    from pitweb.board.stamp import board_version
     from pitweb.pricing.models import PlatformScore
     from pitweb.runs.models import FINAL_STATES, VerificationJob
+
+    def board_behind() -> bool:
+        version = board_version()
+        return version > 0 and not StoredBoard.objects.filter(
+            key=board_key({}), built_version__gte=version
+        ).exists()
 
     deadline = time.monotonic() + timeout
     while (
         VerificationJob.objects.exclude(state__in=FINAL_STATES).exists()
         or PlatformScore.objects.filter(state__in=("pending", "scoring")).exists()
+        or board_behind()
     ):
         if time.monotonic() > deadline:
             raise AssertionError("jobs did not finish: is the worker running?")
