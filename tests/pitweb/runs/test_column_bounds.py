@@ -35,10 +35,10 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 # The bounded columns no receipt body feeds, and where their strings come from.
 NOT_FROM_A_BODY = {
-    "runs.BoardEntry.run_code": "a copy of its run's run_id, a column of the same width",
-    "runs.StoredBoard.key": "the site's sha256 of the board's filters (64 hex)",
-    "runs.Snapshot.content_digest": "the site's sha256 over the snapshot's row digests",
-    "runs.Snapshot.filters_key": "the site's JSON of the board's filters, refused past its "
+    "board.BoardEntry.run_code": "a copy of its run's run_id, a column of the same width",
+    "board.StoredBoard.key": "the site's sha256 of the board's filters (64 hex)",
+    "board.Snapshot.content_digest": "the site's sha256 over the snapshot's row digests",
+    "board.Snapshot.filters_key": "the site's JSON of the board's filters, refused past its "
     "column by the service",
     "points.PointSet.name": "staff, a kebab-case name the upload form checks against its column",
     "points.PointSet.title": "staff, cut to the column by the upload form",
