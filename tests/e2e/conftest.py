@@ -127,9 +127,12 @@ def settled(timeout: float = 90.0) -> None:
 
     def board_behind() -> bool:
         version = board_version()
-        return version > 0 and not StoredBoard.objects.filter(
-            key=board_key({}), built_version__gte=version
-        ).exists()
+        return (
+            version > 0
+            and not StoredBoard.objects.filter(
+                key=board_key({}), built_version__gte=version
+            ).exists()
+        )
 
     deadline = time.monotonic() + timeout
     while (
