@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 from django.conf import settings
+from django.http import QueryDict
+from rest_framework.request import Request
 
 from pitweb.core.errors import SubmissionError
 
@@ -73,3 +75,30 @@ def read_json(data: bytes, what: str) -> Any:
             "too_deep", f"{what} nests deeper than {settings.PITWEB_MAX_JSON_DEPTH} levels"
         )
     return value
+
+
+def only_fields(request: Request, *, files: tuple[str, ...], data: tuple[str, ...] = ()) -> None:
+    """Refuse a multipart field the endpoint does not take, and any field sent twice:
+    which of two copies counts is never left to the parser."""
+    if not isinstance(request.data, QueryDict):  # no body at all: nothing was parsed
+        raise SubmissionError(
+            "form_required",
+            f"this endpoint takes a multipart/form-data body with {', '.join((*files, *data))}; "
+            "the request had none",
+        )
+    unknown = sorted({*request.FILES.keys(), *request.data.keys()} - {*files, *data})
+    if unknown:
+        raise SubmissionError(
+            "unknown_field",
+            f"unknown multipart field(s): {', '.join(unknown)[:200]}; "
+            f"this endpoint takes {', '.join((*files, *data))}",
+        )
+    counts = {name: len(request.FILES.getlist(name)) for name in files}
+    for name in (*files, *data):  # plain values (a file field sent as text counts too)
+        values = request.data.getlist(name)
+        counts[name] = counts.get(name, 0) + sum(1 for v in values if isinstance(v, str))
+    twice = sorted(name for name, n in counts.items() if n > 1)
+    if twice:
+        raise SubmissionError(
+            "duplicate_field", f"field(s) sent more than once: {', '.join(twice)}"
+        )

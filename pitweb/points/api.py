@@ -15,9 +15,9 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from pitweb.core.errors import SubmissionError
+from pitweb.core.inputs import only_fields
 from pitweb.points import services
 from pitweb.points.models import PointSet
-from pitweb.runs.api import _only_fields
 
 
 class AnswerSetOut(serializers.Serializer):  # type: ignore[type-arg]
@@ -55,7 +55,7 @@ class AnswerSetsApi(APIView):
         point_set = PointSet.objects.filter(name=name).first()
         if point_set is None:
             raise Http404("no such point set")
-        _only_fields(request, files=("answers",))
+        only_fields(request, files=("answers",))
         if "answers" not in request.FILES:
             raise SubmissionError("missing_file", "multipart field answers required")
         answer_set, created = services.answer_set_upload(

@@ -17,9 +17,9 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from pitweb.artifacts import spool
+from pitweb.core.inputs import only_fields
 from pitweb.pricing.services import reference_prices_register
 from pitweb.releases.models import Release
-from pitweb.runs.api import only_fields
 from pitweb.runs.uploads import FORMS
 
 if TYPE_CHECKING:

@@ -28,6 +28,7 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from pitweb.core.errors import SubmissionError, validation_message
+from pitweb.core.inputs import only_fields
 from pitweb.runs import presentation, selectors, services
 from pitweb.runs.models import Run, VerificationJob
 from pitweb.runs.uploads import FORMS
@@ -252,35 +253,7 @@ def _visible_run(request: Request, sha_hex: str) -> Run:
 UPLOAD_FIELDS = FORMS["api-runs"].files  # one list: the upload handler refuses at the header
 
 
-def only_fields(request: Request, *, files: tuple[str, ...], data: tuple[str, ...] = ()) -> None:
-    """Refuse a multipart field the endpoint does not take, and any field sent twice:
-    which of two copies counts is never left to the parser."""
-    if not isinstance(request.data, QueryDict):  # no body at all: nothing was parsed
-        raise SubmissionError(
-            "form_required",
-            f"this endpoint takes a multipart/form-data body with {', '.join((*files, *data))}; "
-            "the request had none",
-        )
-    unknown = sorted({*request.FILES.keys(), *request.data.keys()} - {*files, *data})
-    if unknown:
-        raise SubmissionError(
-            "unknown_field",
-            f"unknown multipart field(s): {', '.join(unknown)[:200]}; "
-            f"this endpoint takes {', '.join((*files, *data))}",
-        )
-    counts = {name: len(request.FILES.getlist(name)) for name in files}
-    for name in (*files, *data):  # plain values (a file field sent as text counts too)
-        values = request.data.getlist(name)
-        counts[name] = counts.get(name, 0) + sum(1 for v in values if isinstance(v, str))
-    twice = sorted(name for name, n in counts.items() if n > 1)
-    if twice:
-        raise SubmissionError(
-            "duplicate_field", f"field(s) sent more than once: {', '.join(twice)}"
-        )
-
-
 # the name the points' API imports it by
-_only_fields = only_fields
 
 
 class RunsApi(APIView):

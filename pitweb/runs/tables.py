@@ -7,10 +7,6 @@ from typing import Any
 
 from harness.receipt.model import Probe
 
-# the one table writer, where its callers have imported it from
-from pitweb.core.tables import csv_safe as csv_safe
-from pitweb.core.tables import table_response as table_response
-
 CELL_COLUMNS = (
     "arm",
     "clock",

@@ -26,6 +26,7 @@ from django.views.decorators.http import require_POST
 from harness.receipt.model import Cell
 from pitweb import charts
 from pitweb.core.errors import SubmissionError, bad_request_page
+from pitweb.core.tables import table_response
 from pitweb.execution.services import agent_of_run, reexecution_request
 from pitweb.runs import presentation, selectors, services, tables
 from pitweb.runs.api import submission_wanted
@@ -194,13 +195,13 @@ def run_table(request: HttpRequest, sha: str, name: str) -> HttpResponse:
         return JsonResponse({"withheld": run.withheld_reason}, status=409)
     if name == "cells":
         cells = msgspec.to_builtins(run.receipt.cells)
-        response = tables.table_response(fmt, "cells", tables.CELL_COLUMNS, cells)
+        response = table_response(fmt, "cells", tables.CELL_COLUMNS, cells)
     elif name == "probe":
         rows = tables.probe_rows(run.receipt.probe)
-        response = tables.table_response(fmt, "probe", tables.PROBE_COLUMNS, rows)
+        response = table_response(fmt, "probe", tables.PROBE_COLUMNS, rows)
     elif name == "jobs":
         rows = tables.job_rows(selectors.job_diffs(selectors.run_jobs(run, user=request.user)))
-        response = tables.table_response(fmt, "jobs", tables.JOB_COLUMNS, rows)
+        response = table_response(fmt, "jobs", tables.JOB_COLUMNS, rows)
     else:
         raise Http404("no such table")
     if response is None:
@@ -260,9 +261,7 @@ def changelog_page(request: HttpRequest) -> HttpResponse:
         }
         for e in events
     ]
-    exported = tables.table_response(
-        request.GET.get("format", ""), "events", tables.EVENT_COLUMNS, rows
-    )
+    exported = table_response(request.GET.get("format", ""), "events", tables.EVENT_COLUMNS, rows)
     return exported or render(request, "changelog.html", {"events": events})
 
 
@@ -277,9 +276,7 @@ def status_page(request: HttpRequest) -> HttpResponse:
             if table == "workers"
             else ("job", "run_id", "state", "seconds")
         )
-        exported = tables.table_response(
-            request.GET.get("format", "csv"), table, columns, data[table]
-        )
+        exported = table_response(request.GET.get("format", "csv"), table, columns, data[table])
         if exported is not None:
             return exported
     return render(request, "status.html", {"data": data})
