@@ -18,7 +18,9 @@ from pitweb.runs.board import REFRESH_SENT
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def verify_run_task(job_id: int) -> str:
     return run_job(
-        verify_run_task, job_id, lambda me: verification.verify_job(job_id=job_id, worker=me)
+        verify_run_task,
+        job_id,
+        lambda worker: verification.verify_job(job_id=job_id, worker=worker),
     )
 
 
