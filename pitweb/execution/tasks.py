@@ -18,7 +18,9 @@ from pitweb.jobs.tasks import run_job
 )
 def execution_cell_task(cell_id: int) -> str:
     return run_job(
-        execution_cell_task, cell_id, lambda me: work.execute_cell(cell_id=cell_id, worker=me)
+        execution_cell_task,
+        cell_id,
+        lambda worker: work.execute_cell(cell_id=cell_id, worker=worker),
     )
 
 
@@ -30,5 +32,7 @@ def execution_cell_task(cell_id: int) -> str:
 )
 def execution_assembly_task(job_id: int) -> str:
     return run_job(
-        execution_assembly_task, job_id, lambda me: work.assemble_job(job_id=job_id, worker=me)
+        execution_assembly_task,
+        job_id,
+        lambda worker: work.assemble_job(job_id=job_id, worker=worker),
     )

@@ -15,10 +15,14 @@ Workers themselves heart-beat too, job or no job (``WorkerBeat``, written by the
 signal handlers in ``workers``), so the status page tells a live worker from a dead one;
 ``machine.queue_summary`` is its view of a queue.
 
-Imports go one way: an app's models subclass ``ClaimableJob`` and its services call the
-machine; this app imports no other ``pitweb`` app (only ``pitweb.artifacts``, to clear
-the scratch folders dead workers left), and it never imports a task (the sweep returns
-the ids to dispatch; the caller's services enqueue them, each through
-``dispatch.send_on_commit``, which leaves a job the broker could not take queued for the
-sweep).
+The periodic sweep is ``tasks.sweep_stale_jobs``: it runs the share each app registered
+in its ``AppConfig.ready`` (``sweeps.register_sweep``); every job task is a call of
+``tasks.run_job`` (the work run as this worker, dead workers' folders swept around it,
+the task sent again when the work's ``Outcome`` asks for a retry).
+
+Imports go one way: an app's models subclass ``ClaimableJob``, its services call the
+machine and send their tasks by name (``dispatch.send_on_commit``, which leaves a job the
+broker could not take queued for the sweep), its tasks call ``tasks.run_job`` with their
+work. This app imports no other ``pitweb`` app (only ``pitweb.artifacts``, to clear the
+scratch folders dead workers left) and no other app's task.
 """

@@ -22,6 +22,11 @@ def register_sweep(name: str, share: Share) -> None:
     _shares[name] = share
 
 
+def registered() -> list[str]:
+    """The names of the registered shares, in the order they run."""
+    return list(_shares)
+
+
 def sweep_all() -> dict[str, object]:
     """Every registered share, in the order the apps registered them; each one's report
     by its name."""

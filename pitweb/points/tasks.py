@@ -17,5 +17,5 @@ from pitweb.points import work
 )
 def points_job_task(job_id: int) -> str:
     return run_job(
-        points_job_task, job_id, lambda me: work.run_points_job(job_id=job_id, worker=me)
+        points_job_task, job_id, lambda worker: work.run_points_job(job_id=job_id, worker=worker)
     )

@@ -13,5 +13,7 @@ from pitweb.pricing import scoring
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def rescore_run_task(score_id: int) -> str:
     return run_job(
-        rescore_run_task, score_id, lambda me: scoring.score_run(score_id=score_id, worker=me)
+        rescore_run_task,
+        score_id,
+        lambda worker: scoring.score_run(score_id=score_id, worker=worker),
     )

@@ -16,5 +16,7 @@ from pitweb.runs import verification
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def verify_run_task(job_id: int) -> str:
     return run_job(
-        verify_run_task, job_id, lambda me: verification.verify_job(job_id=job_id, worker=me)
+        verify_run_task,
+        job_id,
+        lambda worker: verification.verify_job(job_id=job_id, worker=worker),
     )

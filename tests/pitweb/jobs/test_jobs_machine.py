@@ -177,3 +177,26 @@ def test_the_queue_summary_counts_waiting_and_running(queued: VerificationJob) -
     assert summary["depth"] == 1 and summary["running"] == 0 and summary["oldest"] is not None
     assert machine.claim(VerificationJob, pk=queued.pk, worker="w:1")
     assert machine.queue_summary(VerificationJob) == {"depth": 0, "oldest": None, "running": 1}
+
+
+def test_every_task_a_service_sends_by_name_is_a_registered_task() -> None:
+    from pitweb.execution.services import ASSEMBLY_TASK, CELL_TASK
+    from pitweb.jobs.dispatch import task_named
+    from pitweb.pricing.services import SCORE_TASK
+    from pitweb.runs.services.verifying import VERIFY_TASK
+
+    for name in (VERIFY_TASK, SCORE_TASK, CELL_TASK, ASSEMBLY_TASK):
+        assert task_named(name).name == name
+
+
+def test_every_app_registers_its_share_of_the_sweep() -> None:
+    from pitweb.jobs import sweeps
+
+    assert set(sweeps.registered()) == {"verification", "board", "pricing", "points", "execution"}
+
+
+def test_a_failure_of_ours_retries_while_attempts_remain_then_gives_up() -> None:
+    assert machine.retry_outcome(VerificationJob, 4) == machine.Outcome("retrying", 4)
+    assert machine.retry_outcome(PlatformScore, None) == machine.Outcome(
+        PlatformScore.GAVE_UP, None
+    )
