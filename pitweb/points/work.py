@@ -138,7 +138,7 @@ def _retry(job: PointsJob, worker: str, why: str) -> Outcome:
     retry_in = machine.give_up_or_release(
         PointsJob, pk=job.pk, worker=worker, message=f"{why}: asked again on the next attempt"
     )
-    return Outcome("retrying" if retry_in is not None else PointsJob.State.HARNESS_ERROR, retry_in)
+    return machine.retry_outcome(PointsJob, retry_in)
 
 
 def run_points_job(*, job_id: int, worker: str) -> Outcome:
@@ -155,6 +155,4 @@ def run_points_job(*, job_id: int, worker: str) -> Outcome:
         log.exception("points job %s failed", job_id)
         message = f"worker error: {type(exc).__name__}: {exc}"[:2000]
         retry_in = machine.give_up_or_release(PointsJob, pk=job_id, worker=worker, message=message)
-        return Outcome(
-            "retrying" if retry_in is not None else PointsJob.State.HARNESS_ERROR, retry_in
-        )
+        return machine.retry_outcome(PointsJob, retry_in)
