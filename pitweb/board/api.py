@@ -26,7 +26,7 @@ from pitweb.board.models import Snapshot
 from pitweb.board.query import SECTIONS
 from pitweb.board.services import snapshot_publish
 from pitweb.board.stamp import board_stamp
-from pitweb.runs.api import id_or_none
+from pitweb.core.params import id_or_none
 
 if TYPE_CHECKING:
     Serializer = serializers.Serializer[Any]

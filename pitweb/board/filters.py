@@ -15,7 +15,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from harness import canonical
 from pitweb.board.keys import Cursor
 from pitweb.core.errors import SubmissionError
-from pitweb.runs.api import PageQuery, validated
+from pitweb.core.params import PageQuery, validated
 
 FILTERS = ("release", "form", "start", "end")
 

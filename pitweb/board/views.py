@@ -38,9 +38,9 @@ from pitweb.board.snapshots import (
 )
 from pitweb.board.stamp import board_stamp
 from pitweb.core.errors import SubmissionError, bad_request_page, error_body
+from pitweb.core.params import id_or_none
 from pitweb.releases.models import Release
 from pitweb.runs import selectors as run_selectors
-from pitweb.runs.api import id_or_none
 from pitweb.runs.models import Run
 
 

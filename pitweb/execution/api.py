@@ -16,11 +16,11 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from pitweb.core.errors import SubmissionError
+from pitweb.core.params import IdField
 from pitweb.execution import selectors, services
 from pitweb.execution.models import ExecutionJob, RegisteredAgent
 from pitweb.releases.models import Release
 from pitweb.runs import selectors as run_selectors
-from pitweb.runs.api import IdField
 from pitweb.runs.models import Run
 
 if TYPE_CHECKING:

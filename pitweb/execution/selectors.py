@@ -9,8 +9,8 @@ from typing import Any
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Q, QuerySet
 
+from pitweb.core.params import parse_id
 from pitweb.execution.models import ExecutionJob, RegisteredAgent
-from pitweb.runs.api import parse_id
 from pitweb.runs.selectors import visible_runs, worker_label
 
 

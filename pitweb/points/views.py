@@ -19,6 +19,7 @@ from django.views.decorators.http import require_POST
 from harness.points.metrics import CLASSES
 from pitweb import charts
 from pitweb.core.errors import SubmissionError, bad_request_page
+from pitweb.core.params import parse_id
 from pitweb.core.tables import table_response
 from pitweb.points import selectors, services
 from pitweb.points.models import (
@@ -30,7 +31,6 @@ from pitweb.points.models import (
     PointsJob,
 )
 from pitweb.points.render import markdown_html
-from pitweb.runs.api import parse_id
 
 SET_COLUMNS = (
     "name", "title", "state", "points", "reveal_on", "commitment", "question_digest",

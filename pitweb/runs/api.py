@@ -4,19 +4,14 @@ return plain data; every error has the shape ``{"error": {"code", "message"}}``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db import connection
-from django.http import QueryDict
 from django.urls import reverse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
     extend_schema,
-    extend_schema_field,
     inline_serializer,
 )
 from rest_framework import permissions, serializers, status
@@ -27,102 +22,18 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from pitweb.core.errors import SubmissionError, validation_message
+from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import only_fields
+from pitweb.core.params import IdField, Serializer, validated
 from pitweb.runs import presentation, selectors, services
 from pitweb.runs.models import Run, VerificationJob
 from pitweb.runs.uploads import FORMS
-
-if TYPE_CHECKING:
-    Serializer = serializers.Serializer[Any]
-else:
-    Serializer = serializers.Serializer
-
-# -- query and form parameters -------------------------------------------------------
-# One parser for every id a query or a form gives (``submission``, ``page``): ASCII
-# digits only (``str.isdigit`` and ``int`` also take "²" or "٣"), a bounded length (so
-# ``int`` never sees thousands of digits) and within the id column's range. Each query
-# has its serializer; what fails it is a 400: the JSON envelope under /api/, the site's
-# 400 page elsewhere.
-DIGITS = re.compile(r"[0-9]+")
-
-
-def id_max() -> int:
-    """The largest value the database's id column holds."""
-    low_high = connection.ops.integer_field_range(Run._meta.pk.get_internal_type())
-    return int(low_high[1] if low_high[1] is not None else 2**63 - 1)
-
-
-def id_or_none(value: str) -> int | None:
-    """The id a path segment gives, or None where it is none (answered as not found)."""
-    try:
-        return parse_id(value)
-    except ValueError:
-        return None
-
-
-def parse_id(value: object) -> int | None:
-    """The id ``value`` gives (a query's or a form's text, or a JSON number), None when
-    it is absent or empty; a ValueError saying the rule otherwise."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, int) and not isinstance(value, bool):  # a JSON number
-        value = str(value)
-    top = id_max()
-    if (
-        isinstance(value, str)
-        and len(value) <= len(str(top))
-        and DIGITS.fullmatch(value)
-        and int(value) <= top
-    ):
-        return int(value)
-    raise ValueError(f"must be a whole number written with the digits 0-9, at most {top}")
-
-
-@extend_schema_field(OpenApiTypes.INT)
-class IdField(serializers.Field):  # type: ignore[type-arg]
-    """An id in a query or a form, read by ``parse_id``; a parameter given twice is
-    refused (which copy counts is never left to the parser)."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(required=False, allow_null=True, **kwargs)
-
-    def get_value(self, dictionary: Any) -> Any:
-        name = str(self.field_name)
-        if isinstance(dictionary, QueryDict) and len(dictionary.getlist(name)) > 1:
-            return dictionary.getlist(name)
-        return super().get_value(dictionary)
-
-    def to_internal_value(self, data: Any) -> int | None:
-        if isinstance(data, list):
-            raise serializers.ValidationError(f"given {len(data)} times; give it once")
-        try:
-            return parse_id(data)
-        except ValueError as exc:
-            raise serializers.ValidationError(str(exc)) from None
-
-    def to_representation(self, value: Any) -> Any:
-        return value
 
 
 class RunQuery(Serializer):
     """What a run's pages, tables, downloads, API and staff form read besides the key."""
 
     submission = IdField()
-
-
-class PageQuery(Serializer):
-    page = IdField()
-
-
-def validated(query: type[Serializer], params: Any) -> dict[str, Any]:
-    """``params`` (a query string or a form) through its serializer; the first field it
-    refuses is a SubmissionError named for that field (``invalid_submission``)."""
-    given = query(data=params)
-    if not given.is_valid():
-        name, problems = next(iter(given.errors.items()))
-        raise SubmissionError(f"invalid_{name}", f"{name}: {validation_message(problems)}")
-    return dict(given.validated_data)
 
 
 def submission_wanted(params: Any) -> int | None:
