@@ -198,7 +198,39 @@ STORAGES = {
     if not DEBUG
     else {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
-LOGIN_URL = "/admin/login/"
+# -- accounts: the site's own sign-in (never the admin's) ------------------------
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "account"
+LOGOUT_REDIRECT_URL = "leaderboard"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": f"django.contrib.auth.password_validation.{name}"}
+    for name in (
+        "UserAttributeSimilarityValidator",
+        "MinimumLengthValidator",
+        "CommonPasswordValidator",
+        "NumericPasswordValidator",
+    )
+]
+# anyone may create an account at /accounts/signup/; off: by a staff invitation only
+PITWEB_OPEN_SIGNUP = env_bool("PITWEB_OPEN_SIGNUP", False)
+# how long a staff invitation link stays usable (it is used once)
+PITWEB_INVITATION_DAYS = env_int("PITWEB_INVITATION_DAYS", 7)
+# failed sign-ins allowed per account and per client address within the window; then
+# that account (or address) is refused until the window ends
+PITWEB_SIGNIN_ACCOUNT_LIMIT = env_int("PITWEB_SIGNIN_ACCOUNT_LIMIT", 5)
+PITWEB_SIGNIN_ADDRESS_LIMIT = env_int("PITWEB_SIGNIN_ADDRESS_LIMIT", 20)
+PITWEB_SIGNIN_WINDOW_SECONDS = env_int("PITWEB_SIGNIN_WINDOW_SECONDS", 15 * 60)
+# the proxies in front of the site that append the client's address to X-Forwarded-For
+# (a client's own X-Forwarded-For entries are never trusted); 0: the connection's address
+PITWEB_PROXY_HOPS = env_int("PITWEB_PROXY_HOPS", 0)
+# password-reset links and sign-up mails: the console on a developer's machine and in the
+# demo (the mail is printed), SMTP (DJANGO_EMAIL_HOST) otherwise
+EMAIL_BACKEND = os.environ.get("DJANGO_EMAIL_BACKEND") or (
+    "django.core.mail.backends.console.EmailBackend"
+    if DEBUG
+    else "django.core.mail.backends.smtp.EmailBackend"
+)
+DEFAULT_FROM_EMAIL = os.environ.get("DJANGO_DEFAULT_FROM_EMAIL", SERVER_EMAIL)
 
 # -- uploads -----------------------------------------------------------------
 PITWEB_MAX_RECEIPT_BYTES = env_int("PITWEB_MAX_RECEIPT_BYTES", 8 * 1024 * 1024)

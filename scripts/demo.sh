@@ -11,6 +11,8 @@ mkdir -p var
 export DJANGO_DEBUG=false
 export DJANGO_SECRET_KEY="$(cat var/demo-secret-key)"
 export DJANGO_SECURE_SSL_REDIRECT=false DJANGO_SECURE_COOKIES=false DJANGO_HSTS_SECONDS=0
+# password-reset mails are printed here, not sent
+export DJANGO_EMAIL_BACKEND=django.core.mail.backends.console.EmailBackend
 $BIN/python manage.py migrate --noinput
 $BIN/python manage.py collectstatic --noinput >/dev/null
 $BIN/celery -A pitweb worker --pool=solo --loglevel=WARNING -n demo@%h &
@@ -24,5 +26,6 @@ DEMO_MODEL=$!
 trap 'kill $WORKER $BEAT $DEMO_MODEL 2>/dev/null || true' EXIT
 for _ in $(seq 100); do [ -s var/demo-model.url ] && break; kill -0 $DEMO_MODEL || exit 1; sleep 0.1; done
 $BIN/python manage.py demo_seed --demo-model "$(cat var/demo-model.url)"
+echo "sign in at http://127.0.0.1:8000/accounts/login/ as demo, password $(cat var/demo-submitter-password) (staff: staff / staff-demo-password)"
 echo "serving http://127.0.0.1:8000 (Ctrl-C stops the site and the worker)"
 $BIN/gunicorn pitweb.wsgi --bind 127.0.0.1:8000 --workers 2 --access-logfile -

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from pitweb.accounts.models import ApiToken
+from pitweb.accounts.models import ApiToken, Invitation
 from pitweb.admin_base import ReadOnlyAdmin
 
 
@@ -8,8 +8,18 @@ from pitweb.admin_base import ReadOnlyAdmin
 class ApiTokenAdmin(ReadOnlyAdmin):
     """Tokens by prefix and owner; the token itself is never stored (its hash is not shown)."""
 
-    list_display = ("prefix", "user", "created_at", "last_used_at", "revoked")
+    list_display = ("prefix", "name", "user", "created_at", "last_used_at", "revoked")
     list_filter = ("revoked",)
-    search_fields = ("prefix", "user__username")
+    search_fields = ("prefix", "name", "user__username")
     exclude = ("key_hash",)
     list_select_related = ("user",)
+
+
+@admin.register(Invitation)
+class InvitationAdmin(ReadOnlyAdmin):
+    """Invitations by prefix: made on the invitations page or with ``manage.py invite``."""
+
+    list_display = ("prefix", "note", "created_by", "created_at", "expires_at", "used_by")
+    search_fields = ("prefix", "note", "used_by__username")
+    exclude = ("key_hash",)
+    list_select_related = ("created_by", "used_by")

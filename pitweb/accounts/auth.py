@@ -4,7 +4,7 @@ from django.utils import timezone
 from rest_framework import authentication, exceptions
 
 from pitweb.accounts.models import ApiToken
-from pitweb.accounts.services import hash_token
+from pitweb.accounts.keys import hash_token
 
 
 class ApiTokenAuthentication(authentication.BaseAuthentication):

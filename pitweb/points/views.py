@@ -9,7 +9,6 @@ from typing import Any
 
 import pandas as pd
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -18,6 +17,7 @@ from django.views.decorators.http import require_POST
 
 from harness.points.metrics import CLASSES
 from pitweb import charts
+from pitweb.accounts.access import staff_required
 from pitweb.core.errors import SubmissionError, bad_request_page
 from pitweb.core.params import parse_id
 from pitweb.core.tables import table_response
@@ -205,7 +205,7 @@ def judged_set_page(request: HttpRequest, name: str, judged_id: str) -> HttpResp
     )
 
 
-@staff_member_required
+@staff_required
 def point_set_upload_page(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
         return render(request, "points/upload.html", {"states": PointSetState.values})
@@ -235,7 +235,7 @@ def point_set_upload_page(request: HttpRequest) -> HttpResponse:
     return redirect(reverse("point-set", args=[point_set.name]))
 
 
-@staff_member_required
+@staff_required
 @require_POST
 def point_set_reveal_page(request: HttpRequest, name: str) -> HttpResponse:
     point_set = _point_set(name)
@@ -259,7 +259,7 @@ def _user(request: HttpRequest) -> User:
     return request.user
 
 
-@staff_member_required
+@staff_required
 @require_POST
 def points_job_page(request: HttpRequest, name: str) -> HttpResponse:
     """Staff: have the workers answer the set with a model, or judge an answer set."""
@@ -315,7 +315,7 @@ def points_job_json(request: HttpRequest, job_id: str) -> JsonResponse:
     return JsonResponse(progress)
 
 
-@staff_member_required
+@staff_required
 def models_page(request: HttpRequest) -> HttpResponse:
     """Staff: the models the workers may call, and a form to register one (or change it)."""
     if request.method == "POST":

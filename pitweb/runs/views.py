@@ -14,7 +14,6 @@ from urllib.parse import urlencode
 import msgspec
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.models import User
 from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
@@ -24,6 +23,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from harness.receipt.model import Cell
+from pitweb.accounts.access import staff_required
 from pitweb import charts
 from pitweb.core.errors import SubmissionError, bad_request_page
 from pitweb.core.tables import table_response
@@ -310,7 +310,7 @@ def withdraw_action(request: HttpRequest, sha: str) -> HttpResponse:
     return redirect(back)
 
 
-@staff_member_required
+@staff_required
 @require_POST
 @refuses_bad_queries
 def staff_action(request: HttpRequest, sha: str, action: str) -> HttpResponse:
@@ -320,7 +320,7 @@ def staff_action(request: HttpRequest, sha: str, action: str) -> HttpResponse:
     if found is None:
         raise Http404("no such run")
     run: Run = found
-    staff = cast(User, request.user)  # staff_member_required: a logged-in staff user
+    staff = cast(User, request.user)  # staff_required: a signed-in staff user
     reason = request.POST.get("reason", "")
 
     def back_with_the_form() -> HttpResponse:

@@ -12,6 +12,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
         parser.add_argument("--create", action="store_true", help="create the user if missing")
+        parser.add_argument("--name", default="", help="what the token is for (shown in lists)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         users = get_user_model()
@@ -20,4 +21,4 @@ class Command(BaseCommand):
             if not options["create"]:
                 raise CommandError(f"no user {options['username']!r} (pass --create to make one)")
             user = users.objects.create_user(options["username"])
-        self.stdout.write(token_issue(user=user))
+        self.stdout.write(token_issue(user=user, name=options["name"]))

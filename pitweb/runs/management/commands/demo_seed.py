@@ -3,11 +3,12 @@
 Builds a synthetic release and SYNTHETIC prices (labelled so), runs the harness with
 the stub and two deterministic baselines, and one agent three times as another
 submitter's family of attempts, uploads the runs through the upload service, waits for a real worker to verify them, seeds the judged points
-(``demo_points``), and prints a staff login and a token.
+(``demo_points``), and prints the staff's and the submitter's sign-in and a token.
 """
 
 from __future__ import annotations
 
+import secrets
 import time
 from datetime import date
 from pathlib import Path
@@ -37,6 +38,15 @@ STAFF = ("staff", "staff-demo-password")
 # one family of attempts: the same agent uploaded by one submitter with three holds
 TUNED = "stub"
 TUNED_HOLDS = (3, 5, 8)
+
+
+def _demo_password(path: Path) -> str:
+    """The demo submitter's password: made once per machine, then read back."""
+    if not path.exists() or not path.read_text().strip():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_urlsafe(12) + "\n")
+        path.chmod(0o600)
+    return path.read_text().strip()
 
 
 class Command(BaseCommand):
@@ -97,8 +107,13 @@ class Command(BaseCommand):
         if not users.objects.filter(username=STAFF[0]).exists():
             users.objects.create_superuser(STAFF[0], password=STAFF[1])
         submitter = users.objects.filter(username="demo").first() or users.objects.create_user(
-            "demo"
+            "demo", email="demo@example.org"
         )
+        # the submitter signs in at /accounts/login/ with a password of this machine's own,
+        # kept beside the demo's secret key (the same one every time the demo starts)
+        password = _demo_password(Path(settings.VAR_DIR) / "demo-submitter-password")
+        submitter.set_password(password)
+        submitter.save(update_fields=["password"])
 
         for name in AGENTS:
             self._submitted(
@@ -137,9 +152,6 @@ class Command(BaseCommand):
             score = item.platform.state if item.platform else "no platform figure"
             self.stdout.write(f"  {item.run_id}  {item.agent:<40} {item.status}  {score}")
         self.stdout.write(f"release {release.name} {release.content_digest}")
-        self.stdout.write(
-            f"staff login: {STAFF[0]} / {STAFF[1]}  (http://127.0.0.1:8000/admin/login/)"
-        )
         # executions: a registered agent run by the workers, an upload of it re-executed
         call_command(
             "demo_executions", release=str(release_dir), release_digest=release.content_digest,
@@ -160,6 +172,9 @@ class Command(BaseCommand):
             self.stdout.write(f"published snapshot {snapshot.pk} {snapshot.content_digest}")
         token = token_issue(user=submitter)
         self.stdout.write(f"submitter API token (user demo): {token}")
+        sign_in = options["url"].rstrip("/") + "/accounts/login/"
+        self.stdout.write(f"submitter sign-in: demo / {password}  ({sign_in})")
+        self.stdout.write(f"staff sign-in: {STAFF[0]} / {STAFF[1]}  ({sign_in})")
         self.stdout.write(f"release folder: {release_dir.resolve()}")
         self.stdout.write("to submit a run of your own (README, Submitting a run), paste:")
         self.stdout.write(
