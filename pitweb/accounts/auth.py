@@ -3,8 +3,8 @@ from typing import Any
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
-from pitweb.accounts.models import ApiToken
 from pitweb.accounts.keys import hash_token
+from pitweb.accounts.models import ApiToken
 
 
 class ApiTokenAuthentication(authentication.BaseAuthentication):

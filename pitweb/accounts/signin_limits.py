@@ -51,8 +51,8 @@ def client_address(request: HttpRequest) -> str:
     """The client's address: the connection's, or with PITWEB_PROXY_HOPS proxies in front,
     the one the outermost of them saw (entries a client wrote itself are ignored)."""
     hops = settings.PITWEB_PROXY_HOPS
-    forwarded = [a.strip() for a in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
-    forwarded = [a for a in forwarded if a]
+    header = str(request.META.get("HTTP_X_FORWARDED_FOR", ""))
+    forwarded = [a.strip() for a in header.split(",") if a.strip()]
     if hops > 0 and len(forwarded) >= hops:
         return forwarded[-hops]
     return str(request.META.get("REMOTE_ADDR", ""))
@@ -71,7 +71,9 @@ def _keys(username: str, address: str) -> dict[str, tuple[str, int]]:
 def signin_refusal(*, username: str, address: str) -> Refusal | None:
     """Whether a sign-in as ``username`` from ``address`` is refused now, and until when."""
     keys = _keys(username, address)
-    found = cache.get_many([key for key, _ in keys.values()] + [f"{k}:until" for k, _ in keys.values()])
+    found = cache.get_many(
+        [key for key, _ in keys.values()] + [f"{k}:until" for k, _ in keys.values()]
+    )
     for scope, (key, limit) in keys.items():
         if int(found.get(key) or 0) >= limit:
             until = found.get(f"{key}:until") or time.time() + settings.PITWEB_SIGNIN_WINDOW_SECONDS

@@ -81,7 +81,10 @@ urlpatterns = [
         "accounts/password/change/done/",
         auth.PasswordChangeDoneView.as_view(
             template_name=NOTICE,
-            extra_context={"heading": "Your password is changed", "notice": "Nothing else changed: your API tokens still work."},
+            extra_context={
+                "heading": "Your password is changed",
+                "notice": "Nothing else changed: your API tokens still work.",
+            },
         ),
         name="password_change_done",
     ),

@@ -50,7 +50,12 @@ def signup_page(request: HttpRequest, key: str | None = None) -> HttpResponse:
     context: dict[str, Any] = {"open_signup": settings.PITWEB_OPEN_SIGNUP, "key": key}
     if key is None and not settings.PITWEB_OPEN_SIGNUP:
         # by invitation only: this page creates nothing, whatever is posted to it
-        return render(request, "accounts/signup.html", context, status=403 if request.method == "POST" else 200)
+        return render(
+            request,
+            "accounts/signup.html",
+            context,
+            status=403 if request.method == "POST" else 200,
+        )
     if key is not None:
         try:
             services.invitation_usable(key)
@@ -94,7 +99,8 @@ def token_create(request: HttpRequest) -> HttpResponse:
     a cache; the page says so)."""
     form = TokenForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Nothing was created: " + "; ".join(form.errors["name"]))
+        problems = "; ".join(str(e) for e in form.errors["name"])
+        messages.error(request, f"Nothing was created: {problems}")
         return redirect(reverse("account") + "#tokens")
     try:
         token = services.token_issue(user=cast(User, request.user), name=form.cleaned_data["name"])
@@ -104,7 +110,11 @@ def token_create(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "accounts/token_created.html",
-        {"token": token, "name": form.cleaned_data["name"], "site": request.build_absolute_uri("/").rstrip("/")},
+        {
+            "token": token,
+            "name": form.cleaned_data["name"],
+            "site": request.build_absolute_uri("/").rstrip("/"),
+        },
     )
 
 

@@ -23,8 +23,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from harness.receipt.model import Cell
-from pitweb.accounts.access import staff_required
 from pitweb import charts
+from pitweb.accounts.access import staff_required
 from pitweb.core.errors import SubmissionError, bad_request_page
 from pitweb.core.tables import table_response
 from pitweb.execution.services import agent_of_run, reexecution_request

@@ -26,9 +26,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def signed_in(user: User, password: str) -> Client:
     """A client signed in through the site's own form (not force_login)."""
     client = Client()
-    response = client.post(
-        "/accounts/login/", {"username": user.username, "password": password}
-    )
+    response = client.post("/accounts/login/", {"username": user.username, "password": password})
     assert response.status_code == 302, response.content.decode()[:500]
     return client
 
@@ -116,7 +114,7 @@ def test_the_account_page_lists_my_private_run_with_its_state_and_link(
     private_run: Run, submitter: User, other: User
 ) -> None:
     page = signed_in(submitter, "pw-alice").get("/accounts/").content.decode()
-    link = f'/runs/{private_run.body_sha256[7:]}/?submission={private_run.pk}'
+    link = f"/runs/{private_run.body_sha256[7:]}/?submission={private_run.pk}"
     assert link in page and private_run.run_id in page
     row = page.split(link)[1].split("</tr>")[0]
     assert "private" in row and private_run.status in row
@@ -146,9 +144,10 @@ def test_the_account_page_lists_my_answer_sets_and_executions(
     page = signed_in(submitter, "pw-alice").get("/accounts/").content.decode()
     assert "my-reader" in page and "their-reader" not in page
     assert f'href="/executions/{job.pk}/"' in page
-    assert f'href="/executions/{job.pk}/"' not in signed_in(other, "pw-bob").get(
-        "/accounts/"
-    ).content.decode()
+    assert (
+        f'href="/executions/{job.pk}/"'
+        not in signed_in(other, "pw-bob").get("/accounts/").content.decode()
+    )
 
 
 def test_the_account_page_costs_the_same_queries_however_much_is_listed(
@@ -158,7 +157,9 @@ def test_the_account_page_costs_the_same_queries_however_much_is_listed(
     with django_assert_max_num_queries(14):
         client.get("/accounts/")
     files = stub_run.files()
-    services.run_submit(user=submitter, **{k: files[k] for k in ("receipt", "trajectory", "prices")})
+    services.run_submit(
+        user=submitter, **{k: files[k] for k in ("receipt", "trajectory", "prices")}
+    )
     for n in range(3):
         created_token(client, f"t{n}")
     with django_assert_max_num_queries(14):
@@ -216,7 +217,9 @@ def test_a_signed_in_submitter_cannot_reach_staff_pages_or_actions(
     assert not RegisteredAgent.objects.exists() and AuditEvent.objects.count() == 0
 
 
-def test_a_submitter_cannot_act_as_staff_on_their_own_run(private_run: Run, submitter: User) -> None:
+def test_a_submitter_cannot_act_as_staff_on_their_own_run(
+    private_run: Run, submitter: User
+) -> None:
     sha = private_run.body_sha256[7:]
     client = signed_in(submitter, "pw-alice")
     for action in ("hide", "flag", "reverify"):

@@ -16,7 +16,9 @@ pytestmark = pytest.mark.django_db
 LOGIN = "/accounts/login/"
 
 
-def sign_in(client: Client, username: str, password: str, address: str = "10.0.0.1", **extra: Any) -> Any:
+def sign_in(
+    client: Client, username: str, password: str, address: str = "10.0.0.1", **extra: Any
+) -> Any:
     return client.post(
         LOGIN, {"username": username, "password": password}, REMOTE_ADDR=address, **extra
     )
@@ -75,12 +77,16 @@ def test_a_visitor_opening_a_page_that_needs_an_account_is_told_why(client: Clie
     response = client.get("/agents/")
     assert response.status_code == 302 and response.url == LOGIN + "?next=/agents/"
     page = client.get(response.url).content.decode()
-    assert 'id="why-sign-in"' in page and "(<code>/agents/</code>) is for signed-in accounts" in page
+    assert (
+        'id="why-sign-in"' in page and "(<code>/agents/</code>) is for signed-in accounts" in page
+    )
 
 
 def test_a_wrong_password_signs_nobody_in(client: Client, submitter: User) -> None:
     response = sign_in(client, "alice", "wrong")
-    assert response.status_code == 200 and "correct username and password" in response.content.decode()
+    assert (
+        response.status_code == 200 and "correct username and password" in response.content.decode()
+    )
     assert "_auth_user_id" not in client.session
 
 
@@ -128,7 +134,9 @@ def test_a_forwarded_for_header_a_client_writes_is_not_believed(
 ) -> None:
     for n in range(4):
         sign_in(Client(), f"n{n}", "guess", address="10.0.5.1", HTTP_X_FORWARDED_FOR=f"1.2.3.{n}")
-    refused = sign_in(Client(), "alice", "pw-alice", address="10.0.5.1", HTTP_X_FORWARDED_FOR="9.9.9.9")
+    refused = sign_in(
+        Client(), "alice", "pw-alice", address="10.0.5.1", HTTP_X_FORWARDED_FOR="9.9.9.9"
+    )
     assert refused.status_code == 429
 
 
@@ -137,10 +145,26 @@ def test_behind_one_proxy_the_address_is_the_one_the_proxy_saw(
 ) -> None:
     limits.PITWEB_PROXY_HOPS = 1
     for n in range(4):  # a client's own entry comes first; the proxy appends what it saw
-        sign_in(Client(), f"n{n}", "g", address="172.16.0.2", HTTP_X_FORWARDED_FOR=f"6.6.6.{n}, 10.0.6.1")
+        sign_in(
+            Client(),
+            f"n{n}",
+            "g",
+            address="172.16.0.2",
+            HTTP_X_FORWARDED_FOR=f"6.6.6.{n}, 10.0.6.1",
+        )
     proxied = {"address": "172.16.0.2"}
-    assert sign_in(Client(), "alice", "pw-alice", HTTP_X_FORWARDED_FOR="10.0.6.1", **proxied).status_code == 429
-    assert sign_in(Client(), "alice", "pw-alice", HTTP_X_FORWARDED_FOR="10.0.6.2", **proxied).status_code == 302
+    assert (
+        sign_in(
+            Client(), "alice", "pw-alice", HTTP_X_FORWARDED_FOR="10.0.6.1", **proxied
+        ).status_code
+        == 429
+    )
+    assert (
+        sign_in(
+            Client(), "alice", "pw-alice", HTTP_X_FORWARDED_FOR="10.0.6.2", **proxied
+        ).status_code
+        == 302
+    )
 
 
 def test_password_reset_mails_a_link_that_sets_a_new_password(client: Client) -> None:
@@ -173,14 +197,22 @@ def test_password_change_needs_the_old_password(client: Client, submitter: User)
     client.force_login(submitter)
     wrong = client.post(
         "/accounts/password/change/",
-        {"old_password": "nope", "new_password1": "brand-new-words", "new_password2": "brand-new-words"},
+        {
+            "old_password": "nope",
+            "new_password1": "brand-new-words",
+            "new_password2": "brand-new-words",
+        },
     )
     assert wrong.status_code == 200
     submitter.refresh_from_db()
     assert submitter.check_password("pw-alice")
     right = client.post(
         "/accounts/password/change/",
-        {"old_password": "pw-alice", "new_password1": "brand-new-words", "new_password2": "brand-new-words"},
+        {
+            "old_password": "pw-alice",
+            "new_password1": "brand-new-words",
+            "new_password2": "brand-new-words",
+        },
     )
     assert right.status_code == 302 and right.url == "/accounts/password/change/done/"
     submitter.refresh_from_db()

@@ -125,7 +125,9 @@ def test_a_visitor_asked_for_invitations_is_sent_to_sign_in() -> None:
 def test_sign_up_is_by_invitation_unless_opened(settings: Any) -> None:
     settings.PITWEB_OPEN_SIGNUP = False
     page = Client().get("/accounts/signup/")
-    assert page.status_code == 200 and "Sign-up on this site is by invitation" in page.content.decode()
+    assert (
+        page.status_code == 200 and "Sign-up on this site is by invitation" in page.content.decode()
+    )
     assert Client().post("/accounts/signup/", NEW).status_code == 403
     assert not User.objects.filter(username="erin").exists()
 
