@@ -20,6 +20,11 @@ def release_named(digest: str) -> Release | None:
     return Release.objects.filter(content_digest=wanted).first()
 
 
+def files_held(release: Release) -> bool:
+    """Whether storage holds the release's files (its manifest is written last)."""
+    return bool(default_storage.exists(f"{release.storage_prefix}/manifest.json"))
+
+
 def prices_version(release: Release, version: str) -> ReferencePrices | None:
     """The release's reference-price version ``version`` (its number), or None."""
     number = id_or_none(version)

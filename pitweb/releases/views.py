@@ -19,7 +19,6 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from pitweb.artifacts import release_held
 from pitweb.charts import rows_per_day
 from pitweb.core.params import DIGEST_RULE
 from pitweb.core.tables import table_response
@@ -53,7 +52,7 @@ def release_page(request: HttpRequest, digest: str) -> HttpResponse:
     exported = table_response(request.GET.get("format", ""), "forms", ("form", "rows"), forms)
     if exported is not None:
         return exported
-    held = release_held(release)
+    held = selectors.files_held(release)
     return render(
         request,
         "release.html",
@@ -73,7 +72,7 @@ def release_page(request: HttpRequest, digest: str) -> HttpResponse:
 def release_archive(request: HttpRequest, digest: str) -> HttpResponseBase:
     """The release's files as one tar archive, streamed (HEAD: its headers alone)."""
     release = _release_or_404(digest)
-    if not release_held(release):
+    if not selectors.files_held(release):
         raise Http404("this site does not hold the release's files")
     release = release_archive_seal(release=release)
     response: HttpResponseBase

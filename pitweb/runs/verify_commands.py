@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 from django.urls import reverse
 
-from pitweb.artifacts import release_held
 from pitweb.releases import archive
+from pitweb.releases.selectors import files_held
 from pitweb.releases.models import ReferencePrices
 from pitweb.runs.models import Run
 
@@ -63,7 +63,7 @@ def verify_commands(run: Run, *, site: str) -> VerifyCommands:
         url = site + reverse("run-download", args=[sha, what]) + f"?submission={run.pk}"
         out.lines.append(f"curl -fLo {name} {_q(url)}")
     release = run.release
-    if release is None or not release_held(release) or not release.archive_sha256:
+    if release is None or not files_held(release) or not release.archive_sha256:
         out.lines.append(
             f"pit-harness verify {RECEIPT} --trajectory {TRAJECTORY} --bundle "
             f"{_q('<your copy of ' + (run.release.name if run.release else run.release_digest) + '>')}"
