@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from django.urls import reverse
 
 from pitweb.releases import archive
-from pitweb.releases.selectors import files_held
 from pitweb.releases.models import ReferencePrices
+from pitweb.releases.selectors import files_held
 from pitweb.runs.models import Run
 
 RECEIPT, TRAJECTORY, ARCHIVE = "receipt.json", "trajectory.jsonl", "release.tar"
@@ -97,7 +97,6 @@ def verify_commands(run: Run, *, site: str) -> VerifyCommands:
         )
     else:
         out.caveats.append(
-            "the release has no reference prices yet, so there are no platform figures to "
-            "reproduce"
+            "the release has no reference prices yet, so there are no platform figures to reproduce"
         )
     return out

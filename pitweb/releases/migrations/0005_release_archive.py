@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('releases', '0004_reference_prices_named'),
+        ("releases", "0004_reference_prices_named"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='release',
-            name='archive_sha256',
+            model_name="release",
+            name="archive_sha256",
             field=models.CharField(blank=True, max_length=71),
         ),
         migrations.AddField(
-            model_name='release',
-            name='archive_size',
+            model_name="release",
+            name="archive_size",
             field=models.BigIntegerField(blank=True, null=True),
         ),
     ]

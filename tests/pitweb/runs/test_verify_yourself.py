@@ -98,13 +98,19 @@ def downloaded(run: Run, live_server: Any, tmp_path: Path) -> tuple[Block, Path]
 
 
 def test_a_run_priced_with_the_reference_prices_verifies_offline_from_the_downloads(
-    live_server: Any, priced_release: Any, submitter: User, reference_priced: Artifacts,
+    live_server: Any,
+    priced_release: Any,
+    submitter: User,
+    reference_priced: Artifacts,
     tmp_path: Path,
 ) -> None:
     run = proven(submitter, reference_priced)
     block, folder = downloaded(run, live_server, tmp_path)
     assert sorted(p.name for p in folder.iterdir()) == [
-        "receipt.json", "reference-prices-v1.csv", "release.tar", "trajectory.jsonl"
+        "receipt.json",
+        "reference-prices-v1.csv",
+        "release.tar",
+        "trajectory.jsonl",
     ]
     assert any(" --prices reference-prices-v1.csv" in line for line in block.offline)
     checked = shell(block.offline, folder, offline=True)
@@ -116,7 +122,10 @@ def test_a_run_priced_with_the_reference_prices_verifies_offline_from_the_downlo
 
 
 def test_a_run_priced_with_its_own_prices_verifies_and_reproduces_its_platform_figures(
-    live_server: Any, priced_release: Any, submitter: User, stub_run: Artifacts,
+    live_server: Any,
+    priced_release: Any,
+    submitter: User,
+    stub_run: Artifacts,
     tmp_path: Path,
 ) -> None:
     run = proven(submitter, stub_run)
@@ -133,8 +142,12 @@ def test_a_run_priced_with_its_own_prices_verifies_and_reproduces_its_platform_f
 
 @pytest.mark.parametrize("tamper", ["trajectory", "release"])
 def test_a_tampered_download_fails_verification(
-    tamper: str, live_server: Any, priced_release: Any, submitter: User,
-    reference_priced: Artifacts, tmp_path: Path,
+    tamper: str,
+    live_server: Any,
+    priced_release: Any,
+    submitter: User,
+    reference_priced: Artifacts,
+    tmp_path: Path,
 ) -> None:
     run = proven(submitter, reference_priced)
     block, folder = downloaded(run, live_server, tmp_path)
@@ -144,7 +157,9 @@ def test_a_tampered_download_fails_verification(
         target = folder / "trajectory.jsonl"
     else:
         unpacked = next(p for p in folder.iterdir() if p.is_dir())
-        target = max((p for p in unpacked.rglob("*") if p.is_file()), key=lambda p: p.stat().st_size)
+        target = max(
+            (p for p in unpacked.rglob("*") if p.is_file()), key=lambda p: p.stat().st_size
+        )
     data = bytearray(target.read_bytes())
     data[len(data) // 2] ^= 0x01
     target.write_bytes(bytes(data))
@@ -156,7 +171,10 @@ def test_a_tampered_download_fails_verification(
 
 
 def test_a_tampered_archive_fails_its_sha256_check_before_anything_runs(
-    live_server: Any, priced_release: Any, submitter: User, reference_priced: Artifacts,
+    live_server: Any,
+    priced_release: Any,
+    submitter: User,
+    reference_priced: Artifacts,
     tmp_path: Path,
 ) -> None:
     run = proven(submitter, reference_priced)
