@@ -270,6 +270,18 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # every closed set the API returns is a named enum, each value with the pages' words
+    "ENUM_NAME_OVERRIDES": {
+        "VerificationLevelEnum": "pitweb.runs.enums.VERIFICATION_LEVEL",
+        "VerificationStateEnum": "pitweb.runs.enums.RUN_STATE",
+        "VerificationJobKindEnum": "pitweb.runs.enums.JOB_KIND",
+        "VisibilityEnum": "pitweb.runs.enums.VISIBILITY",
+        "MaskVerdictEnum": "pitweb.runs.enums.MASK_VERDICT",
+        "ExecutionStateEnum": "pitweb.execution.enums.EXECUTION_STATE",
+        "ExecutionKindEnum": "pitweb.execution.enums.EXECUTION_KIND",
+        "ExecutionCellStateEnum": "pitweb.execution.enums.CELL_STATE",
+        "CellStatusEnum": "pitweb.execution.enums.CELL_STATUS",
+    },
 }
 
 # -- cache: shared by every process (throttles, cached boards) -------------------

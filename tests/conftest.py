@@ -65,6 +65,7 @@ SLOW_MODULES = {
     "test_cache_abuse",
     "test_fault_cleanup",
     "test_url_params_fuzz",
+    "test_digest_routes",
     "test_status_privacy",
     # the site's flows end to end through its HTTP client
     "test_access",
@@ -74,6 +75,7 @@ SLOW_MODULES = {
     "test_service",
     "test_submit",
     "test_verification",
+    "test_verify_yourself",
     # whole runs and the command line in subprocesses
     "test_points",
     "test_points_gates",

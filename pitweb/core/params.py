@@ -1,6 +1,7 @@
-"""Query and form parameters every app reads the same way: ids (``parse_id``, ``IdField``),
-a page number, and a query through its serializer (``validated``), whose first refused
-field is a ``SubmissionError`` named for it."""
+"""Query, form and path parameters every app reads the same way: ids (``parse_id``,
+``IdField``), a page number, a query through its serializer (``validated``), whose first
+refused field is a ``SubmissionError`` named for it, and the digests and run keys a path
+names (``parse_digest``, ``parse_run_key``)."""
 
 from __future__ import annotations
 
@@ -102,3 +103,47 @@ def validated(query: type[Serializer], params: Any) -> dict[str, Any]:
         name, problems = next(iter(given.errors.items()))
         raise SubmissionError(f"invalid_{name}", f"{name}: {validation_message(problems)}")
     return dict(given.validated_data)
+
+
+# -- digests in paths ------------------------------------------------------------------
+# A release, a price file or a run is named in a URL by a sha256 digest, written the way
+# the site shows it (``sha256:<hex>``) or bare (``<hex>``): both name the same thing. The
+# prefix is exactly ``sha256:`` (another algorithm's name, or ``SHA256:``, names nothing);
+# hex digits are read whatever their case. Anything else (too short, a path, NUL) is
+# refused before any query, with the rule in the message.
+HEX = re.compile(r"[0-9a-fA-F]+")
+DIGEST_RULE = "a sha256 digest is 64 hex digits, written bare or after sha256:"
+RUN_KEY_RULE = (
+    "a run is named by its body hash (64 hex digits, bare or after sha256:), a prefix of "
+    "it of 12 or more digits, or its run id (16 hex digits)"
+)
+
+
+def _hex_after_prefix(value: str, shortest: int) -> str | None:
+    given = value.removeprefix("sha256:")
+    if shortest <= len(given) <= 64 and HEX.fullmatch(given):
+        return given.lower()
+    return None
+
+
+def parse_digest(value: str) -> str:
+    """The digest a path segment names, as stored (``sha256:`` and 64 lowercase hex
+    digits); a ValueError saying the rule otherwise."""
+    found = _hex_after_prefix(value, 64)
+    if found is None:
+        raise ValueError(DIGEST_RULE)
+    return f"sha256:{found}"
+
+
+def digest_or_none(value: str) -> str | None:
+    """``parse_digest``'s answer, or None where the segment is no digest."""
+    try:
+        return parse_digest(value)
+    except ValueError:
+        return None
+
+
+def parse_run_key(value: str) -> str | None:
+    """The lowercase hex a run key names (a whole body hash, a prefix of 12 or more
+    digits, or a run id), without ``sha256:``; None where it is none."""
+    return _hex_after_prefix(value, 12)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from django.contrib.auth.models import User
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import permissions, serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 
 from pitweb.core.errors import SubmissionError
 from pitweb.core.params import IdField
-from pitweb.execution import selectors, services
+from pitweb.execution import enums, selectors, services
 from pitweb.execution.models import ExecutionJob, RegisteredAgent
 from pitweb.releases.models import Release
 from pitweb.runs import selectors as run_selectors
@@ -53,8 +53,10 @@ class AgentIn(Serializer):
 
 class CellOut(Serializer):
     cell = serializers.CharField()
-    state = serializers.CharField()
-    status = serializers.CharField()
+    state = serializers.ChoiceField(choices=enums.CELL_STATE)
+    status = serializers.ChoiceField(
+        choices=enums.CELL_STATUS, allow_blank=True, help_text="empty until the cell is done"
+    )
     sessions = serializers.IntegerField()
     attempts = serializers.IntegerField()
     worker = serializers.CharField()
@@ -65,8 +67,8 @@ class CellOut(Serializer):
 
 class ExecutionOut(Serializer):
     id = serializers.IntegerField(source="pk")
-    kind = serializers.CharField()
-    state = serializers.CharField()
+    kind = serializers.ChoiceField(choices=enums.EXECUTION_KIND)
+    state = serializers.ChoiceField(choices=enums.EXECUTION_STATE)
     agent = serializers.CharField(source="agent.name")
     agent_digest = serializers.CharField(source="agent.digest")
     release = serializers.CharField(source="release.content_digest")
@@ -88,7 +90,7 @@ class ExecutionOut(Serializer):
     def get_checked_run(self, job: ExecutionJob) -> str | None:
         return job.checked.body_sha256 if job.checked is not None else None
 
-    @extend_schema(responses=CellOut(many=True))
+    @extend_schema_field(CellOut(many=True))
     def get_cells(self, job: ExecutionJob) -> list[dict[str, Any]]:
         request = self.context.get("request")
         user = request.user if request is not None else None

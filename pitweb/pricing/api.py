@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.shortcuts import get_object_or_404
+from django.http import Http404
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import permissions, serializers, status
 from rest_framework.parsers import MultiPartParser
@@ -18,8 +19,10 @@ from rest_framework.views import APIView
 
 from pitweb.artifacts import spool
 from pitweb.core.inputs import only_fields
+from pitweb.core.params import DIGEST_RULE
 from pitweb.pricing.services import reference_prices_register
-from pitweb.releases.models import Release
+from pitweb.releases.models import ReferencePrices, Release
+from pitweb.releases.selectors import release_named
 from pitweb.runs.uploads import FORMS
 
 if TYPE_CHECKING:
@@ -39,6 +42,11 @@ class ReferencePricesOut(Serializer):
     bars = serializers.IntegerField()
     reason = serializers.CharField()
     registered_at = serializers.DateTimeField()
+    csv = serializers.SerializerMethodField()
+
+    def get_csv(self, prices: ReferencePrices) -> str:
+        """Where the file is downloaded, byte for byte (its sha256 is ``file_sha256``)."""
+        return reverse("reference-prices-csv", args=[prices.release.digest_hex, prices.version])
 
 
 class ReferencePricesIn(Serializer):
@@ -46,6 +54,13 @@ class ReferencePricesIn(Serializer):
     source = serializers.CharField(max_length=500)  # type: ignore[assignment]
     pulled_at = serializers.CharField(max_length=100, required=False, allow_blank=True)
     reason = serializers.CharField(max_length=2000)
+
+
+def _release_or_404(digest: str) -> Release:
+    release = release_named(digest)
+    if release is None:
+        raise Http404(f"no such release ({DIGEST_RULE})")
+    return release
 
 
 class ReferencePricesApi(APIView):
@@ -65,7 +80,7 @@ class ReferencePricesApi(APIView):
         summary="A release's reference-price versions, newest first",
     )
     def get(self, request: Request, digest: str) -> Response:
-        release = get_object_or_404(Release, content_digest=f"sha256:{digest}")
+        release = _release_or_404(digest)
         versions = release.reference_prices.select_related("release").order_by("-version")
         return Response(ReferencePricesOut(versions, many=True).data)
 
@@ -76,7 +91,7 @@ class ReferencePricesApi(APIView):
         "(never edited) and re-score every proven run of the release",
     )
     def post(self, request: Request, digest: str) -> Response:
-        release = get_object_or_404(Release, content_digest=f"sha256:{digest}")
+        release = _release_or_404(digest)
         form = FORMS["api-reference-prices"]
         only_fields(request, files=form.files, data=form.data)
         given = ReferencePricesIn(data=request.data)

@@ -12,6 +12,10 @@ class Release(models.Model):
     row_count = models.PositiveIntegerField()
     storage_prefix = models.CharField(max_length=200)
     registered_at = models.DateTimeField(auto_now_add=True)
+    # the download of its files as one archive (``pitweb.releases.archive``): computed
+    # once from the stored files, empty until then
+    archive_size = models.BigIntegerField(null=True, blank=True)
+    archive_sha256 = models.CharField(max_length=71, blank=True)
 
     class Meta:
         ordering = ["-window_end", "name"]

@@ -1,4 +1,5 @@
-"""Reads of a release: what its stored segments hold, day by day."""
+"""Reads of a release: the release or price version a URL names, and what its stored
+segments hold, day by day."""
 
 from __future__ import annotations
 
@@ -7,7 +8,29 @@ import json
 import pandas as pd
 from django.core.files.storage import default_storage
 
-from pitweb.releases.models import Release
+from pitweb.core.params import digest_or_none, id_or_none
+from pitweb.releases.models import ReferencePrices, Release
+
+
+def release_named(digest: str) -> Release | None:
+    """The release a path's digest names (bare, or after ``sha256:``), or None."""
+    wanted = digest_or_none(digest)
+    if wanted is None:
+        return None
+    return Release.objects.filter(content_digest=wanted).first()
+
+
+def files_held(release: Release) -> bool:
+    """Whether storage holds the release's files (its manifest is written last)."""
+    return bool(default_storage.exists(f"{release.storage_prefix}/manifest.json"))
+
+
+def prices_version(release: Release, version: str) -> ReferencePrices | None:
+    """The release's reference-price version ``version`` (its number), or None."""
+    number = id_or_none(version)
+    if number is None:
+        return None
+    return release.reference_prices.filter(version=number).first()
 
 
 def rows_per_day(release: Release) -> pd.DataFrame | None:

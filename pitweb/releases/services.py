@@ -1,4 +1,5 @@
-"""Registering a release: its files are copied into artifact storage and checked."""
+"""Registering a release: its files are copied into artifact storage and checked, and
+the archive a reader downloads is sealed (its size and sha256 computed once)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from django.db import transaction
 
 from harness.release.bundle import Bundle
 from harness.release.store import ReleaseError
+from pitweb.releases.archive import archive_facts
 from pitweb.releases.models import Release
 
 
@@ -22,7 +24,7 @@ def release_register(*, path: str | os.PathLike[str]) -> tuple[Release, bool]:
         raise ReleaseError("; ".join(problems))
     existing = Release.objects.filter(content_digest=bundle.content_digest).first()
     if existing is not None:
-        return existing, False
+        return release_archive_seal(release=existing), False
     prefix = f"releases/{bundle.content_digest.removeprefix('sha256:')}"
     for name in ["manifest.json", *bundle.manifest["files"]]:
         target = f"{prefix}/{name}"
@@ -42,4 +44,17 @@ def release_register(*, path: str | os.PathLike[str]) -> tuple[Release, bool]:
                 "storage_prefix": prefix,
             },
         )
-    return release, created
+    return release_archive_seal(release=release), created
+
+
+def release_archive_seal(*, release: Release) -> Release:
+    """The release with its archive's size and sha256, computed from the stored files
+    the first time they are asked for (the same bytes every time: idempotent)."""
+    if release.archive_sha256 and release.archive_size is not None:
+        return release
+    facts = archive_facts(release)
+    Release.objects.filter(pk=release.pk).update(
+        archive_size=facts.size, archive_sha256=facts.sha256
+    )
+    release.archive_size, release.archive_sha256 = facts.size, facts.sha256
+    return release

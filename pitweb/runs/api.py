@@ -25,7 +25,7 @@ from rest_framework.views import APIView
 from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import only_fields
 from pitweb.core.params import IdField, Serializer, validated
-from pitweb.runs import presentation, selectors, services
+from pitweb.runs import enums, presentation, selectors, services
 from pitweb.runs.models import Run, VerificationJob
 from pitweb.runs.uploads import FORMS
 
@@ -53,8 +53,8 @@ REFUTED_DETAIL = "differs from what the system re-derived (the stated value is o
 class JobOut(Serializer):
     id = serializers.IntegerField(source="pk")
     run_id = serializers.CharField(source="run.run_id")
-    kind = serializers.CharField()
-    state = serializers.CharField()
+    kind = serializers.ChoiceField(choices=enums.JOB_KIND)
+    state = serializers.ChoiceField(choices=enums.RUN_STATE)
     reason = serializers.CharField()
     attempts = serializers.IntegerField()
     worker = serializers.CharField()
@@ -88,8 +88,9 @@ class RunOut(Serializer):
     run_id = serializers.CharField()
     submission = serializers.IntegerField(source="pk")
     body_sha256 = serializers.CharField()
-    status = serializers.CharField()
-    verification_level = serializers.CharField()
+    status = serializers.ChoiceField(choices=enums.RUN_STATE)
+    verification_level = serializers.ChoiceField(choices=enums.VERIFICATION_LEVEL)
+    mask_verdict = serializers.ChoiceField(choices=enums.MASK_VERDICT)
     valid = serializers.BooleanField()
     protocol_complete = serializers.BooleanField()
     agent = serializers.CharField()
@@ -102,7 +103,7 @@ class RunOut(Serializer):
     numbers = serializers.SerializerMethodField()
     verification_level_words = serializers.SerializerMethodField()
     platform = serializers.SerializerMethodField()
-    visibility = serializers.CharField()
+    visibility = serializers.ChoiceField(choices=enums.VISIBILITY)
     hidden = serializers.BooleanField()
     flag = serializers.CharField()
     submitted_at = serializers.DateTimeField()

@@ -55,6 +55,29 @@ MASK_WORDS = {
     "mask_leaks": "mask leaks: the probe recovered real dates or issuers from shifted rows, so "
     "the shifted arm is no control and its delta no measure of memory",
     "mask_holds": "mask holds: no probe answer gave a real date or issuer away",
+    "inconclusive": "mask probe inconclusive: no verdict on the mask",
+    "no_items": "mask probe no items: no verdict on the mask",
+}
+NOT_RUN_WORDS = "mask probe not run: no verdict on the mask"
+
+# a run's state (its latest verification job's), and a job's
+STATE_WORDS = {
+    JobState.RECEIVED: "received: stored, waiting for a worker to verify it",
+    JobState.VERIFYING: "verifying: a worker is re-deriving it now",
+    JobState.VERIFIED: "verified: every hash and score re-derived and equal",
+    JobState.MISMATCH: "mismatch: refuted, a hash or a score differs from what was re-derived",
+    JobState.HARNESS_ERROR: "harness error: the verifier itself failed (retried; never the "
+    "submitter's fault)",
+    JobState.UNKNOWN_RELEASE: "unknown release: the site holds no release with the digest "
+    "the receipt binds",
+}
+JOB_KIND_WORDS = {
+    "verify": "verification of an upload",
+    "reverify": "re-verification asked for by staff",
+}
+VISIBILITY_WORDS = {
+    "public": "public: on the board and its pages",
+    "private": "private: seen by its submitter and staff only",
 }
 
 

@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
 from pitweb.core.models import AuditEvent
+from pitweb.core.params import parse_run_key
 from pitweb.jobs import machine
 from pitweb.jobs.models import WorkerBeat
 from pitweb.runs.models import Run, VerificationJob
@@ -39,9 +40,10 @@ KEY = re.compile(r"[0-9a-f]{12,64}")
 def matching(runs: QuerySet[Run], key: str) -> QuerySet[Run]:
     """The runs (among ``runs``: those the requester may see) a key names: a whole body
     hash, a run id (16 hex), or a body-hash prefix of 12 or more hex digits."""
-    key = key.lower().removeprefix("sha256:")
-    if not KEY.fullmatch(key):
+    found_key = parse_run_key(key)
+    if found_key is None:
         return runs.none()
+    key = found_key
     if len(key) == 64:
         found = runs.filter(body_sha256=f"sha256:{key}")
     else:

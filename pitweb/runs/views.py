@@ -31,6 +31,7 @@ from pitweb.execution.services import agent_of_run, reexecution_request
 from pitweb.runs import presentation, selectors, services, tables
 from pitweb.runs.api import submission_wanted
 from pitweb.runs.models import Run
+from pitweb.runs.verify_commands import verify_commands
 
 
 def _figure(figure: Any) -> Any:
@@ -174,6 +175,7 @@ def run_page(request: HttpRequest, sha: str) -> HttpResponse:
             "release_name": run.release.name if run.release else run.release_digest,
             "min_ranked_trades": settings.PITWEB_MIN_RANKED_TRADES,
             "registered_agent": _registered_agent(request, run),
+            "verify": verify_commands(run, site=request.build_absolute_uri("/").rstrip("/")),
             **_platform_context(run, proven),
         },
     )
