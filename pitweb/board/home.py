@@ -1,0 +1,109 @@
+"""The home page's reads: every benchmark with its runs counted (ranked and in all) and
+its best row, the point sets, and the latest verified runs. A fixed number of queries
+however many runs: the ranked counts and best rows come from each benchmark's stored
+board (``store``), the totals from one grouped count, and the whole is cached per board
+stamp."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AnonymousUser
+from django.core.cache import cache
+from django.db.models import Count, F, Window
+from django.db.models.functions import RowNumber
+
+from pitweb.board.benchmarks import benchmark_out
+from pitweb.board.filters import board_key, pinned
+from pitweb.board.models import BoardEntry, StoredBoard
+from pitweb.board.stamp import board_stamp
+from pitweb.points.models import PointSet
+from pitweb.runs.models import PROVEN_LEVELS, Benchmark
+from pitweb.runs.selectors import visible_runs
+
+LATEST = 8
+TIMEOUT = 300
+
+
+def _public_runs() -> Any:
+    return visible_runs(AnonymousUser()).filter(withdrawn_at=None)
+
+
+def home_benchmarks() -> list[dict[str, Any]]:
+    """Each benchmark with a public run, newest window first: its name and page, its
+    public runs counted, how many are ranked, and its best row (return and family-wise
+    interval) as its stored board last had them (None until it is computed)."""
+    totals = dict(
+        _public_runs()
+        .order_by()
+        .values_list("benchmark_id")
+        .annotate(n=Count("pk"))
+        .values_list("benchmark_id", "n")
+    )
+    benchmarks = list(Benchmark.objects.filter(pk__in=[pk for pk in totals if pk is not None]))
+    keys = {board_key(pinned(b.key, {})): b for b in benchmarks}
+    boards = {
+        keys[key]: (pk, ranked)
+        for key, pk, ranked in StoredBoard.objects.filter(
+            key__in=keys, built_version__gte=0
+        ).values_list("key", "pk", "ranked_total")
+    }
+    first = Window(RowNumber(), partition_by=[F("board_id")], order_by=["neg_return", "run_code"])
+    best = {
+        entry.board_id: entry
+        for entry in BoardEntry.objects.filter(board_id__in=[pk for pk, _ in boards.values()])
+        .annotate(nth=first)
+        .filter(nth=1)
+        .select_related("run")
+    }
+    out = []
+    for benchmark in benchmarks:
+        board_pk, ranked = boards.get(benchmark, (None, None))
+        top = best.get(board_pk) if board_pk is not None else None
+        out.append(
+            benchmark_out(benchmark) | {
+                "runs": totals[benchmark.pk],
+                "ranked": ranked,
+                "best": None if top is None else {
+                    "return": -top.neg_return,
+                    "interval": [top.interval_low, top.interval_high],
+                    "run_id": top.run_code,
+                    "agent": top.run.agent,
+                    "body_sha256": top.run.body_sha256,
+                    "submission": top.run_id,
+                },
+            }
+        )  # fmt: skip
+    return out
+
+
+def home_summary() -> dict[str, Any]:
+    """What the home page lists: the benchmarks and latest runs cached per board stamp
+    (a run verified or withdrawn shows on the next request), the point sets read."""
+    stamp = board_stamp()
+    key = f"home:{stamp.version}.{stamp.computed}.{stamp.epoch}"
+    found = cache.get(key)
+    if found is None:
+        latest = (
+            _public_runs()
+            .filter(verification_level__in=PROVEN_LEVELS)
+            .select_related("benchmark")
+            .defer("body", "config")
+            .order_by("-submitted_at", "-pk")[:LATEST]
+        )
+        found = {
+            "benchmarks": home_benchmarks(),
+            "latest": [
+                {
+                    "run_id": r.run_id, "agent": r.agent, "body_sha256": r.body_sha256,
+                    "submission": r.pk, "submitted_at": r.submitted_at,
+                    "benchmark": benchmark_out(r.benchmark) if r.benchmark else None,
+                    "level": r.get_verification_level_display(),
+                }
+                for r in latest
+            ],
+        }  # fmt: skip
+        cache.set(key, found, timeout=TIMEOUT)
+    # not the board's: read each time (one small query)
+    point_sets = list(PointSet.objects.order_by("name").values("name", "title"))
+    return found | {"point_sets": point_sets}
