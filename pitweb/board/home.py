@@ -1,8 +1,8 @@
 """The home page's reads: every benchmark with its runs counted (ranked and in all) and
 its best row, the point sets, and the latest verified runs. A fixed number of queries
-however many runs: the ranked counts and best rows come from each benchmark's stored
-board (``store``), the totals from one grouped count, and the whole is cached per board
-stamp."""
+however many runs: the counts and best rows come from each benchmark's stored board
+(``store``, which the worker keeps for every benchmark), and the whole is cached per
+board stamp."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
 from django.core.cache import cache
-from django.db.models import Count, F, Window
+from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 
 from pitweb.board.benchmarks import benchmark_out
@@ -30,39 +30,34 @@ def _public_runs() -> Any:
 
 
 def home_benchmarks() -> list[dict[str, Any]]:
-    """Each benchmark with a public run, newest window first: its name and page, its
-    public runs counted, how many are ranked, and its best row (return and family-wise
-    interval) as its stored board last had them (None until it is computed)."""
-    totals = dict(
-        _public_runs()
-        .order_by()
-        .values_list("benchmark_id")
-        .annotate(n=Count("pk"))
-        .values_list("benchmark_id", "n")
-    )
-    benchmarks = list(Benchmark.objects.filter(pk__in=[pk for pk in totals if pk is not None]))
+    """Each benchmark whose stored board holds a public run, newest window first: its
+    name and page, its runs in all and ranked, and its best row (return and the
+    family-wise interval it is ranked on), as its stored board was last computed."""
+    benchmarks = list(Benchmark.objects.all())
     keys = {board_key(pinned(b.key, {})): b for b in benchmarks}
     boards = {
-        keys[key]: (pk, ranked)
-        for key, pk, ranked in StoredBoard.objects.filter(
-            key__in=keys, built_version__gte=0
-        ).values_list("key", "pk", "ranked_total")
+        keys[key]: (pk, ranked, runs)
+        for key, pk, ranked, runs in StoredBoard.objects.filter(
+            key__in=keys, built_version__gte=0, runs_total__gt=0
+        ).values_list("key", "pk", "ranked_total", "runs_total")
     }
     first = Window(RowNumber(), partition_by=[F("board_id")], order_by=["neg_return", "run_code"])
     best = {
         entry.board_id: entry
-        for entry in BoardEntry.objects.filter(board_id__in=[pk for pk, _ in boards.values()])
+        for entry in BoardEntry.objects.filter(board_id__in=[pk for pk, *_ in boards.values()])
         .annotate(nth=first)
         .filter(nth=1)
         .select_related("run")
     }
     out = []
     for benchmark in benchmarks:
-        board_pk, ranked = boards.get(benchmark, (None, None))
-        top = best.get(board_pk) if board_pk is not None else None
+        if benchmark not in boards:  # no public run, or its board not computed yet
+            continue
+        board_pk, ranked, runs = boards[benchmark]
+        top = best.get(board_pk)
         out.append(
             benchmark_out(benchmark) | {
-                "runs": totals[benchmark.pk],
+                "runs": runs,
                 "ranked": ranked,
                 "best": None if top is None else {
                     "return": -top.neg_return,

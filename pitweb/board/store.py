@@ -242,6 +242,7 @@ def _compute_whole(board: StoredBoard, version: int, filters: dict[str, Any]) ->
         board, kept, rows, version,
         Stored(
             ranked_total=len(rows),
+            runs_total=_runs_total(filters),
             apart=_apart_sections(board, filters, None),
             facets=_facets(board, filters, None, len(rows)),
             rank_delta=[],
@@ -294,12 +295,18 @@ def _compute_changed(
         board, kept, rows, version,
         Stored(
             ranked_total=total,
+            runs_total=_runs_total(filters),
             apart=_apart_sections(board, filters, concerned),
             facets=_facets(board, filters, concerned, total),
             rank_delta=delta,
         ),
     )  # fmt: skip
     return Computed(total, new, changed, gone, len(drawn), len(concerned))
+
+
+def _runs_total(filters: dict[str, Any]) -> int:
+    """Every public run the board holds, ranked or apart (one indexed count)."""
+    return board_runs(AnonymousUser(), **filters).count()
 
 
 def _apart_sections(
@@ -363,6 +370,7 @@ class Stored:
     """A computation's board-wide results, written with its entries."""
 
     ranked_total: int
+    runs_total: int
     apart: dict[str, list[int]]
     facets: dict[str, Any] | None
     rank_delta: boardranks.Delta
