@@ -25,7 +25,7 @@ KEY = re.compile(rf"[0-9a-f]{{{KEY_HEX}}}")
 
 
 def _clock_order(clock: str) -> tuple[int, str]:
-    return (CLOCKS.index(clock), clock) if clock in CLOCKS else (len(CLOCKS), clock)  # type: ignore[arg-type]
+    return (CLOCKS.index(clock), clock) if clock in CLOCKS else (len(CLOCKS), clock)
 
 
 @dataclass(frozen=True)

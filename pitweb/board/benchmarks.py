@@ -32,9 +32,7 @@ def benchmarks_matching(user: User | AnonymousUser, filters: dict[str, Any]) -> 
     return list(Benchmark.objects.filter(pk__in=runs.values("benchmark_id")))
 
 
-def board_scope(
-    user: User | AnonymousUser, filters: dict[str, Any]
-) -> Benchmark | list[Benchmark]:
+def board_scope(user: User | AnonymousUser, filters: dict[str, Any]) -> Benchmark | list[Benchmark]:
     """The one benchmark a query ranks in (named by ``benchmark``, or the only one its
     other filters match), else the benchmarks it spans (none for an unknown key)."""
     if filters.get("benchmark"):

@@ -49,7 +49,11 @@ def public_facets(
     public = visible_runs(AnonymousUser())
     read = public if among is None else public.filter(pk__in=among)
     runs = read.values_list(
-        "release__name", "release_digest", "forms", "window_start", "window_end",
+        "release__name",
+        "release_digest",
+        "forms",
+        "window_start",
+        "window_end",
         "benchmark__key",
     ).distinct()  # the database reduces them: a few rows however many runs
     names = ("benchmark", "release", "form", "start", "end")

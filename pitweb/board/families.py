@@ -23,9 +23,7 @@ def family_attempts(user: User | AnonymousUser, family_id: int | None) -> dict[s
     that does not exist). Counted attempts include what the requester cannot see."""
     if family_id is None:
         return None
-    family = (
-        Family.objects.select_related("submitter", "benchmark").filter(pk=family_id).first()
-    )
+    family = Family.objects.select_related("submitter", "benchmark").filter(pk=family_id).first()
     if family is None:
         return None
     runs = (

@@ -19,6 +19,18 @@ from pitweb.core.errors import SubmissionError
 from pitweb.core.params import PageQuery, validated
 
 FILTERS = ("benchmark", "release", "form", "start", "end")
+# a board query's parameters: an old board address (``/?release=...``) carries them
+BOARD_PARAMS = (
+    "benchmark",
+    "release",
+    "form",
+    "start",
+    "end",
+    "isolated",
+    "page",
+    "after",
+    "before",
+)
 # the filters that choose benchmarks (a benchmark fixes each of them)
 CHOOSERS = ("release", "form", "start", "end")
 
@@ -64,7 +76,7 @@ def benchmark(value: str | None) -> str | None:
 def pinned(key: str, filters: dict[str, Any]) -> dict[str, Any]:
     """The filters of one benchmark's board: the benchmark and ``isolated`` (the others
     are fixed by the benchmark), and who asks if given."""
-    found = {name: None for name in FILTERS} | {"benchmark": key}
+    found: dict[str, Any] = {name: None for name in FILTERS} | {"benchmark": key}
     found["isolated"] = bool(filters.get("isolated"))
     return found | ({"user": filters["user"]} if "user" in filters else {})
 

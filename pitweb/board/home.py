@@ -1,12 +1,12 @@
-"""The home page's reads: every benchmark with its runs counted (ranked and in all) and
-its best row, the point sets, and the latest verified runs. A fixed number of queries
+"""The board's part of the home page: every benchmark with its runs counted (ranked and
+in all) and its best row, and the latest verified runs. A fixed number of queries
 however many runs: the counts and best rows come from each benchmark's stored board
 (``store``, which the worker keeps for every benchmark), and the whole is cached per
 board stamp."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth.models import AnonymousUser
 from django.core.cache import cache
@@ -17,7 +17,6 @@ from pitweb.board.benchmarks import benchmark_out
 from pitweb.board.filters import board_key, pinned
 from pitweb.board.models import BoardEntry, StoredBoard
 from pitweb.board.stamp import board_stamp
-from pitweb.points.models import PointSet
 from pitweb.runs.models import PROVEN_LEVELS, Benchmark
 from pitweb.runs.selectors import visible_runs
 
@@ -73,8 +72,8 @@ def home_benchmarks() -> list[dict[str, Any]]:
 
 
 def home_summary() -> dict[str, Any]:
-    """What the home page lists: the benchmarks and latest runs cached per board stamp
-    (a run verified or withdrawn shows on the next request), the point sets read."""
+    """The board's part of the home page: the benchmarks and the latest verified runs,
+    cached per board stamp (a run verified or withdrawn shows on the next request)."""
     stamp = board_stamp()
     key = f"home:{stamp.version}.{stamp.computed}.{stamp.epoch}"
     found = cache.get(key)
@@ -99,6 +98,4 @@ def home_summary() -> dict[str, Any]:
             ],
         }  # fmt: skip
         cache.set(key, found, timeout=TIMEOUT)
-    # not the board's: read each time (one small query)
-    point_sets = list(PointSet.objects.order_by("name").values("name", "title"))
-    return found | {"point_sets": point_sets}
+    return cast(dict[str, Any], found)

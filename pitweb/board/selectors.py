@@ -106,7 +106,8 @@ def leaderboard(
     A ranking exists only inside one benchmark: a query that reaches several (its
     filters match more than one) lists each one's rows grouped, rank fields null
     (``grouped``)."""
-    asked = {"benchmark": benchmark, "release": release, "form": form, "start": start}
+    asked: dict[str, Any] = {"benchmark": benchmark, "release": release, "form": form}
+    asked |= {"start": start}
     asked |= {"end": end, "isolated": isolated}
     scope = board_scope(user, asked)
     if isinstance(scope, list):
@@ -224,7 +225,8 @@ def leaderboard_export(
     """The whole board for CSV/JSON export: every ranked run, then the rest, read
     together (``board_read``); a query reaching several benchmarks, each one's rows
     grouped, ranked across none."""
-    asked = {"benchmark": benchmark, "release": release, "form": form, "start": start}
+    asked: dict[str, Any] = {"benchmark": benchmark, "release": release, "form": form}
+    asked |= {"start": start}
     asked |= {"end": end, "isolated": isolated}
     scope = board_scope(user, asked)
     if isinstance(scope, list):

@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from harness import canonical
 from harness.snapshot import SNAPSHOT_VERSION, snapshot_digest
-from pitweb.board.changes import board_changed
 from pitweb.board.benchmarks import benchmarks_matching, board_scope
+from pitweb.board.changes import board_changed
 from pitweb.board.filters import normalised, pinned
 from pitweb.board.models import Snapshot
 from pitweb.board.query import SECTIONS

@@ -3,7 +3,6 @@ from django.urls import path
 from pitweb.board import api, views
 
 urlpatterns = [
-    path("", views.home_page, name="home"),
     path("benchmarks/", views.benchmarks_page, name="leaderboard"),
     path("benchmarks/<str:key>/", views.benchmark_page, name="benchmark"),
     path("benchmarks/<str:key>/leaderboard.csv", views.benchmark_csv, name="benchmark-csv"),

@@ -23,11 +23,10 @@ from harness.rundata.benchmark import is_key
 from pitweb import charts
 from pitweb.board import cache as boardcache
 from pitweb.board import selectors
+from pitweb.board.benchmarks import benchmark_by_key, board_scope
 from pitweb.board.exports import LEADERBOARD_COLUMNS, leaderboard_csv, snapshot_csv
 from pitweb.board.families import family_attempts
-from pitweb.board.benchmarks import benchmark_by_key, board_scope
-from pitweb.board.filters import FILTERS, BoardQuery, board_filters, board_query, pinned
-from pitweb.board.home import home_summary
+from pitweb.board.filters import BoardQuery, board_filters, board_query, pinned
 from pitweb.board.models import Snapshot
 from pitweb.board.query import PAGE_ROWS
 from pitweb.board.rows import APART_TITLES, leaderboard_row
@@ -46,8 +45,6 @@ from pitweb.releases.models import Release
 from pitweb.runs import selectors as run_selectors
 from pitweb.runs.models import Benchmark, Run
 
-# a board query's parameters: an old board address carries them
-BOARD_PARAMS = (*FILTERS, "isolated", "page", "after", "before")
 # what stays in the address when a query is sent on to one benchmark's board
 KEPT = ("isolated", "page", "after", "before")
 
@@ -84,14 +81,6 @@ def _served_board(
         return answer(board), board["current"]
 
     return boardcache.served(key, draw)
-
-
-def home_page(request: HttpRequest) -> HttpResponse:
-    """What the site is, its benchmarks, point sets and latest verified runs, and how to
-    submit. An old board address (``/?release=...``) is sent to the board it names."""
-    if any(name in request.GET for name in BOARD_PARAMS):
-        return redirect(reverse("leaderboard") + "?" + request.GET.urlencode(), permanent=True)
-    return render(request, "home.html", home_summary())
 
 
 def _benchmark(key: str) -> Benchmark:

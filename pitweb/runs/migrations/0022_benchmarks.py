@@ -27,12 +27,15 @@ def _benchmark(Benchmark: Any, cache: dict[str, Any], run: Any) -> Any:
         cache[of.key], _ = Benchmark.objects.get_or_create(
             key=of.key,
             defaults={
-                "name": of.name, "release_digest": of.release_digest,
-                "forms": ",".join(of.forms), "window_start": date.fromisoformat(of.start),
-                "window_end": date.fromisoformat(of.end), "hold_sessions": of.hold_sessions,
+                "name": of.name,
+                "release_digest": of.release_digest,
+                "forms": ",".join(of.forms),
+                "window_start": date.fromisoformat(of.start),
+                "window_end": date.fromisoformat(of.end),
+                "hold_sessions": of.hold_sessions,
                 "clocks": ",".join(of.clocks),
             },
-        )  # fmt: skip
+        )
     return cache[of.key]
 
 
@@ -42,8 +45,9 @@ def backfill(apps: Any, schema_editor: Any) -> None:
     Benchmark = apps.get_model("runs", "Benchmark")
     cache: dict[str, Any] = {}
     by_family: dict[int, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
-    runs = Run.objects.only("pk", "body", "release_digest", "forms", "window_start",
-                            "window_end", "family_id").order_by("pk")  # fmt: skip
+    runs = Run.objects.only(
+        "pk", "body", "release_digest", "forms", "window_start", "window_end", "family_id"
+    ).order_by("pk")
     for run in runs.iterator(chunk_size=500):
         benchmark = _benchmark(Benchmark, cache, run)
         Run.objects.filter(pk=run.pk).update(benchmark=benchmark)
@@ -58,10 +62,14 @@ def backfill(apps: Any, schema_editor: Any) -> None:
         family.save(update_fields=["benchmark", "attempts"])
         for other in others:
             split = Family.objects.create(
-                submitter_id=family.submitter_id, agent=family.agent,
-                release_digest=family.release_digest, window_start=family.window_start,
-                window_end=family.window_end, benchmark_id=other, attempts=len(groups[other]),
-            )  # fmt: skip
+                submitter_id=family.submitter_id,
+                agent=family.agent,
+                release_digest=family.release_digest,
+                window_start=family.window_start,
+                window_end=family.window_end,
+                benchmark_id=other,
+                attempts=len(groups[other]),
+            )
             Run.objects.filter(pk__in=groups[other]).update(family=split)
 
 
@@ -74,7 +82,12 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name="Benchmark",
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),  # fmt: skip
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
                 ("key", models.CharField(max_length=32, unique=True)),
                 ("name", models.CharField(max_length=300)),
                 ("release_digest", models.CharField(db_index=True, max_length=71)),
@@ -97,17 +110,23 @@ class Migration(migrations.Migration):
             model_name="family",
             name="benchmark",
             field=models.ForeignKey(
-                blank=True, null=True, on_delete=django.db.models.deletion.PROTECT,
-                related_name="families", to="runs.benchmark",
-            ),  # fmt: skip
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="families",
+                to="runs.benchmark",
+            ),
         ),
         migrations.AddField(
             model_name="run",
             name="benchmark",
             field=models.ForeignKey(
-                blank=True, null=True, on_delete=django.db.models.deletion.PROTECT,
-                related_name="runs", to="runs.benchmark",
-            ),  # fmt: skip
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="runs",
+                to="runs.benchmark",
+            ),
         ),
         migrations.RunPython(backfill, migrations.RunPython.noop),
         migrations.AddConstraint(

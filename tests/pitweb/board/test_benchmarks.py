@@ -63,7 +63,7 @@ def test_a_benchmark_board_ranks_only_its_own_runs(two_windows: tuple[Run, Run])
 def test_the_api_ranks_inside_one_benchmark_and_names_it_in_every_row(
     two_windows: tuple[Run, Run],
 ) -> None:
-    short, longer = two_windows
+    short, _ = two_windows
     answer = Client().get("/api/leaderboard/", {"benchmark": _key(short)}).json()
     assert answer["grouped"] is False and answer["benchmark"]["key"] == _key(short)
     assert [r["run_id"] for r in answer["ranked"]] == [short.run_id]
@@ -179,7 +179,7 @@ def test_a_filter_spanning_windows_lists_runs_grouped_with_no_rank(
     assert answer.status_code == 200
     page = answer.content.decode()
     assert all(r.benchmark.name in page for r in two_windows)  # type: ignore[union-attr]
-    assert "<th data-sort=\"num\" title=\"rank range" not in page
+    assert '<th data-sort="num" title="rank range' not in page
 
 
 def test_the_home_page_lists_each_benchmark_with_its_counts(
