@@ -37,7 +37,10 @@ def snapshot_publish(
         raise SubmissionError(
             "spans_benchmarks",
             f"a snapshot is of one benchmark, and these filters match {len(scope)}: "
-            "publish it from one benchmark's board",
+            "publish it from one benchmark's board"
+            if scope
+            else "a snapshot is of one benchmark, and no public run's benchmark matches "
+            "these filters",
         )
     normalised_filters = normalised(pinned(scope.key, filters))
     key = canonical.dumps(normalised_filters)

@@ -130,36 +130,47 @@ def benchmarks_page(request: HttpRequest) -> HttpResponse:
 
 
 def benchmark_page(request: HttpRequest, key: str) -> HttpResponse:
-    """One benchmark's board: the only place runs are ranked."""
-    benchmark = _benchmark(key)
+    """One benchmark's board: the only place runs are ranked. A cached page is served on
+    the board's stamp alone; an unknown key (never cached: no public run has it) is
+    found out when the board is drawn, and is a 404."""
+    if not is_key(key):
+        raise Http404("no such benchmark")
     try:
-        query = _pinned_query(request, benchmark)
+        query = _pinned_query(request, key)
     except SubmissionError as exc:
         return render(request, "400.html", {"message": f"Bad filter: {exc.message}."}, status=400)
     return HttpResponse(
         _served_board(
-            request, "board-page", query,
-            lambda board: _leaderboard_html(request, board, query, benchmark),
+            request, "board-page", query, lambda board: _leaderboard_html(request, board, query)
         )
-    )  # fmt: skip
+    )
 
 
-def _pinned_query(request: HttpRequest, benchmark: Benchmark) -> BoardQuery:
+def _pinned_query(request: HttpRequest, key: str) -> BoardQuery:
     query = board_query(request.GET, request.user)
-    return query._replace(filters=pinned(benchmark.key, query.filters))
+    return query._replace(filters=pinned(key, query.filters))
+
+
+def _one(board: dict[str, Any]) -> dict[str, Any]:
+    """The benchmark of a board drawn for one key (a 404 when the key names none)."""
+    if board["grouped"]:
+        raise Http404("no such benchmark")
+    return cast(dict[str, Any], board["benchmark"])
 
 
 def benchmark_chart(request: HttpRequest, key: str) -> HttpResponse:
     """The chart of a benchmark's board page with the same query (page or cursor), as
     Plotly's figure JSON (``figure``: null when no run has both figures) and its ``note``.
     The page fetches it once it has loaded, with Plotly: the table comes first."""
-    benchmark = _benchmark(key)
+    if not is_key(key):
+        raise Http404("no such benchmark")
     try:
-        query = _pinned_query(request, benchmark)
+        query = _pinned_query(request, key)
     except SubmissionError as exc:
         return JsonResponse(error_body(exc.code, exc.message), status=exc.http_status)
 
     def answer(board: dict[str, Any]) -> str:
+        _one(board)
         figure, note = charts.board_scatter([*board["ranked"], *board["mask_leaks"]])
         drawn = figure.to_json() if figure is not None else "null"
         return f'{{"figure": {drawn}, "note": {json.dumps(note)}}}'
@@ -186,8 +197,8 @@ def _leaderboard_html(
     request: HttpRequest,
     board: dict[str, Any],
     query: BoardQuery,
-    benchmark: Benchmark,
 ) -> str:
+    benchmark = _one(board)
     filters, page, (after, before) = query
     # what the chart will draw, said now; the chart itself is fetched after the page loads
     points, chart_note = charts.board_points([*board["ranked"], *board["mask_leaks"]])
@@ -204,8 +215,8 @@ def _leaderboard_html(
             "benchmark": benchmark,
             "apart_empty": not any(board[name] for name, _ in APART_TITLES),
             "filters": shown,
-            "publish_filters": {"benchmark": benchmark.key, **shown},
-            "board_chart_src": reverse("benchmark-chart", args=[benchmark.key])
+            "publish_filters": {"benchmark": benchmark["key"], **shown},
+            "board_chart_src": reverse("benchmark-chart", args=[benchmark["key"]])
             + "?"
             + urlencode(this_page)
             if points
