@@ -418,7 +418,7 @@ def test_the_home_page_lists_two_windows_as_two_benchmarks_each_ranking_its_own(
     settings.PITWEB_MIN_RANKED_TRADES = 1
     short, longer = submit(submitter, stub_run), submit(submitter, longer_window_run)
     page.goto(live_server.url + "/")
-    links = page.locator("#benchmarks ~ .table-wrap table a[href^='/benchmarks/']")
+    links = page.locator("#benchmarks + .table-wrap table a[href^='/benchmarks/']")
     names = [links.nth(i).inner_text() for i in range(links.count())]
     assert sorted(n for n in names if "2023-03-01.." in n) == sorted(
         [short.benchmark.name, longer.benchmark.name]  # type: ignore[union-attr]

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import csv
 import io
+from importlib import import_module
 from typing import Any
 
 import pytest
+from django.apps import apps
 from django.contrib.auth.models import User
 from django.test import Client
 
@@ -193,3 +195,24 @@ def test_the_home_page_lists_each_benchmark_with_its_counts(
         assert f'href="/benchmarks/{_key(run)}/"' in page
         assert run.run_id in page  # the latest verified runs
     assert page.count("1 / 1") == 2  # ranked / in all, per benchmark
+
+
+def test_the_migration_gives_stored_runs_their_benchmark_and_splits_a_family_across_two(
+    two_windows: tuple[Run, Run],
+) -> None:
+    """Runs stored before benchmarks: one family over both windows (as families were
+    keyed before, say), no benchmark recorded. The backfill reads each run's benchmark
+    off its receipt and gives each benchmark its own family."""
+    short, longer = two_windows
+    keys = {short.pk: _key(short), longer.pk: _key(longer)}
+    old = short.family
+    assert old is not None
+    Run.objects.filter(pk=longer.pk).update(family=old, benchmark=None)
+    Run.objects.filter(pk=short.pk).update(benchmark=None)
+    Family.objects.exclude(pk=old.pk).delete()
+    Family.objects.filter(pk=old.pk).update(benchmark=None, attempts=2)
+    import_module("pitweb.runs.migrations.0022_benchmarks").backfill(apps, None)
+    for run in Run.objects.select_related("benchmark", "family"):
+        assert run.benchmark is not None and run.benchmark.key == keys[run.pk]
+        assert run.family is not None and run.family.benchmark_id == run.benchmark_id
+    assert sorted(Family.objects.values_list("attempts", flat=True)) == [1, 1]
