@@ -5,6 +5,7 @@ from django.templatetags.static import static
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from pitweb import home
 from pitweb.core import protocol
 from pitweb.execution import api as execution_api
 from pitweb.execution import views as execution
@@ -13,6 +14,7 @@ from pitweb.points.api import AnswerSetsApi
 
 urlpatterns = [
     path("favicon.ico", lambda request: redirect(static("pitweb/favicon.svg"), permanent=True)),
+    path("", home.home_page, name="home"),
     path("", include("pitweb.board.urls")),
     path("", include("pitweb.runs.urls")),
     path("", include("pitweb.releases.urls")),

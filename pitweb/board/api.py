@@ -36,6 +36,11 @@ else:
 
 class SnapshotIn(Serializer):
     reason = serializers.CharField(max_length=2000)
+    benchmark = serializers.RegexField(
+        r"^[0-9a-f]{32}$", required=False, allow_blank=True,
+        help_text="the benchmark's key: a snapshot is of one benchmark (filters that "
+        "match several are refused)",
+    )  # fmt: skip
     release = serializers.CharField(required=False, allow_blank=True, max_length=300)
     form = serializers.CharField(required=False, allow_blank=True, max_length=50)
     start = serializers.DateField(required=False, allow_null=True)
@@ -99,14 +104,15 @@ class SnapshotsApi(APIView):
     @extend_schema(
         request=SnapshotIn,
         responses={201: SnapshotOut},
-        summary="Staff: publish a snapshot of the public board drawn with these filters "
-        "(with a reason); it never changes afterwards",
+        summary="Staff: publish a snapshot of one benchmark's public board (named by "
+        "benchmark, or the only one the other filters match; filters that match several "
+        "are refused with spans_benchmarks), with a reason; it never changes afterwards",
     )
     def post(self, request: Request) -> Response:
         given = SnapshotIn(data=request.data)
         given.is_valid(raise_exception=True)
         data = given.validated_data
-        filters = {k: data.get(k) or None for k in ("release", "form")}
+        filters = {k: data.get(k) or None for k in ("benchmark", "release", "form")}
         filters |= {k: data[k].isoformat() if data.get(k) else None for k in ("start", "end")}
         filters["isolated"] = data.get("isolated", False)
         snapshot = snapshot_publish(
@@ -132,8 +138,8 @@ class SnapshotApi(APIView):
 
 class FamilyApi(APIView):
     @extend_schema(
-        summary="A family's attempts (one submitter's uploads of one agent on one release "
-        "and window): how many were counted, the ones you may see, and the best's "
+        summary="A family's attempts (one submitter's uploads of one agent on one "
+        "benchmark: release, forms, window, hold and clocks): how many were counted, the ones you may see, and the best's "
         "family-wise (Šidák) interval",
         responses=inline_serializer(
             "Family",
@@ -143,6 +149,7 @@ class FamilyApi(APIView):
                 "agent": serializers.CharField(),
                 "release_digest": serializers.CharField(),
                 "window": serializers.CharField(),
+                "benchmark": serializers.JSONField(allow_null=True),
                 "attempts": serializers.IntegerField(),
                 "attempts_shown": serializers.IntegerField(),
                 "confidence": serializers.FloatField(),
@@ -160,8 +167,11 @@ class FamilyApi(APIView):
 
 class LeaderboardApi(APIView):
     @extend_schema(
-        summary="The leaderboard: a page of ranked runs (?page=N; by key, ?after= pagination.next or ?before= pagination.previous; or ?all=1 for every run), ranked on the platform pit-clock return of the shifted arm, one row per family (a submitter's agent on one release and window: its best, with attempts, the uploads counted, and ranked_interval, the same bootstrap at the family-wise level ranked_confidence = 0.95^(1/attempts)) and a rank range from those intervals; apart, each with why_apart: unranked runs (no platform figure yet, or too few priced trades), runs whose mask leaks (control void), runs with failed cells, runs that failed verification (the failed check, no numbers), runs pending verification (no numbers) and invalid runs. ?isolated=1 keeps runs whose agent ran isolated (declared) or was re-executed.",
+        summary="The leaderboard of one benchmark (release, forms, window, hold, clocks: a ranking exists only inside one), named by ?benchmark=<key> or the only one the other filters match. A query whose filters match several benchmarks ranks nothing: grouped is true, benchmarks lists them, and each one's rows follow one another with every rank field (rank, rank_low, rank_high, position, ranked_interval, ranked_confidence) null. Every row names its benchmark (benchmark, benchmark_name). One benchmark's answer: a page of ranked runs (?page=N; by key, ?after= pagination.next or ?before= pagination.previous; or ?all=1 for every run), ranked on the platform pit-clock return of the shifted arm, one row per family (a submitter's agent on one release and window: its best, with attempts, the uploads counted, and ranked_interval, the same bootstrap at the family-wise level ranked_confidence = 0.95^(1/attempts)) and a rank range from those intervals; apart, each with why_apart: unranked runs (no platform figure yet, or too few priced trades), runs whose mask leaks (control void), runs with failed cells, runs that failed verification (the failed check, no numbers), runs pending verification (no numbers) and invalid runs. ?isolated=1 keeps runs whose agent ran isolated (declared) or was re-executed.",
         parameters=[
+            OpenApiParameter(
+                "benchmark", str, description="a benchmark's key (32 hex digits): its board"
+            ),
             OpenApiParameter("release", str, description="release name or content digest"),
             OpenApiParameter("form", str),
             OpenApiParameter("start", str, description="window start, YYYY-MM-DD"),
@@ -182,7 +192,18 @@ class LeaderboardApi(APIView):
         ],
         responses=inline_serializer(
             "Leaderboard",
-            {name: serializers.JSONField() for name in SECTIONS},
+            {
+                **{name: serializers.JSONField() for name in SECTIONS},
+                "grouped": serializers.BooleanField(
+                    help_text="true: the filters match several benchmarks, nothing is ranked"
+                ),
+                "benchmark": serializers.JSONField(
+                    allow_null=True, help_text="the one benchmark ranked (null when grouped)"
+                ),
+                "benchmarks": serializers.JSONField(
+                    required=False, help_text="when grouped: the benchmarks, in row order"
+                ),
+            },
         ),
     )
     def get(self, request: Request) -> HttpResponse:
@@ -226,7 +247,12 @@ def _board(request: Request) -> dict[str, Any]:
 class LeaderboardCsvApi(APIView):
     """The same board as CSV (token authentication applies, as for JSON)."""
 
-    @extend_schema(summary="The leaderboard as CSV", responses={(200, "text/csv"): str})
+    @extend_schema(
+        summary="The leaderboard as CSV: one benchmark's, ranked (?benchmark=<key>), or, "
+        "for filters that match several, their rows grouped with empty rank columns; "
+        "every row names its benchmark",
+        responses={(200, "text/csv"): str},
+    )
     def get(self, request: Request) -> HttpResponse:
         filters = board_filters(request.GET, request.user)
         body = leaderboard_csv(selectors.leaderboard_export(**filters))

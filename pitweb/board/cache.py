@@ -49,11 +49,17 @@ def public_facets(
     public = visible_runs(AnonymousUser())
     read = public if among is None else public.filter(pk__in=among)
     runs = read.values_list(
-        "release__name", "release_digest", "forms", "window_start", "window_end"
+        "release__name",
+        "release_digest",
+        "forms",
+        "window_start",
+        "window_end",
+        "benchmark__key",
     ).distinct()  # the database reduces them: a few rows however many runs
-    names = ("release", "form", "start", "end")
+    names = ("benchmark", "release", "form", "start", "end")
     found = {name: set((held or {}).get(name, ())) for name in names}
-    for name, digest, joined, start, end in runs.order_by():
+    for name, digest, joined, start, end, benchmark in runs.order_by():
+        found["benchmark"].add(benchmark or "")
         found["release"].update(v for v in (name, digest) if v)
         found["form"].update(f for f in (joined or "").split(",") if f)
         found["start"].add(start.isoformat() if start else "")
@@ -99,13 +105,13 @@ def key(
     every: bool = False,
     rows: int | None = None,
 ) -> Key | None:
-    """The cache keys of a public board query (``filters`` as parsed: release, form,
-    start, end, isolated) at ``stamp`` (``stamp.board_stamp``), or None when the query is
+    """The cache keys of a public board query (``filters`` as parsed: benchmark, release,
+    form, start, end, isolated) at ``stamp`` (``stamp.board_stamp``), or None when the query is
     not one the board links to. ``rows``: its pages' rows, when fewer than the API's."""
     facets = _facets(stamp)
-    for name in ("release", "form", "start", "end"):
+    for name in ("benchmark", "release", "form", "start", "end"):
         value = filters.get(name)
-        if value is not None and value not in facets[name]:
+        if value is not None and value not in facets.get(name, ()):
             return None
     if not 1 <= page <= facets["pages"] * -(-PER_PAGE // (rows or PER_PAGE)):
         return None
@@ -140,7 +146,7 @@ def _deadline(stored: Any) -> float:
 
 
 def _key(kind: str, stamp: Stamp, filters: dict[str, Any], page: int, every: bool) -> Key:
-    values = [filters.get(n) or "" for n in ("release", "form", "start", "end")]
+    values = [filters.get(n) or "" for n in ("benchmark", "release", "form", "start", "end")]
     values += [bool(filters.get("isolated")), page, every]
     # unambiguous and short whatever a release's name holds
     digest = hashlib.sha256(json.dumps(values).encode()).hexdigest()[:32]

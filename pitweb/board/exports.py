@@ -16,6 +16,9 @@ LEADERBOARD_COLUMNS = [
     "rank_low",
     "rank_high",
     "run_id",
+    # the benchmark the run is ranked in: a rank is never across two
+    "benchmark",
+    "benchmark_name",
     "release",
     "forms",
     "window",

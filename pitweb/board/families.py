@@ -1,5 +1,5 @@
-"""A family's page: one submitter's uploads of one agent on one release and window, as
-the requester may see them, and its best's family-wise interval."""
+"""A family's page: one submitter's uploads of one agent on one benchmark (release,
+forms, window, hold, clocks: attempts are counted per benchmark), as the requester may see them, and its best's family-wise interval."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from django.contrib.auth.models import AnonymousUser, User
 
 from harness.receipt.attempts import family_interval, sidak_confidence
 from harness.receipt.rescore import Tails
+from pitweb.board.benchmarks import benchmark_out
 from pitweb.board.query import APART_LIMIT, ranked_runs
 from pitweb.board.rows import leaderboard_row
 from pitweb.runs.models import Family
@@ -22,13 +23,13 @@ def family_attempts(user: User | AnonymousUser, family_id: int | None) -> dict[s
     that does not exist). Counted attempts include what the requester cannot see."""
     if family_id is None:
         return None
-    family = Family.objects.select_related("submitter").filter(pk=family_id).first()
+    family = Family.objects.select_related("submitter", "benchmark").filter(pk=family_id).first()
     if family is None:
         return None
     runs = (
         visible_runs(user)
         .filter(family=family)
-        .select_related("platform", "platform__prices")
+        .select_related("platform", "platform__prices", "benchmark")
         .defer("body", "config", "release__manifest", "platform__figures")
     )
     shown = list(runs.order_by("submitted_at", "pk")[:APART_LIMIT])
@@ -42,6 +43,7 @@ def family_attempts(user: User | AnonymousUser, family_id: int | None) -> dict[s
         "agent": family.agent,
         "release_digest": family.release_digest,
         "window": f"{family.window_start}..{family.window_end}",
+        "benchmark": benchmark_out(family.benchmark) if family.benchmark else None,
         "attempts": family.attempts,
         "attempts_shown": runs.count(),
         "confidence": sidak_confidence(max(1, family.attempts)),

@@ -13,11 +13,26 @@ from typing import Any, NamedTuple
 from django.contrib.auth.models import AnonymousUser, User
 
 from harness import canonical
+from harness.rundata.benchmark import is_key
 from pitweb.board.keys import Cursor
 from pitweb.core.errors import SubmissionError
 from pitweb.core.params import PageQuery, validated
 
-FILTERS = ("release", "form", "start", "end")
+FILTERS = ("benchmark", "release", "form", "start", "end")
+# a board query's parameters: an old board address (``/?release=...``) carries them
+BOARD_PARAMS = (
+    "benchmark",
+    "release",
+    "form",
+    "start",
+    "end",
+    "isolated",
+    "page",
+    "after",
+    "before",
+)
+# the filters that choose benchmarks (a benchmark fixes each of them)
+CHOOSERS = ("release", "form", "start", "end")
 
 
 class BoardQuery(NamedTuple):
@@ -38,12 +53,32 @@ def board_filters(params: Mapping[str, Any], user: User | AnonymousUser) -> dict
     """The filters ``params`` (a query or a form) give, with who asks (``user``)."""
     return {
         "user": user,
+        "benchmark": benchmark(params.get("benchmark")),
         "release": params.get("release") or None,
         "form": params.get("form") or None,
         "start": day(params.get("start")),
         "end": day(params.get("end")),
         "isolated": params.get("isolated") in ("1", "true", "on"),
     }
+
+
+def benchmark(value: str | None) -> str | None:
+    """A benchmark key as given (``SubmissionError`` if it is not written as one)."""
+    if not value:
+        return None
+    if not is_key(value):
+        raise SubmissionError(
+            "invalid_benchmark", f"{value[:80]!r} is not a benchmark key (32 hex digits)"
+        )
+    return value
+
+
+def pinned(key: str, filters: dict[str, Any]) -> dict[str, Any]:
+    """The filters of one benchmark's board: the benchmark and ``isolated`` (the others
+    are fixed by the benchmark), and who asks if given."""
+    found: dict[str, Any] = {name: None for name in FILTERS} | {"benchmark": key}
+    found["isolated"] = bool(filters.get("isolated"))
+    return found | ({"user": filters["user"]} if "user" in filters else {})
 
 
 def day(value: str | None) -> str | None:
@@ -76,8 +111,8 @@ def every_row(params: Mapping[str, Any]) -> bool:
 
 
 def normalised(filters: dict[str, Any]) -> dict[str, Any]:
-    """The filters a board is drawn with: release, form, start and end (or None) and
-    isolated."""
+    """The filters a board is drawn with: benchmark, release, form, start and end (or
+    None) and isolated."""
     found: dict[str, Any] = {name: filters.get(name) or None for name in FILTERS}
     found["isolated"] = bool(filters.get("isolated"))
     return found

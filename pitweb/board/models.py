@@ -93,6 +93,8 @@ class StoredBoard(models.Model):
     # the boards visitors read up to date, others wait for their next visitor
     requested_at = models.DateTimeField(null=True, blank=True)
     ranked_total = models.PositiveIntegerField(default=0)
+    # every run the board holds, ranked or apart (the home page's "ranked / in all")
+    runs_total = models.PositiveIntegerField(default=0)
     # what its entries' rank ranges are counted against (ranks): the intervals at
     # its last whole computation, and those added and taken away since
     rank_base = models.BinaryField(null=True, blank=True)

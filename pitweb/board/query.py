@@ -30,11 +30,12 @@ def board_runs(
     start: str | None,
     end: str | None,
     isolated: bool = False,
+    benchmark: str | None = None,
 ) -> QuerySet[Run]:
     runs = (
         visible_runs(user)
         .filter(withdrawn_at=None)
-        .select_related("platform", "platform__prices")
+        .select_related("platform", "platform__prices", "benchmark")
         .defer(
             "body",
             "config",
@@ -42,6 +43,8 @@ def board_runs(
             "platform__figures",
         )
     )
+    if benchmark:
+        runs = runs.filter(benchmark__key=benchmark)
     if release:
         runs = runs.filter(Q(release__name=release) | Q(release_digest=release))
     if form:

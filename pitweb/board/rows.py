@@ -53,6 +53,8 @@ def leaderboard_row(run: Run) -> dict[str, Any]:
         "body_sha256": run.body_sha256,
         "submission": run.pk,
         "submitter": run.submitter.username,
+        "benchmark": run.benchmark.key if run.benchmark else None,
+        "benchmark_name": run.benchmark.name if run.benchmark else None,
         "release": run.release.name if run.release else run.release_digest,
         "forms": run.forms,
         "window": f"{run.window_start}..{run.window_end}",

@@ -15,10 +15,13 @@ from django.utils import timezone
 from harness.receipt.attempts import family_interval, sidak_confidence
 from harness.receipt.rescore import RankRange, Tails, rank_ranges
 from pitweb.board import cache, keys, stored_pages
+from pitweb.board.benchmarks import GROUPS_MAX, benchmark_out, board_scope, unranked
+from pitweb.board.filters import CHOOSERS, pinned
 from pitweb.board.query import (
     APART_LIMIT,
     PAGE_ROWS,
     PER_PAGE,
+    SECTIONS,
     apart,
     board_runs,
     ranked_runs,
@@ -81,6 +84,7 @@ class Ranks:
 def leaderboard(
     *,
     user: User | AnonymousUser,
+    benchmark: str | None = None,
     release: str | None = None,
     form: str | None = None,
     start: str | None = None,
@@ -97,8 +101,67 @@ def leaderboard(
     / ``before`` a row's cursor). The public board a visitor can reach from its links is
     read from its stored copy (``stored_pages``: a fixed number of indexed queries
     however many runs); a signed-in user's, which holds their own unpublished runs, is
-    computed."""
-    filters = {"release": release, "form": form, "start": start, "end": end, "isolated": isolated}
+    computed.
+
+    A ranking exists only inside one benchmark: a query that reaches several (its
+    filters match more than one) lists each one's rows grouped, rank fields null
+    (``grouped``)."""
+    asked: dict[str, Any] = {"benchmark": benchmark, "release": release, "form": form}
+    asked |= {"start": start}
+    asked |= {"end": end, "isolated": isolated}
+    scope = board_scope(user, asked)
+    if isinstance(scope, list):
+        return _grouped(user, scope, isolated, per_page, every=False)
+    filters = pinned(scope.key, asked)
+    found = _one_board(user, filters, page, per_page, after, before)
+    return found | {"grouped": False, "benchmark": benchmark_out(scope)}
+
+
+def _grouped(
+    user: User | AnonymousUser,
+    benchmarks: list[Any],
+    isolated: bool,
+    per_page: int,
+    *,
+    every: bool,
+) -> dict[str, Any]:
+    """Each benchmark's board (its first page, or every row), one after the other, with
+    no rank: a ranking exists only inside one benchmark."""
+    out: dict[str, Any] = {name: [] for name in SECTIONS}
+    groups = []
+    current = True
+    for found in benchmarks[:GROUPS_MAX]:
+        if every:
+            one = leaderboard_export(user=user, benchmark=found.key, isolated=isolated)
+            total = len(one["ranked"])
+        else:
+            one = leaderboard(user=user, benchmark=found.key, isolated=isolated, per_page=per_page)
+            total = one["pagination"]["ranked_total"]
+            current = current and one["current"]
+        for name in SECTIONS:
+            out[name] += [unranked(row) for row in one[name]]
+        groups.append(benchmark_out(found) | {"ranked_total": total})
+    return out | {
+        "grouped": True,
+        "benchmark": None,
+        "benchmarks": groups,
+        "benchmarks_total": len(benchmarks),
+        "pagination": None,
+        "min_ranked_trades": settings.PITWEB_MIN_RANKED_TRADES,
+        "computed_at": timezone.now().isoformat(),
+        "current": current,
+    }
+
+
+def _one_board(
+    user: User | AnonymousUser,
+    filters: dict[str, Any],
+    page: int,
+    per_page: int,
+    after: str | None,
+    before: str | None,
+) -> dict[str, Any]:
+    """A page of one benchmark's board (``filters``: its key, and isolated)."""
     if (
         not user.is_authenticated
         and per_page in (PER_PAGE, PAGE_ROWS)
@@ -111,16 +174,12 @@ def leaderboard(
             return found
     # a signed-in user's board, a query no link of the board leads to (a value no public
     # run has: an empty board), or a board whose first computation is under way elsewhere
-    return _leaderboard(user, release, form, start, end, isolated, page, per_page, after, before)
+    return _leaderboard(user, filters, page, per_page, after, before)
 
 
 def _leaderboard(
     user: User | AnonymousUser,
-    release: str | None,
-    form: str | None,
-    start: str | None,
-    end: str | None,
-    isolated: bool,
+    filters: dict[str, Any],
     page: int,
     per_page: int,
     after: str | None = None,
@@ -128,7 +187,7 @@ def _leaderboard(
 ) -> dict[str, Any]:
     """A page of the board computed from the runs, in one consistent read."""
     with board_read():
-        runs = board_runs(user, release, form, start, end, isolated)
+        runs = board_runs(user, **{k: v for k, v in filters.items() if k != "user"})
         ranked = ranked_runs(runs)
         ranks = Ranks(ranked)
         total = len(ranks)
@@ -156,6 +215,7 @@ def _leaderboard(
 def leaderboard_export(
     *,
     user: User | AnonymousUser,
+    benchmark: str | None = None,
     release: str | None = None,
     form: str | None = None,
     start: str | None = None,
@@ -163,8 +223,15 @@ def leaderboard_export(
     isolated: bool = False,
 ) -> dict[str, Any]:
     """The whole board for CSV/JSON export: every ranked run, then the rest, read
-    together (``board_read``)."""
-    runs = board_runs(user, release, form, start, end, isolated)
+    together (``board_read``); a query reaching several benchmarks, each one's rows
+    grouped, ranked across none."""
+    asked: dict[str, Any] = {"benchmark": benchmark, "release": release, "form": form}
+    asked |= {"start": start}
+    asked |= {"end": end, "isolated": isolated}
+    scope = board_scope(user, asked)
+    if isinstance(scope, list):
+        return _grouped(user, scope, isolated, PER_PAGE, every=True)
+    runs = board_runs(user, benchmark=scope.key, isolated=isolated, **dict.fromkeys(CHOOSERS))
     ranked_qs = ranked_runs(runs)
     with board_read():
         ranks = Ranks(ranked_qs)
@@ -173,4 +240,6 @@ def leaderboard_export(
         return {
             "ranked": ranked,
             **{name: [apart_row(name, r) for r in qs] for name, qs in apart(runs).items()},
+            "grouped": False,
+            "benchmark": benchmark_out(scope),
         }

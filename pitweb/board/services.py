@@ -11,16 +11,18 @@ from django.utils import timezone
 
 from harness import canonical
 from harness.snapshot import SNAPSHOT_VERSION, snapshot_digest
+from pitweb.board.benchmarks import benchmarks_matching, board_scope
 from pitweb.board.changes import board_changed
-from pitweb.board.filters import normalised
+from pitweb.board.filters import normalised, pinned
 from pitweb.board.models import Snapshot
+from pitweb.board.query import SECTIONS
 from pitweb.board.selectors import leaderboard_export
 from pitweb.board.stamp import board_read, board_version
 from pitweb.core.audit import audit_record
 from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import require_reason
 
-SCHEDULED_REASON = "the weekly snapshot of the whole board"
+SCHEDULED_REASON = "the weekly snapshot of each benchmark's board"
 
 
 def snapshot_publish(
@@ -30,7 +32,17 @@ def snapshot_publish(
     visitor sees them) as canonical JSON with its digest (``harness.snapshot``: over the
     digest of each row). ``staff`` None: the schedule."""
     reason = require_reason(reason) if staff is not None else reason
-    normalised_filters = normalised(filters)
+    scope = board_scope(AnonymousUser(), normalised(filters))
+    if isinstance(scope, list):
+        raise SubmissionError(
+            "spans_benchmarks",
+            f"a snapshot is of one benchmark, and these filters match {len(scope)}: "
+            "publish it from one benchmark's board"
+            if scope
+            else "a snapshot is of one benchmark, and no public run's benchmark matches "
+            "these filters",
+        )
+    normalised_filters = normalised(pinned(scope.key, filters))
     key = canonical.dumps(normalised_filters)
     if len(key) > Snapshot._meta.get_field("filters_key").max_length:  # type: ignore[operator]
         raise SubmissionError("filters_too_long", "the board's filters are too long to cite")
@@ -40,7 +52,8 @@ def snapshot_publish(
     with board_read():
         version = board_version()
         taken = timezone.now()
-        board = leaderboard_export(user=AnonymousUser(), **shown)
+        found = leaderboard_export(user=AnonymousUser(), **shown)
+        board = {name: found[name] for name in SECTIONS}
     with transaction.atomic():
         body = {
             "snapshot_version": SNAPSHOT_VERSION,
@@ -71,6 +84,10 @@ def snapshot_publish(
     return snapshot
 
 
-def snapshot_scheduled() -> Snapshot:
-    """The schedule's snapshot: the whole public board, unfiltered."""
-    return snapshot_publish(filters={}, reason=SCHEDULED_REASON)
+def snapshot_scheduled() -> list[Snapshot]:
+    """The schedule's snapshots: each benchmark's public board (a snapshot is of one
+    benchmark), newest window first."""
+    return [
+        snapshot_publish(filters=pinned(found.key, {}), reason=SCHEDULED_REASON)
+        for found in benchmarks_matching(AnonymousUser(), {})
+    ]

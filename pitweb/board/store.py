@@ -35,12 +35,12 @@ from harness.receipt.attempts import family_interval
 from harness.receipt.rescore import Tails, rank_bounds
 from pitweb.board import cache as boardcache
 from pitweb.board import ranks as boardranks
-from pitweb.board.filters import board_key, normalised
+from pitweb.board.filters import board_key, normalised, pinned
 from pitweb.board.models import BoardChange, BoardEntry, StoredBoard
 from pitweb.board.query import APART_LIMIT, apart, board_runs, ranked_runs
 from pitweb.board.stamp import board_computed, board_version
 from pitweb.pricing.models import PlatformScore
-from pitweb.runs.models import Run
+from pitweb.runs.models import Benchmark, Run
 
 log = logging.getLogger(__name__)
 
@@ -107,10 +107,13 @@ def refresh(board: StoredBoard) -> Computed | None:
 
 
 def refresh_all() -> int:
-    """Every stored board brought up to date (the whole public board first, created if
-    need be), each again while the board changed during its computation. How many
-    computations ran."""
+    """Every stored board brought up to date (the whole public board, whose facets say
+    what the boards hold, and each benchmark's, created if need be: the home page reads
+    their best rows), each again while the board changed during its computation. How
+    many computations ran."""
     stored_board({})
+    for key in Benchmark.objects.values_list("key", flat=True):
+        stored_board(pinned(key, {}))
     computed = 0
     for pk in StoredBoard.objects.order_by("pk").values_list("pk", flat=True):
         for _ in range(3):  # changes during a computation: once more, then the next call
@@ -239,6 +242,7 @@ def _compute_whole(board: StoredBoard, version: int, filters: dict[str, Any]) ->
         board, kept, rows, version,
         Stored(
             ranked_total=len(rows),
+            runs_total=_runs_total(filters),
             apart=_apart_sections(board, filters, None),
             facets=_facets(board, filters, None, len(rows)),
             rank_delta=[],
@@ -291,12 +295,18 @@ def _compute_changed(
         board, kept, rows, version,
         Stored(
             ranked_total=total,
+            runs_total=_runs_total(filters),
             apart=_apart_sections(board, filters, concerned),
             facets=_facets(board, filters, concerned, total),
             rank_delta=delta,
         ),
     )  # fmt: skip
     return Computed(total, new, changed, gone, len(drawn), len(concerned))
+
+
+def _runs_total(filters: dict[str, Any]) -> int:
+    """Every public run the board holds, ranked or apart (one indexed count)."""
+    return board_runs(AnonymousUser(), **filters).count()
 
 
 def _apart_sections(
@@ -360,6 +370,7 @@ class Stored:
     """A computation's board-wide results, written with its entries."""
 
     ranked_total: int
+    runs_total: int
     apart: dict[str, list[int]]
     facets: dict[str, Any] | None
     rank_delta: boardranks.Delta

@@ -11,9 +11,10 @@ from pitweb.board.changes import REFRESH_SENT
 
 
 @shared_task
-def publish_weekly_snapshot() -> int:
-    """The schedule's snapshot of the whole public board (settings: the beat schedule)."""
-    return services.snapshot_scheduled().pk
+def publish_weekly_snapshot() -> list[int]:
+    """The schedule's snapshot of each benchmark's public board (settings: the beat
+    schedule)."""
+    return [snapshot.pk for snapshot in services.snapshot_scheduled()]
 
 
 @shared_task

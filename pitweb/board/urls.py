@@ -3,9 +3,13 @@ from django.urls import path
 from pitweb.board import api, views
 
 urlpatterns = [
-    path("", views.leaderboard_page, name="leaderboard"),
+    path("benchmarks/", views.benchmarks_page, name="leaderboard"),
+    path("benchmarks/<str:key>/", views.benchmark_page, name="benchmark"),
+    path("benchmarks/<str:key>/leaderboard.csv", views.benchmark_csv, name="benchmark-csv"),
+    path("benchmarks/<str:key>/chart.json", views.benchmark_chart, name="benchmark-chart"),
+    # the board's old addresses, sent on to the benchmark they name
     path("leaderboard.csv", views.leaderboard_csv_page, name="leaderboard-csv"),
-    path("leaderboard-chart.json", views.leaderboard_chart, name="leaderboard-chart"),
+    path("leaderboard-chart.json", views.old_chart, name="leaderboard-chart"),
     path("families/<str:family_id>/", views.family_page, name="family"),
     path("snapshots/", views.snapshots_page, name="snapshots"),
     path("snapshots/publish", views.snapshot_publish_action, name="snapshot-publish"),

@@ -19,12 +19,14 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from harness import snapshot as snapshots
+from harness.rundata.benchmark import is_key
 from pitweb import charts
 from pitweb.board import cache as boardcache
 from pitweb.board import selectors
+from pitweb.board.benchmarks import benchmark_by_key, board_scope
 from pitweb.board.exports import LEADERBOARD_COLUMNS, leaderboard_csv, snapshot_csv
 from pitweb.board.families import family_attempts
-from pitweb.board.filters import BoardQuery, board_filters, board_query
+from pitweb.board.filters import BoardQuery, board_filters, board_query, pinned
 from pitweb.board.models import Snapshot
 from pitweb.board.query import PAGE_ROWS
 from pitweb.board.rows import APART_TITLES, leaderboard_row
@@ -41,7 +43,10 @@ from pitweb.core.errors import SubmissionError, bad_request_page, error_body
 from pitweb.core.params import id_or_none
 from pitweb.releases.models import Release
 from pitweb.runs import selectors as run_selectors
-from pitweb.runs.models import Run
+from pitweb.runs.models import Benchmark, Run
+
+# what stays in the address when a query is sent on to one benchmark's board
+KEPT = ("isolated", "page", "after", "before")
 
 
 def _figure(figure: Any) -> Any:
@@ -78,9 +83,60 @@ def _served_board(
     return boardcache.served(key, draw)
 
 
-def leaderboard_page(request: HttpRequest) -> HttpResponse:
+def _benchmark(key: str) -> Benchmark:
+    """The benchmark a board address names (a 404 for anything else, crafted or not)."""
+    found = benchmark_by_key(key) if is_key(key) else None
+    if found is None:
+        raise Http404("no such benchmark")
+    return found
+
+
+def _kept(request: HttpRequest) -> str:
+    kept = {k: v for k, v in request.GET.items() if k in KEPT and v}
+    return "?" + urlencode(kept) if kept else ""
+
+
+def benchmarks_page(request: HttpRequest) -> HttpResponse:
+    """The boards a query reaches: one benchmark's (redirected to), or several, their
+    runs grouped by benchmark and ranked across none."""
     try:
         query = board_query(request.GET, request.user)
+    except SubmissionError as exc:
+        return render(request, "400.html", {"message": f"Bad filter: {exc.message}."}, status=400)
+    scope = board_scope(request.user, query.filters)
+    if not isinstance(scope, list):
+        return redirect(reverse("benchmark", args=[scope.key]) + _kept(request))
+    if query.filters.get("benchmark"):
+        raise Http404("no such benchmark")
+    filters = query.filters
+    board = selectors.leaderboard(**filters, per_page=PAGE_ROWS)
+    shown = {k: filters[k] or "" for k in ("release", "form", "start", "end")}
+    shown["isolated"] = "1" if filters["isolated"] else ""
+    groups = [
+        group | {"rows": [r for r in board["ranked"] if r["benchmark"] == group["key"]]}
+        for group in board["benchmarks"]
+    ]
+    return render(
+        request,
+        "board_groups.html",
+        {
+            "board": board,
+            "groups": groups,
+            "filters": shown,
+            "query": urlencode({k: v for k, v in shown.items() if v}),
+            "releases": Release.objects.order_by("name").values_list("name", flat=True),
+        },
+    )
+
+
+def benchmark_page(request: HttpRequest, key: str) -> HttpResponse:
+    """One benchmark's board: the only place runs are ranked. A cached page is served on
+    the board's stamp alone; an unknown key (never cached: no public run has it) is
+    found out when the board is drawn, and is a 404."""
+    if not is_key(key):
+        raise Http404("no such benchmark")
+    try:
+        query = _pinned_query(request, key)
     except SubmissionError as exc:
         return render(request, "400.html", {"message": f"Bad filter: {exc.message}."}, status=400)
     return HttpResponse(
@@ -90,16 +146,31 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
     )
 
 
-def leaderboard_chart(request: HttpRequest) -> HttpResponse:
-    """The chart of the board page with the same query (filters, page or cursor), as
+def _pinned_query(request: HttpRequest, key: str) -> BoardQuery:
+    query = board_query(request.GET, request.user)
+    return query._replace(filters=pinned(key, query.filters))
+
+
+def _one(board: dict[str, Any]) -> dict[str, Any]:
+    """The benchmark of a board drawn for one key (a 404 when the key names none)."""
+    if board["grouped"]:
+        raise Http404("no such benchmark")
+    return cast(dict[str, Any], board["benchmark"])
+
+
+def benchmark_chart(request: HttpRequest, key: str) -> HttpResponse:
+    """The chart of a benchmark's board page with the same query (page or cursor), as
     Plotly's figure JSON (``figure``: null when no run has both figures) and its ``note``.
     The page fetches it once it has loaded, with Plotly: the table comes first."""
+    if not is_key(key):
+        raise Http404("no such benchmark")
     try:
-        query = board_query(request.GET, request.user)
+        query = _pinned_query(request, key)
     except SubmissionError as exc:
         return JsonResponse(error_body(exc.code, exc.message), status=exc.http_status)
 
     def answer(board: dict[str, Any]) -> str:
+        _one(board)
         figure, note = charts.board_scatter([*board["ranked"], *board["mask_leaks"]])
         drawn = figure.to_json() if figure is not None else "null"
         return f'{{"figure": {drawn}, "note": {json.dumps(note)}}}'
@@ -109,16 +180,29 @@ def leaderboard_chart(request: HttpRequest) -> HttpResponse:
     )
 
 
+def old_chart(request: HttpRequest) -> HttpResponse:
+    """The chart's old address: sent to the one benchmark its query reaches, else no
+    figure (a chart never draws two benchmarks' runs as one board)."""
+    try:
+        filters = board_filters(request.GET, request.user)
+    except SubmissionError as exc:
+        return JsonResponse(error_body(exc.code, exc.message), status=exc.http_status)
+    scope = board_scope(request.user, filters)
+    if not isinstance(scope, list):
+        return redirect(reverse("benchmark-chart", args=[scope.key]) + _kept(request))
+    return JsonResponse({"figure": None, "note": "these runs span several benchmarks"})
+
+
 def _leaderboard_html(
     request: HttpRequest,
     board: dict[str, Any],
     query: BoardQuery,
 ) -> str:
+    benchmark = _one(board)
     filters, page, (after, before) = query
     # what the chart will draw, said now; the chart itself is fetched after the page loads
     points, chart_note = charts.board_points([*board["ranked"], *board["mask_leaks"]])
-    shown = {k: filters[k] or "" for k in ("release", "form", "start", "end")}
-    shown["isolated"] = "1" if filters["isolated"] else ""
+    shown = {"isolated": "1" if filters["isolated"] else ""}
     this_page = {k: v for k, v in shown.items() if v}
     this_page |= {"page": str(page)} if page > 1 else {}
     this_page |= {k: v for k, v in (("after", after), ("before", before)) if v}
@@ -128,9 +212,13 @@ def _leaderboard_html(
             "board": board,
             "query": urlencode({k: v for k, v in shown.items() if v}),
             "pagination": board["pagination"],
-            "releases": Release.objects.order_by("name").values_list("name", flat=True),
+            "benchmark": benchmark,
+            "apart_empty": not any(board[name] for name, _ in APART_TITLES),
             "filters": shown,
-            "board_chart_src": reverse("leaderboard-chart") + "?" + urlencode(this_page)
+            "publish_filters": {"benchmark": benchmark["key"], **shown},
+            "board_chart_src": reverse("benchmark-chart", args=[benchmark["key"]])
+            + "?"
+            + urlencode(this_page)
             if points
             else None,
             "board_chart_note": chart_note,
@@ -172,6 +260,7 @@ def snapshot_page(request: HttpRequest, snapshot_id: str) -> HttpResponse:
             "content": content,
             "board": content["board"],
             "filters": {k: v for k, v in content["filters"].items() if v},
+            "benchmark": benchmark_by_key(content["filters"].get("benchmark")),
             "since": snapshot_since(snapshot, content["board"]),
             "removed": sum(
                 snapshots.is_removed(r) for rows in content["board"].values() for r in rows
@@ -200,14 +289,13 @@ def snapshot_publish_action(request: HttpRequest) -> HttpResponse:
     except SubmissionError as exc:
         return bad_request_page(request, f"bad filter: {exc.message}")
     filters.pop("user", None)
+    asked = {k: v for k, v in filters.items() if v and k not in ("isolated", "benchmark")}
+    asked |= {"isolated": "1"} if filters.get("isolated") else {}
     back = (
-        reverse("leaderboard")
-        + "?"
-        + urlencode(
-            {k: v for k, v in filters.items() if v and k != "isolated"}
-            | ({"isolated": "1"} if filters.get("isolated") else {})
-        )
-    )
+        reverse("benchmark", args=[filters["benchmark"]])
+        if filters.get("benchmark") and benchmark_by_key(filters["benchmark"])
+        else reverse("leaderboard")
+    ) + ("?" + urlencode(asked) if asked else "")
     if request.POST.get("confirm") != "yes":
         messages.error(request, "Nothing was done: tick the confirmation box to publish.")
         return redirect(back + "#cite")
@@ -241,12 +329,33 @@ def family_page(request: HttpRequest, family_id: str) -> HttpResponse:
 
 
 def leaderboard_csv_page(request: HttpRequest) -> HttpResponse:
+    """The board as CSV at its old address: sent to the one benchmark's CSV its query
+    reaches, else every benchmark's rows grouped, ranked across none."""
     try:
         filters = board_filters(request.GET, request.user)
     except SubmissionError as exc:
         return HttpResponse(
             f"Bad filter: {exc.message}", status=400, content_type="text/plain; charset=utf-8"
         )
+    scope = board_scope(request.user, filters)
+    if not isinstance(scope, list):
+        return redirect(reverse("benchmark-csv", args=[scope.key]) + _kept(request))
+    return _csv(filters)
+
+
+def benchmark_csv(request: HttpRequest, key: str) -> HttpResponse:
+    """One benchmark's whole board as CSV."""
+    benchmark = _benchmark(key)
+    try:
+        filters = board_filters(request.GET, request.user)
+    except SubmissionError as exc:
+        return HttpResponse(
+            f"Bad filter: {exc.message}", status=400, content_type="text/plain; charset=utf-8"
+        )
+    return _csv(pinned(benchmark.key, filters))
+
+
+def _csv(filters: dict[str, Any]) -> HttpResponse:
     response = HttpResponse(
         leaderboard_csv(selectors.leaderboard_export(**filters)),
         content_type="text/csv; charset=utf-8",

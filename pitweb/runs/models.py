@@ -36,9 +36,31 @@ class JobState(models.TextChoices):
     UNKNOWN_RELEASE = "unknown_release"
 
 
+class Benchmark(models.Model):
+    """What runs must share to be ranked against each other: (release, forms, window,
+    hold, clocks) (``harness.rundata.benchmark``). A ranking exists only inside one; a
+    row is created by the intake of its first run and never changed."""
+
+    key = models.CharField(max_length=32, unique=True)  # Benchmark.key
+    name = models.CharField(max_length=300)  # Benchmark.name
+    release_digest = models.CharField(max_length=71, db_index=True)
+    forms = models.TextField()  # sorted, comma-joined
+    window_start = models.DateField()
+    window_end = models.DateField()
+    hold_sessions = models.PositiveIntegerField()
+    clocks = models.CharField(max_length=100)  # in the harness's order, comma-joined
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-window_end", "window_start", "key"]
+
+    def __str__(self) -> str:
+        return f"benchmark {self.name}"
+
+
 class Family(models.Model):
-    """An agent's family on one board: (submitter, agent name) over one release and
-    window. ``attempts`` counts every upload of it that intake stored, whatever became
+    """An agent's family on one benchmark: (submitter, agent name) over one benchmark
+    (release, forms, window, hold, clocks). ``attempts`` counts every upload of it that intake stored, whatever became
     of it: incremented in the transaction that stores the run, never decremented (a
     withdrawn, hidden, failed or deleted run stays counted)."""
 
@@ -49,6 +71,10 @@ class Family(models.Model):
     release_digest = models.CharField(max_length=71)
     window_start = models.DateField()
     window_end = models.DateField()
+    # null only for families written before benchmarks were
+    benchmark = models.ForeignKey(
+        Benchmark, null=True, blank=True, on_delete=models.PROTECT, related_name="families"
+    )
     attempts = models.PositiveIntegerField(default=0)
     first_at = models.DateTimeField(auto_now_add=True)
     last_at = models.DateTimeField(auto_now=True)
@@ -56,8 +82,7 @@ class Family(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["submitter", "agent", "release_digest", "window_start", "window_end"],
-                name="one_family_per_board",
+                fields=["submitter", "agent", "benchmark"], name="one_family_per_benchmark"
             )
         ]
 
@@ -101,6 +126,10 @@ class Run(models.Model):
     forms = models.TextField()
     window_start = models.DateField()
     window_end = models.DateField()
+    # the benchmark it is ranked in (set at intake; null only for a row written around it)
+    benchmark = models.ForeignKey(
+        Benchmark, null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
+    )
     # Read off the receipt body at submission (recomputable from it): self-reported.
     pit_main_return = models.FloatField(null=True, blank=True)
     mask_verdict = models.CharField(max_length=16, default="not_run")

@@ -47,7 +47,7 @@ def test_leaderboard_and_run_page_draw_their_charts(
     settings: Any,
 ) -> None:
     a, b = submit(submitter, stub_run), submit(submitter, picky_run)
-    page.goto(live_server.url + "/")
+    page.goto(live_server.url + "/benchmarks/")
     ranked = page.locator("table.board").first.locator("tbody tr")
     assert ranked.count() == 2
     board = page.locator("table.board").first.inner_text()
@@ -173,7 +173,7 @@ def test_runs_are_compared_from_the_leaderboard(
     picky_run: Artifacts,
 ) -> None:
     a, b = submit(submitter, stub_run), submit(submitter, picky_run)
-    page.goto(live_server.url + "/")
+    page.goto(live_server.url + "/benchmarks/")
     for run in (a, b):
         page.check(f"input[name=run][value='{run.body_sha256[7:]}']")
     page.click("text=Compare checked runs")
@@ -215,7 +215,7 @@ def test_a_forged_runs_number_appears_nowhere_but_in_its_refuted_claim(
     assert run.status == "mismatch" and run.failed_check == "cell main/pit total_return"
     shown = ("0.4321", "43.21")
 
-    page.goto(live_server.url + "/")
+    page.goto(live_server.url + "/benchmarks/")
     board = (
         page.locator("main").inner_text()
         if page.locator("main").count()
@@ -306,7 +306,7 @@ def test_an_incomplete_cell_reads_as_a_fact_on_desktop_and_phone(
     page.set_viewport_size(PHONE)
     page.screenshot(path=str(screenshots / "run-incomplete-phone.png"), full_page=True)
     assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"] + 1
-    page.goto(live_server.url + "/")
+    page.goto(live_server.url + "/benchmarks/")
     assert run.run_id not in page.locator("table.board").first.inner_text()
     assert page.console_errors == []
 
@@ -335,7 +335,7 @@ def test_a_family_ranks_once_as_best_of_n_and_its_attempts_are_one_click_away(
     settings: Any,
 ) -> None:
     runs = [submit(submitter, a) for a in three_attempts]
-    page.goto(live_server.url + "/")
+    page.goto(live_server.url + "/benchmarks/")
     ranked = page.locator("table.board").first.locator("tbody tr")
     assert ranked.count() == 1
     row = ranked.first.inner_text()
@@ -356,7 +356,7 @@ def test_a_family_ranks_once_as_best_of_n_and_its_attempts_are_one_click_away(
     # a published snapshot: cited from the board, frozen, readable on a phone
     snapshot = board_services.snapshot_publish(filters={}, reason="browser walk")
     page.set_viewport_size({"width": 1280, "height": 900})
-    page.goto(live_server.url + "/")
+    page.goto(live_server.url + "/benchmarks/")
     page.click("#cite a >> text=snapshot")
     page.wait_for_url(f"**/snapshots/{snapshot.pk}/")
     assert snapshot.content_digest in page.locator("#snapshot-digest").inner_text()
@@ -400,4 +400,37 @@ def test_a_snapshot_shows_a_run_withdrawn_since_as_removed_on_desktop_and_phone(
     page.reload()
     assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"] + 1
     page.screenshot(path=str(screenshots / "snapshot-removed-phone.png"), full_page=True)
+    assert page.console_errors == []
+
+
+def test_the_home_page_lists_two_windows_as_two_benchmarks_each_ranking_its_own(
+    live_server: Any,
+    page: Any,
+    priced_release: Any,
+    submitter: User,
+    stub_run: Artifacts,
+    longer_window_run: Artifacts,
+    screenshots: Path,
+    settings: Any,
+) -> None:
+    """Two windows of one release: the home page lists two benchmarks, and each board
+    ranks its own run alone (rank 1), never the other window's."""
+    settings.PITWEB_MIN_RANKED_TRADES = 1
+    short, longer = submit(submitter, stub_run), submit(submitter, longer_window_run)
+    page.goto(live_server.url + "/")
+    links = page.locator("#benchmarks + .table-wrap table a[href^='/benchmarks/']")
+    names = [links.nth(i).inner_text() for i in range(links.count())]
+    assert sorted(n for n in names if "2023-03-01.." in n) == sorted(
+        [short.benchmark.name, longer.benchmark.name]  # type: ignore[union-attr]
+    )
+    page.screenshot(path=str(screenshots / "home.png"), full_page=True)
+    for mine, theirs in ((short, longer), (longer, short)):
+        page.goto(live_server.url + "/")
+        page.click(f"text={mine.benchmark.name}")  # type: ignore[union-attr]
+        page.wait_for_url(f"**/benchmarks/{mine.benchmark.key}/")  # type: ignore[union-attr]
+        ranked = page.locator("table.board").first.locator("tbody tr")
+        assert ranked.count() == 1
+        row = ranked.first.inner_text()
+        assert mine.run_id in row and row.split()[0] == "1"
+        assert theirs.run_id not in page.content()
     assert page.console_errors == []

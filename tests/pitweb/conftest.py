@@ -116,6 +116,27 @@ def stub_run(
 
 
 @pytest.fixture(scope="session")
+def longer_window_run(
+    tmp_path_factory: pytest.TempPathFactory, site_release: Path, site_prices: Path
+) -> Artifacts:
+    """The stub agent over 2023-03-01..03-10: the same release and forms as ``stub_run``,
+    another window, so another benchmark."""
+    return make_run(
+        site_release, tmp_path_factory.mktemp("longer-run"), site_prices, end="2023-03-10"
+    )
+
+
+@pytest.fixture(scope="session")
+def short_hold_run(
+    tmp_path_factory: pytest.TempPathFactory, site_release: Path, site_prices: Path
+) -> Artifacts:
+    """The stub agent over ``stub_run``'s window, holding 3 sessions: another benchmark."""
+    return make_run(
+        site_release, tmp_path_factory.mktemp("short-hold-run"), site_prices, hold_sessions=3
+    )
+
+
+@pytest.fixture(scope="session")
 def picky_run(
     tmp_path_factory: pytest.TempPathFactory, site_release: Path, site_prices: Path
 ) -> Artifacts:

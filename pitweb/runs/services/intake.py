@@ -23,11 +23,13 @@ from harness.receipt.build import ReceiptError
 from harness.receipt.model import BodyError, ReceiptBody, body_from_dict
 from harness.receipt.schemas import receipt_body_validator
 from harness.receipt.verify import check_receipt
+from harness.rundata.benchmark import Benchmark as BenchmarkOf
 from pitweb.artifacts import job_folder, spool
 from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import read_json
 from pitweb.releases.models import Release
-from pitweb.runs.models import Family, Run, VerificationJob
+from pitweb.runs.models import Benchmark, Family, Run, VerificationJob
+from pitweb.runs.services.benchmarks import benchmark_record
 from pitweb.runs.services.verifying import verification_request
 from pitweb.runs.summary import body_summary, run_facts
 
@@ -336,12 +338,16 @@ def _create_run(*, new: _NewRun) -> Submission:
         return Submission(existing, existing.jobs.first(), False)
 
 
-def _counted_attempt(user: User, agent: str, release_digest: str, start: str, end: str) -> Family:
-    """The family this upload is an attempt of, its count raised by one (in the caller's
-    transaction: an upload that is not stored is not counted; nothing ever lowers it)."""
+def _counted_attempt(user: User, agent: str, benchmark: Benchmark) -> Family:
+    """The family this upload is an attempt of on its benchmark, its count raised by one
+    (in the caller's transaction: an upload that is not stored is not counted; nothing
+    ever lowers it)."""
     family, _ = Family.objects.get_or_create(
-        submitter=user, agent=agent, release_digest=release_digest,
-        window_start=start, window_end=end,
+        submitter=user, agent=agent, benchmark=benchmark,
+        defaults={
+            "release_digest": benchmark.release_digest,
+            "window_start": benchmark.window_start, "window_end": benchmark.window_end,
+        },
     )  # fmt: skip
     Family.objects.filter(pk=family.pk).update(attempts=F("attempts") + 1, last_at=timezone.now())
     family.refresh_from_db(fields=["attempts"])
@@ -351,10 +357,16 @@ def _counted_attempt(user: User, agent: str, release_digest: str, start: str, en
 def _insert_run(new: _NewRun) -> Submission:
     receipt, release, user = new.receipt, new.release, new.user
     cfg, summary = receipt.config, body_summary(receipt)
+    of = BenchmarkOf.of(
+        release_digest=release.content_digest, forms=cfg.forms, start=cfg.start,
+        end=cfg.end, hold_sessions=cfg.hold_sessions, clocks=cfg.clocks,
+    )  # fmt: skip
     with transaction.atomic():
-        family = _counted_attempt(user, cfg.agent, release.content_digest, cfg.start, cfg.end)
+        benchmark = benchmark_record(of=of)
+        family = _counted_attempt(user, cfg.agent, benchmark)
         run = Run.objects.create(
             family=family,
+            benchmark=benchmark,
             run_id=receipt.run_id,
             body_sha256=new.body_sha,
             body=new.body,

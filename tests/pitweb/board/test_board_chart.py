@@ -105,12 +105,14 @@ def test_the_board_page_fetches_its_chart_which_draws_that_pages_own_rows(
     from tests.pitweb.runs.test_pages import submit
 
     settings.PITWEB_MIN_RANKED_TRADES = 1
-    spread(submit(submitter, stub_run), 70)
+    run = submit(submitter, stub_run)
+    spread(run, 70)
+    chart = f"/benchmarks/{run.benchmark.key}/chart.json"
     client = Client()
-    html = client.get("/", {"page": 2}).content.decode()
+    html = client.get("/benchmarks/", {"page": 2}, follow=True).content.decode()
     assert 'id="fig-board"' not in html  # no figure in the page: it comes after the table
     (src,) = re.findall(r'data-figure="fig-board" data-figure-src="([^"]+)"', html)
-    assert unescape(src) == "/leaderboard-chart.json?page=2"
+    assert unescape(src) == f"{chart}?page=2"
     answer = client.get(unescape(src))
     assert answer["Content-Type"] == "application/json"
     drawn = answer.json()
@@ -127,9 +129,9 @@ def test_the_board_page_fetches_its_chart_which_draws_that_pages_own_rows(
     assert urls == shown and len(urls) == 71 - selectors.PAGE_ROWS
     # a page by cursor asks for its chart by the same cursor
     after = board["pagination"]["previous"]
-    html = client.get("/", {"before": after}).content.decode()
+    html = client.get("/benchmarks/", {"before": after}, follow=True).content.decode()
     (src,) = re.findall(r'data-figure-src="([^"]+)"', html)
-    assert unescape(src).startswith("/leaderboard-chart.json?before=")
+    assert unescape(src).startswith(f"{chart}?before=")
     assert client.get(unescape(src)).json()["figure"] is not None
 
 
@@ -144,5 +146,10 @@ def test_the_board_chart_refuses_a_bad_query_and_draws_nothing_for_an_empty_boar
         answer = client.get("/leaderboard-chart.json", query)
         assert answer.status_code == 400, query
         assert answer.json()["error"]["code"], query
-    assert client.get("/leaderboard-chart.json").json() == {"figure": None, "note": ""}
-    assert "data-figure-src" not in client.get("/").content.decode()
+    for query in ({"after": "not-a-cursor"}, {"page": "-1x"}):
+        answer = client.get(f"/benchmarks/{'0' * 32}/chart.json", query)
+        assert answer.status_code == 400, query
+    # no run, no benchmark: nothing to draw, and no board to draw it on
+    drawn = client.get("/leaderboard-chart.json").json()
+    assert drawn["figure"] is None
+    assert "data-figure-src" not in client.get("/benchmarks/", follow=True).content.decode()

@@ -20,7 +20,9 @@ from pitweb.board import ranks as boardranks
 from pitweb.board import selectors
 from pitweb.board import services as board_services
 from pitweb.board import store as boardstore
+from pitweb.board.benchmarks import benchmark_out, board_scope
 from pitweb.board.changes import REFRESH_SENT
+from pitweb.board.filters import pinned
 from pitweb.board.keys import Cursor
 from pitweb.board.models import BoardChange, BoardEntry, StoredBoard
 from pitweb.board.tasks import refresh_boards_task
@@ -90,14 +92,31 @@ def scored(priced_release: Any, submitter: User, stub_run: Artifacts, settings: 
     run = submit(submitter, stub_run)
     run.refresh_from_db()
     assert run.platform is not None and run.platform.state == "scored"
+    assert run.benchmark is not None
+    BOARD[:] = [f"/benchmarks/{run.benchmark.key}/"]
     return run
+
+
+# the one benchmark's board of these tests (every run is a copy of one): its address,
+# known before a request is counted
+BOARD = ["/benchmarks/"]
+
+
+def pinned_filters() -> dict[str, Any]:
+    """The filters the board page is drawn and cached with."""
+    return pinned(BOARD[0].split("/")[2], {})
 
 
 def live(**filters: Any) -> dict[str, Any]:
     """The anonymous board computed from the runs themselves, as before it was stored."""
-    args = [filters.get(k) for k in ("release", "form", "start", "end")]
+    asked = {k: filters.get(k) for k in ("release", "form", "start", "end")}
+    scope = board_scope(AnonymousUser(), asked | {"isolated": False})
+    assert not isinstance(scope, list)
     page = filters.get("page", 1)
-    return selectors._leaderboard(AnonymousUser(), *args, False, page, selectors.PER_PAGE)
+    board = selectors._leaderboard(
+        AnonymousUser(), pinned(scope.key, asked), page, selectors.PER_PAGE
+    )
+    return board | {"grouped": False, "benchmark": benchmark_out(scope)}
 
 
 def without_time(board: dict[str, Any]) -> dict[str, Any]:
@@ -218,7 +237,8 @@ def test_a_change_through_the_services_reads_only_its_runs_and_equals_the_whole_
     services.board_changed()
     cache.add(REFRESH_SENT, 1)  # from here on this test computes, not the worker
     board = StoredBoard.objects.get(key=boardstore.board_key({}))  # (computed whole)
-    again = make_run(site_release, tmp_path / "again", site_prices, hold_sessions=3)
+    # the same benchmark (another hold would be another benchmark, and another family)
+    again = make_run(site_release, tmp_path / "again", site_prices, probe=4)
     reason = "checked by the incremental board test"
     changes = [
         ("hidden", lambda: services.run_set_hidden(run=runs[3], staff=staff, hidden=True, reason=reason)),
@@ -334,15 +354,15 @@ def test_a_visitor_leaves_a_fresh_change_to_the_worker_and_sees_it_once_computed
     scored: Run, settings: Any
 ) -> None:
     settings.PITWEB_BOARD_STALE_SECONDS = 3600
-    page = Client().get("/").content.decode()
+    page = Client().get(BOARD[0]).content.decode()
     assert scored.run_id in page
     cache.add(REFRESH_SENT, 1)  # a computation is queued, not yet taken by the worker
     spread(scored, 1, first=100, step=1.0)
-    for path in ("/", "/api/leaderboard/"):
+    for path in (BOARD[0], "/api/leaderboard/"):
         assert f"{100:016x}" not in Client().get(path).content.decode()  # not computed yet
     assert refresh_boards_task() == 1  # the worker's computation
     # the cached page and API answer of the board before are not served again
-    assert f"{100:016x}" in Client().get("/").content.decode()
+    assert f"{100:016x}" in Client().get(BOARD[0]).content.decode()
     assert Client().get("/api/leaderboard/").json()["ranked"][0]["run_id"] == f"{100:016x}"
 
 
@@ -366,19 +386,19 @@ def test_an_answer_from_a_board_being_computed_is_kept_only_for_the_grace_anywhe
     monkeypatch.setattr(pitweb.cache, "time", clock)
     monkeypatch.setattr(boardcache, "time", clock)
     settings.PITWEB_BOARD_STALE_SECONDS = 60
-    Client().get("/")
+    Client().get(BOARD[0])
     cache.add(REFRESH_SENT, 1)  # a computation is queued, not yet taken by the worker
     spread(scored, 1, first=100, step=1.0)
-    Client().get("/")  # drawn from the board before: kept for the grace
+    Client().get(BOARD[0])  # drawn from the board before: kept for the grace
     for seconds, reads_board in ((59, False), (61, True)):
         clock.now += seconds - (clock.now - Clock.now)
         with CaptureQueriesContext(connection) as queries:
-            Client().get("/")
+            Client().get(BOARD[0])
         assert (len(queries) > 1) is reads_board, (seconds, len(queries))
         if seconds < 60:  # as another server process finds it: in the shared cache
             near.clear()
             with CaptureQueriesContext(connection) as queries:
-                Client().get("/")
+                Client().get(BOARD[0])
             assert len(queries) == 1
 
 
@@ -387,15 +407,15 @@ def test_an_entry_cached_before_its_deadline_was_stored_beside_it_is_rendered_ag
 ) -> None:
     from pitweb.board.stamp import board_stamp
 
-    filters = {"release": None, "form": None, "start": None, "end": None, "isolated": False}
-    first = Client().get("/").content
+    filters = pinned_filters()
+    first = Client().get(BOARD[0]).content
     key = boardcache.key("board-page", board_stamp(), filters)
     assert key is not None
     # as a server of the release before left it: the answer alone, with no deadline
     for left in ("<html>stale</html>", ("x", "<html>stale</html>"), ["a", "b", "c"]):
         cache.set(key.exact, left)
         near.clear()
-        assert Client().get("/").content == first
+        assert Client().get(BOARD[0]).content == first
 
 
 def test_the_stamp_read_once_per_interval_sees_this_process_s_changes_at_once(
@@ -416,12 +436,12 @@ def test_the_stamp_read_once_per_interval_sees_this_process_s_changes_at_once(
     monkeypatch.setattr(board, "time", clock)
     settings.PITWEB_BOARD_STAMP_MS = 50
     runs = spread(scored, 2)
-    assert runs[0].run_id in Client().get("/").content.decode()
+    assert runs[0].run_id in Client().get(BOARD[0]).content.decode()
     # a change through this process's services: its next request sees it (no worker's
     # computation meanwhile: one is queued already)
     cache.add(REFRESH_SENT, 1)
     services.run_set_hidden(run=runs[0], staff=staff, hidden=True, reason="a test hides it")
-    assert runs[0].run_id not in Client().get("/").content.decode()
+    assert runs[0].run_id not in Client().get(BOARD[0]).content.decode()
     # one made by another process (its row moved, nothing said here): seen within 50 ms
     before = board.board_stamp()
     BoardVersion.objects.filter(pk=1).update(version=before.version + 1)
@@ -451,11 +471,18 @@ def test_filters_no_link_leads_to_store_no_board(scored: Run) -> None:
     stored = StoredBoard.objects.count()
     for n in range(20):
         assert Client().get("/api/leaderboard/", {"release": f"nothing-{n}"}).json()["ranked"] == []
-        assert Client().get("/", {"form": f"X-{n}", "start": "2020-01-01"}).status_code == 200
+        assert (
+            Client().get("/benchmarks/", {"form": f"X-{n}", "start": "2020-01-01"}).status_code
+            == 200
+        )
+    assert StoredBoard.objects.count() == stored
+    # a filter that names the one benchmark is its board: nothing more is stored
+    Client().get("/api/leaderboard/", {"form": "8-K"})
+    Client().get("/benchmarks/", {"form": "8-K"}, follow=True)
     assert StoredBoard.objects.count() == stored
     # a filter the board does link to is stored, once
-    Client().get("/api/leaderboard/", {"form": "8-K"})
-    Client().get("/", {"form": "8-K"})
+    Client().get("/api/leaderboard/", {"isolated": "1"})
+    Client().get(BOARD[0], {"isolated": "1"})
     assert StoredBoard.objects.count() == stored + 1
 
 
@@ -487,7 +514,8 @@ def test_a_page_costs_the_same_queries_with_100_and_10000_runs(scored: Run) -> N
         assert StoredBoard.objects.get(key=boardstore.board_key({})).ranked_total == size
         row = Client().get("/api/leaderboard/").json()["ranked"][49]
         cursor = Cursor(-row["platform_shifted_pit"], row["run_id"], row["submission"]).text()
-        paths = ("/", "/api/leaderboard/", "/?page=2", f"/api/leaderboard/?after={cursor}")
+        board = BOARD[0]
+        paths = (board, "/api/leaderboard/", f"{board}?page=2", f"/api/leaderboard/?after={cursor}")
         assert "+" not in cursor
         for path in paths:
             cache.clear()  # each page read from the stored board, not from the cache
@@ -496,7 +524,7 @@ def test_a_page_costs_the_same_queries_with_100_and_10000_runs(scored: Run) -> N
                 response = Client().get(path)
             assert response.status_code == 200, (path, response.content[:300])
             counts[path.split("after=")[0], size] = len(queries)
-    for path in ("/", "/api/leaderboard/", "/?page=2", "/api/leaderboard/?"):
+    for path in (board, "/api/leaderboard/", f"{board}?page=2", "/api/leaderboard/?"):
         assert counts[path, 100] == counts[path, 10_000], counts
 
 
@@ -507,8 +535,8 @@ def test_one_render_per_change_and_never_a_page_from_before_a_run_was_hidden(
     from pitweb.board.stamp import board_stamp
 
     runs = spread(scored, 3)
-    filters = {"release": None, "form": None, "start": None, "end": None, "isolated": False}
-    first = Client().get("/").content.decode()
+    filters = pinned_filters()
+    first = Client().get(BOARD[0]).content.decode()
     assert runs[0].run_id in first
     # a change: while another request renders the new page, visitors get the last one
     Run.objects.filter(pk=runs[1].pk).update(flag="under review")
@@ -517,16 +545,16 @@ def test_one_render_per_change_and_never_a_page_from_before_a_run_was_hidden(
     assert key is not None and cache.get(key.exact) is None
     cache.add(f"{key.exact}:rendering", 1)
     with CaptureQueriesContext(connection) as queries:
-        assert Client().get("/").content.decode() == first
+        assert Client().get(BOARD[0]).content.decode() == first
     assert len(queries) <= 4  # the stamp and the facets: no board read, no render
     cache.delete(f"{key.exact}:rendering")
-    assert "under review" in Client().get("/").content.decode()
+    assert "under review" in Client().get(BOARD[0]).content.decode()
     # a run hidden: the pages from before are never served again, even meanwhile
     services.run_set_hidden(run=runs[0], staff=staff, hidden=True, reason="a test hides it")
     key = boardcache.key("board-page", board_stamp(), filters)
     assert key is not None
     cache.add(f"{key.exact}:rendering", 1)
-    assert runs[0].run_id not in Client().get("/").content.decode()
+    assert runs[0].run_id not in Client().get(BOARD[0]).content.decode()
     for path in ("/api/leaderboard/", "/api/leaderboard/?page=1"):
         assert runs[0].run_id not in Client().get(path).content.decode()
 
@@ -537,7 +565,7 @@ def test_a_cached_board_is_served_on_one_query_and_at_most_one_cache_read(
     from django.core.cache import caches
 
     spread(scored, 3)
-    paths = ("/", "/leaderboard-chart.json", "/api/leaderboard/", "/api/leaderboard/?all=1")
+    paths = (BOARD[0], f"{BOARD[0]}chart.json", "/api/leaderboard/", "/api/leaderboard/?all=1")
     first = {path: Client().get(path).content for path in paths}
     backend = caches["default"]
     reads: list[str] = []
@@ -567,7 +595,7 @@ def test_a_cached_board_is_served_on_one_query_and_at_most_one_cache_read(
     # stored: asked again, it is judged again
     for _ in range(2):
         reads.clear()
-        assert Client().get("/", {"form": "NOT-A-FORM"}).status_code == 200
+        assert Client().get("/api/leaderboard/", {"form": "NOT-A-FORM"}).status_code == 200
         assert any("facets" in key for key in reads), reads
 
 
@@ -576,23 +604,23 @@ def test_a_board_that_changes_often_is_rendered_once_per_interval_but_a_hide_at_
 ) -> None:
     settings.PITWEB_BOARD_RENDER_MS = 60_000
     runs = spread(scored, 3)
-    first = Client().get("/").content.decode()
+    first = Client().get(BOARD[0]).content.decode()
     api = Client().get("/api/leaderboard/").json()
     # changes within the interval: the last render is served, nothing is read or drawn
     for n in range(3):
         Run.objects.filter(pk=runs[1].pk).update(flag=f"under review {n}")
         services.board_changed(runs=[runs[1].pk])
         with CaptureQueriesContext(connection) as queries:
-            assert Client().get("/").content.decode() == first
+            assert Client().get(BOARD[0]).content.decode() == first
         assert len(queries) <= 4  # the stamp and the facets: no board read, no render
         assert Client().get("/api/leaderboard/").json() == api
     # past the interval the page is drawn again
     settings.PITWEB_BOARD_RENDER_MS = 0
-    assert "under review 2" in Client().get("/").content.decode()
+    assert "under review 2" in Client().get(BOARD[0]).content.decode()
     settings.PITWEB_BOARD_RENDER_MS = 60_000
     # a run hidden: the last render is from before, so it is never served again
     services.run_set_hidden(run=runs[0], staff=staff, hidden=True, reason="a test hides it")
-    assert runs[0].run_id not in Client().get("/").content.decode()
+    assert runs[0].run_id not in Client().get(BOARD[0]).content.decode()
     assert runs[0].run_id not in Client().get("/api/leaderboard/").content.decode()
 
 

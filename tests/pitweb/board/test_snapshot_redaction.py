@@ -99,7 +99,7 @@ def test_a_snapshot_published_before_row_digests_is_carried_over_and_verifies(
 ) -> None:
     settings.PITWEB_MIN_RANKED_TRADES = 1
     run = submit_run(submitter, stub_run)
-    new = board_services.snapshot_scheduled()
+    [new] = board_services.snapshot_scheduled()
     body = json.loads(new.content)
     # as the first release stored it: version 1, the digest over the whole text
     body["snapshot_version"] = 1

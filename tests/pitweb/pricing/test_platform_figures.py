@@ -105,7 +105,7 @@ def test_a_new_reference_version_rescores_every_run_and_rows_name_it(
     assert waiting["platform_status"] == "pending (prices v2)"
     assert waiting["prices_version"] == 2 and "platform_shifted_pit" not in waiting
     assert run.run_id in {r["run_id"] for r in board()["unranked"]}
-    html = Client().get("/").content.decode()
+    html = Client().get("/benchmarks/", follow=True).content.decode()
     assert "pending (prices v2)" in html
 
     # the job runs: the row shows the new version's figure
@@ -124,7 +124,9 @@ def test_a_new_reference_version_rescores_every_run_and_rows_name_it(
     with pytest.raises(ReferencePricesEdited):
         first.save()
     assert AuditEvent.objects.filter(action="reference_prices").count() == 2
-    csv_rows = list(csv.DictReader(io.StringIO(Client().get("/leaderboard.csv").content.decode())))
+    csv_rows = list(
+        csv.DictReader(io.StringIO(Client().get("/leaderboard.csv", follow=True).content.decode()))
+    )
     assert {r["prices_version"] for r in csv_rows} == {"2"}
 
 
@@ -207,7 +209,7 @@ def test_unconfined_runs_are_marked_and_the_isolated_filter_drops_them(
     filtered = Client().get("/api/leaderboard/?isolated=1&all=1").json()
     kept = {r["run_id"] for rows in filtered.values() for r in rows}
     assert isolated.run_id in kept and loose.run_id not in kept
-    html = Client().get("/").content.decode()
+    html = Client().get("/benchmarks/", follow=True).content.decode()
     assert html.count("⚠ could read future</span>") == 2  # the legend's, and the loose run's
 
 
@@ -272,7 +274,7 @@ def test_the_methodology_page_writes_the_rule_and_the_run_api_carries_platform_f
         "declared by the submitter's harness (not verifiable)",
     ):
         assert needle in html, needle
-    assert 'href="/methodology/"' in Client().get("/").content.decode()
+    assert 'href="/methodology/"' in Client().get("/benchmarks/", follow=True).content.decode()
     run = submit(submitter, stub_run)
     detail = Client().get(f"/api/runs/{run.body_sha256[7:]}/").json()
     assert detail["platform"]["prices_version"] == 1

@@ -59,7 +59,7 @@ def test_demo_seed_submits_and_verifies_three_baselines(settings: Any, tmp_path:
     assert tuned["attempts"] == 3 and tuned["ranked_confidence"] == pytest.approx(0.95 ** (1 / 3))
     family = Client().get(f"/api/families/{tuned['family']}/").json()
     assert family["attempts"] == 3 and len(family["runs"]) == 3
-    assert "best of 3 attempts" in Client().get("/").content.decode()
+    assert "best of 3 attempts" in Client().get("/benchmarks/", follow=True).content.decode()
     call_command("demo_seed", rows=3000, stdout=io.StringIO())  # twice: nothing new
     assert Run.objects.count() == 8 and ReferencePrices.objects.count() == 1
     assert Snapshot.objects.count() == 1  # one published snapshot, not one per seeding

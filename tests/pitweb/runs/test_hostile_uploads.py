@@ -503,7 +503,8 @@ def test_every_page_and_table_renders_a_hostile_but_verified_body(
     sha = run.body_sha256[7:]
     pages = [
         "/",
-        "/?isolated=1",
+        "/benchmarks/?isolated=1",
+        "/benchmarks/",
         "/leaderboard.csv",
         f"/runs/{sha}/",
         f"/compare/?runs={sha}",
@@ -520,7 +521,7 @@ def test_every_page_and_table_renders_a_hostile_but_verified_body(
         ),
     ]
     for path in pages:
-        page = Client().get(path)
+        page = Client().get(path, follow=True)
         assert page.status_code == 200, path
         text = page.content.decode()
         if page["Content-Type"].startswith("text/html"):

@@ -93,7 +93,7 @@ def test_two_submissions_of_one_run_id_are_told_apart_on_the_board(
 ) -> None:
     first, second = submit_run(submitter, stub_run), submit_run(other, stub_run)
     assert first.run_id == second.run_id and first.pk != second.pk
-    html = Client().get("/").content.decode()
+    html = Client().get("/benchmarks/", follow=True).content.decode()
     assert f"by {submitter.username} (submission {first.pk})" in html
     assert f"by {other.username} (submission {second.pk})" in html
 
