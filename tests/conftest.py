@@ -76,6 +76,8 @@ SLOW_MODULES = {
     "test_submit",
     "test_verification",
     "test_verify_yourself",
+    "test_verify_commands",
+    "test_release_downloads",
     # whole runs and the command line in subprocesses
     "test_points",
     "test_points_gates",

@@ -27,6 +27,7 @@ from pitweb.board.query import SECTIONS
 from pitweb.board.services import snapshot_publish
 from pitweb.board.stamp import board_stamp
 from pitweb.core.params import id_or_none
+from pitweb.runs import enums as run_enums
 
 if TYPE_CHECKING:
     Serializer = serializers.Serializer[Any]
@@ -60,6 +61,14 @@ class SnapshotOut(Serializer):
         "digest from it, a row removed after the snapshot (its run withdrawn or hidden) "
         "counting by the row digest it carries"
     )
+
+
+class BoardRowOut(Serializer):
+    """A board row's closed sets, as enums (a row holds more: the CSV's columns)."""
+
+    verification = serializers.ChoiceField(choices=run_enums.RUN_STATE)
+    verification_level = serializers.ChoiceField(choices=run_enums.VERIFICATION_LEVEL)
+    mask_verdict = serializers.ChoiceField(choices=run_enums.MASK_VERDICT)
 
 
 class SnapshotDetailOut(SnapshotOut):
@@ -193,7 +202,7 @@ class LeaderboardApi(APIView):
         responses=inline_serializer(
             "Leaderboard",
             {
-                **{name: serializers.JSONField() for name in SECTIONS},
+                **{name: BoardRowOut(many=True) for name in SECTIONS},
                 "grouped": serializers.BooleanField(
                     help_text="true: the filters match several benchmarks, nothing is ranked"
                 ),

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.http import Http404
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import permissions, serializers, status
@@ -19,10 +18,9 @@ from rest_framework.views import APIView
 
 from pitweb.artifacts import spool
 from pitweb.core.inputs import only_fields
-from pitweb.core.params import DIGEST_RULE
 from pitweb.pricing.services import reference_prices_register
-from pitweb.releases.models import ReferencePrices, Release
-from pitweb.releases.selectors import release_named
+from pitweb.releases.models import ReferencePrices
+from pitweb.releases.selectors import release_or_404
 from pitweb.runs.uploads import FORMS
 
 if TYPE_CHECKING:
@@ -56,13 +54,6 @@ class ReferencePricesIn(Serializer):
     reason = serializers.CharField(max_length=2000)
 
 
-def _release_or_404(digest: str) -> Release:
-    release = release_named(digest)
-    if release is None:
-        raise Http404(f"no such release ({DIGEST_RULE})")
-    return release
-
-
 class ReferencePricesApi(APIView):
     parser_classes = [MultiPartParser]
     throttle_scope = "staff_actions"
@@ -80,7 +71,7 @@ class ReferencePricesApi(APIView):
         summary="A release's reference-price versions, newest first",
     )
     def get(self, request: Request, digest: str) -> Response:
-        release = _release_or_404(digest)
+        release = release_or_404(digest)
         versions = release.reference_prices.select_related("release").order_by("-version")
         return Response(ReferencePricesOut(versions, many=True).data)
 
@@ -91,7 +82,7 @@ class ReferencePricesApi(APIView):
         "(never edited) and re-score every proven run of the release",
     )
     def post(self, request: Request, digest: str) -> Response:
-        release = _release_or_404(digest)
+        release = release_or_404(digest)
         form = FORMS["api-reference-prices"]
         only_fields(request, files=form.files, data=form.data)
         given = ReferencePricesIn(data=request.data)

@@ -7,8 +7,9 @@ import json
 
 import pandas as pd
 from django.core.files.storage import default_storage
+from django.http import Http404
 
-from pitweb.core.params import digest_or_none, id_or_none
+from pitweb.core.params import DIGEST_RULE, digest_or_none, id_or_none
 from pitweb.releases.models import ReferencePrices, Release
 
 
@@ -18,6 +19,14 @@ def release_named(digest: str) -> Release | None:
     if wanted is None:
         return None
     return Release.objects.filter(content_digest=wanted).first()
+
+
+def release_or_404(digest: str) -> Release:
+    """``release_named``, or Http404 saying how a digest is written."""
+    release = release_named(digest)
+    if release is None:
+        raise Http404(f"no such release ({DIGEST_RULE})")
+    return release
 
 
 def files_held(release: Release) -> bool:

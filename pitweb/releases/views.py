@@ -20,18 +20,9 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from pitweb.charts import rows_per_day
-from pitweb.core.params import DIGEST_RULE
 from pitweb.core.tables import table_response
 from pitweb.releases import archive, selectors
-from pitweb.releases.models import Release
 from pitweb.releases.services import release_archive_seal
-
-
-def _release_or_404(digest: str) -> Release:
-    release = selectors.release_named(digest)
-    if release is None:
-        raise Http404(f"no such release ({DIGEST_RULE})")
-    return release
 
 
 def _digest_headers(response: HttpResponseBase, sha256: str) -> None:
@@ -42,7 +33,7 @@ def _digest_headers(response: HttpResponseBase, sha256: str) -> None:
 
 
 def release_page(request: HttpRequest, digest: str) -> HttpResponse:
-    release = _release_or_404(digest)
+    release = selectors.release_or_404(digest)
     frame = selectors.rows_per_day(release)
     figure = json.loads(rows_per_day(frame).to_json()) if frame is not None else None
     manifest = release.manifest
@@ -71,7 +62,7 @@ def release_page(request: HttpRequest, digest: str) -> HttpResponse:
 @require_safe
 def release_archive(request: HttpRequest, digest: str) -> HttpResponseBase:
     """The release's files as one tar archive, streamed (HEAD: its headers alone)."""
-    release = _release_or_404(digest)
+    release = selectors.release_or_404(digest)
     if not selectors.files_held(release):
         raise Http404("this site does not hold the release's files")
     release = release_archive_seal(release=release)
@@ -91,7 +82,7 @@ def release_archive(request: HttpRequest, digest: str) -> HttpResponseBase:
 @require_safe
 def reference_prices_csv(request: HttpRequest, digest: str, version: str) -> HttpResponseBase:
     """One reference-price version's file, byte for byte as registered."""
-    release = _release_or_404(digest)
+    release = selectors.release_or_404(digest)
     prices = selectors.prices_version(release, version)
     if prices is None or not default_storage.exists(prices.file_name):
         raise Http404("no such reference-price version")

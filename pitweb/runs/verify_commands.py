@@ -58,6 +58,11 @@ def verify_commands(run: Run, *, site: str) -> VerifyCommands:
     """The commands for ``run``, with every URL absolute on ``site`` (scheme and host,
     from the request)."""
     out = VerifyCommands(["mkdir verify-run && cd verify-run"])
+    if run.visibility != "public" or run.hidden or run.withdrawn_at is not None:
+        out.caveats.append(
+            "this run is not public, so its receipt and trajectory download only for who "
+            "may see it: download them with the links below while signed in"
+        )
     sha = run.body_sha256.removeprefix("sha256:")
     for what, name in (("receipt", RECEIPT), ("trajectory", TRAJECTORY)):
         url = site + reverse("run-download", args=[sha, what]) + f"?submission={run.pk}"

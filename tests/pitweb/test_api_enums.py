@@ -32,9 +32,23 @@ CLOSED: dict[tuple[str, str], tuple[str, set[str]]] = {
     ("ExecutionOut", "kind"): ("ExecutionKindEnum", set(ExecutionJob.Kind.values)),
     ("CellOut", "state"): ("ExecutionCellStateEnum", set(ExecutionCell.State.values)),
     ("CellOut", "status"): ("CellStatusEnum", set(get_args(CellStatus))),
+    ("BoardRowOut", "verification"): ("VerificationStateEnum", set(JobState.values)),
+    ("BoardRowOut", "verification_level"): (
+        "VerificationLevelEnum",
+        set(VerificationLevel.values),
+    ),
+    ("BoardRowOut", "mask_verdict"): ("MaskVerdictEnum", {*get_args(Verdict), "not_run"}),
 }
 # a field of a response by one of these names holds a closed set wherever it appears
-CLOSED_NAMES = {"state", "status", "kind", "verification_level", "mask_verdict", "visibility"}
+CLOSED_NAMES = {
+    "state",
+    "status",
+    "kind",
+    "verification",
+    "verification_level",
+    "mask_verdict",
+    "visibility",
+}
 
 
 @pytest.fixture(scope="module")
