@@ -75,9 +75,11 @@ def tick_label(label: str) -> str:
         while len(words) > 1 and len(" ".join([words[-1], *tail])) <= TICK_CHARS:
             tail.insert(0, words.pop())
         # one hyphenated word: its parts are the words
-        lines = [_wrapped(" ".join(words))[0], "…", " ".join(tail)] if words else [
-            lines[0], "…", lines[-1]
-        ]
+        lines = (
+            [_wrapped(" ".join(words))[0], "…", " ".join(tail)]
+            if words
+            else [lines[0], "…", lines[-1]]
+        )
     return "<br>".join(literal(line) for line in lines)
 
 
@@ -337,11 +339,19 @@ def class_radar(frame: pd.DataFrame) -> go.Figure:
             hovertemplate="%{theta}: %{r:.1f}%<extra>" + literal(label) + "</extra>",
         )
     figure.update_layout(
-        title="Results radar",
-        # completely correct at the top, the radial scale between two spokes
+        title="Results radar (rings every 25%)",
+        # completely correct at the top; the rings' numbers are left off, as they would be
+        # drawn across the traces (the hover and the table beside the chart say them);
+        # the spokes' names kept clear of the title
         polar={
-            "radialaxis": {"range": [0, 100], "ticksuffix": "%", "angle": 60},
-            "angularaxis": {"rotation": 90, "direction": "clockwise"},
+            "domain": {"y": [0.0, 0.9]},
+            "radialaxis": {
+                "range": [0, 100],
+                "tickvals": [25, 50, 75, 100],
+                "showticklabels": False,
+                "layer": "below traces",
+            },
+            "angularaxis": {"rotation": 90, "direction": "clockwise", "layer": "below traces"},
         },
         **{
             **_LAYOUT,

@@ -199,9 +199,9 @@ def seeded(
     staff.save()
     call_command("demo_points", stdout=io.StringIO())
     settled()
-    judged = JudgedSet.objects.select_related("point_set").order_by("pk").first()
+    judged = JudgedSet.objects.select_related("answer_set__point_set").order_by("pk").first()
     assert judged is not None
-    return Seeded(a, b, snapshot.pk, execution.pk, judged.point_set.name, judged.pk)
+    return Seeded(a, b, snapshot.pk, execution.pk, judged.answer_set.point_set.name, judged.pk)
 
 
 def _audiences(kind: PageType, submitter: User, staff: User) -> list[tuple[str, User | None]]:

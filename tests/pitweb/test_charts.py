@@ -100,3 +100,12 @@ def test_accuracy_per_suite_draws_nothing_without_a_judged_answer() -> None:
           "accuracy_high": None}]
     )  # fmt: skip
     assert charts.suite_accuracy(frame) is None
+
+
+def test_the_radar_draws_no_scale_numbers_across_its_traces() -> None:
+    frame = pd.DataFrame(
+        [{"label": "m", "class": c, "count": 1, "share": 1 / 6} for c in charts.CLASS_COLOURS]
+    )
+    polar = charts.class_radar(frame).layout.polar
+    assert polar.radialaxis.showticklabels is False
+    assert polar.domain.y[1] < 1  # the spokes' names below the title
