@@ -122,12 +122,24 @@
     });
     return table;
   }
-  // A chart is an image named by its title, described by its numbers: a table the page
-  // already shows (aria-describedby in the markup), else one written here, folded away
-  function describe(node, data) {
+  // A chart is a figure named by its title, described by its numbers: a table the page
+  // already shows (aria-describedby in the markup), else one written here, folded away.
+  // Its drawing is the image (the figure also holds the mode bar's buttons, which an
+  // image may not: they would be hidden from a screen reader yet reached by Tab).
+  function chartName(data) {
     var title = data.layout.title;
-    var name = words(title && (title.text || title)) || "Chart";
-    node.setAttribute("role", "img");
+    return words(title && (title.text || title)) || "Chart";
+  }
+  function nameDrawing(node, name) {
+    node.querySelectorAll("svg.main-svg").forEach(function (svg, n) {
+      if (n) { svg.setAttribute("aria-hidden", "true"); return; }
+      svg.setAttribute("role", "img");
+      svg.setAttribute("aria-label", name);
+    });
+  }
+  function describe(node, data) {
+    var name = chartName(data);
+    node.setAttribute("role", "figure");
     node.setAttribute("aria-label", name);
     if (node.hasAttribute("aria-describedby")) { return; }
     var id = node.dataset.figure + "-numbers";
@@ -162,7 +174,8 @@
     if (phone) { narrow(data.layout); }
     describe(node, data);
     Plotly.newPlot(node, data.data, data.layout,
-                   {displaylogo: false, responsive: true, displayModeBar: phone ? false : "hover"});
+                   {displaylogo: false, responsive: true, displayModeBar: phone ? false : "hover"})
+      .then(function () { nameDrawing(node, chartName(data)); });
     // a point that carries a page of this site (the board's runs) opens it when clicked
     node.on("plotly_click", function (event) {
       var url = event.points.length ? event.points[0].customdata : null;
