@@ -357,3 +357,46 @@ def test_the_board_is_worked_by_keyboard_with_its_focus_always_visible(
     assert all(reached.values()), (reached, stops)
     unseen = [s for s in stops if not s["visible"]]
     assert unseen == [], unseen
+
+
+def test_the_checks_catch_a_nameless_image_and_a_page_wider_than_a_phone(
+    live_server: Any, browser: Any
+) -> None:
+    """The tour's checks are not vacuous: an image without a text alternative is a
+    critical violation, and a block wider than the window overflows the page unless a
+    box around it scrolls sideways."""
+    _require_axe()
+    context = _signed_in(browser, live_server, None, WIDTHS["phone"])
+    page = context.new_page()
+    page.goto(live_server.url + "/methodology/")
+    page.evaluate(
+        """() => {
+          const img = document.createElement("img");
+          img.src = "/static/pitweb/favicon.svg";
+          document.body.appendChild(img);
+        }"""
+    )
+    assert any(line.startswith("image-alt (critical)") for line in _axe(page))
+    page.evaluate(
+        """() => {
+          const box = document.createElement("div");
+          box.id = "boxed";
+          box.style.overflowX = "auto";
+          box.innerHTML = '<div style="width: 900px">wide</div>';
+          document.body.appendChild(box);
+        }"""
+    )
+    fit = page.evaluate(OVERFLOW)
+    assert fit["page"] <= fit["width"] and fit["wide"] == []
+    page.evaluate(
+        """() => {
+          const wide = document.createElement("div");
+          wide.id = "wide";
+          wide.style.width = "900px";
+          wide.textContent = "wide";
+          document.body.appendChild(wide);
+        }"""
+    )
+    fit = page.evaluate(OVERFLOW)
+    assert fit["page"] > fit["width"] and "div#wide" in fit["wide"]
+    context.close()
