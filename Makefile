@@ -8,7 +8,16 @@ export DJANGO_DEBUG ?= true
 
 .PHONY: setup demo demo-harness test test-fast bench lint lock schema evaluators clean
 
-setup: $(VENV)/.installed
+setup: $(VENV)/.installed node_modules/.installed
+
+# axe-core for the browser tests' accessibility check, from its lock. Without npm the
+# setup goes on (those tests fail, saying why, when CI=true).
+node_modules/.installed: package.json package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm ci --no-audit --no-fund --loglevel=error && touch $@; \
+	else \
+	  echo "npm not found: skipping axe-core (the browser tests' accessibility check needs it)"; \
+	fi
 
 # The site and the development tools (the harness alone needs any Python >= 3.11: `pip
 # install .`; the site is pinned to 3.11 here).
@@ -89,4 +98,4 @@ schema: setup
 	$(BIN)/python -m harness.protocol.schemas
 
 clean:
-	rm -rf $(VENV) $(DEMO) bench-out .wheels .tools
+	rm -rf $(VENV) $(DEMO) bench-out .wheels .tools node_modules

@@ -27,6 +27,7 @@ FORM_PALETTE = [
 OTHER_COLOUR = "#9a9a9a"
 # a category's tick label: lines of at most this many characters (the hover has it whole)
 TICK_CHARS = 18
+TICK_LINES = 3
 
 
 def _house_template() -> go.layout.Template:
@@ -62,12 +63,28 @@ def literal(value: object) -> str:
 
 
 def tick_label(label: str) -> str:
-    """A long label as a tick that leaves the plot its room: shortened in its middle, so
-    its start and its end stay (an agent's name, a run id), in at most three lines."""
-    if len(label) > 2 * TICK_CHARS:
-        label = label[: TICK_CHARS - 1] + "…" + label[-TICK_CHARS:]
-    lines = textwrap.wrap(label, TICK_CHARS, break_on_hyphens=False) or [label]
+    """A long label as a tick that leaves the plot its room, never cut inside a word (two
+    names that differ by a letter stay two names): wrapped at spaces and hyphens into
+    lines of about TICK_CHARS, and past TICK_LINES lines its first line, an ellipsis and
+    its last words, so its start and its end stay (an agent's name, a run id). The
+    figure's hover says it whole."""
+    lines = _wrapped(label)
+    if len(lines) > TICK_LINES:
+        words = label.split()
+        tail = [words.pop()]
+        while len(words) > 1 and len(" ".join([words[-1], *tail])) <= TICK_CHARS:
+            tail.insert(0, words.pop())
+        # one hyphenated word: its parts are the words
+        lines = (
+            [_wrapped(" ".join(words))[0], "…", " ".join(tail)]
+            if words
+            else [lines[0], "…", lines[-1]]
+        )
     return "<br>".join(literal(line) for line in lines)
+
+
+def _wrapped(label: str) -> list[str]:
+    return textwrap.wrap(label, TICK_CHARS, break_long_words=False) or [label]
 
 
 def platform_frame(cells: list[dict[str, Any]]) -> pd.DataFrame:
@@ -106,10 +123,12 @@ def _whiskers(
 ) -> dict[str, Any]:
     """A Plotly error-bar dict (``error_x`` or ``error_y``) reaching from each value to its
     low and high, the differences times ``scale``; None where a number is missing."""
-    up, down = [], []
+    up: list[float | None] = []
+    down: list[float | None] = []
     for value, low, high in zip(values, lows, highs, strict=True):
-        up.append(None if value is None or high is None else (high - value) * scale)
-        down.append(None if value is None or low is None else (value - low) * scale)
+        missing = pd.isna(value)  # None, or a frame's NaN
+        up.append(None if missing or pd.isna(high) else (high - value) * scale)  # type: ignore[operator]
+        down.append(None if missing or pd.isna(low) else (value - low) * scale)  # type: ignore[operator]
     return {"type": "data", "symmetric": False, "array": up, "arrayminus": down, **style}
 
 
@@ -280,15 +299,23 @@ def class_distribution(frame: pd.DataFrame) -> go.Figure:
         part = frame[frame["class"] == judged_class].set_index("label").reindex(labels)
         figure.add_bar(
             name=judged_class.replace("_", " "),
-            x=[tick_label(label) for label in labels],
+            x=[literal(label) for label in labels],
             y=(part["share"] * 100).tolist(),
             customdata=part["count"].tolist(),
             marker_color=colour,
-            hovertemplate=literal(judged_class) + ": %{y:.1f}% (%{customdata})<extra></extra>",
+            hovertemplate="%{x}<br>"
+            + judged_class.replace("_", " ")
+            + ": %{y:.1f}% (%{customdata})<extra></extra>",
         )
     figure.update_layout(
         title="Error-class distribution",
         barmode="stack",
+        # the whole label is the category (and the hover's); its tick may be shortened
+        xaxis={
+            "tickmode": "array",
+            "tickvals": [literal(label) for label in labels],
+            "ticktext": [tick_label(label) for label in labels],
+        },
         yaxis={"title": "% of judged answers", "range": [0, 100]},
         **{**_LAYOUT, "height": 460, "legend": _BELOW, "margin": {**_LAYOUT["margin"], "b": 150}},
     )
@@ -312,11 +339,19 @@ def class_radar(frame: pd.DataFrame) -> go.Figure:
             hovertemplate="%{theta}: %{r:.1f}%<extra>" + literal(label) + "</extra>",
         )
     figure.update_layout(
-        title="Results radar",
-        # completely correct at the top, the radial scale between two spokes
+        title="Results radar (rings every 25%)",
+        # completely correct at the top; the rings' numbers are left off, as they would be
+        # drawn across the traces (the hover and the table beside the chart say them);
+        # the spokes' names kept clear of the title
         polar={
-            "radialaxis": {"range": [0, 100], "ticksuffix": "%", "angle": 60},
-            "angularaxis": {"rotation": 90, "direction": "clockwise"},
+            "domain": {"y": [0.0, 0.9]},
+            "radialaxis": {
+                "range": [0, 100],
+                "tickvals": [25, 50, 75, 100],
+                "showticklabels": False,
+                "layer": "below traces",
+            },
+            "angularaxis": {"rotation": 90, "direction": "clockwise", "layer": "below traces"},
         },
         **{
             **_LAYOUT,
@@ -328,31 +363,42 @@ def class_radar(frame: pd.DataFrame) -> go.Figure:
     return figure
 
 
-def suite_accuracy_radar(frame: pd.DataFrame) -> go.Figure | None:
-    """Accuracy per suite (a set's folders), one trace per judged set; None with fewer
-    than three suites (a polar chart needs three axes to say anything)."""
-    suites = list(dict.fromkeys(frame["suite"]))
-    if len(suites) < 3:
+def suite_accuracy(frame: pd.DataFrame) -> go.Figure | None:
+    """Accuracy per suite (a set's folders), one bar per judged set and suite with its 95%
+    Wilson interval as computed by the harness (``accuracy_low``, ``accuracy_high``);
+    the bars lie down so a suite's name reads across. None when no suite has a judged
+    answer."""
+    if frame.empty or not frame["accuracy"].notna().any():
         return None
+    suites = list(dict.fromkeys(frame["suite"]))
     figure = go.Figure()
     for label in dict.fromkeys(frame["label"]):
         part = frame[frame["label"] == label].set_index("suite").reindex(suites)
         values = (part["accuracy"] * 100).tolist()
-        figure.add_scatterpolar(
-            r=[*values, values[0]],
-            theta=[*map(literal, suites), literal(suites[0])],
+        figure.add_bar(
             name=literal(label),
-            fill="toself",
-            opacity=0.6,
+            orientation="h",
+            y=[literal(suite) for suite in suites],
+            x=values,
+            error_x=_whiskers(values, part["accuracy_low"] * 100, part["accuracy_high"] * 100),
+            hovertemplate="%{y}: %{x:.1f}%<extra>" + literal(label) + "</extra>",
         )
     figure.update_layout(
-        title="Accuracy per suite",
-        polar={"radialaxis": {"range": [0, 100], "ticksuffix": "%"}},
+        title="Accuracy per suite (95% Wilson interval)",
+        barmode="group",
+        xaxis={"title": "accuracy, % of judged answers", "range": [0, 100]},
+        yaxis={
+            "tickmode": "array",
+            "tickvals": [literal(suite) for suite in suites],
+            "ticktext": [tick_label(suite) for suite in suites],
+            "automargin": True,
+            "autorange": "reversed",
+        },
         **{
             **_LAYOUT,
-            "height": 500,
-            "legend": _BELOW,
-            "margin": {"l": 60, "r": 60, "t": 60, "b": 110},
+            "height": max(320, 160 + 28 * len(suites) * frame["label"].nunique()),
+            "legend": {**_BELOW, "y": -0.25},
+            "margin": {**_LAYOUT["margin"], "b": 110},
         },
     )
     return figure

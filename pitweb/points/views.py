@@ -118,7 +118,7 @@ def point_set_page(request: HttpRequest, name: str) -> HttpResponse:
     if not frame.empty and frame["count"].sum() > 0:
         figures["distribution"] = _figure(charts.class_distribution(frame))
         figures["radar"] = _figure(charts.class_radar(frame))
-    suite_figure = charts.suite_accuracy_radar(pd.DataFrame(suites)) if suites else None
+    suite_figure = charts.suite_accuracy(pd.DataFrame(suites)) if suites else None
     if suite_figure is not None:
         figures["suites"] = _figure(suite_figure)
     points = [

@@ -104,6 +104,10 @@ def test_the_compare_chart_draws_agent_names_as_text_on_desktop_and_phone(
         box = ticks.nth(n).bounding_box()
         assert box is not None and box["width"] > 0  # drawn, not only present
     no_markup(page)
+    # the chart's numbers, as a table beside it, name each run as written too
+    numbers = page.locator("#fig-compare-numbers").text_content() or ""
+    assert f"{LINK} {a.run_id}" in numbers and f"{BIG} {b.run_id}" in numbers
+    assert page.locator("#fig-compare-numbers a, #fig-compare-numbers span").count() == 0
     # hovered, each bar's label says the whole name as written
     hovered = []
     bars = page.locator("[data-figure='fig-compare'] .trace.bars .point path")
