@@ -270,3 +270,30 @@ def checklist(receipt: ReceiptBody) -> list[dict[str, str]]:
         }
         for key, slot in receipt.protocol.slots().items()
     ]
+
+
+# A closed value (a state, a verdict, an error class) as the pages say it: words, never
+# snake_case. What the plain rule (underscores as spaces) would say wrong is listed.
+WORDS = {
+    "self_reported": "self-reported",
+    "reexecuted": "re-executed",
+    "reexecute": "re-execution",
+    "execute": "execution",
+    "reexecution_failed": "re-execution failed",
+    "not_yet_knowable": "not yet knowable",
+    "judge_unreliable": "judge unreliable",
+    "HARNESS_ERROR": "harness error",
+}
+
+
+def words(value: object) -> str:
+    """A closed value in words: ``numeric_factual_error`` -> "numeric factual error"."""
+    text = "" if value is None or value is UNSET else str(value)
+    return WORDS.get(text, text.replace("_", " "))
+
+
+def agent_name(agent: str) -> str:
+    """An agent by its name, not its module path: ``pkg.module:earliest_five`` ->
+    "earliest five"; a registered name (``stub``, ``my-agent``) as it is."""
+    name = agent.rsplit(":", 1)[-1] if ":" in agent else agent.rsplit(".", 1)[-1]
+    return words(name) or agent
