@@ -4,6 +4,7 @@ the queries are in ``selectors``."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.conf import settings
@@ -283,6 +284,7 @@ WORDS = {
     "not_yet_knowable": "not yet knowable",
     "judge_unreliable": "judge unreliable",
     "HARNESS_ERROR": "harness error",
+    "non_numeric_factual_error": "non-numeric factual error",
 }
 
 
@@ -292,8 +294,11 @@ def words(value: object) -> str:
     return WORDS.get(text, text.replace("_", " "))
 
 
+_MODULE_PATH = re.compile(r"[A-Za-z_][\w.]*[.:]([A-Za-z_]\w*)")
+
+
 def agent_name(agent: str) -> str:
     """An agent by its name, not its module path: ``pkg.module:earliest_five`` ->
-    "earliest five"; a registered name (``stub``, ``my-agent``) as it is."""
-    name = agent.rsplit(":", 1)[-1] if ":" in agent else agent.rsplit(".", 1)[-1]
-    return words(name) or agent
+    "earliest five"; anything else (``stub``, ``my-agent``, a command) as it is."""
+    path = _MODULE_PATH.fullmatch(agent)
+    return words(path.group(1)) if path else agent
