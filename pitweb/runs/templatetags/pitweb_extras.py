@@ -116,3 +116,9 @@ def clip(value: Any, limit: int = 40) -> SafeString:
 def any_of(rows: Any, key: str) -> bool:
     """Whether any row (a mapping) holds a true ``key``: a column only some rows fill."""
     return any(isinstance(r, dict) and r.get(key) for r in rows or ())
+
+
+@register.filter
+def distinct_of(rows: Any, key: str) -> list[Any]:
+    """The different values of ``key`` over rows (mappings), in order, blanks left out."""
+    return list(dict.fromkeys(r.get(key) for r in rows or () if isinstance(r, dict) and r.get(key)))
