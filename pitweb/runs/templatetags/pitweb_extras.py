@@ -66,18 +66,19 @@ def when(value: Any) -> str:
     a date as a date; an ISO string read first; nothing as "—"."""
     if value is None or value == "" or value is UNSET:
         return "—"
+    moment: object = value
     if isinstance(value, str):
         try:
-            value = datetime.fromisoformat(value)
+            moment = datetime.fromisoformat(value)
         except ValueError:
             return value
-    if isinstance(value, datetime):
-        if value.tzinfo is not None:
-            value = value.astimezone(UTC)
-        return value.strftime("%Y-%m-%d %H:%M:%S UTC")
-    if isinstance(value, date):
-        return value.isoformat()
-    return str(value)
+    if isinstance(moment, datetime):
+        if moment.tzinfo is not None:
+            moment = moment.astimezone(UTC)
+        return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+    if isinstance(moment, date):
+        return moment.isoformat()
+    return str(moment)
 
 
 @register.filter
