@@ -79,6 +79,7 @@ def test_the_pages_fit_a_phone_and_a_wide_table_says_it_scrolls(
         page.goto(live_server.url + path)
         assert page.evaluate(WIDER_THAN_SCREEN) == [], path
         assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"], path
+    page.goto(live_server.url + f"/runs/{sha}/")
     page.screenshot(path=str(screenshots / "run-phone-staff.png"), full_page=True)
     history = page.locator(".table-wrap:has(#jobs)")  # wider than a phone
     assert history.get_attribute("data-overflowing") == ""
