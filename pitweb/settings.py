@@ -135,6 +135,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "pitweb.core.context.site",
             ]
         },
     }
@@ -158,6 +159,9 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         "init_command": "PRAGMA journal_mode=WAL;",
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# the footer's link to the site's source code (empty: no link)
+PITWEB_SOURCE_URL = os.environ.get("PITWEB_SOURCE_URL", "")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -44,6 +44,7 @@ from pitweb.core.params import id_or_none
 from pitweb.releases.models import Release
 from pitweb.runs import selectors as run_selectors
 from pitweb.runs.models import Benchmark, Run
+from pitweb.runs.presentation import agent_name
 
 # what stays in the address when a query is sent on to one benchmark's board
 KEPT = ("isolated", "page", "after", "before")
@@ -422,7 +423,7 @@ def compare_page(request: HttpRequest) -> HttpResponse:
     runs, notes = _compare_runs(request)
     # refuted or pending runs have no numbers; proven ones are charted on platform figures
     charted = {
-        f"{r.agent} {r.run_id}": charts.platform_frame(r.platform.figures["cells"])
+        f"{agent_name(r.agent)} {r.run_id}": charts.platform_frame(r.platform.figures["cells"])
         for r in runs
         if r.proven
         and r.platform is not None

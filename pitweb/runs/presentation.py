@@ -4,6 +4,7 @@ the queries are in ``selectors``."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.conf import settings
@@ -293,3 +294,34 @@ def checklist(receipt: ReceiptBody) -> list[dict[str, str]]:
         }
         for key, slot in receipt.protocol.slots().items()
     ]
+
+
+# A closed value (a state, a verdict, an error class) as the pages say it: words, never
+# snake_case. What the plain rule (underscores as spaces) would say wrong is listed.
+WORDS = {
+    "self_reported": "self-reported",
+    "reexecuted": "re-executed",
+    "reexecute": "re-execution",
+    "execute": "execution",
+    "reexecution_failed": "re-execution failed",
+    "not_yet_knowable": "not yet knowable",
+    "judge_unreliable": "judge unreliable",
+    "HARNESS_ERROR": "harness error",
+    "non_numeric_factual_error": "non-numeric factual error",
+}
+
+
+def words(value: object) -> str:
+    """A closed value in words: ``numeric_factual_error`` -> "numeric factual error"."""
+    text = "" if value is None or value is UNSET else str(value)
+    return WORDS.get(text, text.replace("_", " "))
+
+
+_MODULE_PATH = re.compile(r"[A-Za-z_][\w.]*[.:]([A-Za-z_]\w*)")
+
+
+def agent_name(agent: str) -> str:
+    """An agent by its name, not its module path: ``pkg.module:earliest_five`` ->
+    "earliest five"; anything else (``stub``, ``my-agent``, a command) as it is."""
+    path = _MODULE_PATH.fullmatch(agent)
+    return words(path.group(1)) if path else agent

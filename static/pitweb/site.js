@@ -233,6 +233,28 @@
         });
     }, 2000);
   });
+  // the menu: open on a wide screen (its summary hidden), folded behind "Menu" on a phone
+  var menu = document.getElementById("site-menu");
+  if (menu && window.matchMedia) {
+    var phone = window.matchMedia("(max-width: 760px)");
+    var fold = function () { menu.open = !phone.matches; };
+    fold();
+    if (phone.addEventListener) { phone.addEventListener("change", fold); }
+  }
+  // a table wider than its frame: the frame says so above it, and takes the keyboard's
+  // focus so that arrow keys scroll it
+  function markOverflow() {
+    document.querySelectorAll(".table-wrap, .scroll").forEach(function (frame) {
+      if (frame.scrollWidth > frame.clientWidth + 1) {
+        frame.setAttribute("data-overflowing", "");
+        if (!frame.hasAttribute("tabindex")) { frame.setAttribute("tabindex", "0"); }
+      } else {
+        frame.removeAttribute("data-overflowing");
+      }
+    });
+  }
+  markOverflow();
+  window.addEventListener("resize", markOverflow);
   // sortable tables: click a header to sort its rows (numbers by value, words A-Z)
   document.querySelectorAll("table.sortable th[data-sort]").forEach(function (th) {
     th.addEventListener("click", function () {

@@ -1,7 +1,13 @@
+import re
+from datetime import UTC, date, datetime
 from typing import Any
 
 from django import template
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
 from msgspec import UNSET
+
+from pitweb.runs import presentation
 
 register = template.Library()
 
@@ -52,3 +58,68 @@ def level(value: Any) -> str:
     if value is None:
         return "—"
     return f"{float(value) * 100:.2f}".rstrip("0").rstrip(".") + "%"
+
+
+@register.filter
+def when(value: Any) -> str:
+    """A time to the second, in UTC ("2023-03-01 14:05:09 UTC"), never with microseconds;
+    a date as a date; an ISO string read first; nothing as "—"."""
+    if value is None or value == "" or value is UNSET:
+        return "—"
+    moment: object = value
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            return value
+    if isinstance(moment, datetime):
+        if moment.tzinfo is not None:
+            moment = moment.astimezone(UTC)
+        return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+    if isinstance(moment, date):
+        return moment.isoformat()
+    return str(moment)
+
+
+@register.filter
+def words(value: Any) -> str:
+    """A closed value (a state, a verdict, an error class) in words, never snake_case."""
+    return presentation.words(value)
+
+
+@register.filter
+def agent(value: Any) -> SafeString:
+    """An agent by its name, its module path (if it has one) on hover."""
+    path = str(value or "")
+    name = presentation.agent_name(path)
+    if name == path:
+        return format_html("{}", name)
+    return format_html('<span class="abbr" title="{}">{}</span>', path, name)
+
+
+_BREAK = re.compile(r"[\s_\-.:/,]")
+
+
+@register.filter
+def clip(value: Any, limit: int = 40) -> SafeString:
+    """A label cut at a word boundary, never inside a word, within ``limit`` characters,
+    with the whole label on hover; a short one as it is."""
+    text = str(value or "")
+    if len(text) <= int(limit):
+        return format_html("{}", text)
+    head = text[: int(limit)]
+    cuts = [m.start() for m in _BREAK.finditer(text[: int(limit) + 1])]
+    cut = cuts[-1] if cuts and cuts[-1] > int(limit) // 3 else int(limit)
+    return format_html('<span class="abbr" title="{}">{}…</span>', text, head[:cut].rstrip())
+
+
+@register.filter
+def any_of(rows: Any, key: str) -> bool:
+    """Whether any row (a mapping) holds a true ``key``: a column only some rows fill."""
+    return any(isinstance(r, dict) and r.get(key) for r in rows or ())
+
+
+@register.filter
+def distinct_of(rows: Any, key: str) -> list[Any]:
+    """The different values of ``key`` over rows (mappings), in order, blanks left out."""
+    return list(dict.fromkeys(r.get(key) for r in rows or () if isinstance(r, dict) and r.get(key)))

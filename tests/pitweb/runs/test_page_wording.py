@@ -37,11 +37,11 @@ def test_a_signed_in_visitor_can_log_out_and_lands_where_they_were(submitter: Us
     client = Client(enforce_csrf_checks=True)
     client.force_login(submitter)
     html = client.get("/status/").content.decode()
-    assert "log out" in html and 'action="/logout/"' in html
+    assert "Sign out" in html and 'action="/logout/"' in html
     token = client.cookies["csrftoken"].value
     answer = client.post("/logout/", {"next": "/status/", "csrfmiddlewaretoken": token})
     assert answer.status_code == 302 and answer["Location"] == "/status/"
-    assert "log in" in client.get("/status/").content.decode()
+    assert "Sign out" not in client.get("/status/").content.decode()
     again = Client()
     again.force_login(submitter)
     elsewhere = again.post("/logout/", {"next": "https://example.com/"})  # never off the site
