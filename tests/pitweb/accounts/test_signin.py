@@ -228,3 +228,17 @@ def test_the_admins_login_is_no_way_around_the_limit(limits: Any, staff: User) -
     )
     assert "Too many failed sign-ins for this account" in response.content.decode()
     assert "_auth_user_id" not in client.session
+
+
+def test_password_reset_requests_are_limited_per_address(limits: Any) -> None:
+    User.objects.create_user("dora", email="dora@example.org", password="old-pass-word-1")
+    for _ in range(4):
+        sent = Client().post(
+            "/accounts/password/reset/", {"email": "dora@example.org"}, REMOTE_ADDR="10.0.8.1"
+        )
+        assert sent.status_code == 302
+    refused = Client().post(
+        "/accounts/password/reset/", {"email": "dora@example.org"}, REMOTE_ADDR="10.0.8.1"
+    )
+    assert refused.status_code == 429 and "from your address" in refused.content.decode()
+    assert len(mail.outbox) == 4
