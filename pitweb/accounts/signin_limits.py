@@ -46,7 +46,11 @@ class Refusal:
         return (
             f"Too many failed sign-ins {whose}. Try again after {when} UTC (in about "
             f"{minutes} minute{'s' if minutes != 1 else ''})"
-            + (", or reset your password." if self.scope == "account" else ".")
+            + (
+                ". Forgotten your password? Reset it meanwhile; sign-in opens at that time."
+                if self.scope == "account"
+                else "."
+            )
         )
 
 
