@@ -1,7 +1,11 @@
 from django.contrib import admin
 
+from pitweb.accounts.forms import AdminSignInForm
 from pitweb.accounts.models import ApiToken, Invitation
 from pitweb.admin_base import ReadOnlyAdmin
+
+# the admin's own login counts failed sign-ins with the site's (pitweb.accounts.signin_limits)
+admin.site.login_form = AdminSignInForm
 
 
 @admin.register(ApiToken)

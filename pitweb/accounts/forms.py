@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
@@ -17,6 +18,9 @@ RATE_LIMITED = "rate_limited"
 
 
 class SignInForm(AuthenticationForm):
+    """The site's sign-in form; the admin's login form (below) counts the same failures,
+    so the admin's page is no way around the limits."""
+
     def clean(self) -> dict[str, Any]:
         username = str(self.cleaned_data.get("username") or "")
         address = client_address(self.request) if self.request is not None else ""
@@ -34,6 +38,10 @@ class SignInForm(AuthenticationForm):
     @property
     def rate_limited(self) -> bool:
         return any(e.code == RATE_LIMITED for e in self.errors.as_data().get("__all__", []))
+
+
+class AdminSignInForm(SignInForm, AdminAuthenticationForm):
+    """The admin's login (staff only), limited as the site's sign-in is."""
 
 
 class SignUpForm(UserCreationForm):  # type: ignore[type-arg]

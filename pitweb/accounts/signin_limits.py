@@ -12,6 +12,9 @@ Each count is a fixed window opened by its first failure: ``add`` opens it (the 
 and the window's end expire together), ``incr`` is atomic in Redis. When the cache
 cannot be reached, each process counts on its own (pitweb.cache): a limit then holds
 per process, never not at all.
+
+Password-reset requests (each may send a mail) are counted per address the same way,
+under the address limit.
 """
 
 from __future__ import annotations
@@ -43,7 +46,11 @@ class Refusal:
         return (
             f"Too many failed sign-ins {whose}. Try again after {when} UTC (in about "
             f"{minutes} minute{'s' if minutes != 1 else ''})"
-            + (", or reset your password." if self.scope == "account" else ".")
+            + (
+                ". Forgotten your password? Reset it meanwhile; sign-in opens at that time."
+                if self.scope == "account"
+                else "."
+            )
         )
 
 
@@ -84,13 +91,36 @@ def signin_refusal(*, username: str, address: str) -> Refusal | None:
 def signin_failure_record(*, username: str, address: str) -> Refusal | None:
     """Count one failed sign-in against the account and the address; the refusal that
     holds from now on, if this failure reached a limit."""
-    window = settings.PITWEB_SIGNIN_WINDOW_SECONDS
     for key, _ in _keys(username, address).values():
-        # the window's end first: a count never outlives the time it names
-        cache.add(f"{key}:until", time.time() + window, timeout=window)
-        cache.add(key, 0, timeout=window)
-        try:
-            cache.incr(key)
-        except ValueError:  # the window ended between the two calls: a new one opens
-            cache.set(key, 1, timeout=window)
+        _count(key)
     return signin_refusal(username=username, address=address)
+
+
+def _count(key: str) -> None:
+    """One more in ``key``'s window, opening a window if none is open."""
+    window = settings.PITWEB_SIGNIN_WINDOW_SECONDS
+    # the window's end first: a count never outlives the time it names
+    cache.add(f"{key}:until", time.time() + window, timeout=window)
+    cache.add(key, 0, timeout=window)
+    try:
+        cache.incr(key)
+    except ValueError:  # the window ended between the two calls: a new one opens
+        cache.set(key, 1, timeout=window)
+
+
+def _counted(key: str, limit: int) -> Refusal | None:
+    found = cache.get_many([key, f"{key}:until"])
+    if int(found.get(key) or 0) < limit:
+        return None
+    until = found.get(f"{key}:until") or time.time() + settings.PITWEB_SIGNIN_WINDOW_SECONDS
+    return Refusal(scope="address", until=float(until))
+
+
+def reset_request_record(*, address: str) -> Refusal | None:
+    """Count one password-reset request from ``address`` (each may send a mail), and
+    refuse it past the address's limit: the form cannot be used to flood mailboxes."""
+    key = f"{KEY}:reset:{address}"
+    refused = _counted(key, settings.PITWEB_SIGNIN_ADDRESS_LIMIT)
+    if refused is None:
+        _count(key)
+    return refused

@@ -18,7 +18,7 @@ urlpatterns = [
     path("accounts/invitations/", views.invitations_page, name="invitations"),
     path(
         "accounts/password/reset/",
-        auth.PasswordResetView.as_view(
+        views.ResetView.as_view(
             template_name=FORM,
             email_template_name="accounts/password_reset_email.txt",
             subject_template_name="accounts/password_reset_subject.txt",

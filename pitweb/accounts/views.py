@@ -11,8 +11,9 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import PasswordResetForm
 from django.contrib.auth.models import User
-from django.contrib.auth.views import LoginView
+from django.contrib.auth.views import LoginView, PasswordResetView
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -22,6 +23,7 @@ from django.views.decorators.http import require_POST
 from pitweb.accounts import selectors, services
 from pitweb.accounts.access import staff_required
 from pitweb.accounts.forms import InvitationForm, SignInForm, SignUpForm, TokenForm
+from pitweb.accounts.signin_limits import client_address, reset_request_record
 from pitweb.core.errors import SubmissionError
 
 
@@ -42,6 +44,19 @@ class SignInView(LoginView):
         if form.rate_limited:
             response.status_code = 429
         return response
+
+
+class ResetView(PasswordResetView):
+    """Django's password reset, limited per address like sign-in (each request may mail)."""
+
+    def form_valid(self, form: PasswordResetForm) -> HttpResponse:
+        refusal = reset_request_record(address=client_address(self.request))
+        if refusal is not None:
+            form.add_error(None, refusal.message)
+            response = self.form_invalid(form)
+            response.status_code = 429
+            return response
+        return super().form_valid(form)
 
 
 @never_cache

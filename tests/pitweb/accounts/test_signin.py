@@ -217,3 +217,28 @@ def test_password_change_needs_the_old_password(client: Client, submitter: User)
     assert right.status_code == 302 and right.url == "/accounts/password/change/done/"
     submitter.refresh_from_db()
     assert submitter.check_password("brand-new-words")
+
+
+def test_the_admins_login_is_no_way_around_the_limit(limits: Any, staff: User) -> None:
+    for n in range(3):
+        sign_in(Client(), "carol", f"guess-{n}", address=f"10.0.7.{n}")
+    client = Client()
+    response = client.post(
+        "/admin/login/", {"username": "carol", "password": "pw-carol"}, REMOTE_ADDR="10.0.7.9"
+    )
+    assert "Too many failed sign-ins for this account" in response.content.decode()
+    assert "_auth_user_id" not in client.session
+
+
+def test_password_reset_requests_are_limited_per_address(limits: Any) -> None:
+    User.objects.create_user("dora", email="dora@example.org", password="old-pass-word-1")
+    for _ in range(4):
+        sent = Client().post(
+            "/accounts/password/reset/", {"email": "dora@example.org"}, REMOTE_ADDR="10.0.8.1"
+        )
+        assert sent.status_code == 302
+    refused = Client().post(
+        "/accounts/password/reset/", {"email": "dora@example.org"}, REMOTE_ADDR="10.0.8.1"
+    )
+    assert refused.status_code == 429 and "from your address" in refused.content.decode()
+    assert len(mail.outbox) == 4
