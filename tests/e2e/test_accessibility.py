@@ -61,6 +61,8 @@ class PageType:
     staff_differs: bool = False
     # who may see it at all (the agents page asks a visitor to sign in)
     signed_in_only: bool = False
+    # staff pages: a submitter is refused (403), so only staff see them
+    staff_only: bool = False
     status: int = 200
 
 
@@ -91,7 +93,7 @@ PAGE_TYPES = [
     PageType("points", lambda s: "/points/", staff_differs=True),
     PageType("point-set", lambda s: f"/points/{s.point_set}/", staff_differs=True),
     PageType("judged-set", lambda s: f"/points/{s.point_set}/judged/{s.judged}/"),
-    PageType("points-models", lambda s: "/points/models/"),
+    PageType("points-models", lambda s: "/points/models/", staff_only=True),
     PageType("agents", lambda s: "/agents/", staff_differs=True, signed_in_only=True),
     PageType("execution", lambda s: f"/executions/{s.execution}/", staff_differs=True),
     PageType("methodology", lambda s: "/methodology/"),
@@ -205,6 +207,8 @@ def seeded(
 
 
 def _audiences(kind: PageType, submitter: User, staff: User) -> list[tuple[str, User | None]]:
+    if kind.staff_only:
+        return [("staff", staff)]
     audiences: list[tuple[str, User | None]] = [("submitter", submitter)]
     if not kind.signed_in_only:
         audiences.insert(0, ("visitor", None))
