@@ -53,6 +53,14 @@ _LAYOUT: dict[str, Any] = {
 }
 
 
+# a mask verdict as the pages say it
+VERDICT_WORDS = {"mask_holds": "mask holds", "mask_leaks": "mask leaks", "not_run": "mask not probed"}
+
+
+def verdict_words(verdict: object) -> str:
+    return VERDICT_WORDS.get(str(verdict), str(verdict).replace("_", " "))
+
+
 def literal(value: object) -> str:
     """A string of someone else's (an agent name, a run id, a form) as Plotly text that
     shows as written. Plotly reads a subset of HTML in every text it draws (tick labels,
@@ -192,7 +200,7 @@ def contamination(
     if not drawn:
         return None
     figure.update_layout(
-        title=f"Contamination delta per clock, 95% interval (mask: {literal(verdict)})",
+        title=f"Contamination delta per clock, 95% interval ({literal(verdict_words(verdict))})",
         barmode="group",
         yaxis_title="percentage points",
         **_LAYOUT,
@@ -459,7 +467,7 @@ def board_scatter(rows: list[dict[str, Any]]) -> tuple[go.Figure | None, str]:
     figure = go.Figure()
     for verdict, group in frame.groupby(frame["mask_verdict"].fillna("not_run"), sort=True):
         figure.add_scatter(
-            name=f"mask: {literal(verdict)}",
+            name=literal(verdict_words(verdict)),
             mode="markers",
             x=group["main_pit"].tolist(),
             y=group["shifted_pit"].tolist(),

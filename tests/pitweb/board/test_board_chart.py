@@ -34,7 +34,7 @@ def test_each_run_is_a_point_with_both_intervals_and_its_address() -> None:
     figure, note = charts.board_scatter(rows)
     assert figure is not None and note == ""
     traces = {t.name: t for t in figure.data}
-    holds, leaks = traces["mask: mask_holds"], traces["mask: mask_leaks"]
+    holds, leaks = traces["mask holds"], traces["mask leaks"]
     assert list(holds.x) == pytest.approx([3.0, 2.0]) and list(holds.y) == pytest.approx([1.0, 2.0])
     assert list(holds.error_x.array) == pytest.approx([2.0, 2.0])  # high - figure, in %
     assert list(holds.error_x.arrayminus) == pytest.approx([1.0, 1.0])
