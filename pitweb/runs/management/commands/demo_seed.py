@@ -15,7 +15,6 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AnonymousUser
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -25,10 +24,8 @@ from harness.market.prices import synth_prices
 from harness.release.bundle import Bundle
 from harness.release.synth import synth_release
 from pitweb.accounts.services import token_issue
-from pitweb.board.benchmarks import benchmarks_matching
-from pitweb.board.filters import pinned
 from pitweb.board.models import Snapshot
-from pitweb.board.services import snapshot_publish
+from pitweb.board.services import snapshot_publish_each
 from pitweb.pricing.models import PlatformScore
 from pitweb.pricing.services import reference_prices_register
 from pitweb.releases.services import release_register
@@ -156,11 +153,8 @@ class Command(BaseCommand):
         )  # fmt: skip
         # a published snapshot of each benchmark's board: what "cite this board" names
         if not Snapshot.objects.exists():
-            for found in benchmarks_matching(AnonymousUser(), {}):
-                snapshot = snapshot_publish(
-                    filters=pinned(found.key, {}), reason="demo: the board as seeded",
-                    staff=users.objects.get(username=STAFF[0]),
-                )  # fmt: skip
+            staff = users.objects.get(username=STAFF[0])
+            for snapshot in snapshot_publish_each(reason="demo: the board as seeded", staff=staff):
                 self.stdout.write(f"published snapshot {snapshot.pk} {snapshot.content_digest}")
         token = token_issue(user=submitter)
         self.stdout.write(f"submitter API token (user demo): {token}")
