@@ -1,6 +1,7 @@
-"""The board's pages: the leaderboard (its table, chart JSON and CSV), a family's
-attempts, the published snapshots, and runs compared side by side. Filter state lives
-in the URL; every table has CSV and JSON."""
+"""The board's pages: each benchmark's board (its table, chart JSON and CSV), the
+benchmarks a query reaches listed grouped (ranked across none), the board's old
+addresses sent on to their benchmark, a family's attempts, the published snapshots, and
+runs compared side by side. Filter state lives in the URL; every table has CSV and JSON."""
 
 from __future__ import annotations
 
