@@ -105,8 +105,8 @@ class Command(BaseCommand):
                 name, work / "runs" / name.rsplit(":", 1)[-1], release_dir, prices, submitter,
                 is_baseline=True,
             )  # fmt: skip
-        # a family of attempts: one submitter's agent tried with three holding periods;
-        # the board ranks its best once, on the interval for all three
+        # one submitter's agent tried with three holding periods: three benchmarks (the
+        # hold is part of one), so three boards, each ranking its attempt
         tuner = users.objects.filter(username="tuner").first() or users.objects.create_user("tuner")
         for hold in TUNED_HOLDS:
             self._submitted(
