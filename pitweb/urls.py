@@ -21,7 +21,7 @@ urlpatterns = [
     path("", include("pitweb.pricing.urls")),
     path("", include("pitweb.accounts.urls")),
     # POST only (Django's rule); back to the page it was asked from (``next``), else home
-    path("logout/", LogoutView.as_view(next_page="leaderboard"), name="logout"),
+    path("logout/", LogoutView.as_view(next_page="home"), name="logout"),
     path("protocol/", protocol.protocol_index, name="protocol"),
     path("protocol/<str:dialect>/<str:name>", protocol.protocol_file, name="protocol-file"),
     path("agents/", execution.agents_page, name="agents"),

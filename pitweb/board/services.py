@@ -84,10 +84,15 @@ def snapshot_publish(
     return snapshot
 
 
-def snapshot_scheduled() -> list[Snapshot]:
-    """The schedule's snapshots: each benchmark's public board (a snapshot is of one
-    benchmark), newest window first."""
+def snapshot_publish_each(*, reason: str, staff: User | None = None) -> list[Snapshot]:
+    """A snapshot of each benchmark's public board (a snapshot is of one benchmark),
+    newest window first."""
     return [
-        snapshot_publish(filters=pinned(found.key, {}), reason=SCHEDULED_REASON)
+        snapshot_publish(filters=pinned(found.key, {}), reason=reason, staff=staff)
         for found in benchmarks_matching(AnonymousUser(), {})
     ]
+
+
+def snapshot_scheduled() -> list[Snapshot]:
+    """The schedule's snapshots: each benchmark's public board."""
+    return snapshot_publish_each(reason=SCHEDULED_REASON)

@@ -1,6 +1,7 @@
-"""The board's pages: the leaderboard (its table, chart JSON and CSV), a family's
-attempts, the published snapshots, and runs compared side by side. Filter state lives
-in the URL; every table has CSV and JSON."""
+"""The board's pages: each benchmark's board (its table, chart JSON and CSV), the
+benchmarks a query reaches listed grouped (ranked across none), the board's old
+addresses sent on to their benchmark, a family's attempts, the published snapshots, and
+runs compared side by side. Filter state lives in the URL; every table has CSV and JSON."""
 
 from __future__ import annotations
 
@@ -185,13 +186,14 @@ def old_chart(request: HttpRequest) -> HttpResponse:
     """The chart's old address: sent to the one benchmark its query reaches, else no
     figure (a chart never draws two benchmarks' runs as one board)."""
     try:
-        filters = board_filters(request.GET, request.user)
+        filters = board_query(request.GET, request.user).filters
     except SubmissionError as exc:
         return JsonResponse(error_body(exc.code, exc.message), status=exc.http_status)
     scope = board_scope(request.user, filters)
     if not isinstance(scope, list):
         return redirect(reverse("benchmark-chart", args=[scope.key]) + _kept(request))
-    return JsonResponse({"figure": None, "note": "these runs span several benchmarks"})
+    note = "these runs span several benchmarks: each has its own board" if scope else ""
+    return JsonResponse({"figure": None, "note": note})
 
 
 def _leaderboard_html(

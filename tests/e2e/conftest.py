@@ -15,6 +15,7 @@ from tests.pitweb.conftest import (  # noqa: F401 - fixtures shared with the sit
     board_at_once,
     eager_celery,
     fresh_cache,
+    longer_window_run,
     picky_run,
     priced_release,
     private_storage,

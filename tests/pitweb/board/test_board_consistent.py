@@ -124,7 +124,7 @@ def test_a_csv_export_read_while_runs_are_verified_labels_each_row_with_its_own_
     late, falling = board
     template = Run.objects.get(pk=scored.pk)
     between_ranks_and_rows(monkeypatch, verified_and_refuted(late, falling, template))
-    response = Client().get(url)
+    response = Client().get(url, follow=True)  # the old address: on to its benchmark's CSV
     assert response.status_code == 200
     rows = [
         r

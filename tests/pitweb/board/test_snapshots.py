@@ -136,7 +136,7 @@ def test_only_staff_publish_and_bad_requests_change_nothing(
     assert "Cite this board" in Client().get("/benchmarks/", follow=True).content.decode()
 
 
-def test_the_weekly_schedule_publishes_the_whole_board(
+def test_the_weekly_schedule_publishes_each_benchmarks_board(
     priced_release: Any, submitter: User, stub_run: Artifacts
 ) -> None:
     from pitweb.board.tasks import publish_weekly_snapshot
@@ -144,7 +144,7 @@ def test_the_weekly_schedule_publishes_the_whole_board(
     run = submit_run(submitter, stub_run)
     entry = django_settings.CELERY_BEAT_SCHEDULE["weekly-board-snapshot"]
     assert entry["task"] == "pitweb.board.tasks.publish_weekly_snapshot"
-    sid = publish_weekly_snapshot()
+    [sid] = publish_weekly_snapshot()  # one benchmark: one snapshot
     snapshot = Snapshot.objects.get(pk=sid)
     assert snapshot.published_by is None and "weekly" in snapshot.reason
     assert run.run_id in Client().get(f"/snapshots/{sid}/").content.decode()

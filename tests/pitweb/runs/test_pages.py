@@ -367,7 +367,7 @@ def test_the_board_pages_with_positions_that_continue_and_equal_runs_tie(
     assert Client().get("/api/leaderboard/", both).status_code == 400
     # a page of the site shows fewer rows than the API's; its last starts at the same row
     last = PER_PAGE // PAGE_ROWS + 1
-    page = Client().get(f"/?page={last}").content.decode()
+    page = Client().get(f"/benchmarks/?page={last}", follow=True).content.decode()
     assert f"rows {PER_PAGE + 1}&ndash;{PER_PAGE + 5} of {PER_PAGE + 5}" in page
     assert page.count('<td class="num rank"') == 5
     assert (
