@@ -11,7 +11,6 @@ from typing import Any, cast
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -22,6 +21,7 @@ from django.views.decorators.http import require_POST
 from harness import snapshot as snapshots
 from harness.rundata.benchmark import is_key
 from pitweb import charts
+from pitweb.accounts.access import staff_required
 from pitweb.board import cache as boardcache
 from pitweb.board import selectors
 from pitweb.board.benchmarks import benchmark_by_key, board_scope
@@ -283,7 +283,7 @@ def snapshots_page(request: HttpRequest) -> HttpResponse:
     return render(request, "snapshots.html", {"snapshots": snapshots})
 
 
-@staff_member_required
+@staff_required
 @require_POST
 def snapshot_publish_action(request: HttpRequest) -> HttpResponse:
     """Staff publish a snapshot of the board drawn with the form's filters."""

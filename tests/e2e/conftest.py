@@ -20,6 +20,7 @@ from tests.pitweb.conftest import (  # noqa: F401 - fixtures shared with the sit
     priced_release,
     private_storage,
     reference_file,
+    short_hold_run,
     registered,
     site_prices,
     site_release,

@@ -82,7 +82,8 @@ def _named(name: str) -> bool:
 # (Swagger UI's own markup, not ours) and Django's admin (staff's tool, Django's markup).
 PAGE_TYPES = [
     PageType("home", lambda s: "/", staff_differs=True),
-    PageType("board", lambda s: f"/?release={s.a.release.name}", staff_differs=True),
+    PageType("board", lambda s: f"/benchmarks/{s.a.benchmark.key}/", staff_differs=True),
+    PageType("benchmarks-grouped", lambda s: "/benchmarks/"),
     PageType("run", lambda s: f"/runs/{_sha(s.a)}/", staff_differs=True),
     PageType("compare", lambda s: f"/compare/?runs={_sha(s.a)},{_sha(s.b)}"),
     PageType("compare-empty", lambda s: "/compare/"),
@@ -170,13 +171,17 @@ def seeded(
     staff: User,
     stub_run: Artifacts,
     picky_run: Artifacts,
+    short_hold_run: Artifacts,
     settings: Any,
     tmp_path: Path,
 ) -> Seeded:
-    """Two verified, priced runs of the submitter's, a published snapshot, an executed
+    """Two verified, priced runs of the submitter's (and a third in another benchmark), a published snapshot, an executed
     agent's job, and the demo's point set answered and judged, all by the real worker."""
     a, b = submit(submitter, stub_run), submit(submitter, picky_run)
-    snapshot = snapshot_publish(filters={}, reason="the tour's citation", staff=staff)
+    submit(submitter, short_hold_run)  # another benchmark: the grouped view has two
+    snapshot = snapshot_publish(
+        filters={"benchmark": a.benchmark.key}, reason="the tour's citation", staff=staff
+    )
     agent = RegisteredAgent.objects.create(
         name="reference",
         owner=submitter,
@@ -259,7 +264,7 @@ def test_every_chart_is_a_named_image_with_its_numbers_as_a_table(
     is a figure named by its title whose drawing is an image of that name (the figure
     holds the mode bar's buttons, which an image may not), and aria-describedby points
     at a table of its numbers; on a phone it has no mode bar."""
-    charted = ["home", "run", "compare", "release", "point-set"]
+    charted = ["board", "run", "compare", "release", "point-set"]
     for width, viewport in WIDTHS.items():
         context = _signed_in(browser, live_server, None, viewport)
         page = context.new_page()
