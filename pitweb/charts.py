@@ -54,7 +54,11 @@ _LAYOUT: dict[str, Any] = {
 
 
 # a mask verdict as the pages say it
-VERDICT_WORDS = {"mask_holds": "mask holds", "mask_leaks": "mask leaks", "not_run": "mask not probed"}
+VERDICT_WORDS = {
+    "mask_holds": "mask holds",
+    "mask_leaks": "mask leaks",
+    "not_run": "mask not probed",
+}
 
 
 def verdict_words(verdict: object) -> str:
