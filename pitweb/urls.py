@@ -5,7 +5,7 @@ from django.templatetags.static import static
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from pitweb import home
+from pitweb import home, release_list
 from pitweb.core import protocol
 from pitweb.execution import api as execution_api
 from pitweb.execution import views as execution
@@ -17,6 +17,7 @@ urlpatterns = [
     path("", home.home_page, name="home"),
     path("", include("pitweb.board.urls")),
     path("", include("pitweb.runs.urls")),
+    path("releases/", release_list.releases_page, name="releases"),
     path("", include("pitweb.releases.urls")),
     path("", include("pitweb.pricing.urls")),
     path("", include("pitweb.accounts.urls")),

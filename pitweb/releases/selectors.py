@@ -1,5 +1,5 @@
-"""Reads of a release: the release or price version a URL names, and what its stored
-segments hold, day by day."""
+"""Reads of a release: every registered release (the releases page), the release or
+price version a URL names, and what its stored segments hold, day by day."""
 
 from __future__ import annotations
 
@@ -7,10 +7,22 @@ import json
 
 import pandas as pd
 from django.core.files.storage import default_storage
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import Http404
 
 from pitweb.core.params import DIGEST_RULE, digest_or_none, id_or_none
 from pitweb.releases.models import ReferencePrices, Release
+
+
+def releases_listed() -> QuerySet[Release]:
+    """Every registered release, newest window first, each annotated with its current
+    reference-price version (``prices_version``, ``prices_registered_at``; None when it
+    has none): one query however many releases."""
+    current = ReferencePrices.objects.filter(release=OuterRef("pk")).order_by("-version")
+    return Release.objects.annotate(
+        prices_version=Subquery(current.values("version")[:1]),
+        prices_registered_at=Subquery(current.values("registered_at")[:1]),
+    )
 
 
 def release_named(digest: str) -> Release | None:

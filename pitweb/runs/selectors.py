@@ -10,7 +10,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
@@ -19,7 +19,7 @@ from pitweb.core.models import AuditEvent
 from pitweb.core.params import parse_run_key
 from pitweb.jobs import machine
 from pitweb.jobs.models import WorkerBeat
-from pitweb.runs.models import Run, VerificationJob
+from pitweb.runs.models import PROVEN_LEVELS, Run, VerificationJob
 
 
 def visible_runs(user: User | AnonymousUser) -> QuerySet[Run]:
@@ -32,6 +32,22 @@ def visible_runs(user: User | AnonymousUser) -> QuerySet[Run]:
     if user.is_authenticated:
         return runs.filter(public | Q(submitter=user))
     return runs.filter(public)
+
+
+def public_counts_by_release() -> dict[str, tuple[int, int]]:
+    """Per release digest: the benchmarks holding a public run, and its public runs whose
+    numbers the system proved. One query however many releases; a private, hidden or
+    withdrawn run counts nowhere."""
+    counted = (
+        visible_runs(AnonymousUser())
+        .order_by()
+        .values("release_digest")
+        .annotate(
+            benchmarks=Count("benchmark", distinct=True),
+            verified=Count("pk", filter=Q(verification_level__in=PROVEN_LEVELS)),
+        )
+    )
+    return {c["release_digest"]: (c["benchmarks"], c["verified"]) for c in counted}
 
 
 KEY = re.compile(r"[0-9a-f]{12,64}")

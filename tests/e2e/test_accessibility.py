@@ -87,6 +87,7 @@ PAGE_TYPES = [
     PageType("run", lambda s: f"/runs/{_sha(s.a)}/", staff_differs=True),
     PageType("compare", lambda s: f"/compare/?runs={_sha(s.a)},{_sha(s.b)}"),
     PageType("compare-empty", lambda s: "/compare/"),
+    PageType("releases", lambda s: "/releases/"),
     PageType("release", lambda s: f"/releases/{s.a.release_digest.removeprefix('sha256:')}/"),
     PageType("snapshots", lambda s: "/snapshots/", staff_differs=True),
     PageType("snapshot", lambda s: f"/snapshots/{s.snapshot}/"),
