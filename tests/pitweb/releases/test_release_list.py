@@ -9,7 +9,6 @@ import csv
 import io
 from datetime import date
 from html.parser import HTMLParser
-from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -118,7 +117,11 @@ def test_a_release_without_reference_prices_says_its_runs_are_not_ranked(
 
 
 def test_private_hidden_and_withdrawn_runs_are_counted_nowhere(verified_run: Run) -> None:
-    for change in ({"visibility": "private"}, {"hidden": True}, {"withdrawn_at": verified_run.submitted_at}):
+    for change in (
+        {"visibility": "private"},
+        {"hidden": True},
+        {"withdrawn_at": verified_run.submitted_at},
+    ):
         Run.objects.filter(pk=verified_run.pk).update(**change)
         (row,) = table(page())
         assert row[5:7] == ["0", "0"], change
@@ -137,7 +140,9 @@ def test_a_run_not_yet_verified_is_not_counted_as_verified(verified_run: Run) ->
 def test_the_csv_and_json_exports_say_what_the_table_says(verified_run: Run) -> None:
     make_release(1, "older, unpriced")
     shown = table(page())
-    exported = list(csv.DictReader(io.StringIO(Client().get("/releases/?format=csv").content.decode())))
+    exported = list(
+        csv.DictReader(io.StringIO(Client().get("/releases/?format=csv").content.decode()))
+    )
     listed = Client().get("/releases/?format=json").json()["releases"]
     assert len(shown) == len(exported) == len(listed) == 2
     for cells, row, item in zip(shown, exported, listed, strict=True):
@@ -146,7 +151,10 @@ def test_the_csv_and_json_exports_say_what_the_table_says(verified_run: Run) -> 
         assert cells[1] == f"{row['window_start']} to {row['window_end']}"
         assert [cells[2], cells[3]] == [row["rows"], row["forms"]]
         if row["prices_version"]:
-            assert cells[4] == f"v{row['prices_version']}, registered {when(row['prices_registered_at'])}"
+            assert (
+                cells[4]
+                == f"v{row['prices_version']}, registered {when(row['prices_registered_at'])}"
+            )
         else:
             assert cells[4] == "none yet: not ranked" and item["prices_registered_at"] is None
         assert cells[5:7] == [row["benchmarks"], row["verified_public_runs"]]
@@ -167,8 +175,13 @@ def test_a_hostile_release_name_is_text_on_the_page_and_no_formula_in_the_csv() 
     make_release(2, '=HYPERLINK("http://evil.example","click")')
     html = page()
     assert "<script>alert" not in html and "&lt;script&gt;alert" in html
-    names = [r["name"] for r in csv.DictReader(io.StringIO(Client().get("/releases/?format=csv").content.decode()))]
-    assert sorted(names) == sorted(["'=HYPERLINK(\"http://evil.example\",\"click\")", '<script>alert("x")</script>'])
+    names = [
+        r["name"]
+        for r in csv.DictReader(io.StringIO(Client().get("/releases/?format=csv").content.decode()))
+    ]
+    assert sorted(names) == sorted(
+        ['\'=HYPERLINK("http://evil.example","click")', '<script>alert("x")</script>']
+    )
 
 
 def test_the_page_costs_the_same_queries_for_one_release_and_twenty() -> None:
