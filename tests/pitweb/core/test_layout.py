@@ -28,6 +28,7 @@ PUBLIC_SECTIONS = (
     "compare",
     "point-sets",
     "agents",
+    "releases",
     "snapshots",
     "methodology",
     "api-docs",
