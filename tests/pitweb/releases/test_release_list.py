@@ -208,7 +208,7 @@ def test_the_menu_has_releases_marked_current_on_the_list_and_a_release_page(
 
 def test_a_release_page_links_back_to_the_list(registered: Release) -> None:
     html = Client().get(f"/releases/{registered.digest_hex}/").content.decode()
-    assert 'href="/releases/">All releases</a>' in html
+    assert '<a href="/releases/">All releases</a>' in html
 
 
 def test_the_list_is_only_read() -> None:
