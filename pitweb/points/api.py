@@ -86,14 +86,12 @@ class JudgedRowOut(Serializer):
 
     judged_set = serializers.IntegerField()
     model = serializers.CharField(help_text="the answering model")
-    answers = serializers.ChoiceField(
-        choices=enums.ANSWER_ORIGIN, help_text="where the answers came from"
-    )
+    answers = serializers.ChoiceField(choices=enums.ANSWER_ORIGIN)  # where they came from
     judge = serializers.CharField(help_text="model/effort")
     judge_pinned = serializers.BooleanField()
     judge_is_demo = serializers.BooleanField()
     origin = serializers.ChoiceField(choices=enums.JUDGED_ORIGIN)
-    status = serializers.ChoiceField(choices=enums.RELIABILITY, help_text="the judge's reliability")
+    status = serializers.ChoiceField(choices=enums.RELIABILITY)  # the judge's reliability
     figures_withheld_because = serializers.CharField(
         help_text="empty, or the rule the judge broke (no figure is then shown)"
     )

@@ -296,7 +296,9 @@ def suite_rows(judged: list[JudgedSet]) -> list[dict[str, Any]]:
 
 
 def verdicts(judged: JudgedSet, *, judged_class: str = "", suite: str = "") -> QuerySet[Verdict]:
+    # the judged set's id too: the related manager reads it off every verdict it returns
     found = judged.verdicts.select_related("point").only(
+        "judged_set",
         "judged_class",
         "outcome",
         "decisive_reason",
