@@ -30,6 +30,12 @@ else:
     Serializer = serializers.Serializer
 
 
+def _renamed(fields: dict[str, Any], **names: str) -> dict[str, Any]:
+    """A serializer's fields with some renamed in place: the pages' names that a class
+    attribute cannot take (``class``, ``pass``) or must not (``fail``, a method)."""
+    return {names.get(k, k): f for k, f in fields.items()}
+
+
 def _point_set(name: str) -> PointSet:
     found = selectors.point_set_named(name)
     if found is None:
@@ -75,9 +81,7 @@ class ClassCountOut(Serializer):
     count = serializers.IntegerField()
 
     def get_fields(self) -> dict[str, Any]:
-        fields = super().get_fields()
-        fields["class"] = fields.pop("judged_class")  # a Python keyword, the pages' name
-        return fields
+        return _renamed(super().get_fields(), judged_class="class")
 
 
 class JudgedRowOut(Serializer):
@@ -96,7 +100,7 @@ class JudgedRowOut(Serializer):
         help_text="empty, or the rule the judge broke (no figure is then shown)"
     )
     passed = serializers.IntegerField(allow_null=True)
-    fail = serializers.IntegerField(allow_null=True)
+    failed = serializers.IntegerField(allow_null=True)
     harness_error = serializers.IntegerField(allow_null=True, help_text="outside every denominator")
     accuracy = serializers.FloatField(allow_null=True, help_text="PASS / (PASS + FAIL)")
     accuracy_low = serializers.FloatField(allow_null=True, help_text="Wilson 95% interval")
@@ -117,9 +121,7 @@ class JudgedRowOut(Serializer):
     not_ranked_because = serializers.CharField()
 
     def get_fields(self) -> dict[str, Any]:
-        fields = super().get_fields()
-        fields["pass"] = fields.pop("passed")  # a Python keyword, the pages' name
-        return fields
+        return _renamed(super().get_fields(), passed="pass", failed="fail")
 
     @extend_schema_field(ClassCountOut(many=True, allow_null=True))
     def get_distribution(self, row: dict[str, Any]) -> list[dict[str, Any]] | None:
@@ -168,9 +170,7 @@ class VerdictOut(Serializer):
     judged_at = serializers.CharField(allow_null=True)
 
     def get_fields(self) -> dict[str, Any]:
-        fields = super().get_fields()
-        fields["class"] = fields.pop("judged_class")  # a Python keyword, the pages' name
-        return fields
+        return _renamed(super().get_fields(), judged_class="class")
 
 
 class PointSetDetailOut(PointSetOut):
