@@ -20,16 +20,16 @@ Choices = list[tuple[str, str]]
 OUTCOME_WORDS = {
     PASS: "the judge called the answer completely correct",
     FAIL: "the judge found one of the five errors in the answer",
-    HARNESS_ERROR: "no usable verdict (the judge unreachable or unreadable): outside every "
+    HARNESS_ERROR: "no usable verdict (the judge unreachable or unreadable); outside every "
     "denominator, never the answer's result",
 }
 # what the judge's controls made of a judged set (its page's "status")
 RELIABILITY_WORDS = {
-    USABLE: "its judge held its controls: its figures are shown",
-    UNRELIABLE: "its judge failed its controls: no figure is shown and it is never ranked; "
-    "the rule it broke is said",
+    USABLE: "its judge held its controls; its figures are shown",
+    UNRELIABLE: "its judge failed its controls; no figure is shown, it is never ranked, "
+    "and the rule it broke is said",
     JudgedSet.Status.IMPORTED: "the artifact's own judge, checked against its raw replies, "
-    "but not controlled here: shown, never ranked",
+    "but not controlled here; shown, never ranked",
 }
 JUDGED_ORIGIN_WORDS = {
     JudgedSet.Origin.IMPORTED: "the verdicts of the artifact's own judge, checked against "
