@@ -9,7 +9,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 from django.contrib.auth.models import User
 from django.http import Http404
-from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    inline_serializer,
+)
 from rest_framework import permissions, serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
@@ -227,6 +232,15 @@ class PointSetApi(APIView):
 
 class JudgedSetApi(APIView):
     @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "class",
+                str,
+                enum=[*CLASSES, "harness_error"],
+                description="only the verdicts of this class (harness_error: no verdict)",
+            ),
+            OpenApiParameter("suite", str, description="only the verdicts of this suite"),
+        ],
         responses=JudgedSetOut,
         summary="One judged set: its judge, reliability, accuracy, error-class "
         "distribution and verdicts",
@@ -237,6 +251,9 @@ class JudgedSetApi(APIView):
             pk = parse_id(judged_id)
         except ValueError as exc:
             raise SubmissionError("invalid_input", f"judged set id {exc}") from None
+        wanted_class = request.query_params.get("class", "")
+        if wanted_class and wanted_class not in (*CLASSES, "harness_error"):
+            raise SubmissionError("invalid_input", "class must be one of the six or harness_error")
         judged = selectors.judged_set_of(point_set, pk) if pk is not None else None
         if judged is None:
             raise Http404("no such judged set")
@@ -250,7 +267,12 @@ class JudgedSetApi(APIView):
             "judged_at": judged.judged_at,
             "previous": judged.previous_id,
             "reliability": selectors.stability(judged),
-            "verdicts": selectors.verdict_rows(judged, selectors.verdicts(judged)),
+            "verdicts": selectors.verdict_rows(
+                judged,
+                selectors.verdicts(
+                    judged, judged_class=wanted_class, suite=request.query_params.get("suite", "")
+                ),
+            ),
         }
         return Response(JudgedSetOut(row).data)
 

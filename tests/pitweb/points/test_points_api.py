@@ -134,6 +134,26 @@ def test_judged_sets_answer_their_reliability_distribution_and_verdicts_as_pages
     )
 
 
+@pytest.mark.parametrize(
+    "query", ["class=completely_correct", "class=harness_error", "suite=suite-1", "suite=nope"]
+)
+def test_the_verdicts_filter_as_the_pages_do(point_set: PointSet, query: str) -> None:
+    judged = _judged_by_hand(point_set)
+    client = Client()
+    base = f"/points/{point_set.name}/judged/{judged.pk}/"
+    page = client.get(f"{base}?{query}&format=json").json()["verdicts"]
+    answer = client.get(f"/api{base}?{query}").json()["verdicts"]
+    assert answer == page
+    assert len(answer) == {"class=completely_correct": 4, "suite=suite-1": 2}.get(query, 0)
+
+
+def test_an_unknown_class_is_refused(point_set: PointSet) -> None:
+    judged = _judged_by_hand(point_set)
+    response = Client().get(f"/api/points/{point_set.name}/judged/{judged.pk}/?class=PASS")
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_input"
+
+
 def test_imported_verdicts_have_no_reliability_and_say_so(point_set: PointSet) -> None:
     judged = _judged_by_hand(point_set)
     JudgedSet.objects.filter(pk=judged.pk).update(origin="imported", status="imported")
