@@ -285,6 +285,12 @@ SPECTACULAR_SETTINGS = {
         "ExecutionKindEnum": "pitweb.execution.enums.EXECUTION_KIND",
         "ExecutionCellStateEnum": "pitweb.execution.enums.CELL_STATE",
         "CellStatusEnum": "pitweb.execution.enums.CELL_STATUS",
+        "JudgedClassEnum": "pitweb.points.enums.JUDGED_CLASS",
+        "VerdictOutcomeEnum": "pitweb.points.enums.OUTCOME",
+        "JudgeReliabilityEnum": "pitweb.points.enums.RELIABILITY",
+        "PointSetStateEnum": "pitweb.points.enums.POINT_SET_STATE",
+        "JudgedSetOriginEnum": "pitweb.points.enums.JUDGED_ORIGIN",
+        "AnswerSetOriginEnum": "pitweb.points.enums.ANSWER_ORIGIN",
     },
 }
 

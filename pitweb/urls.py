@@ -10,7 +10,7 @@ from pitweb.core import protocol
 from pitweb.execution import api as execution_api
 from pitweb.execution import views as execution
 from pitweb.points import views as points
-from pitweb.points.api import AnswerSetsApi
+from pitweb.points.api import AnswerSetsApi, JudgedSetApi, PointSetApi, PointSetsApi
 
 urlpatterns = [
     path("favicon.ico", lambda request: redirect(static("pitweb/favicon.svg"), permanent=True)),
@@ -37,6 +37,13 @@ urlpatterns = [
     path("points/<str:name>/jobs/", points.points_job_page, name="points-job"),
     path("points/jobs/<str:job_id>.json", points.points_job_json, name="points-job-json"),
     path("points/<str:name>/judged/<str:judged_id>/", points.judged_set_page, name="judged-set"),
+    path("api/points/", PointSetsApi.as_view(), name="api-point-sets"),
+    path("api/points/<str:name>/", PointSetApi.as_view(), name="api-point-set"),
+    path(
+        "api/points/<str:name>/judged/<str:judged_id>/",
+        JudgedSetApi.as_view(),
+        name="api-judged-set",
+    ),
     path(
         "api/points/<str:name>/answer-sets/",
         AnswerSetsApi.as_view(),

@@ -1,12 +1,20 @@
-"""The points API: a submitter uploads an answer set for a point set (token)."""
+"""The points API: point sets and their judged sets read by anyone, exactly as their
+pages show them (the pages' selectors build both, so a sealed set's hidden sections
+never leave here either), and a submitter's answer set uploaded (token). Every closed
+set of values is a named enum (``pitweb.points.enums``)."""
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from django.contrib.auth.models import User
 from django.http import Http404
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    inline_serializer,
+)
 from rest_framework import permissions, serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
@@ -14,17 +22,269 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
+from harness.points.metrics import CLASSES
 from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import only_fields
-from pitweb.points import services
+from pitweb.core.params import parse_id
+from pitweb.points import enums, selectors, services
 from pitweb.points.models import PointSet
 
+if TYPE_CHECKING:
+    Serializer = serializers.Serializer[Any]
+else:
+    Serializer = serializers.Serializer
 
-class AnswerSetOut(serializers.Serializer):  # type: ignore[type-arg]
+
+def _renamed(fields: dict[str, Any], **names: str) -> dict[str, Any]:
+    """A serializer's fields with some renamed in place: the pages' names that a class
+    attribute cannot take (``class``, ``pass``) or must not (``fail``, a method)."""
+    return {names.get(k, k): f for k, f in fields.items()}
+
+
+def _point_set(name: str) -> PointSet:
+    found = selectors.point_set_named(name)
+    if found is None:
+        raise Http404("no such point set")
+    return found
+
+
+# -- reads -------------------------------------------------------------------------------
+
+
+class PointSetOut(Serializer):
+    """A row of the point sets page: what its state lets anyone see (``None`` where a
+    sealed set keeps it: its suite digest and salt)."""
+
+    name = serializers.CharField()
+    title = serializers.CharField()
+    state = serializers.ChoiceField(choices=enums.POINT_SET_STATE)
+    points = serializers.IntegerField()
+    reveal_on = serializers.DateField(allow_null=True)
+    commitment = serializers.CharField(allow_null=True, help_text="a sealed set's commitment")
+    question_digest = serializers.CharField()
+    suite_sha256 = serializers.CharField(allow_null=True, help_text="null while sealed")
+    salt = serializers.CharField(allow_null=True, help_text="published by the reveal")
+    ranked = serializers.BooleanField(help_text="only a revealed set's judged sets rank")
+
+
+class PointOut(Serializer):
+    """A point: its Question always; its hidden sections and the hashes over them only
+    once its set discloses them (null while the set is sealed)."""
+
+    point_id = serializers.CharField()
+    suite = serializers.CharField()
+    question = serializers.CharField(help_text="Markdown")
+    question_sha256 = serializers.CharField()
+    ground_truth = serializers.CharField(allow_null=True, default=None)
+    provenance = serializers.CharField(allow_null=True, default=None)
+    point_sha256 = serializers.CharField(allow_null=True, default=None)
+    ground_truth_sha256 = serializers.CharField(allow_null=True, default=None)
+
+
+class ClassCountOut(Serializer):
+    judged_class = serializers.ChoiceField(choices=enums.JUDGED_CLASS)
+    count = serializers.IntegerField()
+
+    def get_fields(self) -> dict[str, Any]:
+        return _renamed(super().get_fields(), judged_class="class")
+
+
+class JudgedRowOut(Serializer):
+    """A judged set as its point set's page tables it. A set whose judge failed its
+    controls has every figure null and its broken rule in ``figures_withheld_because``."""
+
+    judged_set = serializers.IntegerField()
+    model = serializers.CharField(help_text="the answering model")
+    answers = serializers.ChoiceField(choices=enums.ANSWER_ORIGIN)  # where they came from
+    judge = serializers.CharField(help_text="model/effort")
+    judge_pinned = serializers.BooleanField()
+    judge_is_demo = serializers.BooleanField()
+    origin = serializers.ChoiceField(choices=enums.JUDGED_ORIGIN)
+    status = serializers.ChoiceField(choices=enums.RELIABILITY)  # the judge's reliability
+    figures_withheld_because = serializers.CharField(
+        help_text="empty, or the rule the judge broke (no figure is then shown)"
+    )
+    passed = serializers.IntegerField(allow_null=True)
+    failed = serializers.IntegerField(allow_null=True)
+    harness_error = serializers.IntegerField(allow_null=True, help_text="outside every denominator")
+    accuracy = serializers.FloatField(allow_null=True, help_text="PASS / (PASS + FAIL)")
+    accuracy_low = serializers.FloatField(allow_null=True, help_text="Wilson 95% interval")
+    accuracy_high = serializers.FloatField(allow_null=True, help_text="Wilson 95% interval")
+    accuracy_if_errors_fail = serializers.FloatField(allow_null=True)
+    accuracy_if_errors_pass = serializers.FloatField(allow_null=True)
+    pass_at_k = serializers.DictField(
+        child=serializers.FloatField(allow_null=True), allow_null=True
+    )
+    distribution = serializers.SerializerMethodField()
+    control_points = serializers.IntegerField(allow_null=True)
+    positive_controls_held = serializers.IntegerField(allow_null=True)
+    negative_controls_failed = serializers.IntegerField(allow_null=True)
+    flip_rate = serializers.FloatField(allow_null=True)
+    fleiss_kappa = serializers.FloatField(allow_null=True)
+    ranked = serializers.BooleanField()
+    rank = serializers.CharField(allow_null=True, help_text="a range where intervals overlap")
+    not_ranked_because = serializers.CharField()
+
+    def get_fields(self) -> dict[str, Any]:
+        return _renamed(super().get_fields(), passed="pass", failed="fail")
+
+    @extend_schema_field(ClassCountOut(many=True, allow_null=True))
+    def get_distribution(self, row: dict[str, Any]) -> list[dict[str, Any]] | None:
+        """The error-class distribution: null where the figures are withheld."""
+        if row["figures_withheld_because"]:
+            return None
+        return [{"class": c, "count": row[c]} for c in CLASSES]
+
+
+class RulesOut(Serializer):
+    negative_control_failure_share_max = serializers.FloatField()
+    flip_rate_max = serializers.FloatField()
+    fleiss_kappa_min = serializers.FloatField()
+
+
+class ReliabilityOut(Serializer):
+    """The judge's controls and stability, as the judged set recorded them."""
+
+    status = serializers.ChoiceField(choices=enums.RELIABILITY)
+    broken = serializers.ListField(child=serializers.CharField(), help_text="each rule it broke")
+    rules = RulesOut()
+    figures = serializers.DictField()
+    flip_rate = serializers.FloatField(allow_null=True)
+    raw_agreement = serializers.FloatField(allow_null=True)
+    fleiss_kappa = serializers.FloatField(allow_null=True)
+    items = serializers.IntegerField()
+    repeats = serializers.IntegerField()
+    negative_flagged = serializers.ListField(child=serializers.CharField())
+
+
+class VerdictOut(Serializer):
+    """A verdict as the judged set's page shows it: its answer and decisive reason null
+    while the point set is sealed (a reason may quote the Ground Truth)."""
+
+    point_id = serializers.CharField()
+    suite = serializers.CharField()
+    sample = serializers.IntegerField()
+    judged_class = serializers.ChoiceField(
+        choices=enums.JUDGED_CLASS, allow_null=True, help_text="null for a harness error"
+    )
+    outcome = serializers.ChoiceField(choices=enums.OUTCOME)
+    decisive_reason = serializers.CharField(allow_null=True)
+    answer = serializers.CharField(allow_null=True)
+    judge_model = serializers.CharField(allow_null=True)
+    judge_model_returned = serializers.CharField(allow_null=True)
+    judged_at = serializers.CharField(allow_null=True)
+
+    def get_fields(self) -> dict[str, Any]:
+        return _renamed(super().get_fields(), judged_class="class")
+
+
+class PointSetDetailOut(PointSetOut):
+    state_words = serializers.CharField(help_text="the state as the page says it")
+    points_list = PointOut(many=True)
+    judged_sets = JudgedRowOut(many=True)
+
+    def get_fields(self) -> dict[str, Any]:
+        fields = super().get_fields()
+        fields["point_count"] = fields.pop("points")
+        fields["point_count"].source = "points"
+        fields["points"] = fields.pop("points_list")
+        fields["points"].source = "points_list"
+        return fields
+
+
+class JudgedSetOut(JudgedRowOut):
+    point_set = serializers.CharField()
+    judge_model = serializers.CharField()
+    judge_effort = serializers.CharField()
+    judged_at = serializers.CharField(help_text="ISO 8601, or empty")
+    previous = serializers.IntegerField(allow_null=True, help_text="the judged set re-judged")
+    reliability = ReliabilityOut(allow_null=True, help_text="null for imported verdicts")
+    verdicts = VerdictOut(many=True)
+
+
+class PointSetsApi(APIView):
+    @extend_schema(
+        responses=PointSetOut(many=True), summary="The point sets, as their page lists them"
+    )
+    def get(self, request: Request) -> Response:
+        rows = selectors.point_set_rows(selectors.point_sets())
+        return Response(PointSetOut(rows, many=True).data)
+
+
+class PointSetApi(APIView):
+    @extend_schema(
+        responses=PointSetDetailOut,
+        summary="One point set: its points' public parts (the hidden sections only once "
+        "revealed) and its judged sets",
+    )
+    def get(self, request: Request, name: str) -> Response:
+        point_set = _point_set(name)
+        [row] = selectors.point_set_rows(selectors.point_sets().filter(pk=point_set.pk))
+        row |= {
+            "state_words": point_set.state_words,
+            "points_list": selectors.question_rows(point_set),
+            "judged_sets": selectors.with_ranks(
+                selectors.judged_rows(selectors.judged_sets(point_set))
+            ),
+        }
+        return Response(PointSetDetailOut(row).data)
+
+
+class JudgedSetApi(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "class",
+                str,
+                enum=[*CLASSES, "harness_error"],
+                description="only the verdicts of this class (harness_error: no verdict)",
+            ),
+            OpenApiParameter("suite", str, description="only the verdicts of this suite"),
+        ],
+        responses=JudgedSetOut,
+        summary="One judged set: its judge, reliability, accuracy, error-class "
+        "distribution and verdicts",
+    )
+    def get(self, request: Request, name: str, judged_id: str) -> Response:
+        point_set = _point_set(name)
+        try:
+            pk = parse_id(judged_id)
+        except ValueError as exc:
+            raise SubmissionError("invalid_input", f"judged set id {exc}") from None
+        wanted_class = request.query_params.get("class", "")
+        if wanted_class and wanted_class not in (*CLASSES, "harness_error"):
+            raise SubmissionError("invalid_input", "class must be one of the six or harness_error")
+        judged = selectors.judged_set_of(point_set, pk) if pk is not None else None
+        if judged is None:
+            raise Http404("no such judged set")
+        # the row as the set's page tables it (its rank among the set's judged sets)
+        rows = selectors.with_ranks(selectors.judged_rows(selectors.judged_sets(point_set)))
+        row = next(r for r in rows if r["judged_set"] == judged.pk)
+        row |= {
+            "point_set": point_set.name,
+            "judge_model": judged.judge_model,
+            "judge_effort": judged.judge_effort,
+            "judged_at": judged.judged_at,
+            "previous": judged.previous_id,
+            "reliability": selectors.stability(judged),
+            "verdicts": selectors.verdict_rows(
+                judged,
+                selectors.verdicts(
+                    judged, judged_class=wanted_class, suite=request.query_params.get("suite", "")
+                ),
+            ),
+        }
+        return Response(JudgedSetOut(row).data)
+
+
+# -- the upload ----------------------------------------------------------------------------
+
+
+class AnswerSetOut(Serializer):
     answer_set = serializers.IntegerField(source="pk")
     point_set = serializers.CharField(source="point_set.name")
     model = serializers.CharField()
-    origin = serializers.CharField()
+    origin = serializers.ChoiceField(choices=enums.ANSWER_ORIGIN)
     sha256 = serializers.CharField()
     answers = serializers.SerializerMethodField()
     judge_jobs = serializers.SerializerMethodField()
@@ -52,9 +312,7 @@ class AnswerSetsApi(APIView):
         responses={201: AnswerSetOut, 200: AnswerSetOut},
     )
     def post(self, request: Request, name: str) -> Response:
-        point_set = PointSet.objects.filter(name=name).first()
-        if point_set is None:
-            raise Http404("no such point set")
+        point_set = _point_set(name)
         only_fields(request, files=("answers",))
         if "answers" not in request.FILES:
             raise SubmissionError("missing_file", "multipart field answers required")

@@ -67,18 +67,18 @@ class PointSet(models.Model):
 
     @property
     def state_words(self) -> str:
-        if self.state == PointSetState.PUBLIC:
-            return "development data: public from the start, listed and never ranked"
-        if self.state == PointSetState.SEALED:
-            when = self.reveal_on.isoformat() if self.reveal_on else "a date staff set"
-            return (
-                f"sealed until {when}: its Questions are shown, its Ground Truth and "
-                "Provenance are committed to and hidden"
-            )
-        return (
-            "revealed: its salt and hidden sections are published, and its judged sets are "
-            "ranked where their judge is the pinned one and its controls held"
-        )
+        when = self.reveal_on.isoformat() if self.reveal_on else "a date staff set"
+        return STATE_WORDS[PointSetState(self.state)].format(when=when)
+
+
+# a set's state as its page says it (``{when}``: a sealed set's reveal date)
+STATE_WORDS = {
+    PointSetState.PUBLIC: "development data: public from the start, listed and never ranked",
+    PointSetState.SEALED: "sealed until {when}: its Questions are shown, its Ground Truth and "
+    "Provenance are committed to and hidden",
+    PointSetState.REVEALED: "revealed: its salt and hidden sections are published, and its "
+    "judged sets are ranked where their judge is the pinned one and its controls held",
+}
 
 
 class Point(models.Model):

@@ -3,6 +3,7 @@ nothing here returns a hidden section, or a hash over one, of a sealed set."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 
@@ -16,6 +17,28 @@ from harness.points.gates import withheld_because
 from harness.points.metrics import CLASSES, FAIL, PASS, harness_error_range, rank_ranges, wilson
 from harness.points.model import Reliability, plain
 from pitweb.points.models import JudgedSet, Point, PointSet, PointsJob, Verdict
+
+# a set's name is a slug: anything else (a NUL, a path, a long string) names no set and
+# never reaches the database
+SET_NAME = re.compile(r"[-a-zA-Z0-9_]{1,100}")
+
+
+def point_set_named(name: str) -> PointSet | None:
+    """The set a page's or the API's path names, or None."""
+    if not SET_NAME.fullmatch(name):
+        return None
+    return PointSet.objects.filter(name=name).first()
+
+
+def judged_set_of(point_set: PointSet, pk: int) -> JudgedSet | None:
+    """One judged set of the set, as its page shows it (its body loaded: the judge's
+    controls are read from it), or None."""
+    return (
+        JudgedSet.objects.filter(pk=pk, answer_set__point_set=point_set)
+        .select_related("answer_set", "answer_set__point_set", "previous")
+        .defer("answer_set__body", "previous__body", "previous__changes")
+        .first()
+    )
 
 
 def point_sets() -> QuerySet[PointSet]:
@@ -273,7 +296,9 @@ def suite_rows(judged: list[JudgedSet]) -> list[dict[str, Any]]:
 
 
 def verdicts(judged: JudgedSet, *, judged_class: str = "", suite: str = "") -> QuerySet[Verdict]:
+    # the judged set's id too: the related manager reads it off every verdict it returns
     found = judged.verdicts.select_related("point").only(
+        "judged_set",
         "judged_class",
         "outcome",
         "decisive_reason",

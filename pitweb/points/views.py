@@ -24,7 +24,6 @@ from pitweb.core.tables import table_response
 from pitweb.points import selectors, services
 from pitweb.points.models import (
     AnswerSet,
-    JudgedSet,
     ModelEndpoint,
     PointSet,
     PointSetState,
@@ -70,7 +69,7 @@ def _format(request: HttpRequest) -> str:
 
 
 def _point_set(name: str) -> PointSet:
-    found = PointSet.objects.filter(name=name).first()
+    found = selectors.point_set_named(name)
     if found is None:
         raise Http404("no such point set")
     return found
@@ -173,11 +172,7 @@ def judged_set_page(request: HttpRequest, name: str, judged_id: str) -> HttpResp
             raise SubmissionError("invalid_input", "class must be one of the six or harness_error")
     except SubmissionError as exc:
         return bad_request_page(request, exc.message)
-    judged = (
-        JudgedSet.objects.filter(pk=pk, answer_set__point_set=point_set)
-        .select_related("answer_set", "answer_set__point_set", "previous")
-        .first()
-    )
+    judged = selectors.judged_set_of(point_set, pk)
     if judged is None:
         raise Http404("no such judged set")
     suite = request.GET.get("suite", "")

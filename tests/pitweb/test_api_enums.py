@@ -4,17 +4,30 @@ there without the schema fails here), each value described in the pages' words."
 
 from __future__ import annotations
 
-from typing import Any, get_args
+from typing import Any, get_args, get_type_hints
 
 import pytest
 from django.test import Client
+from django.utils.text import capfirst
 
+from harness.points.metrics import CLASSES, outcome
+from harness.points.model import Reliability
 from harness.receipt.model import CellStatus, Verdict
 from pitweb.execution import enums as execution_enums
 from pitweb.execution.models import ExecutionCell, ExecutionJob, ExecutionState
+from pitweb.points import enums as points_enums
+from pitweb.points.models import AnswerSet, JudgedSet, PointSetState
 from pitweb.runs import enums as run_enums
 from pitweb.runs.models import JobState, VerificationJob, VerificationLevel, Visibility
 from pitweb.runs.presentation import LEVEL_WORDS, MASK_WORDS
+from pitweb.runs.presentation import words as said
+
+# the harness's sets for judged points: the six classes; every outcome ``outcome`` gives
+# (a class, or none for a harness error); the judge's reliability, and "imported" for
+# another judge's verdicts, which no control of ours ran on
+JUDGED_CLASSES = set(CLASSES)
+OUTCOMES = {outcome(c) for c in (*CLASSES, None)}
+RELIABILITY = {*get_args(get_type_hints(Reliability)["status"]), JudgedSet.Status.IMPORTED}
 
 # (response component, field): (the enum's stable name, the whole set it must equal)
 CLOSED: dict[tuple[str, str], tuple[str, set[str]]] = {
@@ -38,6 +51,17 @@ CLOSED: dict[tuple[str, str], tuple[str, set[str]]] = {
         set(VerificationLevel.values),
     ),
     ("BoardRowOut", "mask_verdict"): ("MaskVerdictEnum", {*get_args(Verdict), "not_run"}),
+    ("PointSetOut", "state"): ("PointSetStateEnum", set(PointSetState.values)),
+    ("PointSetDetailOut", "state"): ("PointSetStateEnum", set(PointSetState.values)),
+    ("JudgedRowOut", "status"): ("JudgeReliabilityEnum", RELIABILITY),
+    ("JudgedRowOut", "origin"): ("JudgedSetOriginEnum", set(JudgedSet.Origin.values)),
+    ("JudgedRowOut", "answers"): ("AnswerSetOriginEnum", set(AnswerSet.Origin.values)),
+    ("JudgedSetOut", "status"): ("JudgeReliabilityEnum", RELIABILITY),
+    ("ReliabilityOut", "status"): ("JudgeReliabilityEnum", RELIABILITY),
+    ("ClassCountOut", "class"): ("JudgedClassEnum", JUDGED_CLASSES),
+    ("VerdictOut", "class"): ("JudgedClassEnum", JUDGED_CLASSES),
+    ("VerdictOut", "outcome"): ("VerdictOutcomeEnum", OUTCOMES),
+    ("AnswerSetOut", "origin"): ("AnswerSetOriginEnum", set(AnswerSet.Origin.values)),
 }
 # a field of a response by one of these names holds a closed set wherever it appears
 CLOSED_NAMES = {
@@ -48,6 +72,9 @@ CLOSED_NAMES = {
     "verification_level",
     "mask_verdict",
     "visibility",
+    "class",
+    "outcome",
+    "origin",
 }
 
 
@@ -96,6 +123,8 @@ def test_each_value_is_described_in_the_pages_words(schema: dict[str, Any]) -> N
         run_enums.VERIFICATION_LEVEL, run_enums.RUN_STATE, run_enums.JOB_KIND,
         run_enums.VISIBILITY, run_enums.MASK_VERDICT, execution_enums.EXECUTION_STATE,
         execution_enums.EXECUTION_KIND, execution_enums.CELL_STATE, execution_enums.CELL_STATUS,
+        points_enums.JUDGED_CLASS, points_enums.OUTCOME, points_enums.RELIABILITY,
+        points_enums.POINT_SET_STATE, points_enums.JUDGED_ORIGIN, points_enums.ANSWER_ORIGIN,
     ]  # fmt: skip
     described = " ".join(c.get("description", "") for c in components.values())
     for value, words in (pair for chosen in choices for pair in chosen):
@@ -105,3 +134,16 @@ def test_each_value_is_described_in_the_pages_words(schema: dict[str, Any]) -> N
 def test_a_client_can_learn_that_reexecuted_exists(schema: dict[str, Any]) -> None:
     level = schema["components"]["schemas"]["VerificationLevelEnum"]
     assert "reexecuted" in level["enum"] and "re-executed:" in level["description"]
+
+
+def test_judged_points_say_each_value_as_the_points_pages_do(schema: dict[str, Any]) -> None:
+    components = schema["components"]["schemas"]
+    classes = components["JudgedClassEnum"]["description"]
+    for c in CLASSES:  # the points pages head a class's column with ``c|words|capfirst``
+        assert f"* `{c}` - {capfirst(said(c))}" in classes
+    assert "* `numeric_factual_error` - Numeric factual error" in classes
+    for name in ("VerdictOutcomeEnum", "JudgeReliabilityEnum"):  # ``value|words``
+        described = components[name]["description"]
+        for value in components[name]["enum"]:
+            assert f"* `{value}` - {said(value)}: " in described
+    assert "* `HARNESS_ERROR` - harness error: " in components["VerdictOutcomeEnum"]["description"]
