@@ -12,7 +12,7 @@ from django.urls import NoReverseMatch, reverse
 
 # (words, URL names tried in order): the first that resolves is the section's page
 SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Benchmarks", ("home", "leaderboard")),
+    ("Benchmarks", ("leaderboard",)),
     ("Compare", ("compare",)),
     ("Points", ("point-sets",)),
     ("Agents", ("agents",)),

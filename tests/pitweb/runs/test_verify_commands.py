@@ -25,7 +25,7 @@ pytestmark = pytest.mark.django_db
 def block(run: Run, client: Client | None = None) -> tuple[list[str], str]:
     sha = run.body_sha256.removeprefix("sha256:")
     page = (client or Client()).get(f"/runs/{sha}/?submission={run.pk}").content.decode()
-    found = re.search(r'<pre id="verify-commands">(.*?)</pre>', page, re.S)
+    found = re.search(r'<pre id="verify-commands"[^>]*>(.*?)</pre>', page, re.S)
     assert found is not None
     return html.unescape(found[1]).splitlines(), page
 

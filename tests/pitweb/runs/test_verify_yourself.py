@@ -53,7 +53,7 @@ def block_of(run: Run, live_server: Any) -> Block:
     sha = run.body_sha256.removeprefix("sha256:")
     with urlopen(f"{live_server.url}/runs/{sha}/?submission={run.pk}", timeout=60) as page:
         text = page.read().decode()
-    found = re.search(r'<pre id="verify-commands">(.*?)</pre>', text, re.S)
+    found = re.search(r'<pre id="verify-commands"[^>]*>(.*?)</pre>', text, re.S)
     assert found is not None
     lines = html.unescape(found[1]).splitlines()
     cut = next(i for i, line in enumerate(lines) if line.startswith(OFFLINE_FROM))
