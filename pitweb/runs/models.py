@@ -42,13 +42,13 @@ class Benchmark(models.Model):
     row is created by the intake of its first run and never changed."""
 
     key = models.CharField(max_length=32, unique=True)  # Benchmark.key
-    name = models.CharField(max_length=300)  # Benchmark.name
+    name = models.TextField()  # Benchmark.name (its forms are the receipt's: no bound)
     release_digest = models.CharField(max_length=71, db_index=True)
     forms = models.TextField()  # sorted, comma-joined
     window_start = models.DateField()
     window_end = models.DateField()
     hold_sessions = models.PositiveIntegerField()
-    clocks = models.CharField(max_length=100)  # in the harness's order, comma-joined
+    clocks = models.TextField()  # in the harness's order, comma-joined
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

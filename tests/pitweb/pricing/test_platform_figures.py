@@ -13,6 +13,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
 
+from pitweb.board.query import SECTIONS
 from pitweb.core.errors import SubmissionError
 from pitweb.core.models import AuditEvent
 from pitweb.pricing.models import PlatformScore
@@ -36,7 +37,7 @@ def board() -> dict[str, Any]:
 
 def row_of(run: Run) -> dict[str, Any]:
     everything = board()
-    return next(r for rows in everything.values() for r in rows if r["run_id"] == run.run_id)
+    return next(r for name in SECTIONS for r in everything[name] if r["run_id"] == run.run_id)
 
 
 @pytest.fixture(scope="module")
@@ -204,10 +205,11 @@ def test_unconfined_runs_are_marked_and_the_isolated_filter_drops_them(
     assert isolated.agent_isolated and not loose.agent_isolated
     assert row_of(loose)["could_read_future_data"] is True
     assert row_of(isolated)["could_read_future_data"] is False
-    everything = {r["run_id"] for rows in board().values() for r in rows}
+    answer = board()
+    everything = {r["run_id"] for name in SECTIONS for r in answer[name]}
     assert {isolated.run_id, loose.run_id} <= everything
     filtered = Client().get("/api/leaderboard/?isolated=1&all=1").json()
-    kept = {r["run_id"] for rows in filtered.values() for r in rows}
+    kept = {r["run_id"] for name in SECTIONS for r in filtered[name]}
     assert isolated.run_id in kept and loose.run_id not in kept
     html = Client().get("/benchmarks/", follow=True).content.decode()
     assert html.count("⚠ could read future</span>") == 2  # the legend's, and the loose run's

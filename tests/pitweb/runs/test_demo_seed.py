@@ -32,7 +32,7 @@ def test_demo_seed_submits_and_verifies_three_baselines(settings: Any, tmp_path:
         "date_reader": "mask_leaks",
     }
     text = out.getvalue()
-    assert "staff login: staff / " in text and "submitter API token (user demo): pit_" in text
+    assert "staff sign-in: staff / " in text and "submitter API token (user demo): pit_" in text
     assert all(
         r.body["protocol"]["P4_costs_and_frictions"]["prices"]["source"].startswith("SYNTHETIC")
         for r in runs

@@ -261,7 +261,7 @@ def test_run_page_explains_itself_and_charts_the_platform_figures(
     # the harness's delta, not one the chart recomputed
     pit = run.platform.figures["contamination"]["pit"]["main_minus_shifted"]
     assert deltas["data"][0]["y"][2] == pytest.approx(pit * 100)
-    assert run.mask_verdict in deltas["layout"]["title"]["text"]
+    assert run.mask_verdict.replace("_", " ") in deltas["layout"]["title"]["text"]
     download = Client().get(f"/runs/{sha}/download/trajectory")
     assert b"".join(download.streaming_content) == arm_aware_run.trajectory.read_bytes()
 
