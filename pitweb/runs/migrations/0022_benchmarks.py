@@ -11,6 +11,7 @@ import django.db.models.deletion
 from django.db import migrations, models
 
 from harness.rundata.benchmark import Benchmark as BenchmarkOf
+from harness.vocabulary import CLOCKS
 
 
 def _benchmark(Benchmark: Any, cache: dict[str, Any], run: Any) -> Any:
@@ -21,7 +22,7 @@ def _benchmark(Benchmark: Any, cache: dict[str, Any], run: Any) -> Any:
         start=config.get("start") or run.window_start.isoformat(),
         end=config.get("end") or run.window_end.isoformat(),
         hold_sessions=config.get("hold_sessions", 5),
-        clocks=config.get("clocks") or ["leaky", "dump", "pit"],
+        clocks=config.get("clocks") or list(CLOCKS),
     )
     if of.key not in cache:
         cache[of.key], _ = Benchmark.objects.get_or_create(
