@@ -18,20 +18,6 @@ from tests.pitweb.conftest import Artifacts, token_client
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture()
-def private_run(registered: Any, submitter: User, stub_run: Artifacts) -> Run:
-    files = stub_run.files()
-    run = services.run_submit(
-        user=submitter,
-        receipt=files["receipt"],
-        trajectory=files["trajectory"],
-        prices=files["prices"],
-    ).run
-    Run.objects.filter(pk=run.pk).update(visibility="private")
-    run.refresh_from_db()
-    return run
-
-
 def api_as(who: str, users: dict[str, User | None]) -> APIClient:
     user = users[who]
     return APIClient() if user is None else token_client(user)

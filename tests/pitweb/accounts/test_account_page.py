@@ -31,20 +31,6 @@ def signed_in(user: User, password: str) -> Client:
     return client
 
 
-@pytest.fixture()
-def private_run(registered: Any, submitter: User, stub_run: Artifacts) -> Run:
-    files = stub_run.files()
-    run = services.run_submit(
-        user=submitter,
-        receipt=files["receipt"],
-        trajectory=files["trajectory"],
-        prices=files["prices"],
-    ).run
-    Run.objects.filter(pk=run.pk).update(visibility="private")
-    run.refresh_from_db()
-    return run
-
-
 def created_token(client: Client, name: str) -> str:
     response = client.post("/accounts/tokens/", {"name": name})
     assert response.status_code == 200 and response["Cache-Control"].startswith("max-age=0")
