@@ -7,20 +7,13 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from pitweb.runs import services
 from pitweb.runs.models import Run
-from tests.pitweb.conftest import Artifacts
+from tests.pitweb.conftest import Artifacts, submit_run
 
 
 @pytest.fixture()
 def private_run(registered: Any, submitter: User, stub_run: Artifacts) -> Run:
-    files = stub_run.files()
-    run = services.run_submit(
-        user=submitter,
-        receipt=files["receipt"],
-        trajectory=files["trajectory"],
-        prices=files["prices"],
-    ).run
+    run = submit_run(submitter, stub_run)
     Run.objects.filter(pk=run.pk).update(visibility="private")
     run.refresh_from_db()
     return run

@@ -13,7 +13,7 @@ from pitweb.board.query import SECTIONS
 from pitweb.core.models import AuditEvent
 from pitweb.runs import services
 from pitweb.runs.models import Run, VerificationJob
-from tests.pitweb.conftest import Artifacts, token_client
+from tests.pitweb.conftest import Artifacts, submit_run, token_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -135,13 +135,7 @@ def test_tokens_are_stored_hashed(submitter: User) -> None:
 def test_hidden_public_run_leaves_the_board_with_a_public_reason(
     registered: Any, submitter: User, staff: User, stub_run: Artifacts
 ) -> None:
-    files = stub_run.files()
-    run = services.run_submit(
-        user=submitter,
-        receipt=files["receipt"],
-        trajectory=files["trajectory"],
-        prices=files["prices"],
-    ).run
+    run = submit_run(submitter, stub_run)
     services.run_set_hidden(
         run=run, staff=staff, hidden=True, reason="duplicate of an earlier entry"
     )

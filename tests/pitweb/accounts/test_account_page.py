@@ -16,9 +16,8 @@ from pitweb.accounts.models import ApiToken
 from pitweb.core.models import AuditEvent
 from pitweb.execution.models import ExecutionJob, RegisteredAgent
 from pitweb.points.models import AnswerSet, PointSet
-from pitweb.runs import services
 from pitweb.runs.models import Run
-from tests.pitweb.conftest import Artifacts
+from tests.pitweb.conftest import Artifacts, submit_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -142,10 +141,7 @@ def test_the_account_page_costs_the_same_queries_however_much_is_listed(
     client = signed_in(submitter, "pw-alice")
     with django_assert_max_num_queries(14):
         client.get("/accounts/")
-    files = stub_run.files()
-    services.run_submit(
-        user=submitter, **{k: files[k] for k in ("receipt", "trajectory", "prices")}
-    )
+    submit_run(submitter, stub_run)
     for n in range(3):
         created_token(client, f"t{n}")
     with django_assert_max_num_queries(14):

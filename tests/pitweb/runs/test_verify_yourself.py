@@ -97,15 +97,27 @@ def downloaded(run: Run, live_server: Any, tmp_path: Path) -> tuple[Block, Path]
     return block, work / block.folder
 
 
-def test_a_run_priced_with_the_reference_prices_verifies_offline_from_the_downloads(
+Downloaded = tuple[Run, Block, Path]
+
+
+@pytest.fixture()
+def reference_download(
     live_server: Any,
     priced_release: Any,
     submitter: User,
     reference_priced: Artifacts,
     tmp_path: Path,
-) -> None:
+) -> Downloaded:
+    """A run priced with the reference prices, proven, its page's downloads fetched."""
     run = proven(submitter, reference_priced)
     block, folder = downloaded(run, live_server, tmp_path)
+    return run, block, folder
+
+
+def test_a_run_priced_with_the_reference_prices_verifies_offline_from_the_downloads(
+    reference_download: Downloaded,
+) -> None:
+    run, block, folder = reference_download
     assert sorted(p.name for p in folder.iterdir()) == [
         "receipt.json",
         "reference-prices-v1.csv",
@@ -142,15 +154,9 @@ def test_a_run_priced_with_its_own_prices_verifies_and_reproduces_its_platform_f
 
 @pytest.mark.parametrize("tamper", ["trajectory", "release"])
 def test_a_tampered_download_fails_verification(
-    tamper: str,
-    live_server: Any,
-    priced_release: Any,
-    submitter: User,
-    reference_priced: Artifacts,
-    tmp_path: Path,
+    tamper: str, reference_download: Downloaded
 ) -> None:
-    run = proven(submitter, reference_priced)
-    block, folder = downloaded(run, live_server, tmp_path)
+    _, block, folder = reference_download
     untar = [line for line in block.offline if line.startswith("tar ")]
     assert shell(untar, folder, offline=True).returncode == 0
     if tamper == "trajectory":
@@ -171,14 +177,9 @@ def test_a_tampered_download_fails_verification(
 
 
 def test_a_tampered_archive_fails_its_sha256_check_before_anything_runs(
-    live_server: Any,
-    priced_release: Any,
-    submitter: User,
-    reference_priced: Artifacts,
-    tmp_path: Path,
+    reference_download: Downloaded,
 ) -> None:
-    run = proven(submitter, reference_priced)
-    block, folder = downloaded(run, live_server, tmp_path)
+    _, block, folder = reference_download
     archive = folder / "release.tar"
     data = bytearray(archive.read_bytes())
     data[700] ^= 0x01
