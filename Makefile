@@ -14,6 +14,7 @@ setup: $(VENV)/.installed node_modules/.installed
 # setup goes on (those tests fail, saying why, when CI=true).
 node_modules/.installed: package.json package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \
+	  echo "setup: axe-core for the browser tests' accessibility check (npm ci, pinned)"; \
 	  npm ci --no-audit --no-fund --loglevel=error && touch $@; \
 	else \
 	  echo "npm not found: skipping axe-core (the browser tests' accessibility check needs it)"; \
@@ -23,19 +24,25 @@ node_modules/.installed: package.json package-lock.json
 # install .`; the site is pinned to 3.11 here).
 $(VENV)/.installed: requirements/dev.lock requirements/site.lock requirements/compose-spec.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Python 3.11 is required for the site (found %d.%d)" % sys.version_info[:2])'
+	@echo "setup 1/5: a virtual environment in $(VENV)"
 	$(PYTHON) -m venv $(VENV)
+	@echo "setup 2/5: the site's and the tools' packages from requirements/dev.lock, hashes checked (the longest step: a few minutes)"
 	$(BIN)/pip install --quiet --disable-pip-version-check --require-hashes -r requirements/dev.lock
+	@echo "setup 3/5: pitweb itself, editable"
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
 	# the harness's own wheels, for the test that installs it alone with no network
+	@echo "setup 4/5: wheels kept in .wheels for the offline install tests (harness, runtime image)"
 	$(BIN)/pip download --quiet --disable-pip-version-check --require-hashes --only-binary=:all: \
 	  -r requirements/harness.lock -d .wheels
 	# the runtime image's wheels (site.lock), for the test that rebuilds its runtime offline
 	$(BIN)/pip download --quiet --disable-pip-version-check --require-hashes --only-binary=:all: \
 	  -r requirements/site.lock -d .wheels
 	# the Compose Specification's schema, for the test that validates docker-compose.yml
+	@echo "setup 5/5: the Compose Specification's schema, for the docker-compose.yml test"
 	$(BIN)/pip download --quiet --disable-pip-version-check --require-hashes --no-deps \
 	  -r requirements/compose-spec.lock -d .wheels/spec
 	@touch $@
+	@echo "setup: done ($(VENV) ready)"
 
 # Hashed locks per set, from pyproject.toml: the harness, the harness with Inspect, the site
 # (+ harness), dev (+ site and Inspect).

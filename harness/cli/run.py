@@ -12,6 +12,7 @@ from harness.agents.base import AgentSpec
 from harness.agents.external import configured_agent
 from harness.cli.common import UsageError, external_agent_arguments, fmt_return
 from harness.outcomes import EXIT_AGENT_FAILED, EXIT_INTERNAL, EXIT_OK
+from harness.progress import terminal_bar
 from harness.rundata.config import RunConfig, replace_config
 from harness.runs.finish import RunResult
 from harness.runs.reports import clock_report
@@ -73,7 +74,8 @@ def _exit_code(result: RunResult) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     config, spec = _run_config(args)
-    result = run(spec, config)
+    with terminal_bar("run: sessions walked", unit="sessions") as progress:
+        result = run(spec, config, progress=progress)
     body = result.body
     print(f"run {body['run_id']}  valid={body['valid']}  receipt {result.receipt['body_sha256']}")
     print(
@@ -113,7 +115,8 @@ def cmd_clocks_report(args: argparse.Namespace) -> int:
             f"{' and '.join(there)} already exist: clocks-report would overwrite them; give "
             "it files of its own (--trajectory, --receipt) or pass --force"
         )
-    result = run(spec, config)
+    with terminal_bar("clocks-report: sessions walked", unit="sessions") as progress:
+        result = run(spec, config, progress=progress)
     report = clock_report(result)
     body = result.body
     print(

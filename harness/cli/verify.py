@@ -5,18 +5,39 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from harness.agents.base import load_agent
 from harness.agents.external import command_agent, http_agent
 from harness.cli.common import UsageError, external_agent_arguments
 from harness.market.prices import PriceError, load_prices
 from harness.outcomes import EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK
+from harness.progress import terminal_bar
 from harness.receipt.rederive import rederive
 from harness.receipt.verify import check_receipt, verify
 from harness.runs.reexecute import FAILED, REPRODUCED, reexecute
 
 
+def _inputs_exist(args: argparse.Namespace) -> None:
+    """A file named on the command line that is not there is a usage error (exit 2), said
+    before anything is checked: a mistyped path is not a mismatch."""
+    named = {
+        "receipt": args.receipt,
+        "--trajectory": args.trajectory,
+        "--bundle": args.bundle,
+        "--prices": args.prices,
+    }
+    for option, path in named.items():
+        if path is None:
+            continue
+        there = Path(path).is_dir() if option == "--bundle" else Path(path).is_file()
+        if not there:
+            kind = "folder" if option == "--bundle" else "file"
+            raise UsageError(f"{option} {path}: no such {kind}")
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
+    _inputs_exist(args)
     report = verify(args.receipt, trajectory=args.trajectory, bundle=args.bundle)
     for line in report.lines:
         print(line)
@@ -86,7 +107,14 @@ def _rederive_scores(args: argparse.Namespace) -> int:
         except PriceError as exc:
             print(f"scores MISMATCH  prices: {exc}")
             return EXIT_MISMATCH
-    result = rederive(args.receipt, trajectory=args.trajectory, release=args.bundle, prices=prices)
+    with terminal_bar("verify: re-deriving the scores", unit="steps") as progress:
+        result = rederive(
+            args.receipt,
+            trajectory=args.trajectory,
+            release=args.bundle,
+            prices=prices,
+            progress=progress,
+        )
     wrong = result.first_mismatch
     if wrong is not None:
         print(f"scores MISMATCH  {wrong.name}: {wrong.detail}")

@@ -5,6 +5,7 @@ answer, and the stability sample."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -23,6 +24,7 @@ from harness.points.judge import (
 )
 from harness.points.markdown import Point
 from harness.points.model import Answer, AnswerSet, JudgedSet
+from harness.progress import OnProgress
 
 
 def _map(func: Callable[[Any], Any], items: Iterable[Any], workers: int) -> list[Any]:
@@ -47,10 +49,11 @@ def answer_points(
     samples: int = 1,
     workers: int = 4,
     journal: Journal | None = None,
+    progress: OnProgress | None = None,
 ) -> AnswerSet:
     """Every point answered ``samples`` times, as an answer set. With a journal,
     answers it holds are not asked for again (failed calls are), and each new one is
-    saved as it arrives."""
+    saved as it arrives. ``progress`` is told each answer as it arrives."""
     if samples < 1:
         raise ValueError("at least one answer per point")
 
@@ -65,7 +68,8 @@ def answer_points(
         return record
 
     jobs = [(p, n) for p in points for n in range(samples)]
-    records = _map(one, jobs, workers)
+    tally = _Tally(progress, len(jobs))
+    records = _map(tally.counted(one), jobs, workers)
     return answer_set(points, records, answerer.config.experiment())
 
 
@@ -76,6 +80,7 @@ def judge_answer_set(
     stability_k: int = 3,
     stride: int = 10,
     workers: int = 4,
+    progress: OnProgress | None = None,
 ) -> JudgedSet:
     """The judged set; ``ControlFailed`` (naming the point) before any answer is
     judged if the judge does not call a point's own Ground Truth completely_correct.
@@ -83,10 +88,14 @@ def judge_answer_set(
     The positive controls run first and alone (seed 004: nothing is judged before the
     reference holds); then the negative controls, the answers and the stability sample
     share one pool of ``workers`` threads, so no phase waits for the last calls of the one
-    before it."""
+    before it. ``progress`` is told each control, verdict and stability sample done
+    (the stability sample's size is added to the total once it is drawn)."""
     by_id = {p.id: p for p in points}
     answered = [by_id[i] for i in sorted({a.point_id for a in answers.answers})]
-    positive = _map(lambda p: control_record(positive_control(judge, p)), answered, workers)
+    tally = _Tally(progress, 2 * len(answered) + len(answers.answers))
+    positive = _map(
+        tally.counted(lambda p: control_record(positive_control(judge, p))), answered, workers
+    )
 
     def one(answer: Answer) -> JudgeReply:
         if answer.status != COMPLETED:
@@ -97,11 +106,13 @@ def judge_answer_set(
     first = first_answers(answers)
     steady = [p for p in answered if p.id in first]
     with _Pool(workers) as pool:
-        negative_later = pool.submit_all(lambda p: negative_controls(judge, p), answered)
-        verdicts_later = pool.submit_all(one, answers.answers)
+        negative_later = pool.submit_all(
+            tally.counted(lambda p: negative_controls(judge, p)), answered
+        )
+        verdicts_later = pool.submit_all(tally.counted(one), answers.answers)
         sample = stability(
             judge, steady, first, k=stability_k, stride=stride,
-            mapper=lambda f, items: pool.results(pool.submit_all(f, items)),
+            mapper=lambda f, items: pool.results(pool.submit_all(*tally.phase(f, items))),
         ) if steady else {
             "items": 0, "repeats": stability_k, "stride": stride, **agreement_figures([]),
             "ratings": {}, "items_with_harness_errors": {}, "replies": {},
@@ -115,6 +126,40 @@ def judge_answer_set(
     }
     keyed = {(a.point_id, a.sample): v for a, v in zip(answers.answers, verdicts, strict=True)}
     return judged_set(answers, keyed, controls)
+
+
+class _Tally:
+    """Calls done out of calls known, told to ``progress`` (from any of the pool's
+    threads, so counted under a lock)."""
+
+    def __init__(self, progress: OnProgress | None, total: int) -> None:
+        self._progress, self._total, self._done = progress, total, 0
+        self._lock = threading.Lock()
+
+    def phase(
+        self, func: Callable[[Any], Any], items: Iterable[Any]
+    ) -> tuple[Callable[[Any], Any], list[Any]]:
+        """A phase whose size was not known at the start: its items join the total."""
+        listed = list(items)
+        with self._lock:
+            self._total += len(listed)
+        return self.counted(func), listed
+
+    def counted(self, func: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """``func``, each call of it counted when it returns."""
+        if self._progress is None:
+            return func
+
+        def call(item: Any) -> Any:
+            result = func(item)
+            with self._lock:
+                self._done += 1
+                done, total = self._done, self._total
+            assert self._progress is not None
+            self._progress(done, total)
+            return result
+
+        return call
 
 
 class _Pool:

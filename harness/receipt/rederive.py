@@ -40,6 +40,7 @@ from harness.outcomes import (
     NOT_APPLICABLE,
     NOT_RUN,
 )
+from harness.progress import OnProgress
 from harness.receipt.binding import config_binding, stated_prices
 from harness.receipt.build import (
     costs_slot,
@@ -289,26 +290,41 @@ def rederive(
     release: str | os.PathLike[str],
     prices: Prices | None = None,
     check_release: bool = True,
+    progress: OnProgress | None = None,
 ) -> Rederivation:
     """Recompute hashes, then every cell's trades and score from the trajectory.
 
     Each step reads only what the steps before it found sound: nothing scored from
     artifacts that do not match, or from a trajectory with a look-ahead pick, counts.
+    ``progress`` is told each step done: the trajectory read, its claims checked, the
+    release checked, then each cell scored.
     """
     result = Rederivation()
     report, body = check_receipt(receipt)
     result.add("body_sha256", report.ok, "; ".join(report.failures))
+    steps = 3 + len(body.get("cells") or [])
+    done = 0
+
+    def step() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, steps)
+
     trail = _bound_trail(result, body, Path(trajectory))
     if trail is None:
         return result
+    step()
     _check_claims(result, body, trail)
+    step()
     bundle = _bound_release(result, body, trail, release, check_release)
     if not result.ok:
         return result
+    step()
     basis = _price_basis(result, body, prices)
     if basis is None:
         return result
-    _check_cells(result, body, trail, bundle, *basis)
+    _check_cells(result, body, trail, bundle, *basis, cell_scored=step)
     return result
 
 
@@ -682,6 +698,7 @@ def _check_cells(
     bundle: Bundle,
     prices: Prices | None,
     unpriced: bool,
+    cell_scored: Callable[[], None] = lambda: None,
 ) -> None:
     """Every cell's trades, acceptance counts and score, re-derived from its picks."""
     config = trail.start.get("config") or {}
@@ -708,6 +725,7 @@ def _check_cells(
             result.add(f"cell {key[0]}/{key[1]}", False, f"the trajectory names session {exc}")
             continue
         score = _check_cell(result, cell, session_picks, scored, by_form)
+        cell_scored()
         if score is not _UNSCORED:
             scores[key] = score
     if scores:

@@ -167,6 +167,7 @@ def run_sessions(
                 agent_error=error,
                 **said,
             )
+            ctx.session_walked()
     finally:
         agent.close()
     # what the agent's process sent between its last decision and its end is the cell's

@@ -27,6 +27,7 @@ from harness.isolation.egress import Redactor, Replay
 from harness.isolation.sandbox.outside import SandboxSettings
 from harness.market.prices import Prices, price_reference
 from harness.outcomes import NOT_APPLICABLE
+from harness.progress import OnProgress
 from harness.receipt import model
 from harness.release.bundle import Bundle
 from harness.rundata.config import ConfigError, RunConfig
@@ -64,6 +65,7 @@ def run(
     sandbox: SandboxSettings | None = None,
     model_replay: list[dict[str, Any]] | None = None,
     hide: Sequence[str | os.PathLike[str]] = (),
+    progress: OnProgress | None = None,
 ) -> RunResult:
     """Run ``agent`` over the config's arms x clocks and write trajectory and receipt.
 
@@ -74,9 +76,11 @@ def run(
     ``hide``: more files the agent is never shown (re-execution: the recorded run).
     ``model_replay`` (re-execution) answers the agent's model calls from a run's recorded
     ``model_exchange`` events instead of its endpoints (``harness.isolation.egress.Replay``).
+    ``progress`` is told each session walked (``harness.progress``); nothing it does
+    reaches the trajectory or the receipt.
     """
     inputs = resolve_inputs(agent, config, bundle, prices)
-    return execute(inputs, sandbox=sandbox, model_replay=model_replay, hide=hide)
+    return execute(inputs, sandbox=sandbox, model_replay=model_replay, hide=hide, progress=progress)
 
 
 def cell_order(config: RunConfig) -> list[tuple[str, str]]:
@@ -188,6 +192,7 @@ def execute(
     hide: Sequence[str | os.PathLike[str]],
     model_replay: list[dict[str, Any]] | None = None,
     recorded: dict[tuple[str, str], CellRecord] | None = None,
+    progress: OnProgress | None = None,
 ) -> RunResult:
     """The run: its trajectory written from the first event to the last (each cell run
     here, or written from its ``recorded`` record), then scored and its receipt written."""
@@ -205,6 +210,7 @@ def execute(
             drivers.ready()
             started = start(writer, inputs, drivers, window)
             ctx = context(inputs, writer, drivers, window)
+            ctx.progress = progress
             if recorded is not None:
                 check_records(recorded, started.config_sha)
             grid = run_grid(ctx, inputs.bundle, window, recorded)

@@ -13,6 +13,7 @@ from harness.isolation.egress import Redactor
 from harness.isolation.guard import EgressAttempt
 from harness.isolation.sandbox.wire import WireAttempt
 from harness.market.calendar import SessionTable
+from harness.progress import OnProgress
 from harness.receipt import model
 from harness.rundata.config import RunConfig
 from harness.rundata.trajectory import TrajectoryWriter
@@ -63,6 +64,18 @@ class RunContext:
 
     ledger: list[dict[str, Any]] = field(default_factory=list)
     model_exchanges: dict[str, int] = field(default_factory=dict)  # by endpoint, as written
+    # sessions walked so far, for a bar on a terminal (never part of what the run writes)
+    progress: OnProgress | None = None
+    sessions_walked: int = 0
+
+    def session_walked(self) -> None:
+        """One more session walked: the bar's total is every cell's window (a retried
+        cell walks its sessions again, so the total grows with it)."""
+        if self.progress is None:
+            return
+        self.sessions_walked += 1
+        cells = len(self.config.arms) * len(self.config.clocks)
+        self.progress(self.sessions_walked, max(cells * len(self.window), self.sessions_walked))
 
     def redacted(self, value: Any) -> Any:
         """``value`` with every passed secret out of its strings (and their encodings):

@@ -17,6 +17,7 @@ from harness.points.cli.args import (
 )
 from harness.points.markdown import Point, PointError, suite_sha256
 from harness.points.run import answer_points
+from harness.progress import terminal_bar
 
 
 def _selected(args: argparse.Namespace) -> list[Point]:
@@ -46,9 +47,11 @@ def cmd_answer(args: argparse.Namespace) -> int:
               "point_suite_sha256": suite_sha256(points), "samples": args.samples}  # fmt: skip
     journal = journal_for(args, header)
     try:
-        body = answer_points(
-            Answerer(config), points, samples=args.samples, workers=args.workers, journal=journal
-        )
+        with terminal_bar("answer: points answered", unit="answers") as progress:
+            body = answer_points(
+                Answerer(config), points, samples=args.samples, workers=args.workers,
+                journal=journal, progress=progress,
+            )  # fmt: skip
         sha = write_artifact(args.out, body)
     finally:
         journal.close()

@@ -27,6 +27,7 @@ from harness.points.markdown import PointError
 from harness.points.model import AnswerSet
 from harness.points.run import judge_answer_set
 from harness.points.verify import verify_answers
+from harness.progress import terminal_bar
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
@@ -50,10 +51,11 @@ def cmd_judge(args: argparse.Namespace) -> int:
         journal=journal,
     )  # fmt: skip
     try:
-        body = judge_answer_set(
-            judge, typed(answers, AnswerSet), points, stability_k=args.stability_k, stride=args.stride,
-            workers=args.workers,
-        )  # fmt: skip
+        with terminal_bar("judge: calls to the judge", unit="calls") as progress:
+            body = judge_answer_set(
+                judge, typed(answers, AnswerSet), points, stability_k=args.stability_k,
+                stride=args.stride, workers=args.workers, progress=progress,
+            )  # fmt: skip
         sha = write_artifact(args.out, body)
     except ControlFailed as exc:
         print(
