@@ -11,10 +11,10 @@ In a fixed-width file the last three fields (CIK, Date Filed, File Name) never h
 space, so they are read from the right of each row. The two before them (a company name
 and a form type, in either order) may, so they are cut at a column: where the title of
 the second one starts, as long as every row agrees (a space before it, a character on
-it). The SEC has widened the form type column (12 characters, 17 from 2025) without
-moving the titles, so where the rows disagree with the titles the cut is the first
-column at or after the title at which every row agrees, and a file where none does is
-refused rather than cut wrongly.
+it). Recent files write the form type 17 characters wide (12 before) under titles that
+did not move, so where the rows disagree with the titles the cut is the first column
+after the title at which every row agrees, and a file where none does is refused rather
+than cut wrongly.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Releases built from the SEC's own files (../shared/data/edgar/): a real daily
 company.idx and form.idx, and 60 real filing headers; the other layouts (gzip, quarterly,
-master.idx, the 2025 wider form column) are made here from the same real rows, and every
+master.idx, the wider form column of recent files) are made here from the same real rows, and every
 count a test checks is made from the file by the test itself."""
 
 from __future__ import annotations
@@ -191,8 +191,8 @@ def test_master_idx_of_the_same_rows_gives_the_same_rows(tmp_path: Path) -> None
 
 
 def _widened(path: Path, out: Path, form: tuple[int, int]) -> Path:
-    """The rows with the form type column 17 wide under the same titles, as the SEC writes
-    them from 2025, and SC 13G/A renamed SCHEDULE 13G/A (14 characters, wider than the old
+    """The rows with the form type column 17 wide under the same titles, as recent files
+    write them, and SC 13G/A renamed SCHEDULE 13G/A (14 characters, wider than the old
     column)."""
     lines = _lines(path)
     start = next(n for n, line in enumerate(lines) if set(line.strip()) == {"-"}) + 1
