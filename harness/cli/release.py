@@ -90,8 +90,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
     build = rsub.add_parser(
         "build",
-        help="a release from EDGAR's index files (master, form or company .idx; see "
-        "docs/release.md for where to get them)",
+        help="a release from EDGAR's index files (master, form or company .idx)",
+        description="A release from the SEC's own files: EDGAR's index files, optionally "
+        "acceptance times and tickers. docs/release.md says where the SEC publishes each "
+        "file, its fair-access rules (a User-Agent naming you, at most 10 requests a "
+        "second) and what prices to bring. A file that cannot be read is refused with its "
+        "name and line, and nothing is written.",
     )
     build.add_argument(
         "--edgar-index",

@@ -120,6 +120,8 @@ def _headers(path: Path, lines: list[bytes], found: dict[str, Stamp]) -> dict[st
                 close()
             block[field[0]] = (field[1], where)
     close()
+    if not lines:
+        _fail(f"{path}, line 1", "the file is empty")
     if not counts["headers"]:
         text = b"\n".join(lines[:50]).decode("latin-1")
         hint = (

@@ -32,7 +32,6 @@ from harness.release.store import ReleaseError
 
 PathArg = str | os.PathLike[str]
 
-KINDS = ("master", "form", "company")
 MASTER_COLUMNS = "CIK|Company Name|Form Type|Date Filed|File Name"
 _FIXED_COLUMNS = {
     "company": ("company", "form", "cik", "date", "file"),
@@ -172,6 +171,8 @@ class _Header:
 
 def _not_an_index(path: Path, lines: list[str]) -> NoReturn:
     """Say what the file seems to be instead, where it shows."""
+    if not lines:
+        _fail(path, 1, "the file is empty")
     for number, line in enumerate(lines[:200], 1):
         text = line.strip()
         if re.match(r"<(?:SEC-HEADER|SEC-DOCUMENT|SUBMISSION|ACCEPTANCE-DATETIME)>", text, re.I):
@@ -227,7 +228,7 @@ def _fixed_header(path: Path, lines: list[str], n: int, description: str) -> _He
         if len(starts) < 2:
             _fail(path, n + 1, f"the {_NAMES[columns[1]]} title is not on the first title line")
         return _Header(kind, end + 2, cut=starts[1], description=description)
-    found = ", ".join(_NAMES[x] for x in names) if names else repr(lines[n].strip())
+    found = ", ".join(_NAMES[x] for x in names) if names else repr(" ".join(lines[n].split()))
     _fail(
         path,
         n + 1,
@@ -347,8 +348,8 @@ def read_index(path: PathArg) -> IndexFile:
     digest, data = read_bytes(file)
     raw_lines = split_lines(data)
     lines = [line.decode("latin-1") for line in raw_lines]
+    header = _read_header(file, lines)
     try:
-        header = _read_header(file, lines)
         if header.kind == "master":
             listings = _master_rows(file, [decode(line) for line in raw_lines], header)
         else:

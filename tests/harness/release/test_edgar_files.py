@@ -472,47 +472,39 @@ def test_a_master_idx_row_with_the_wrong_column_count_is_refused(
     )
 
 
-@pytest.mark.parametrize(
-    ("make", "says"),
-    [
-        (
-            lambda: shared_path(
-                "data", "edgar", "headers", "0000320193-22-000061.hdr.sgml"
-            ).read_text(),
-            r"line 1: a filing header, not an index file",
-        ),
-        (lambda: json.dumps({"filings": {"recent": {}}}), r"line 1: a JSON document"),
-        (
-            lambda: (
-                "<html><body>Your Request Originates from an Undeclared Automated Tool</body></html>\n"
-            ),
-            r"line 1: a web page, not an index file",
-        ),
-        (
-            lambda: (
-                "\n".join(_lines(_company_idx())[:9]).replace("CIK", "URL") + "\n" + "-" * 80 + "\n"
-            ),
-            r"columns .* are not those of master\.idx",
-        ),
-        (
-            lambda: (
-                "Description:           XBRL Index of EDGAR Dissemination Feed\nCIK|Company Name|Form Type|Date Filed|Filename\n"
-            ),
-            r"line 1: an XBRL index",
-        ),
-        (
-            lambda: "just some text\nwith no titles\n",
-            r"line 2: end of file without the column line",
-        ),
-    ],
-    ids=["header", "json", "sec-refusal-page", "crawler-like-titles", "xbrl", "text"],
+SEC_REFUSAL = (
+    "<html><body>Your Request Originates from an Undeclared Automated Tool</body></html>\n"
 )
-def test_a_file_of_another_kind_is_refused_as_an_index(
-    tmp_path: Path, make: Any, says: str
-) -> None:
+CRAWLER = (
+    "Description:           Daily Index of EDGAR Dissemination Feed by Company Name\n\n"
+    + "Company Name".ljust(62)
+    + "Form Type   CIK         Date Filed  URL\n"
+    + "-" * 141
+    + "\n"
+)
+XBRL = (
+    "Description:           XBRL Index of EDGAR Dissemination Feed\n\n"
+    "CIK|Company Name|Form Type|Date Filed|Filename\n"
+)
+OTHER_KINDS = {
+    "header": ("HEADER", r"line 1: a filing header, not an index file"),
+    "json": (json.dumps({"filings": {"recent": {}}}), r"line 1: a JSON document"),
+    "sec-refusal-page": (SEC_REFUSAL, r"line 1: a web page, not an index file"),
+    "crawler": (CRAWLER, r"line 3: columns .*URL.* are not those of master\.idx"),
+    "xbrl": (XBRL, r"line 1: an XBRL index"),
+    "text": ("just some text\nwith no titles\n", r"line 2: end of file without the column"),
+    "empty": ("", r"line 1: the file is empty"),
+}
+
+
+@pytest.mark.parametrize("kind", list(OTHER_KINDS))
+def test_a_file_of_another_kind_is_refused_as_an_index(tmp_path: Path, kind: str) -> None:
+    body, says = OTHER_KINDS[kind]
+    if body == "HEADER":
+        body = shared_path("data", "edgar", "headers", "0000320193-22-000061.hdr.sgml").read_text()
     path = tmp_path / "company.idx"
-    path.write_text(make())
-    _refused(tmp_path, [path], rf"company\.idx, {says}" if says.startswith("line") else says)
+    path.write_text(body)
+    _refused(tmp_path, [path], rf"company\.idx, {says}")
 
 
 def test_an_index_given_as_headers_is_refused(tmp_path: Path) -> None:
