@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-from harness.cli.common import UsageError, day
+from harness.cli.common import day
 from harness.outcomes import EXIT_OK
-from harness.release.edgar import build_release
+from harness.progress import terminal_bar
+from harness.release.edgar import build_release, read_tickers
 from harness.release.keys import secret_file
 
 
@@ -17,15 +17,17 @@ def cmd_synth(args: argparse.Namespace) -> int:
     # never for --help or the other commands
     from harness.release.synth import synth_release
 
-    manifest = synth_release(
-        args.out,
-        start=args.start,
-        end=args.end,
-        seed=args.seed,
-        rows=args.rows,
-        acceptance_fraction=args.acceptance_fraction,
-        name=args.name,
-    )
+    with terminal_bar("release synth", unit="rows") as on_progress:
+        manifest = synth_release(
+            args.out,
+            start=args.start,
+            end=args.end,
+            seed=args.seed,
+            rows=args.rows,
+            acceptance_fraction=args.acceptance_fraction,
+            name=args.name,
+            on_progress=on_progress,
+        )
     counts = manifest["row_counts"]
     print(
         f"release {manifest['name']}  rows {counts['total']}  acceptance_stamped {counts['acceptance_stamped']}"
@@ -36,26 +38,20 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    tickers = None
-    if args.tickers:
-        try:
-            raw = json.loads(Path(args.tickers).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"--tickers {args.tickers}: {exc}") from None
-        if not isinstance(raw, dict):
-            raise UsageError("--tickers must hold a JSON object {cik: ticker}")
-        tickers = {str(k): str(v) for k, v in raw.items()}
+    tickers = read_tickers(args.tickers) if args.tickers else None
     secret_path = args.row_key_secret or str(Path(args.out).resolve()) + ".row-key-secret"
     existed = Path(secret_path).exists()
-    secret = secret_file(secret_path, args.out)
-    manifest = build_release(
-        args.out,
-        index_files=args.edgar_index,
-        acceptance_files=args.acceptance or [],
-        name=args.name,
-        tickers=tickers,
-        row_key_secret=secret,
-    )
+    with terminal_bar("release build", unit="rows") as on_progress:
+        manifest = build_release(
+            args.out,
+            index_files=args.edgar_index,
+            acceptance_files=args.acceptance or [],
+            name=args.name,
+            tickers=tickers,
+            # read (or made) only once every input file has been read
+            row_key_secret=lambda: secret_file(secret_path, args.out),
+            on_progress=on_progress,
+        )
     counts = manifest["row_counts"]
     print(
         f"release {manifest['name']}  rows {counts['total']}  acceptance_stamped {counts['acceptance_stamped']}"
@@ -92,21 +88,36 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     synth.add_argument("--name", help="release name (default: derived from window and seed)")
     synth.set_defaults(func=cmd_synth)
 
-    build = rsub.add_parser("build", help="a release from EDGAR master.idx index files")
+    build = rsub.add_parser(
+        "build",
+        help="a release from EDGAR's index files (master, form or company .idx)",
+        description="A release from the SEC's own files: EDGAR's index files, optionally "
+        "acceptance times and tickers. docs/release.md says where the SEC publishes each "
+        "file, its fair-access rules (a User-Agent naming you, at most 10 requests a "
+        "second) and what prices to bring. A file that cannot be read is refused with its "
+        "name and line, and nothing is written.",
+    )
     build.add_argument(
         "--edgar-index",
         nargs="+",
         required=True,
         metavar="FILE",
-        help="full-index or daily-index master.idx files (.gz accepted)",
+        help="EDGAR index files: master.idx, form.idx or company.idx, daily or quarterly, "
+        "plain or gzipped (each file's kind is read from the file, not its name)",
     )
     build.add_argument(
         "--acceptance",
         nargs="+",
         metavar="FILE",
-        help="filing headers carrying ACCEPTANCE-DATETIME (US Eastern)",
+        help="when EDGAR accepted the filings: filing headers carrying ACCEPTANCE-DATETIME "
+        "(<accession>.hdr.sgml, a full submission <accession>.txt) or the SEC's submissions "
+        "JSON (its Z-suffixed times are read as the file's own stamps show, see docs/release.md)",
     )
-    build.add_argument("--tickers", metavar="FILE", help="JSON object {cik: ticker}")
+    build.add_argument(
+        "--tickers",
+        metavar="FILE",
+        help="a JSON object {cik: ticker}, or the SEC's company_tickers.json",
+    )
     build.add_argument(
         "--row-key-secret",
         metavar="FILE",

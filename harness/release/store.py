@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import canonical
+from harness.progress import OnProgress
 from harness.release.arms import SHIFT_YEARS, derive
 from harness.vocabulary import ARMS
 
@@ -92,12 +93,14 @@ def write_release(
     provenance: str,
     source: dict[str, Any],
     row_key_secret: bytes,
+    on_progress: OnProgress | None = None,
 ) -> dict[str, Any]:
     """Write a release from main-arm rows; return its manifest.
 
     ``source`` records how the rows were made (synthetic seed, EDGAR index files);
     it is part of the manifest and therefore of the content digest. Every arm's row keys
-    are made here from ``row_key_secret`` and each row's accession.
+    are made here from ``row_key_secret`` and each row's accession. ``on_progress`` hears
+    (rows written, rows) after each segment.
     """
     from harness.release.keys import row_key
 
@@ -143,6 +146,8 @@ def write_release(
                 offsets[arm] += len(data)
             segments.append(segment)
             i = j
+            if on_progress is not None:
+                on_progress(i, len(main))
     finally:
         for handle in handles.values():
             handle.close()

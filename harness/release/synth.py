@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo
 
 from pandas.tseries.holiday import USFederalHolidayCalendar
 
+from harness.progress import OnProgress
 from harness.release.keys import SCHEME, row_key, synthetic_secret
 from harness.release.store import write_release
 
@@ -272,13 +273,18 @@ def synth_release(
     rows: int = SEED_ROWS,
     acceptance_fraction: float = DEFAULT_ACCEPTANCE_FRACTION,
     name: str | None = None,
+    on_progress: OnProgress | None = None,
 ) -> dict[str, Any]:
+    """Write a synthetic release; return its manifest. ``on_progress`` hears (0, 0) while
+    the rows are drawn, then (rows written, rows)."""
     if rows < 1:
         raise ValueError("--rows must be at least 1")
     if not 0.0 <= acceptance_fraction <= 1.0:
         raise ValueError("--acceptance-fraction must lie in [0, 1]")
     if start > end:
         raise ValueError(f"start {start} is after end {end}")
+    if on_progress is not None:
+        on_progress(0, 0)
     data = synth_rows(
         start=start, end=end, seed=seed, rows=rows, acceptance_fraction=acceptance_fraction
     )
@@ -300,4 +306,5 @@ def synth_release(
             "rows": rows,
             "acceptance_fraction": round(acceptance_fraction, 9),
         },
+        on_progress=on_progress,
     )

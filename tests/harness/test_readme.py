@@ -56,6 +56,12 @@ NOT_RUN = {
     "walk-through runs validate, answer, judge and verify",
     ("docs/site.md", "cp .env.example .env"): "needs a Docker engine; test_deploy checks the "
     "compose file, the proxy configuration and the image's runtime instead",
+    ("docs/release.md", "curl --fail"): "downloads from the SEC; tests/harness/release/"
+    "test_edgar_files.py builds releases from that very file (../shared/data/edgar)",
+    ("docs/release.md", "date,symbol,open,close"): "a sample of the price file's format, "
+    "not a command; tests/harness/market/test_prices_real.py reads such files",
+    ("docs/release.md", '{"prices": {"path"'): "an excerpt of a run config, shown for its "
+    "keys; tests/harness/cli/test_verify_cli.py refuses a prices object without them",
 }
 
 
