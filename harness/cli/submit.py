@@ -128,23 +128,27 @@ def _upload(client: SiteClient, where: str, parts: list[Part]) -> tuple[int, dic
 
 def _submit_run(client: SiteClient, args: argparse.Namespace, parts: list[Part]) -> int:
     status, run = _upload(client, "api/runs/", parts)
-    run_id, submission = printable(str(run.get("run_id")), 200), run.get("submission")
+    run_id, submission = (printable(str(run.get(key)), 200) for key in ("run_id", "submission"))
     if status == 201:
         print(f"uploaded run {run_id} as submission {submission}", flush=True)
     else:  # 200: the same receipt again is the submission it already is
         print(f"already uploaded: run {run_id} is your submission {submission}", flush=True)
     print(f"page: {_page(client, run)}", flush=True)
     jobs = run.get("jobs")
-    if not isinstance(jobs, list) or not jobs or not isinstance(jobs[-1], dict):
+    job_url = (
+        jobs[-1].get("url")
+        if isinstance(jobs, list) and jobs and isinstance(jobs[-1], dict)
+        else None
+    )
+    if not isinstance(job_url, str) or not job_url:
         raise SiteFailure("the site's answer names no verification job to follow")
-    job_url = str(jobs[-1].get("url", ""))
     return _waited(lambda: run_verdict(client.read(job_url)), args.timeout)
 
 
 def _submit_answers(client: SiteClient, args: argparse.Namespace, parts: list[Part]) -> int:
     where = f"api/points/{_segment(args.point_set)}/answer-sets/"
     status, answer_set = _upload(client, where, parts)
-    number = answer_set.get("answer_set")
+    number = printable(str(answer_set.get("answer_set")), 200)
     if status == 201:
         print(f"uploaded answer set {number} to point set {args.point_set}", flush=True)
     else:
@@ -158,7 +162,9 @@ def _submit_answers(client: SiteClient, args: argparse.Namespace, parts: list[Pa
             flush=True,
         )
         return EXIT_INTERNAL
-    job_url = str(urls[0])  # newest first
+    job_url = urls[0]  # newest first
+    if not isinstance(job_url, str) or not job_url:
+        raise SiteFailure("the site's answer names no judge job to follow")
     judged: dict[str, str] = {}
 
     def poll() -> Verdict:

@@ -26,18 +26,21 @@ from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from harness.progress import OnProgress
 from harness.version import HARNESS_NAME, HARNESS_VERSION
 
+if TYPE_CHECKING:
+    import httpx
+# httpx itself (a sixth of the command line's start-up) is imported where it is used, so
+# the commands that never reach a site do not load it
+
 # connect and pool: a site that does not answer in 10 s is not there; write: each chunk of
 # the upload; read: the site checks a whole upload before it answers (a large trajectory
 # is hashed and read line by line first)
-UPLOAD_TIMEOUT = httpx.Timeout(connect=10.0, read=600.0, write=120.0, pool=10.0)
-READ_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+UPLOAD_TIMEOUT = {"connect": 10.0, "read": 600.0, "write": 120.0, "pool": 10.0}
+READ_TIMEOUT = {"connect": 10.0, "read": 30.0, "write": 30.0, "pool": 10.0}
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
@@ -72,6 +75,8 @@ def printable(text: str, limit: int = 2000) -> str:
 def site_base(site: str) -> httpx.URL:
     """The site's address as the base every API path is joined to; ``ValueError`` for
     what is not an http(s) address of a site."""
+    import httpx
+
     try:
         url = httpx.URL(site.strip())
     except (httpx.InvalidURL, TypeError) as exc:
@@ -130,6 +135,8 @@ class SiteClient:
     def __init__(
         self, site: str, token: str, *, transport: httpx.BaseTransport | None = None
     ) -> None:
+        import httpx
+
         self.base = site_base(site)
         self._http = httpx.Client(
             headers={
@@ -183,20 +190,28 @@ class SiteClient:
             ]
             if on_progress is not None:
                 on_progress(0, tally.total_kib)
-            response = self._send("POST", url, files=files, timeout=UPLOAD_TIMEOUT)
+            response = self._send("POST", url, files=files, timeout=_timeout(UPLOAD_TIMEOUT))
         return response.status_code, _answer(response)
 
     def read(self, where: str) -> dict[str, Any]:
         """GET ``where`` (a URL the site answered with): its JSON object."""
-        return _answer(self._send("GET", self.url(where), timeout=READ_TIMEOUT))
+        return _answer(self._send("GET", self.url(where), timeout=_timeout(READ_TIMEOUT)))
 
     def _send(self, method: str, url: httpx.URL, **options: Any) -> httpx.Response:
+        import httpx
+
         try:
             return self._http.request(method, url, **options)
         except httpx.TimeoutException as exc:
             raise SiteFailure(f"{self.base} did not answer in time ({_said(exc)})") from None
         except httpx.TransportError as exc:
             raise SiteFailure(f"could not reach {self.base}: {_said(exc)}") from None
+
+
+def _timeout(seconds: dict[str, float]) -> httpx.Timeout:
+    import httpx
+
+    return httpx.Timeout(**seconds)
 
 
 def _said(exc: Exception) -> str:

@@ -139,3 +139,13 @@ def test_plain_http_to_another_machine_is_warned_of(tmp_path: Path, run_files: l
     done = submit(*run_files, "--site", "http://pitweb.invalid", home=tmp_path, PITWEB_TOKEN=TOKEN)
     assert done.code == 3
     assert "pitweb.invalid is reached over plain HTTP: the token and the files cross" in done.err
+
+
+def test_an_upload_answer_naming_no_job_is_the_sites_error(
+    tmp_path: Path, run_files: list[str]
+) -> None:
+    with canned_site(201, CREATED) as site:
+        done = submit(*run_files, "--site", site.url, home=tmp_path, PITWEB_TOKEN=TOKEN)
+    assert done.code == 3
+    assert done.out == f"uploaded run r as submission 1\npage: {site.url}/runs/x/\n"
+    assert done.err == "pit-harness: error: the site's answer names no verification job to follow\n"
