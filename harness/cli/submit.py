@@ -86,6 +86,9 @@ def cmd_submit(args: argparse.Namespace) -> int:
         except SiteFailure as exc:
             print(f"pit-harness: error: {exc}", file=sys.stderr)
             return EXIT_INTERNAL
+        except KeyboardInterrupt:  # mid-upload: the site stores nothing of a broken request
+            print("pit-harness: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
 
 
 def _file(path: str | None, what: str) -> Path:

@@ -49,8 +49,11 @@ def find_token(environ: Mapping[str, str] | None = None, home: Path | None = Non
             "from the command line"
         ) from None
     _refuse_exposed(path, status)
-    with path.open(encoding="utf-8", errors="strict") as handle:
-        first = handle.readline(4096).strip()
+    try:
+        with path.open(encoding="utf-8", errors="strict") as handle:
+            first = handle.readline(4096).strip()
+    except UnicodeDecodeError:
+        raise TokenError(f"token file {path} is not text (UTF-8)") from None
     if not first:
         raise TokenError(f"token file {path} is empty: write the token on its first line")
     return _checked(first, str(path))

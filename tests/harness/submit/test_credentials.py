@@ -56,6 +56,12 @@ def test_an_empty_token_file_is_refused(tmp_path: Path) -> None:
         find_token({}, tmp_path)
 
 
+def test_a_token_file_that_is_not_text_is_refused(tmp_path: Path) -> None:
+    token_in_file(tmp_path, "").write_bytes(b"\xff\xfepit_x\n")
+    with pytest.raises(TokenError, match="is not text"):
+        find_token({}, tmp_path)
+
+
 @pytest.mark.parametrize("token", ["pit_a b", "pit_x\x1b[2J", "pit_\u00e9"])
 def test_a_token_that_cannot_be_one_is_refused(tmp_path: Path, token: str) -> None:
     with pytest.raises(TokenError, match="a space or a character no token has"):
