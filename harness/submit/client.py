@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING, Any
 from harness.progress import OnProgress
 from harness.version import HARNESS_NAME, HARNESS_VERSION
 
-if TYPE_CHECKING:
-    import httpx
 # httpx itself (a sixth of the command line's start-up) is imported where it is used, so
 # the commands that never reach a site do not load it
+if TYPE_CHECKING:
+    import httpx
 
 # connect and pool: a site that does not answer in 10 s is not there; write: each chunk of
 # the upload; read: the site checks a whole upload before it answers (a large trajectory
