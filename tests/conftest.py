@@ -86,6 +86,7 @@ SLOW_MODULES = {
     "test_run",
     "test_run_inputs",
     "test_verify_cli",
+    "test_submit_cli",
 }
 SLOW_FIXTURES = {"live_server", "real_worker", "browser", "page"}
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from django.contrib.auth.models import User
 from django.http import Http404
+from django.urls import reverse
 from drf_spectacular.utils import (
     OpenApiParameter,
     extend_schema,
@@ -287,13 +288,24 @@ class AnswerSetOut(Serializer):
     origin = serializers.ChoiceField(choices=enums.ANSWER_ORIGIN)
     sha256 = serializers.CharField()
     answers = serializers.SerializerMethodField()
-    judge_jobs = serializers.SerializerMethodField()
+    judge_jobs = serializers.SerializerMethodField(help_text="newest first")
+    judge_job_urls = serializers.SerializerMethodField(
+        help_text="where each judge job's state is polled (newest first): its state, and "
+        "once judged, its judged set's API URL and page"
+    )
+    page = serializers.SerializerMethodField(help_text="the point set's page")
 
     def get_answers(self, obj: Any) -> int:
         return len(obj.body.get("answers") or [])
 
     def get_judge_jobs(self, obj: Any) -> list[int]:
         return list(obj.jobs.filter(kind="judge").values_list("pk", flat=True))
+
+    def get_judge_job_urls(self, obj: Any) -> list[str]:
+        return [reverse("points-job-json", args=[pk]) for pk in self.get_judge_jobs(obj)]
+
+    def get_page(self, obj: Any) -> str:
+        return reverse("point-set", args=[obj.point_set.name])
 
 
 class AnswerSetsApi(APIView):

@@ -292,7 +292,8 @@ def points_job_page(request: HttpRequest, name: str) -> HttpResponse:
 
 
 def points_job_json(request: HttpRequest, job_id: str) -> JsonResponse:
-    """Polled by the set page: a job's state and progress (no hidden section in it)."""
+    """Polled by the set page and by `pit-harness submit answers`: a job's state and progress
+    (no hidden section in it), and where its judged set is read once there is one."""
     try:
         pk = parse_id(job_id)
     except ValueError:
@@ -307,6 +308,10 @@ def points_job_json(request: HttpRequest, job_id: str) -> JsonResponse:
     progress = selectors.job_progress(job)
     if not (job.point_set.discloses_hidden or request.user.is_staff):
         progress["message"] = None  # a judge's failure may quote a sealed Ground Truth
+    where = [job.point_set.name, job.judged_set_id]
+    judged = job.judged_set_id is not None
+    progress["judged_set_url"] = reverse("api-judged-set", args=where) if judged else None
+    progress["judged_set_page"] = reverse("judged-set", args=where) if judged else None
     return JsonResponse(progress)
 
 

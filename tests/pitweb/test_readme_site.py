@@ -1,7 +1,7 @@
-"""The README's submit path, run as written against a site this test starts (its
-release registered, a token issued), and docs/site.md's staff commands, run as written
-from a shell that has not set DJANGO_DEBUG. Which blocks no test runs, and why, is
-listed in tests/harness/test_readme.py."""
+"""The README's submit path (``pit-harness submit``) and docs/site.md's raw upload
+(curl), run as written against a site this test starts (its release registered, a token
+issued), and docs/site.md's staff commands, run as written from a shell that has not set
+DJANGO_DEBUG. Which blocks no test runs, and why, is listed in tests/harness/test_readme.py."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ from tests.support.readme import (
     run_block,
     runnable_blocks,
 )
+
+DOCS_SITE = REPO / "docs" / "site.md"
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -51,6 +53,33 @@ def test_the_readme_submit_path_works_as_written(
     [run] = Run.objects.filter(submitter=submitter)
     assert run.status == "verified"
     assert f"/runs/{run.body_sha256[7:]}/?submission={run.pk}" in done.stdout
+
+
+def test_the_raw_upload_in_docs_works_as_written(
+    live_server: Any, registered: Any, submitter: User, stub_run: Artifacts, tmp_path: Path
+) -> None:
+    """docs/site.md's curl upload, in a folder laid out as the README's walk-through
+    leaves it."""
+    from pitweb.accounts.services import token_issue
+
+    [(code, expected)] = runnable_blocks(DOCS_SITE.read_text(), "<!-- runnable-site:")
+    assert stub_run.prices is not None
+    (tmp_path / "out").mkdir()
+    for source, target in (
+        (stub_run.receipt, "out/receipt.json"),
+        (stub_run.trajectory, "out/trajectory.jsonl"),
+        (stub_run.prices, "prices.csv"),
+    ):
+        (tmp_path / target).write_bytes(source.read_bytes())
+    done = run_block(
+        code, tmp_path, PITWEB_URL=live_server.url, PITWEB_TOKEN=token_issue(user=submitter)
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    missing = matches_in_order(done.stdout, expected or "")
+    assert missing is None, f"docs/site.md shows {missing!r}; the block printed:\n{done.stdout}"
+    [run] = Run.objects.filter(submitter=submitter)
+    job = run.jobs.get()
+    assert f"/runs/{run.body_sha256[7:]}/?submission={run.pk} /api/jobs/{job.pk}/" in done.stdout
 
 
 def _database_url() -> str:
