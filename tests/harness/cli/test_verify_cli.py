@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -357,10 +358,11 @@ def test_harness_imports_no_django() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert result.returncode == 0, result.stdout + result.stderr
+    # the site is named in words (a submitter's token file, ``pit-harness submit``'s help),
+    # never imported
     sources = "\n".join(p.read_text() for p in (REPO / "harness").rglob("*.py"))
-    assert (
-        "import django" not in sources and "from django" not in sources and "pitweb" not in sources
-    )
+    imports = re.compile(r"^\s*(?:import|from)\s+(?:django|rest_framework|celery|pitweb)\b", re.M)
+    assert imports.findall(sources) == []
 
 
 def test_relative_paths_in_run_json_are_relative_to_the_file(
