@@ -20,9 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from harness import RunConfig
+from harness.receipt.schemas import receipt_body_schema
 from harness.rundata.config import ConfigError
 from tests.support.sandbox import require_sandbox
 from tests.support.tool_model import serving_tool_model
@@ -37,8 +39,8 @@ TOOLS = {"pit_list", "pit_search", "pit_read", "pit_coverage"}
 
 def _pit_harness(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """``pit-harness`` as a user's shell runs it, with the example on the Python path."""
-    base = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "PIT_MODEL")}
-    base.pop("OPENAI_BASE_URL", None)
+    settings = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PIT_MODEL")  # only what ``env`` sets
+    base = {k: v for k, v in os.environ.items() if k not in settings}
     command = [str(Path(sys.executable).parent / "pit-harness"), *args]
     return subprocess.run(
         command,
@@ -120,6 +122,8 @@ def test_the_model_agent_runs_every_cell_and_its_run_is_valid(ran: _Ran) -> None
     assert body["capabilities"]["agent_process"] == "isolated"
     assert len(body["cells"]) == 9
     assert all(c["status"] == "complete" and c["agent_errors"] == 0 for c in body["cells"])
+    schema = receipt_body_schema()
+    assert not list(jsonschema.Draft202012Validator(schema).iter_errors(body))
 
 
 def test_the_model_reads_the_filings_by_tool_calls(ran: _Ran) -> None:
