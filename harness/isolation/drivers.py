@@ -411,10 +411,11 @@ class IsolatedDrivers:
         self._relay: dict[str, Any] | None = None
         if proxy is not None:
             passed = {name: os.environ[name] for name in config.pass_env}
+            # the recorded settings (never a name the sandbox sets), the way out, the keys
             self._relay = {
                 "port": RELAY_PORT,
                 "socket": f"{INSIDE}/{SOCKET_NAME}",
-                "environment": {**relay_environment(), **passed},
+                "environment": {**dict(config.agent_env), **relay_environment(), **passed},
             }
 
     def ready(self) -> None:
@@ -561,6 +562,13 @@ def open_drivers(
     missing = [name for name in config.pass_env if name not in os.environ]
     if missing:
         raise ConfigError(f"pass_env: {', '.join(missing)} not set in the environment")
+    secrets = [os.environ[name] for name in config.pass_env if os.environ[name]]
+    told = [name for name, value in config.agent_env if any(s in value for s in secrets)]
+    if told:  # the receipt records agent_env: a key inside a setting would be written down
+        raise ConfigError(
+            f"agent_env: {', '.join(told)} holds a pass_env variable's value, which the "
+            "receipt would record"
+        )
     proxy = None
     binds = payload.binds
     if config.model_endpoints:

@@ -550,8 +550,12 @@ class ModelProxy:
             _send(stream, _reply(421, "Misdirected Request"))
             return False
         headers = _forwarded_headers(request)
+        # staged on the endpoint's connection, which sends it; in replay nothing is sent,
+        # so it is staged on a connection of its own (never opened), and the tunnel's next
+        # request finds the endpoint's connection as the last one left it
+        staged = upstream if self.replay is None else _unopened(endpoint, self._upstream)
         try:
-            _prepare(upstream, request, headers)
+            _prepare(staged, request, headers)
         except ValueError:  # a target or header the HTTP client will not send as is
             _send(stream, _reply(400, "Bad Request"))
             return False
@@ -732,6 +736,12 @@ def _prepare(
     upstream.putrequest(request.method, request.target, skip_host=True, skip_accept_encoding=True)
     for key, value in headers:
         upstream.putheader(key, value)
+
+
+def _unopened(endpoint: Endpoint, context: ssl.SSLContext) -> http.client.HTTPSConnection:
+    """A connection to ``endpoint`` that is never opened: a request is staged on it only to
+    be checked as the endpoint's would be."""
+    return http.client.HTTPSConnection(endpoint.host, endpoint.port, context=context)
 
 
 def _header(headers: list[tuple[str, str]], name: str) -> str | None:

@@ -90,6 +90,18 @@ class Config(Part, frozen=True, forbid_unknown_fields=True):
     agent_transport: Literal["stdio", "http"] | UnsetType = UNSET
     agent_dialect: Literal["pit", "sharpebench"] | UnsetType = UNSET
     agent_digest: Sha256 | UnsetType = UNSET
+    # the settings a model-calling agent was handed (``agent_env``: its model's name, its
+    # base URL), as it was handed them; absent when it had none
+    agent_env: (
+        Annotated[
+            dict[
+                Annotated[str, Meta(pattern="^[A-Za-z_][A-Za-z0-9_]*$", max_length=200)],
+                Annotated[str, Meta(max_length=2000)],
+            ],
+            Meta(max_length=32),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class Harness(Part, frozen=True, forbid_unknown_fields=True):

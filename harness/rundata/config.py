@@ -21,6 +21,23 @@ AGENT_PROCESSES = ("auto", "isolated", "in_process")
 # run.json is flat but for prices: anything deeper is not a config
 MAX_DEPTH = 8
 
+# agent_env: how many settings, how long each value (the receipt records them whole)
+MAX_AGENT_ENV = 32
+MAX_AGENT_ENV_VALUE = 2000
+# what the sandbox sets itself in every cell, and the way out it offers a model-calling
+# agent: a setting may not replace them
+SANDBOX_SETS = frozenset(
+    {
+        "PATH", "HOME", "TMPDIR", "LANG", "PWD", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE",
+        "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy",
+        "ALL_PROXY", "all_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
+        "CURL_CA_BUNDLE",
+    }
+)  # fmt: skip
+# a name that says it holds a credential: recorded, its value would be written down
+_CREDENTIAL = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,199}")
+
 
 def _depth(value: Any) -> int:
     if isinstance(value, dict):
@@ -69,6 +86,10 @@ class RunConfig:
     model_ca_file: str = ""
     # names of environment variables (API keys) handed to the agent's process, never recorded
     pass_env: tuple[str, ...] = ()
+    # settings handed to the agent's process and recorded (the model's name, its base URL):
+    # given as names, each value is read from the environment when the config is made; or
+    # as {name: value}. Held as (name, value) pairs, sorted by name.
+    agent_env: tuple[tuple[str, str], ...] = ()
     trajectory_path: str = "trajectory.jsonl"
     receipt_path: str = "receipt.json"
     _extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -92,6 +113,7 @@ class RunConfig:
             value = getattr(self, key)
             object.__setattr__(self, key, (value,) if isinstance(value, str) else tuple(value))
         object.__setattr__(self, "clocks", tuple(self.clocks))
+        object.__setattr__(self, "agent_env", _agent_env(self.agent_env))
         if isinstance(self.prices, dict):
             object.__setattr__(self, "prices", _price_spec(self.prices))
         validate(self)
@@ -134,6 +156,8 @@ class RunConfig:
             "agent_process": agent_process,
             "probe_items": self.probe,
             "model_endpoints": sorted(parse_endpoint(e).label for e in self.model_endpoints),
+            # the agent's recorded settings (absent when it has none)
+            **({"agent_env": dict(self.agent_env)} if self.agent_env else {}),
         }
 
     @classmethod
@@ -188,6 +212,10 @@ class RunConfig:
                 if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
                     raise ConfigError(f"{key}: must be a list of strings")
                 values[key] = tuple(items)
+        if "agent_env" in values and not isinstance(values["agent_env"], list | dict):
+            raise ConfigError(
+                "agent_env: must be a list of environment variable names or an object {name: value}"
+            )
         if "prices" in values and values["prices"] is not None:
             values["prices"] = _price_spec(values["prices"])
         try:
@@ -209,6 +237,30 @@ def _price_spec(data: Any) -> PriceSpec:
     if not isinstance(pulled, str):
         raise ConfigError("prices.pulled_at: must be a string")
     return PriceSpec(data["path"], data["source"], pulled)
+
+
+def _agent_env(given: Any) -> tuple[tuple[str, str], ...]:
+    """``agent_env`` as (name, value) pairs sorted by name: a name alone takes its value
+    from the environment now (refused when unset), a pair or an object's entry as given."""
+    if isinstance(given, str):
+        given = (given,)
+    items = list(given.items()) if isinstance(given, dict) else list(given)
+    pairs: dict[str, str] = {}
+    for item in items:
+        if isinstance(item, str):
+            name, value = item, os.environ.get(item) if _ENV_NAME.fullmatch(item) else ""
+            if value is None:
+                raise ConfigError(f"agent_env: {item} not set in the environment")
+        elif isinstance(item, tuple | list) and len(item) == 2:
+            name, value = item
+        else:
+            raise ConfigError("agent_env: each entry is a variable's name or (name, value)")
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise ConfigError("agent_env: names and values must be strings")
+        if name in pairs:
+            raise ConfigError(f"agent_env: {name} is given twice")
+        pairs[name] = value
+    return tuple(sorted(pairs.items()))
 
 
 def replace_config(config: RunConfig, **changes: Any) -> RunConfig:
@@ -317,6 +369,33 @@ def _check_egress(config: RunConfig) -> None:
             raise ConfigError(f"pass_env: {name!r} is not an environment variable name")
     if config.pass_env and not config.model_endpoints:
         raise ConfigError("pass_env: only a run with model_endpoints passes variables on")
+    _check_agent_env(config)
+
+
+def _check_agent_env(config: RunConfig) -> None:
+    """Settings the agent is handed and the receipt records: never a credential (those go
+    in pass_env, never written), never what the sandbox sets itself, bounded."""
+    if not config.agent_env:
+        return
+    if not config.model_endpoints:
+        raise ConfigError("agent_env: only a run with model_endpoints passes variables on")
+    if len(config.agent_env) > MAX_AGENT_ENV:
+        raise ConfigError(f"agent_env: at most {MAX_AGENT_ENV} settings")
+    for name, value in config.agent_env:
+        if not _ENV_NAME.fullmatch(name):
+            raise ConfigError(f"agent_env: {name!r} is not an environment variable name")
+        if name in config.pass_env or _CREDENTIAL.search(name):
+            raise ConfigError(
+                f"agent_env: {name} would be recorded in the receipt; a key or token goes in "
+                "pass_env, whose values are never written"
+            )
+        if name in SANDBOX_SETS:
+            raise ConfigError(f"agent_env: {name} is set by the sandbox itself")
+        if len(value) > MAX_AGENT_ENV_VALUE or "\x00" in value:
+            raise ConfigError(
+                f"agent_env: {name}'s value must be at most {MAX_AGENT_ENV_VALUE} characters, "
+                "with no NUL"
+            )
 
 
 def _check_outputs(config: RunConfig) -> None:

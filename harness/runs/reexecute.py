@@ -449,8 +449,8 @@ def rerun_config(
 ) -> RunConfig:
     """The config that runs a recorded run's cells again (its receipt's ``config``):
     the same release, window, arms, clocks, hold, probe and network policy, ``agent``
-    reached as it is, model endpoints as recorded, no prices (decisions never see them),
-    outputs in ``folder``."""
+    reached as it is, model endpoints and the agent's settings (``agent_env``) as recorded,
+    no prices (decisions never see them), outputs in ``folder``."""
     endpoints = tuple(f"https://{label}" for label in config.get("model_endpoints") or [])
     external = agent.external
     return RunConfig(
@@ -469,6 +469,8 @@ def rerun_config(
         network_policy=config["network_policy"],
         model_endpoints=endpoints,
         pass_env=pass_env,
+        # the settings the recorded run handed its agent, as recorded (not this shell's)
+        agent_env=tuple((config.get("agent_env") or {}).items()),
         agent_process="in_process" if config["agent_process"] == "in_process" else "auto",
         probe=config["probe_items"],
         trajectory_path=str(Path(folder) / "trajectory.jsonl"),

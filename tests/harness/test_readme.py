@@ -47,9 +47,16 @@ NOT_RUN = {
     ("docs/architecture.md", " submitter's machine"): "a diagram, not a command",
     ("docs/site.md", "cell:  queued -> running"): "a state diagram, not a command; "
     "tests/pitweb/execution/test_execution.py and test_execution_workers.py walk its moves",
-    ("docs/sandbox.md", '{"bundle_path": "release"'): "a sample run config, shown for its keys "
-    "(it needs a model provider and its key); test_model_egress runs such configs against a "
-    "loopback endpoint",
+    ("docs/sandbox.md", '{"bundle_path": "release"'): "the model agent's run config, shown "
+    "for its keys (it needs a model provider and its key); tests/harness/agents/"
+    "test_model_agent.py runs it against a loopback endpoint",
+    ("README.md", "export OPENAI_API_KEY=sk-..."): "needs a model provider and its key; "
+    "tests/harness/agents/test_model_agent.py runs the same agent and config with "
+    "`pit-harness run` against a loopback HTTPS model that answers with tool calls",
+    ("docs/agents.md", "export OPENAI_API_KEY=sk-..."): "the README's three lines again; "
+    "tests/harness/agents/test_model_agent.py runs them against a loopback model",
+    ("docs/agents.md", "PYTHONPATH=. pit-harness verify model-out"): "needs the run above; "
+    "tests/harness/agents/test_model_agent.py runs this re-execution by replay",
     ("docs/sandbox.md", '"capabilities": {'): "an excerpt of a receipt, not a command",
     ("docs/points.md", "pit-harness points validate"): "a list of the verbs; tests/harness/points/"
     "test_points.py runs validate, list, render and show on the real points, and its own "

@@ -243,6 +243,40 @@ def test_the_recorded_headers_are_exactly_the_headers_the_endpoint_received(
     assert exchange["cut"] is False and exchange["status"] == 200
 
 
+# -- replay ----------------------------------------------------------------------------
+
+
+def test_replay_answers_every_request_a_kept_alive_tunnel_carries(
+    proxy: ModelProxy, endpoint: tuple[int, Path, Seen]
+) -> None:
+    """An agent's client keeps its connection for its next call (an agent's tool loop asks
+    several times a decision): in replay each request in the one tunnel gets its recorded
+    answer, as it did from the endpoint, and none reaches the endpoint."""
+    from harness.isolation.egress import Replay
+
+    port, _, seen = endpoint
+    bodies = [b'{"n": 1}', b'{"n": 2}', b'{"n": 3}']
+    tls = _tunnel(proxy, port)
+    for body in bodies:
+        assert _ask(tls, _post(port, length=len(body)), body).status == 200
+    recorded, _ = proxy.take()
+    assert len(seen.requests) == len(recorded) == 3
+
+    replaying = ModelProxy((Endpoint("127.0.0.1", port),), replay=Replay(recorded))
+    replaying.start()
+    try:
+        tls = _tunnel(replaying, port)
+        answers = [_ask(tls, _post(port, length=len(body)), body) for body in bodies]
+        replayed, refused = replaying.take()
+    finally:
+        replaying.stop()
+    assert [a.status for a in answers] == [200, 200, 200]
+    assert [e["request_body"] for e in replayed] == [e["request_body"] for e in recorded]
+    assert [e["response_body"] for e in replayed] == [{"text": REPLY.decode()}] * 3
+    assert refused == [] and replaying.replay is not None and replaying.replay.unmatched == []
+    assert len(seen.requests) == 3  # the endpoint was asked nothing more
+
+
 # -- an exchange open when the cell ends -------------------------------------------------
 
 

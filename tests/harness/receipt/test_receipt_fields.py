@@ -112,11 +112,19 @@ def runs(
         run(from_callable(_picky), config("retried", agent_process="isolated"))
     made.append(_Run(out / "retried", march_release, None))
     # an external agent speaking sharpebench's dialect: its transport, dialect, digest and
-    # ignored orders are claims too
+    # ignored orders are claims too; so are a model endpoint (declared, never reached) and
+    # the settings the agent is handed
     command = f"{sys.executable} {EXAMPLES / 'sharpebench_stdio.py'}"
     run(
         command_agent(command, dialect="sharpebench"),
-        config("sharpebench", agent_cmd=command, dialect="sharpebench", agent_process="isolated"),
+        config(
+            "sharpebench",
+            agent_cmd=command,
+            dialect="sharpebench",
+            agent_process="isolated",
+            model_endpoints=("https://api.example.test",),
+            agent_env={"PIT_MODEL": "declared-never-asked"},
+        ),
     )
     made.append(_Run(out / "sharpebench", march_release, None))
     return made

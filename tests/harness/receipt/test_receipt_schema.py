@@ -17,6 +17,7 @@ from harness.agents.base import AgentSpec, Decision
 from harness.agents.external import command_agent
 from harness.receipt.schemas import receipt_body_schema
 from harness.version import RECEIPT_VERSION
+from tests.support.sandbox import require_sandbox
 
 INT_MAX = 2**31 - 1
 
@@ -51,7 +52,7 @@ def bodies(
         )
 
     priced = {"path": str(march_prices), "source": "SYNTHETIC", "pulled_at": "2026-01-01"}
-    return [
+    made = [
         run(stub(), config("stub", prices=priced, training_cutoff="2023-01-01")).body,
         run(AgentSpec("flaky", _Flaky), config("flaky", probe=3)).body,
         # an external agent in sharpebench's dialect: its transport, dialect, digest, the
@@ -61,6 +62,18 @@ def bodies(
             config("sharpebench", agent_cmd="x", dialect="sharpebench", agent_process="in_process"),
         ).body,
     ]
+    # a run that declares a model endpoint (never reached) and hands its agent settings:
+    # it needs the sandbox
+    require_sandbox()
+    endpoint = ("https://api.example.test",)
+    settings = {"PIT_MODEL": "declared-never-asked"}
+    made.append(
+        run(
+            "stub",
+            config("model", agent_process="isolated", model_endpoints=endpoint, agent_env=settings),
+        ).body
+    )
+    return made
 
 
 def _levels(body: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
