@@ -57,7 +57,7 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     shown = (
         "n/a" if pit_delta is None else f"[{fmt_return(pit_delta[0])}, {fmt_return(pit_delta[1])}]"
     )
-    print(f"  memory {memory}  (pit main-shifted 95% {shown}, mask {mask or 'not probed'})")
+    print(f"  memory {memory}  (pit main-shifted {shown} at 95%, mask {mask or 'not probed'})")
     return EXIT_OK
 
 
@@ -118,7 +118,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         description="Check that the trajectory, config and release are the ones the receipt "
         "binds and that every pick was knowable, then re-derive each cell's trades and price "
         "them with the given reference price file: each cell's return with a 95%% interval "
-        "(block bootstrap over entry sessions, fixed seed) and the contamination deltas. "
+        "(block bootstrap over entry sessions, fixed seed), the contamination deltas, and "
+        "the board's memory verdict (score_from_memory: the mask held and the pit clock's "
+        "main minus shifted interval lies above zero). "
         "Exit 1 (and no figures) when the artifacts do not hold together.",
     )
     resc.add_argument("receipt")
