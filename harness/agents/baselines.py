@@ -5,9 +5,6 @@
 - ``date_reader``: buys like the stub, but on the probe it reads the shifted date
   and subtracts ten years: a deliberately leaking agent, so a board shows what
   ``mask_leaks`` looks like.
-- ``one_session_late``: buys the filings that became knowable at the bell before
-  this one: honest, and slow. Where the market moves on a filing in the first session it
-  is known (the demo's market does), it buys after the move and ranks below the stub.
 """
 
 from __future__ import annotations
@@ -41,19 +38,5 @@ class _DateReader:
         return Decision(text=f"Probably filed {int(year) - 10}-{rest} by {shown.get('issuer')}.")
 
 
-class _OneSessionLate:
-    def __init__(self) -> None:
-        # one agent per cell walks its sessions in order: the bell before's new filings
-        self._before: tuple[str, ...] = ()
-
-    def decide(self, task: Task, tools: Toolbox) -> Decision:
-        if task.kind != "trade":
-            return Decision(text="I do not know the real date or issuer.")
-        rows = tools.pit_list(limit=None)["rows"]
-        picks, self._before = self._before, tuple(r["row_key"] for r in rows)
-        return Decision(picks=picks, text=f"{len(picks)} filings made knowable at the bell before")
-
-
 earliest_five = AgentSpec("earliest_five", _EarliestFive)
 date_reader = AgentSpec("date_reader", _DateReader)
-one_session_late = AgentSpec("one_session_late", _OneSessionLate)

@@ -45,7 +45,7 @@ AGENTS = ("stub", "harness.agents.baselines:earliest_five", "harness.agents.base
 STAFF = ("staff", "staff-demo-password")
 # one family of attempts: the same agent uploaded by one submitter with three holds; an
 # honest agent, slow on purpose, so the main benchmark ranks it apart from the stub
-TUNED = "harness.agents.baselines:one_session_late"
+TUNED = "harness.agents.late:one_session_late"
 TUNED_HOLDS = (3, 5, 8)
 # the runs' benchmark but for the hold (hold 5 is the main one)
 FORMS = ("8-K",)

@@ -1,4 +1,4 @@
-"""The shipped baselines' behaviour on a market that moves on news (the demo's kind):
+"""The slow baseline's behaviour on a market that moves on news (the demo's kind):
 acting at the bell a filing is knowable pays, acting a session late does not."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ def test_one_session_late_buys_what_the_bell_before_made_knowable(
 ) -> None:
     figures, _ = priced_run(
         tmp_path, march_release, march_news_prices,
-        agent="harness.agents.baselines:one_session_late",
+        agent="harness.agents.late:one_session_late",
     )  # fmt: skip
     stub, _ = priced_run(tmp_path / "stub", march_release, march_news_prices, agent="stub")
     late = figures.trades[("main", "pit")]
@@ -31,7 +31,7 @@ def test_acting_a_session_late_ranks_below_the_stub_in_a_market_that_moves_on_ne
 ) -> None:
     late, _ = priced_run(
         tmp_path / "late", march_release, march_news_prices,
-        agent="harness.agents.baselines:one_session_late",
+        agent="harness.agents.late:one_session_late",
     )  # fmt: skip
     stub, _ = priced_run(tmp_path / "stub", march_release, march_news_prices, agent="stub")
     intervals = [pit(stub, "shifted")[1:], pit(late, "shifted")[1:]]
