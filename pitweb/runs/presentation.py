@@ -173,7 +173,7 @@ def shifted_delta_reading(interval: list[float] | None) -> str:
 
 
 def _pp(value: float) -> str:
-    return f"{value * 100:+.2f} pp"
+    return f"{value * 100:+.2f}"
 
 
 def run_memory(run: Run) -> tuple[MemoryVerdict, str] | None:
@@ -185,18 +185,16 @@ def run_memory(run: Run) -> tuple[MemoryVerdict, str] | None:
     low, high = score.delta_shifted_pit_low, score.delta_shifted_pit_high
     interval = None if low is None or high is None else (low, high)
     verdict = memory_verdict(interval, run.mask_verdict)
-    if verdict in ("score_from_memory", "no_sign_of_memory") and interval is not None:
-        reading = (
-            f"main minus shifted at the pit clock {_pp(score.delta_shifted_pit or 0.0)}, "
-            f"95% interval {_pp(interval[0])} to {_pp(interval[1])}"
+    if interval is None or verdict not in ("score_from_memory", "no_sign_of_memory"):
+        return verdict, MEMORY_WORDS[verdict]
+    delta = _pp(score.delta_shifted_pit or 0.0)
+    reading = f"(95% interval {_pp(interval[0])} to {_pp(interval[1])} pp)"
+    if verdict == "score_from_memory":
+        return verdict, (
+            f"score from memory: main beat shifted by {delta} pp at the pit clock {reading} "
+            "while the mask held"
         )
-        if verdict == "score_from_memory":
-            return verdict, (
-                f"score from memory: the main arm beat the shifted arm ({reading}) while the "
-                "mask held: the edge went away when the dates were moved"
-            )
-        return verdict, f"no sign of memory: {reading}"
-    return verdict, MEMORY_WORDS[verdict]
+    return verdict, f"no sign of memory: main minus shifted {delta} pp at the pit clock {reading}"
 
 
 def isolation_words(run: Run) -> str:

@@ -7,9 +7,6 @@ from __future__ import annotations
 import csv
 import importlib
 import io
-import shlex
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,42 +14,23 @@ from django.apps import apps
 from django.contrib.auth.models import User
 from django.test import Client
 
-from harness.agents import memory_cheat
-from harness.agents.external import command_agent
-from harness.market.prices import load_prices
 from harness.receipt.memory import memory_verdict
 from pitweb.board.query import SECTIONS
 from pitweb.pricing.models import PlatformScore
 from pitweb.runs.models import Run
-from tests.pitweb.conftest import Artifacts, make_run, submit_run
+from tests.pitweb.conftest import Artifacts, submit_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture(scope="module")
-def cheat_run(
-    tmp_path_factory: pytest.TempPathFactory, site_release: Path, reference_file: Path
-) -> Artifacts:
-    """The demo's cheat over ``stub_run``'s benchmark, remembering the reference bars."""
-    root = tmp_path_factory.mktemp("cheat")
-    prices = load_prices(reference_file, source="SYNTHETIC reference prices", pulled_at="")
-    remembered = memory_cheat.remember(
-        site_release, prices, forms=("8-K",), start="2023-03-01", end="2023-03-08",
-        hold_sessions=5,
-    )  # fmt: skip
-    memory_cheat.write_memory(root / "memory.json", remembered)
-    command = shlex.join([sys.executable, memory_cheat.__file__, str(root / "memory.json")])
-    return make_run(
-        site_release, root / "run", reference_file, agent=command_agent(command),
-        agent_cmd=command, agent_process="in_process",
-    )  # fmt: skip
-
-
 @pytest.fixture()
 def uploaded(
-    priced_release: Any, submitter: User, stub_run: Artifacts, cheat_run: Artifacts
+    priced_release: Any, submitter: User, stub_run: Artifacts, memory_cheat_run: Artifacts
 ) -> dict[str, Run]:
-    return {"stub": submit_run(submitter, stub_run), "cheat": submit_run(submitter, cheat_run)}
+    return {
+        "stub": submit_run(submitter, stub_run),
+        "cheat": submit_run(submitter, memory_cheat_run),
+    }
 
 
 def _rows() -> dict[str, dict[str, Any]]:
@@ -68,7 +46,7 @@ def test_the_cheats_row_is_a_score_from_memory_and_the_honest_row_is_not(
     assert cheat["mask_verdict"] == "mask_holds"
     assert cheat["platform_delta_shifted_pit"] > cheat["platform_delta_shifted_pit_low"] > 0
     assert cheat["memory_verdict"] == "score_from_memory"
-    assert cheat["memory_words"].startswith("score from memory: the main arm beat the shifted")
+    assert cheat["memory_words"].startswith("score from memory: main beat shifted by +")
     assert honest["memory_verdict"] == "no_sign_of_memory"
     assert honest["platform_delta_shifted_pit_low"] == honest["platform_delta_shifted_pit_high"]
 
@@ -96,7 +74,7 @@ def test_the_board_page_flags_the_cheat_in_words_and_not_the_honest_run(
         for key, run in uploaded.items()
     }
     assert "score from memory</span>" in rows["cheat"]
-    assert "Score from memory: the main arm beat the shifted arm" in rows["cheat"]
+    assert "Score from memory: main beat shifted by +" in rows["cheat"]
     assert "score from memory" not in rows["stub"].lower()
 
 
@@ -104,7 +82,7 @@ def test_the_run_page_heads_with_the_verdict(uploaded: dict[str, Run]) -> None:
     cheat = uploaded["cheat"]
     page = Client().get(f"/runs/{cheat.body_sha256.removeprefix('sha256:')}/").content.decode()
     verdicts = page[page.index('id="verdicts"') :].split("</ul>", 1)[0]
-    assert 'class="verdict-bad">score from memory: the main arm beat' in verdicts
+    assert 'class="verdict-bad">score from memory: main beat shifted by +' in verdicts
     assert 'id="memory-verdict"' in page
     honest = uploaded["stub"]
     other = Client().get(f"/runs/{honest.body_sha256.removeprefix('sha256:')}/").content.decode()

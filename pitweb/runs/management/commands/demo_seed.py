@@ -179,7 +179,7 @@ class Command(BaseCommand):
         )
         for item in Run.objects.select_related("platform").order_by("submitted_at"):
             score = item.platform.state if item.platform else "no platform figure"
-            self.stdout.write(f"  {item.run_id}  {item.agent:<40} {item.status}  {score}")
+            self.stdout.write(f"  {item.run_id}  {item.agent:<52} {item.status}  {score}")
         self.stdout.write(f"release {release.name} {release.content_digest}")
         # executions: a registered agent run by the workers, an upload of it re-executed
         call_command(
