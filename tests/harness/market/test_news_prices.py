@@ -93,3 +93,34 @@ def test_news_arrives_at_the_first_bell_the_filing_is_knowable_at_the_pit_clock(
         },
     ]
     assert news_sessions(rows, form="8-K") == {"AAA": [date(2023, 3, 9)], "BBB": [date(2023, 3, 8)]}
+
+
+def test_the_command_line_writes_the_demos_kind_of_market(
+    march_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``prices synth --news 8-K`` writes what the demo writes (its source statement names
+    the command): the release's 8-Ks as news, from the release's first day."""
+    from harness.cli import main
+    from harness.release.bundle import Bundle
+
+    argv = [
+        "prices",
+        "synth",
+        "--bundle",
+        str(march_release),
+        "--end",
+        "2023-05-31",
+        "--seed",
+        "11",
+    ]
+    assert main([*argv, "--out", str(tmp_path / "cli.csv"), "--news", "8-K"]) == 0
+    assert main([*argv, "--out", str(tmp_path / "plain.csv")]) == 0
+    capsys.readouterr()
+    rows = Bundle.load(march_release).rows("main")
+    synth_prices(
+        tmp_path / "direct.csv", symbols=sorted({r["ticker"] for r in rows if r["ticker"]}),
+        start=date(2023, 3, 1), end=date(2023, 5, 31), seed=11,
+        news=news_sessions(rows, form="8-K"),
+    )  # fmt: skip
+    assert (tmp_path / "cli.csv").read_bytes() == (tmp_path / "direct.csv").read_bytes()
+    assert (tmp_path / "plain.csv").read_bytes() != (tmp_path / "cli.csv").read_bytes()

@@ -52,10 +52,12 @@ FORMS = ("8-K",)
 START, END = "2023-03-01", "2023-03-10"
 MAIN_HOLD = 5
 PRICES_SOURCE = (
-    "SYNTHETIC random walks with news (pit-harness prices synth, seed 7); no market data"
+    "SYNTHETIC random walks with 8-K news (pit-harness prices synth --seed 7 --news 8-K); "
+    "no market data"
 )
 REFERENCE_SOURCE = (
-    "SYNTHETIC reference random walks with news (pit-harness prices synth, seed 11); no market data"
+    "SYNTHETIC reference random walks with 8-K news (pit-harness prices synth --seed 11 "
+    "--news 8-K); no market data"
 )
 # the deliberate cheat: what it remembers is in this file, named on its command line
 CHEAT_MEMORY = "demo-memory-CHEAT.json"
