@@ -281,6 +281,7 @@ SPECTACULAR_SETTINGS = {
         "VerificationJobKindEnum": "pitweb.runs.enums.JOB_KIND",
         "VisibilityEnum": "pitweb.runs.enums.VISIBILITY",
         "MaskVerdictEnum": "pitweb.runs.enums.MASK_VERDICT",
+        "MemoryVerdictEnum": "pitweb.runs.enums.MEMORY_VERDICT",
         "ExecutionStateEnum": "pitweb.execution.enums.EXECUTION_STATE",
         "ExecutionKindEnum": "pitweb.execution.enums.EXECUTION_KIND",
         "ExecutionCellStateEnum": "pitweb.execution.enums.CELL_STATE",

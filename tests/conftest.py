@@ -27,6 +27,14 @@ def march_prices(tmp_path_factory: pytest.TempPathFactory, march_release: Path) 
     )
 
 
+@pytest.fixture(scope="session")
+def march_news_prices(tmp_path_factory: pytest.TempPathFactory, march_release: Path) -> Path:
+    """The demo's kind of market over ``march_release``: its 8-Ks move their stocks."""
+    return build_prices(
+        tmp_path_factory.mktemp("news") / "prices-SYNTHETIC.csv", march_release, seed=5, news=True
+    )
+
+
 @pytest.fixture(params=["isolated", "in_process"])
 def agent_process(request: pytest.FixtureRequest) -> str:
     """Run a test once with the agent sandboxed and once in the harness's process."""
@@ -47,6 +55,7 @@ SLOW_MODULES = {
     "test_boundaries",
     "test_deploy",
     "test_demo_seed",
+    "test_golden_board",
     "test_external_agents",
     "test_inspect",
     "test_golden",
@@ -72,6 +81,7 @@ SLOW_MODULES = {
     "test_pages",
     "test_points_site",
     "test_platform_figures",
+    "test_memory_flag",
     "test_service",
     "test_submit",
     "test_verification",

@@ -11,6 +11,8 @@ from harness.cli.common import fmt_return
 from harness.market.prices import load_prices
 from harness.outcomes import EXIT_MISMATCH, EXIT_OK
 from harness.receipt.attempts import RANKED_CELL, attempts_of, family_best
+from harness.receipt.build import read_receipt
+from harness.receipt.memory import memory_verdict
 from harness.receipt.rescore import RescoreRefused, rescore
 
 
@@ -26,8 +28,12 @@ def cmd_rescore(args: argparse.Namespace) -> int:
             print(f"{check.name} MISMATCH  {check.detail}")
         print("pit-harness: no figures: the artifacts do not hold together", file=sys.stderr)
         return EXIT_MISMATCH
+    # the board's rule (harness.receipt.memory): the pit delta's interval and the mask
+    pit_delta = (result.delta_intervals().get("pit") or {}).get("main_minus_shifted")
+    mask = (read_receipt(args.receipt)[0]["body"].get("probe") or {}).get("verdict")
+    memory = memory_verdict(pit_delta, mask)
     if args.json:
-        print(json.dumps(result.to_json(), indent=2, sort_keys=True))
+        print(json.dumps({**result.to_json(), "memory_verdict": memory}, indent=2, sort_keys=True))
         return EXIT_OK
     ref = result.prices
     print(
@@ -48,6 +54,10 @@ def cmd_rescore(args: argparse.Namespace) -> int:
             f"  delta {clock:<6} main-shifted {fmt_return(deltas['main_minus_shifted']):>8}"
             f"  main-redacted {fmt_return(deltas['main_minus_redacted']):>8}"
         )
+    shown = (
+        "n/a" if pit_delta is None else f"[{fmt_return(pit_delta[0])}, {fmt_return(pit_delta[1])}]"
+    )
+    print(f"  memory {memory}  (pit main-shifted {shown} at 95%, mask {mask or 'not probed'})")
     return EXIT_OK
 
 
@@ -108,7 +118,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         description="Check that the trajectory, config and release are the ones the receipt "
         "binds and that every pick was knowable, then re-derive each cell's trades and price "
         "them with the given reference price file: each cell's return with a 95%% interval "
-        "(block bootstrap over entry sessions, fixed seed) and the contamination deltas. "
+        "(block bootstrap over entry sessions, fixed seed), the contamination deltas, and "
+        "the board's memory verdict (score_from_memory: the mask held and the pit clock's "
+        "main minus shifted interval lies above zero). "
         "Exit 1 (and no figures) when the artifacts do not hold together.",
     )
     resc.add_argument("receipt")

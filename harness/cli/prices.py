@@ -6,18 +6,20 @@ import argparse
 from datetime import date
 
 from harness.cli.common import day
-from harness.market.prices import synth_prices
+from harness.market.prices import news_sessions, synth_prices
 from harness.outcomes import EXIT_OK
 from harness.release.bundle import Bundle
 
 
 def cmd_prices_synth(args: argparse.Namespace) -> int:
     bundle = Bundle.load(args.bundle)
-    symbols = sorted({r["ticker"] for r in bundle.rows("main") if r.get("ticker")})
+    rows = bundle.rows("main")
+    symbols = sorted({r["ticker"] for r in rows if r.get("ticker")})
     end = args.end or date.fromisoformat(bundle.end)
     bars = synth_prices(
-        args.out, symbols=symbols, start=date.fromisoformat(bundle.start), end=end, seed=args.seed
-    )
+        args.out, symbols=symbols, start=date.fromisoformat(bundle.start), end=end, seed=args.seed,
+        news=news_sessions(rows, form=args.news) if args.news else None,
+    )  # fmt: skip
     print(f"SYNTHETIC prices: {bars} bars for {len(symbols)} tickers written to {args.out}")
     return EXIT_OK
 
@@ -37,5 +39,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--end",
         type=day,
         help="last session to price (default: release end; leave room for holds)",
+    )
+    psynth.add_argument(
+        "--news",
+        metavar="FORM",
+        help="a market that moves on news (make demo's): a stock rises 2%% over the first "
+        "session one of its FORM filings is knowable at the pit clock, then gives it back "
+        "over the next ten (default: plain random walks)",
     )
     psynth.set_defaults(func=cmd_prices_synth)

@@ -17,9 +17,11 @@ import csv
 import hashlib
 import math
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 
 class PriceError(ValueError):
@@ -155,11 +157,26 @@ def load_prices(path: str | os.PathLike[str], *, source: str, pulled_at: str) ->
 
 
 def synth_prices(
-    out: str | os.PathLike[str], *, symbols: list[str], start: date, end: date, seed: int
+    out: str | os.PathLike[str],
+    *,
+    symbols: list[str],
+    start: date,
+    end: date,
+    seed: int,
+    news: Mapping[str, Iterable[date]] | None = None,
+    news_jump: float = 0.02,
+    news_fade: int = 10,
 ) -> int:
     """Write a SYNTHETIC long price file (random walks, open and close per session).
 
     For demos only: the numbers describe no market. Returns the number of bars.
+
+    ``news`` (``news_sessions``): for a symbol, the sessions on which news of it arrives.
+    Over such a session the stock rises by ``news_jump`` more than its walk, then gives
+    that back evenly over the next ``news_fade`` sessions: a market where buying at the
+    first bell a filing is knowable pays and buying a session late does not. The walk's
+    random draws are the same with or without news, so without it the file is the plain
+    random walk, byte for byte.
     """
     import random
 
@@ -172,9 +189,47 @@ def synth_prices(
     for symbol in sorted(set(symbols)):
         price = rng.uniform(8.0, 300.0)
         drift = rng.gauss(0.0002, 0.0008)
-        for day in days:
+        moves = _news_moves(days, (news or {}).get(symbol, ()), news_jump, news_fade)
+        for n, day in enumerate(days):
             opened = price * (1.0 + rng.gauss(0.0, 0.01))
-            price = opened * (1.0 + drift + rng.gauss(0.0, 0.015))
+            price = opened * (1.0 + drift + rng.gauss(0.0, 0.015) + moves.get(n, 0.0))
             lines.append(f"{day.isoformat()},{symbol},{opened:.4f},{price:.4f}")
     Path(out).write_text("\n".join(lines) + "\n", encoding="utf-8")
     return len(lines) - 1
+
+
+def _news_moves(
+    days: list[date], sessions: Iterable[date], jump: float, fade: int
+) -> dict[int, float]:
+    """Each day's extra open-to-close move from the news: ``jump`` on a news session,
+    ``-jump / fade`` on each of the ``fade`` sessions after it (news on nearby sessions
+    adds up)."""
+    where = {day: n for n, day in enumerate(days)}
+    moves: dict[int, float] = {}
+    for session in sorted(set(sessions)):
+        n = where.get(session)
+        if n is None:
+            continue
+        moves[n] = moves.get(n, 0.0) + jump
+        for after in range(n + 1, min(n + fade, len(days) - 1) + 1):
+            moves[after] = moves.get(after, 0.0) - jump / fade
+    return moves
+
+
+def news_sessions(rows: Iterable[dict[str, Any]], *, form: str) -> dict[str, list[date]]:
+    """For each ticker, the sessions at whose opening bell one of its ``form`` filings
+    first became knowable at the pit clock (the bell a trade on it enters): the news
+    ``synth_prices`` moves a demo market with."""
+    from harness.market.calendar import sessions_for
+    from harness.market.clocks import known_at
+
+    chosen = [r for r in rows if r.get("form") == form and r.get("ticker")]
+    if not chosen:
+        return {}
+    days = [date.fromisoformat(r["partition_date"]) for r in chosen]
+    table = sessions_for(min(days), max(days))
+    out: dict[str, set[date]] = {}
+    for row in chosen:
+        entry = table.first_open_after(known_at(row, "pit")[0])
+        out.setdefault(row["ticker"], set()).add(table.sessions[entry])
+    return {ticker: sorted(found) for ticker, found in sorted(out.items())}

@@ -69,6 +69,8 @@ class BoardRowOut(Serializer):
     verification = serializers.ChoiceField(choices=run_enums.RUN_STATE)
     verification_level = serializers.ChoiceField(choices=run_enums.VERIFICATION_LEVEL)
     mask_verdict = serializers.ChoiceField(choices=run_enums.MASK_VERDICT)
+    # present with scored platform figures; memory_words says it with the figures it read
+    memory_verdict = serializers.ChoiceField(choices=run_enums.MEMORY_VERDICT, required=False)
 
 
 class SnapshotDetailOut(SnapshotOut):

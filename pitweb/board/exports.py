@@ -42,7 +42,15 @@ LEADERBOARD_COLUMNS = [
     "platform_main_pit_low",
     "platform_main_pit_high",
     "platform_delta_shifted_pit",
+    "platform_delta_shifted_pit_low",
+    "platform_delta_shifted_pit_high",
     "platform_delta_redacted_pit",
+    "platform_delta_redacted_pit_low",
+    "platform_delta_redacted_pit_high",
+    # the memory verdict (harness.receipt.memory): score_from_memory when the shifted
+    # delta's interval lies above zero while the mask holds
+    "memory_verdict",
+    "memory_words",
     "prices_version",
     "prices_source",
     "prices_pulled_at",

@@ -46,6 +46,12 @@ class PlatformScore(ClaimableJob):
     main_pit_high = models.FloatField(null=True, blank=True)
     delta_shifted_pit = models.FloatField(null=True, blank=True)
     delta_redacted_pit = models.FloatField(null=True, blank=True)
+    # each delta's 95% interval (paired block bootstrap): main minus shifted's is what
+    # the memory verdict reads (harness.receipt.memory)
+    delta_shifted_pit_low = models.FloatField(null=True, blank=True)
+    delta_shifted_pit_high = models.FloatField(null=True, blank=True)
+    delta_redacted_pit_low = models.FloatField(null=True, blank=True)
+    delta_redacted_pit_high = models.FloatField(null=True, blank=True)
 
     class Meta:
         # the table it has had since platform scores lived in the runs app: no data moves

@@ -151,8 +151,11 @@ def _read_off(figures: dict[str, Any]) -> dict[str, Any]:
         out[f"{arm}_pit_low"], out[f"{arm}_pit_high"] = interval
     out["shifted_pit_priced"] = (cells.get(("shifted", "pit")) or {}).get("priced_trades")
     pit = (figures.get("contamination") or {}).get("pit") or {}
-    out["delta_shifted_pit"] = pit.get("main_minus_shifted")
-    out["delta_redacted_pit"] = pit.get("main_minus_redacted")
+    intervals = (figures.get("contamination_interval_95") or {}).get("pit") or {}
+    for arm in ("shifted", "redacted"):
+        out[f"delta_{arm}_pit"] = pit.get(f"main_minus_{arm}")
+        interval = intervals.get(f"main_minus_{arm}") or [None, None]
+        out[f"delta_{arm}_pit_low"], out[f"delta_{arm}_pit_high"] = interval
     return out
 
 

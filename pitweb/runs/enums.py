@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from typing import get_args
 
+from harness.receipt.memory import MEMORY_VERDICTS
 from harness.receipt.model import Verdict
 from pitweb.runs.models import JobState, VerificationJob, VerificationLevel, Visibility
 from pitweb.runs.presentation import (
     JOB_KIND_WORDS,
     LEVEL_WORDS,
     MASK_WORDS,
+    MEMORY_WORDS,
     NOT_RUN_WORDS,
     STATE_WORDS,
     VISIBILITY_WORDS,
@@ -29,3 +31,5 @@ MASK_VERDICT: Choices = [
     *((v, MASK_WORDS[v]) for v in get_args(Verdict)),
     ("not_run", NOT_RUN_WORDS),
 ]
+# a run's memory verdict on its platform figures (the harness's set)
+MEMORY_VERDICT: Choices = [(v, MEMORY_WORDS[v]) for v in MEMORY_VERDICTS]

@@ -10,6 +10,7 @@ from typing import Any
 from django.conf import settings
 from msgspec import UNSET
 
+from harness.receipt.memory import MemoryVerdict, memory_verdict
 from harness.receipt.model import (
     CostsSlot,
     DisaggregationSlot,
@@ -61,6 +62,18 @@ MASK_WORDS = {
 }
 NOT_RUN_WORDS = "mask probe not run: no verdict on the mask"
 
+# the memory verdict (harness.receipt.memory): a run's words add its own figures
+MEMORY_WORDS: dict[str, str] = {
+    "score_from_memory": "score from memory: while the mask held, the main arm beat the "
+    "shifted arm at the pit clock by more than chance explains (the 95% interval of main "
+    "minus shifted lies above zero): the edge went away when the dates were moved",
+    "no_sign_of_memory": "no sign of memory: main minus shifted at the pit clock is within "
+    "what chance explains, or below zero",
+    "control_void": "memory not measured: the mask leaks, so the shifted arm is no control",
+    "not_measured": "memory not measured: no interval for main minus shifted at the pit "
+    "clock, or no verdict on the mask",
+}
+
 # a run's state (its latest verification job's), and a job's
 STATE_WORDS = {
     JobState.RECEIVED: "received: stored, waiting for a worker to verify it",
@@ -84,8 +97,8 @@ VISIBILITY_WORDS = {
 
 def header_verdicts(run: Run) -> list[tuple[str, str]]:
     """Every verdict that qualifies the run's numbers, as (kind, words), for the top of
-    its page: the mask, the cells that did not complete, and the level (good, bad or
-    warn, for the badge's colour)."""
+    its page: the mask, the cells that did not complete, a score from memory, and the
+    level (good, bad or warn, for the badge's colour)."""
     verdict = run.mask_verdict
     mask = MASK_WORDS.get(
         verdict, f"mask probe {verdict.replace('_', ' ')}: no verdict on the mask"
@@ -104,6 +117,9 @@ def header_verdicts(run: Run) -> list[tuple[str, str]]:
                 + ", ".join(broken),
             )
         )
+    memory = run_memory(run) if run.proven else None
+    if memory is not None and memory[0] == "score_from_memory":
+        out.append(("bad", memory[1]))
     if run.withdrawn_at is not None:
         out.append(("bad", f"withdrawn by its submitter on {run.withdrawn_at:%Y-%m-%d}"))
     attempts = run_attempts(run)
@@ -154,6 +170,31 @@ def shifted_delta_reading(interval: list[float] | None) -> str:
         "At the pit clock its interval spans zero: these trades cannot tell a memory of the "
         "period from none."
     )
+
+
+def _pp(value: float) -> str:
+    return f"{value * 100:+.2f}"
+
+
+def run_memory(run: Run) -> tuple[MemoryVerdict, str] | None:
+    """The memory verdict on a proven run's platform figures, and its words with the
+    figures it read; None without scored platform figures."""
+    score = run.platform
+    if score is None or score.state != PlatformScore.State.SCORED:
+        return None
+    low, high = score.delta_shifted_pit_low, score.delta_shifted_pit_high
+    interval = None if low is None or high is None else (low, high)
+    verdict = memory_verdict(interval, run.mask_verdict)
+    if interval is None or verdict not in ("score_from_memory", "no_sign_of_memory"):
+        return verdict, MEMORY_WORDS[verdict]
+    delta = _pp(score.delta_shifted_pit or 0.0)
+    reading = f"(95% interval {_pp(interval[0])} to {_pp(interval[1])} pp)"
+    if verdict == "score_from_memory":
+        return verdict, (
+            f"score from memory: main beat shifted by {delta} pp at the pit clock {reading} "
+            "while the mask held"
+        )
+    return verdict, f"no sign of memory: main minus shifted {delta} pp at the pit clock {reading}"
 
 
 def isolation_words(run: Run) -> str:
@@ -223,9 +264,16 @@ def platform_numbers(run: Run) -> dict[str, Any]:
                 "platform_main_pit_low": score.main_pit_low,
                 "platform_main_pit_high": score.main_pit_high,
                 "platform_delta_shifted_pit": score.delta_shifted_pit,
+                "platform_delta_shifted_pit_low": score.delta_shifted_pit_low,
+                "platform_delta_shifted_pit_high": score.delta_shifted_pit_high,
                 "platform_delta_redacted_pit": score.delta_redacted_pit,
+                "platform_delta_redacted_pit_low": score.delta_redacted_pit_low,
+                "platform_delta_redacted_pit_high": score.delta_redacted_pit_high,
             }
         )
+        memory = run_memory(run)
+        if memory is not None:
+            out["memory_verdict"], out["memory_words"] = memory
     return out
 
 

@@ -90,6 +90,9 @@ def _platform_context(run: Run, proven: bool) -> dict[str, Any]:
     frame = charts.platform_frame(figures["cells"])
     context["platform_grid"] = _grid(figures["cells"])
     context["platform_deltas"] = figures.get("contamination") or {}
+    context["platform_delta_intervals"] = figures.get("contamination_interval_95") or {}
+    memory = presentation.run_memory(run)
+    context["memory_verdict"], context["memory_words"] = memory or ("", "")
     if not charts.has_numbers(frame):
         context["no_chart_because"] = (
             "No trade of this run could be priced with the reference prices, so there is "

@@ -16,6 +16,7 @@ from tests.pitweb.conftest import (  # noqa: F401 - fixtures shared with the sit
     eager_celery,
     fresh_cache,
     longer_window_run,
+    memory_cheat_run,
     picky_run,
     priced_release,
     private_storage,

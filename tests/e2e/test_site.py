@@ -437,3 +437,38 @@ def test_the_home_page_lists_two_windows_as_two_benchmarks_each_ranking_its_own(
         assert mine.run_id in row and row.split()[0] == "1"
         assert theirs.run_id not in page.content()
     assert page.console_errors == []
+
+
+@pytest.mark.parametrize(
+    "viewport", [{"width": 1280, "height": 900}, PHONE], ids=["desktop", "phone"]
+)
+def test_a_score_from_memory_is_flagged_in_words_on_the_board_and_its_page(
+    live_server: Any,
+    page: Any,
+    priced_release: Any,
+    submitter: User,
+    stub_run: Artifacts,
+    memory_cheat_run: Artifacts,
+    screenshots: Path,
+    viewport: dict[str, int],
+) -> None:
+    """The deliberate cheat's row carries a badge and its figures in words where the
+    row starts (no sideways scrolling to find them); the honest stub's row carries none."""
+    honest, cheat = submit(submitter, stub_run), submit(submitter, memory_cheat_run)
+    page.set_viewport_size(viewport)
+    assert cheat.benchmark is not None
+    page.goto(live_server.url + f"/benchmarks/{cheat.benchmark.key}/")
+    rows = page.locator("table.board").first.locator("tbody tr")
+    flagged = rows.filter(has_text=cheat.run_id)
+    badge, words = flagged.locator(".memory-flag"), flagged.locator(".memory-words")
+    assert badge.is_visible() and badge.inner_text() == "score from memory"
+    assert words.is_visible() and words.inner_text().startswith("Score from memory: main beat")
+    box = words.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= viewport["width"]  # read in place
+    assert rows.filter(has_text=honest.run_id).locator(".memory-flag").count() == 0
+    name = "desktop" if viewport["width"] > PHONE["width"] else "phone"
+    page.screenshot(path=str(screenshots / f"board-memory-{name}.png"), full_page=True)
+    page.goto(live_server.url + f"/runs/{cheat.body_sha256[7:]}/?submission={cheat.pk}")
+    assert "score from memory: main beat shifted by +" in page.locator("#verdicts").inner_text()
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= viewport["width"] + 1
+    assert page.console_errors == []

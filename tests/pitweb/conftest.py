@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import shlex
+import sys
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -13,8 +15,10 @@ from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
 from harness import RunConfig, run
-from harness.agents import stub
+from harness.agents import memory_cheat, stub
 from harness.agents.adapters.plain import from_callable
+from harness.agents.external import command_agent
+from harness.market.prices import load_prices
 from pitweb import celery_app
 from tests.support.data import build_prices, build_release
 
@@ -248,6 +252,26 @@ def reference_file(tmp_path_factory: pytest.TempPathFactory, site_release: Path)
     return build_prices(
         tmp_path_factory.mktemp("reference") / "reference-SYNTHETIC.csv", site_release, seed=9
     )
+
+
+@pytest.fixture(scope="session")
+def memory_cheat_run(
+    tmp_path_factory: pytest.TempPathFactory, site_release: Path, reference_file: Path
+) -> Artifacts:
+    """The demo's deliberate cheat (``harness.agents.memory_cheat``) over ``stub_run``'s
+    benchmark, remembering which filings rose in the reference bars, priced with them."""
+    root = tmp_path_factory.mktemp("cheat")
+    prices = load_prices(reference_file, source="SYNTHETIC reference prices", pulled_at="")
+    remembered = memory_cheat.remember(
+        site_release, prices, forms=("8-K",), start="2023-03-01", end="2023-03-08",
+        hold_sessions=5,
+    )  # fmt: skip
+    memory_cheat.write_memory(root / "memory.json", remembered)
+    command = shlex.join([sys.executable, memory_cheat.__file__, str(root / "memory.json")])
+    return make_run(
+        site_release, root / "run", reference_file, agent=command_agent(command),
+        agent_cmd=command, agent_process="in_process",
+    )  # fmt: skip
 
 
 @pytest.fixture()

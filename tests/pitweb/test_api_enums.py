@@ -12,6 +12,7 @@ from django.utils.text import capfirst
 
 from harness.points.metrics import CLASSES, outcome
 from harness.points.model import Reliability
+from harness.receipt.memory import MEMORY_VERDICTS
 from harness.receipt.model import CellStatus, Verdict
 from pitweb.execution import enums as execution_enums
 from pitweb.execution.models import ExecutionCell, ExecutionJob, ExecutionState
@@ -51,6 +52,7 @@ CLOSED: dict[tuple[str, str], tuple[str, set[str]]] = {
         set(VerificationLevel.values),
     ),
     ("BoardRowOut", "mask_verdict"): ("MaskVerdictEnum", {*get_args(Verdict), "not_run"}),
+    ("BoardRowOut", "memory_verdict"): ("MemoryVerdictEnum", set(MEMORY_VERDICTS)),
     ("PointSetOut", "state"): ("PointSetStateEnum", set(PointSetState.values)),
     ("PointSetDetailOut", "state"): ("PointSetStateEnum", set(PointSetState.values)),
     ("JudgedRowOut", "status"): ("JudgeReliabilityEnum", RELIABILITY),
@@ -121,7 +123,8 @@ def test_each_value_is_described_in_the_pages_words(schema: dict[str, Any]) -> N
         assert f"* `{value}` - {words}" in components["MaskVerdictEnum"]["description"]
     choices = [
         run_enums.VERIFICATION_LEVEL, run_enums.RUN_STATE, run_enums.JOB_KIND,
-        run_enums.VISIBILITY, run_enums.MASK_VERDICT, execution_enums.EXECUTION_STATE,
+        run_enums.VISIBILITY, run_enums.MASK_VERDICT, run_enums.MEMORY_VERDICT,
+        execution_enums.EXECUTION_STATE,
         execution_enums.EXECUTION_KIND, execution_enums.CELL_STATE, execution_enums.CELL_STATUS,
         points_enums.JUDGED_CLASS, points_enums.OUTCOME, points_enums.RELIABILITY,
         points_enums.POINT_SET_STATE, points_enums.JUDGED_ORIGIN, points_enums.ANSWER_ORIGIN,

@@ -28,11 +28,16 @@ def build_release(out: Path, *, end: date, seed: int, rows: int) -> Path:
     return out
 
 
-def build_prices(out: Path, release: Path, *, seed: int) -> Path:
-    """SYNTHETIC prices for every ticker of ``release``, with room for holds either side."""
-    from harness.market.prices import synth_prices
+def build_prices(out: Path, release: Path, *, seed: int, news: bool = False) -> Path:
+    """SYNTHETIC prices for every ticker of ``release``, with room for holds either side;
+    ``news``: a market that moves on the release's 8-Ks, as the demo's does."""
+    from harness.market.prices import news_sessions, synth_prices
     from harness.release.bundle import Bundle
 
-    tickers = sorted({r["ticker"] for r in Bundle.load(release).rows("main") if r["ticker"]})
-    synth_prices(out, symbols=tickers, start=date(2023, 2, 1), end=date(2023, 5, 31), seed=seed)
+    rows = Bundle.load(release).rows("main")
+    tickers = sorted({r["ticker"] for r in rows if r["ticker"]})
+    synth_prices(
+        out, symbols=tickers, start=date(2023, 2, 1), end=date(2023, 5, 31), seed=seed,
+        news=news_sessions(rows, form="8-K") if news else None,
+    )  # fmt: skip
     return out

@@ -172,6 +172,9 @@ def test_the_cli_prints_the_platform_figures(
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert out.startswith("prices reference.csv sha256:") and out.count("95% [") == 9
+    # the stub buys alike on every arm: the board's rule finds no sign of memory
+    assert "  memory no_sign_of_memory  (pit main-shifted [+0.00%, +0.00%] at 95%" in out
     assert main([*argv, "--json"]) == 0
     figures = json.loads(capsys.readouterr().out)
     assert len(figures["cells"]) == 9 and "block bootstrap" in figures["method"]["interval"]
+    assert figures["memory_verdict"] == "no_sign_of_memory"

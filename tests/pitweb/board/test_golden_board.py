@@ -1,6 +1,7 @@
-"""The board API for the demo data, kept as a golden file (with the values a database or
+"""The board API for the demo data, kept as golden files (with the values a database or
 a clock assigns set to a placeholder), so that regrouping the site cannot change what
-the board says unseen. ``PIT_GOLDEN_UPDATE=1`` rewrites it."""
+the board says unseen: the deliberate cheat flagged as a score from memory, the ranks
+that tell the main benchmark's agents apart. ``PIT_GOLDEN_UPDATE=1`` rewrites them."""
 
 from __future__ import annotations
 
@@ -38,8 +39,28 @@ def _steady(value: Any) -> Any:
     return value
 
 
-def test_the_demo_boards_api_answer_is_golden(settings: Any, tmp_path: Path) -> None:
+def _golden(name: str, board: dict[str, Any]) -> None:
+    matches(name, json.dumps(_steady(board), indent=1, sort_keys=True) + "\n")
+
+
+def test_the_demo_boards_api_answers_are_golden(settings: Any, tmp_path: Path) -> None:
+    """The whole board (its benchmarks grouped, nothing ranked across them) and the main
+    benchmark's own (hold 5, where ranks are drawn), both at the size ``make demo``
+    seeds: the boards a newcomer sees."""
     settings.VAR_DIR = tmp_path
-    call_command("demo_seed", rows=3000, stdout=io.StringIO())
+    call_command("demo_seed", stdout=io.StringIO())
     board = Client().get("/api/leaderboard/").json()
-    matches("demo-board.json", json.dumps(_steady(board), indent=1, sort_keys=True) + "\n")
+    _golden("demo-board.json", board)
+    [main] = [b["key"] for b in board["benchmarks"] if b["hold_sessions"] == 5]
+    ranked = Client().get("/api/leaderboard/", {"benchmark": main}).json()
+    _golden("demo-board-main.json", ranked)
+    # what the goldens must keep saying: the cheat's main arm beat its shifted arm by more
+    # than chance at the pit clock, flagged on its row; no honest run flagged; ranks apart
+    flagged = [r for r in ranked["ranked"] if r["memory_verdict"] == "score_from_memory"]
+    assert [r["agent"].split()[1] for r in flagged] == ["memory_cheat.py"]
+    assert (
+        flagged[0]["platform_delta_shifted_pit"] > flagged[0]["platform_delta_shifted_pit_low"] > 0
+    )
+    honest = [r for r in ranked["ranked"] + ranked["unranked"] if r not in flagged]
+    assert honest and {r["memory_verdict"] for r in honest} == {"no_sign_of_memory"}
+    assert len({r["rank"] for r in ranked["ranked"]}) > 1

@@ -66,7 +66,7 @@ def test_demo_seed_submits_and_verifies_three_baselines(settings: Any, tmp_path:
         family = Client().get(f"/api/families/{row['family']}/").json()
         assert family["attempts"] == 1 and family["benchmark"]["key"] == row["benchmark"]
     call_command("demo_seed", rows=3000, stdout=io.StringIO())  # twice: nothing new
-    assert Run.objects.count() == 8 and ReferencePrices.objects.count() == 1
+    assert Run.objects.count() == 9 and ReferencePrices.objects.count() == 1
     assert Snapshot.objects.count() == 3  # one per benchmark, not one per seeding
     assert [f.attempts for f in Family.objects.filter(submitter__username="tuner")] == [1, 1, 1]
     assert ExecutionJob.objects.count() == 2

@@ -1,14 +1,21 @@
 """Seed the site with demo data through the same paths real users take.
 
-Builds a synthetic release and SYNTHETIC prices (labelled so), runs the harness with
-the stub and two deterministic baselines, and one agent three times as another
-submitter's family of attempts, uploads the runs through the upload service, waits for a real worker to verify them, seeds the judged points
-(``demo_points``), and prints the staff's and the submitter's sign-in and a token.
+Builds a synthetic release and SYNTHETIC prices (labelled so) of a market that moves on
+news: a stock rises in the first session one of its 8-Ks is knowable and gives it back
+over the next ten (``harness.market.prices.synth_prices``). Runs the harness with the
+stub and two deterministic baselines, an honest agent that acts a session late three
+times as another submitter's family of attempts (one per hold), and a deliberate cheat
+that remembers which filings rose in the reference prices
+(``harness.agents.memory_cheat``), so the board shows a score from memory caught and
+ranks that tell agents apart. Uploads the runs through the upload service, waits for a
+real worker to verify them, seeds the judged points (``demo_points``), and prints the
+staff's and the submitter's sign-in and a token.
 """
 
 from __future__ import annotations
 
 import secrets
+import shlex
 import time
 from datetime import date
 from pathlib import Path
@@ -20,8 +27,9 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from harness import RunConfig, run
-from harness.agents.base import load_agent
-from harness.market.prices import synth_prices
+from harness.agents import memory_cheat
+from harness.agents.external import configured_agent
+from harness.market.prices import load_prices, news_sessions, synth_prices
 from harness.release.bundle import Bundle
 from harness.release.synth import synth_release
 from pitweb.accounts.services import token_issue
@@ -35,9 +43,25 @@ from pitweb.runs.models import FINAL_STATES, Run, VerificationJob
 
 AGENTS = ("stub", "harness.agents.baselines:earliest_five", "harness.agents.baselines:date_reader")
 STAFF = ("staff", "staff-demo-password")
-# one family of attempts: the same agent uploaded by one submitter with three holds
-TUNED = "stub"
+# one family of attempts: the same agent uploaded by one submitter with three holds; an
+# honest agent, slow on purpose, so the main benchmark ranks it apart from the stub
+TUNED = "harness.agents.late:one_session_late"
 TUNED_HOLDS = (3, 5, 8)
+# the runs' benchmark but for the hold (hold 5 is the main one)
+FORMS = ("8-K",)
+START, END = "2023-03-01", "2023-03-10"
+MAIN_HOLD = 5
+PRICES_SOURCE = (
+    "SYNTHETIC random walks with 8-K news (pit-harness prices synth --seed 7 --news 8-K); "
+    "no market data"
+)
+REFERENCE_SOURCE = (
+    "SYNTHETIC reference random walks with 8-K news (pit-harness prices synth --seed 11 "
+    "--news 8-K); no market data"
+)
+# the deliberate cheat: what it remembers is in this file, named on its command line
+CHEAT_MEMORY = "demo-memory-CHEAT.json"
+CHEAT_MODEL = "demo memory cheat: not a model, a deliberate cheat"
 
 
 def _demo_password(path: Path) -> str:
@@ -82,26 +106,24 @@ class Command(BaseCommand):
                 acceptance_fraction=0.05,
             )
         prices = work / "prices-SYNTHETIC.csv"
-        if not prices.exists():
-            tickers = sorted(
-                {r["ticker"] for r in Bundle.load(release_dir).rows("main") if r["ticker"]}
-            )
-            synth_prices(
-                prices, symbols=tickers, start=date(2023, 3, 1), end=date(2023, 5, 31), seed=7
-            )
-        release, _ = release_register(path=release_dir)
+        # the platform's own bars, apart from the submitter's: the same news, other noise
         reference_file = work / "reference-prices-SYNTHETIC.csv"
-        if not reference_file.exists():  # the platform's own bars, apart from the submitter's
-            tickers = sorted(
-                {r["ticker"] for r in Bundle.load(release_dir).rows("main") if r["ticker"]}
-            )
-            synth_prices(
-                reference_file,
-                symbols=tickers,
-                start=date(2023, 3, 1),
-                end=date(2023, 5, 31),
-                seed=11,
-            )
+        for path, seed in ((prices, 7), (reference_file, 11)):
+            if not path.exists():
+                rows = Bundle.load(release_dir).rows("main")
+                synth_prices(
+                    path, symbols=sorted({r["ticker"] for r in rows if r["ticker"]}),
+                    start=date(2023, 3, 1), end=date(2023, 5, 31), seed=seed,
+                    news=news_sessions(rows, form=FORMS[0]),
+                )  # fmt: skip
+        release, _ = release_register(path=release_dir)
+        memory = work / CHEAT_MEMORY
+        if not memory.exists():  # the cheat's memory: computed ahead, from the reference bars
+            remembered = memory_cheat.remember(
+                release_dir, load_prices(reference_file, source=REFERENCE_SOURCE, pulled_at="generated"),
+                forms=FORMS, start=START, end=END, hold_sessions=MAIN_HOLD,
+            )  # fmt: skip
+            memory_cheat.write_memory(memory, remembered)
 
         users = get_user_model()
         if not users.objects.filter(username=STAFF[0]).exists():
@@ -117,25 +139,34 @@ class Command(BaseCommand):
 
         for name in AGENTS:
             self._submitted(
-                name, work / "runs" / name.rsplit(":", 1)[-1], release_dir, prices, submitter,
-                is_baseline=True,
+                work / "runs" / name.rsplit(":", 1)[-1], release_dir, prices, PRICES_SOURCE,
+                submitter, agent=name, is_baseline=True,
+                model_version="" if name == "stub" else f"baseline-{name}",
+                training_cutoff="" if name == "stub" else "2022-12-31",
             )  # fmt: skip
         # one submitter's agent tried with three holding periods: three benchmarks (the
         # hold is part of one), so three boards, each ranking its attempt
         tuner = users.objects.filter(username="tuner").first() or users.objects.create_user("tuner")
         for hold in TUNED_HOLDS:
             self._submitted(
-                TUNED, work / "runs" / f"tuned-hold-{hold}", release_dir, prices, tuner,
-                is_baseline=False, hold_sessions=hold,
+                work / "runs" / f"tuned-hold-{hold}", release_dir, prices, PRICES_SOURCE, tuner,
+                agent=TUNED, is_baseline=False, hold_sessions=hold,
+                model_version=f"tuned-hold-{hold}", training_cutoff="2022-12-31",
             )  # fmt: skip
+        # the deliberate cheat, priced with the bars it remembers; its declared training
+        # data covers the window (P2 says so), and the board flags its score as memory
+        self._submitted(
+            work / "runs" / "memory-cheat", release_dir, reference_file, REFERENCE_SOURCE,
+            submitter, is_baseline=False, model_version=CHEAT_MODEL, training_cutoff="2023-12-31",
+            agent_cmd=shlex.join(["python3", memory_cheat.__file__, str(memory.resolve())]),
+        )  # fmt: skip
 
         deadline = time.monotonic() + options["timeout"]
         self._wait(deadline, lambda: VerificationJob.objects.exclude(state__in=FINAL_STATES))
         reference, created = reference_prices_register(
             release=release,
             path=reference_file,
-            source="SYNTHETIC reference random walks (pit-harness prices synth, seed 11); "
-            "no market data",
+            source=REFERENCE_SOURCE,
             pulled_at="generated",
             staff=users.objects.get(username=STAFF[0]),
             reason="demo: the release's reference prices",
@@ -150,7 +181,7 @@ class Command(BaseCommand):
         )
         for item in Run.objects.select_related("platform").order_by("submitted_at"):
             score = item.platform.state if item.platform else "no platform figure"
-            self.stdout.write(f"  {item.run_id}  {item.agent:<40} {item.status}  {score}")
+            self.stdout.write(f"  {item.run_id}  {item.agent:<52} {item.status}  {score}")
         self.stdout.write(f"release {release.name} {release.content_digest}")
         # executions: a registered agent run by the workers, an upload of it re-executed
         call_command(
@@ -181,35 +212,29 @@ class Command(BaseCommand):
         )
 
     def _submitted(
-        self, name: str, out: Path, release_dir: Path, prices: Path, submitter: Any,
-        *, is_baseline: bool, hold_sessions: int = 5,
+        self, out: Path, release_dir: Path, prices: Path, source: str, submitter: Any, *,
+        is_baseline: bool, agent: str = "stub", agent_cmd: str = "", hold_sessions: int = MAIN_HOLD,
+        model_version: str = "", training_cutoff: str = "",
     ) -> None:  # fmt: skip
-        """Run agent ``name`` with the harness and upload it as ``submitter``."""
-        spec = load_agent(name)
-        result = run(
-            spec,
-            RunConfig(
-                bundle_path=str(release_dir),
-                forms=("8-K",),
-                start="2023-03-01",
-                end="2023-03-10",
-                agent=name,
-                hold_sessions=hold_sessions,
-                model_version=(
-                    f"tuned-hold-{hold_sessions}"
-                    if not is_baseline
-                    else ("" if name == "stub" else f"baseline-{spec.name}")
-                ),
-                training_cutoff="" if name == "stub" else "2022-12-31",
-                prices={
-                    "path": str(prices),
-                    "source": "SYNTHETIC random walks (pit-harness prices synth); no market data",
-                    "pulled_at": "generated",
-                },  # type: ignore[arg-type]
-                trajectory_path=str(out / "trajectory.jsonl"),
-                receipt_path=str(out / "receipt.json"),
-            ),
+        """Run an agent (``agent`` by name, or the command ``agent_cmd``) with the harness
+        and upload it as ``submitter``."""
+        config = RunConfig(
+            bundle_path=str(release_dir),
+            forms=FORMS,
+            start=START,
+            end=END,
+            agent=agent,
+            agent_cmd=agent_cmd,
+            hold_sessions=hold_sessions,
+            model_version=model_version,
+            training_cutoff=training_cutoff,
+            prices={"path": str(prices), "source": source, "pulled_at": "generated"},  # type: ignore[arg-type]
+            trajectory_path=str(out / "trajectory.jsonl"),
+            receipt_path=str(out / "receipt.json"),
         )
+        spec = configured_agent(config)
+        name = agent_cmd or agent
+        result = run(spec, config)
         failed = [
             f"{c['arm']}/{c['clock']} {c['status']}"
             + (f" ({c['agent_fault']['kind']})" if c.get("agent_fault") else "")
