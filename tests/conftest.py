@@ -60,6 +60,7 @@ SLOW_MODULES = {
     "test_wheel",
     "test_worker_integration",
     "test_points_jobs",
+    "test_execution",  # registered agents executed, a sandbox per cell
     # fuzzers over every URL, parameter and upload field
     "test_hostile_uploads",
     "test_cache_abuse",
@@ -79,6 +80,7 @@ SLOW_MODULES = {
     "test_verify_commands",
     "test_release_downloads",
     # whole runs and the command line in subprocesses
+    "test_attempts_site",  # twenty whole runs, uploaded and verified again for each test
     "test_points",
     "test_points_gates",
     "test_points_judge",
