@@ -40,8 +40,8 @@ def agent_process(request: pytest.FixtureRequest) -> str:
 # sandbox per cell, a wheel built and installed, a walk-through run whole, a fuzzer over
 # every URL or field, the site's flows end to end through its HTTP client, the command
 # line in subprocesses. These are marked `slow`; `make test-fast` runs the rest (the unit
-# tests of both parts, about 90 seconds here). A module whose tests together take more
-# than a few seconds belongs here.
+# tests of both parts, about five and a half minutes on two cores: the README's table).
+# A module whose tests together take more than a few seconds belongs here.
 SLOW_MODULES = {
     # sandboxes, servers, workers, browsers, wheels, walk-throughs
     "test_boundaries",
