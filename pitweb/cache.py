@@ -2,6 +2,9 @@
 going on a small cache of its own, so an outage makes pages slower, never failed. And
 ``near``: each process's own copies of answers that never change under their key.
 
+With no Redis the cache is a table of the database (``SharedDatabaseCache``): the one
+store every process shares.
+
 What lives in the cache may be lost at any time and the site stays right: cached boards
 are keyed by the board version (a database row), so a process's own copy is never
 stale; a throttle's history falls back to the process (each process then counts on its
@@ -16,8 +19,10 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+from django.core.cache.backends.db import DatabaseCache
 from django.core.cache.backends.locmem import LocMemCache
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+from django.db import connections, router, transaction
 from redis.exceptions import RedisError
 
 log = logging.getLogger(__name__)
@@ -152,3 +157,28 @@ class ForgivingRedisCache(RedisCache):
         near.clear()  # what was cleared is read from the source again, here too
         self._local.clear()
         self._either("clear")
+
+
+class SharedDatabaseCache(DatabaseCache):
+    """Django's database cache, whose ``incr`` loses no count when two processes add at
+    once (a sign-in failure counted by two server processes): Django's reads and then
+    writes, so both could read 4 and write 5. Here the read and the write are one
+    transaction that holds the entry: on SQLite a transaction takes the database's write
+    lock as it begins (settings: transaction_mode IMMEDIATE), on Postgres the entry's row
+    is locked before it is read (SELECT ... FOR UPDATE)."""
+
+    def incr(self, key: Any, delta: int = 1, version: int | None = None) -> int:
+        alias = router.db_for_write(self.cache_model_class)
+        connection = connections[alias]
+        with transaction.atomic(using=alias):
+            if connection.features.has_select_for_update:
+                table, column = (
+                    connection.ops.quote_name(n)
+                    for n in (self.cache_model_class._meta.db_table, "cache_key")
+                )
+                with connection.cursor() as cursor:
+                    cursor.execute(
+                        f"SELECT {column} FROM {table} WHERE {column} = %s FOR UPDATE",
+                        [self.make_and_validate_key(key, version=version)],
+                    )
+            return super().incr(key, delta, version)

@@ -324,7 +324,7 @@ CACHES = {
     if REDIS_URL
     else {
         # no Redis: the database is the one store every process shares
-        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "BACKEND": "pitweb.cache.SharedDatabaseCache",
         "LOCATION": "pitweb_cache",
     }
 }

@@ -48,8 +48,8 @@ def agent_process(request: pytest.FixtureRequest) -> str:
 # sandbox per cell, a wheel built and installed, a walk-through run whole, a fuzzer over
 # every URL or field, the site's flows end to end through its HTTP client, the command
 # line in subprocesses. These are marked `slow`; `make test-fast` runs the rest (the unit
-# tests of both parts, about 90 seconds here). A module whose tests together take more
-# than a few seconds belongs here.
+# tests of both parts, about five and a half minutes on two cores: the README's table).
+# A module whose tests together take more than a few seconds belongs here.
 SLOW_MODULES = {
     # sandboxes, servers, workers, browsers, wheels, walk-throughs
     "test_boundaries",
@@ -69,6 +69,7 @@ SLOW_MODULES = {
     "test_wheel",
     "test_worker_integration",
     "test_points_jobs",
+    "test_execution",  # registered agents executed, a sandbox per cell
     # fuzzers over every URL, parameter and upload field
     "test_hostile_uploads",
     "test_cache_abuse",
@@ -89,6 +90,7 @@ SLOW_MODULES = {
     "test_verify_commands",
     "test_release_downloads",
     # whole runs and the command line in subprocesses
+    "test_attempts_site",  # twenty whole runs, uploaded and verified again for each test
     "test_points",
     "test_points_gates",
     "test_points_judge",

@@ -1,5 +1,5 @@
 """Failed sign-ins counted per account and per client address in the shared cache
-(Redis: every server process counts together). When either count reaches its limit,
+(Redis, or the database's table: every server process counts together). When either count reaches its limit,
 sign-in for that account (from anywhere) or from that address (to any account) is
 refused, without the password being checked, until the count's window ends.
 
@@ -9,9 +9,10 @@ does not reopen an account under attack). A name no account has is counted like 
 other, so the limit tells nobody which names exist.
 
 Each count is a fixed window opened by its first failure: ``add`` opens it (the count
-and the window's end expire together), ``incr`` is atomic in Redis. When the cache
-cannot be reached, each process counts on its own (pitweb.cache): a limit then holds
-per process, never not at all.
+and the window's end expire together), ``incr`` is atomic in Redis and in the database
+cache (pitweb.cache.SharedDatabaseCache), so two processes counting at once lose no
+failure. When Redis cannot be reached, each process counts on its own (pitweb.cache): a
+limit then holds per process, never not at all.
 
 Password-reset requests (each may send a mail) are counted per address the same way,
 under the address limit.

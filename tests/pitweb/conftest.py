@@ -216,6 +216,14 @@ def board_at_once(settings: Any) -> None:
 
 
 @pytest.fixture(autouse=True)
+def quick_passwords(settings: Any) -> None:
+    """Passwords hashed in one round, not the site's million (half a second of CPU each,
+    and the tests make and check hundreds): what a password opens and refuses is the same
+    (tests/pitweb/test_settings.py holds the site's own hasher)."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def eager_celery() -> Any:
     celery_app.conf.task_always_eager = True
     celery_app.conf.task_eager_propagates = True

@@ -27,6 +27,8 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.support.servers import require_listening
+
 REPO = Path(__file__).resolve().parents[2]
 WHEELS = REPO / ".wheels"
 # The Compose Specification's JSON Schema as docker-compose 1.29.2 ships it
@@ -282,6 +284,10 @@ def test_the_images_runtime_serves_every_page_with_the_compose_environment(
     import psycopg
 
     need(WHEELS, "the runtime wheels")
+    # compose's own services, here at their usual ports (not the test's settings: this is
+    # the production environment, whatever backend the tests themselves use)
+    require_listening("127.0.0.1", 5432, "PostgreSQL (compose's database)")
+    require_listening("127.0.0.1", 6379, "Redis (compose's broker and cache)")
     venv = tmp_path / "venv"
     _run(sys.executable, "-m", "venv", venv)
     python = venv / "bin" / "python"

@@ -115,3 +115,14 @@ def test_the_cache_is_shared_and_never_the_brokers_database() -> None:
     assert _cache_url("redis://127.0.0.1:6379/15") == "redis://127.0.0.1:6379/0"
     assert _cache_url("redis://redis:6379/0") == "redis://redis:6379/1"
     assert _cache_url("redis://redis:6379") == "redis://redis:6379/1"
+
+
+def test_the_site_hashes_passwords_with_djangos_slow_default() -> None:
+    """The tests hash passwords in one round (tests/pitweb/conftest.py); the site keeps
+    Django's own hasher, a key derivation slow on purpose."""
+    from django.conf import global_settings
+
+    import pitweb.settings as site
+
+    hashers = getattr(site, "PASSWORD_HASHERS", global_settings.PASSWORD_HASHERS)
+    assert hashers[0] == "django.contrib.auth.hashers.PBKDF2PasswordHasher"

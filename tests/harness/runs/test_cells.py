@@ -87,6 +87,7 @@ def test_a_priced_baseline_cell_by_cell_equals_the_whole_run(
     _same(whole, split)
 
 
+@pytest.mark.slow  # a sandbox per cell, twice over
 def test_an_external_agent_in_the_sandbox_cell_by_cell_equals_the_whole_run(
     inputs: tuple[Path, Path], tmp_path: Path
 ) -> None:

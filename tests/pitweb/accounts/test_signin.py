@@ -3,7 +3,9 @@ address, password reset by mail and password change."""
 
 from __future__ import annotations
 
+import contextlib
 import re
+import threading
 from typing import Any
 
 import pytest
@@ -242,3 +244,46 @@ def test_password_reset_requests_are_limited_per_address(limits: Any) -> None:
     )
     assert refused.status_code == 429 and "from your address" in refused.content.decode()
     assert len(mail.outbox) == 4
+
+
+@pytest.mark.django_db(transaction=True)
+def test_failures_counted_at_the_same_moment_by_two_processes_are_both_counted(
+    limits: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two server processes count a failure on one account at once; a third failure then
+    reaches the limit of three, whichever store the cache is. Redis adds in one command;
+    the database cache reads and then writes, so each reader here waits (at most a few
+    seconds) for the other to have read too: two counts that do not hold the entry while
+    they add both read the same number and one failure is lost."""
+    from django.core.cache import caches
+    from django.db import connections
+
+    from pitweb.accounts.signin_limits import signin_failure_record, signin_refusal
+
+    backend = type(caches["default"])
+    both_read = threading.Barrier(2, timeout=3)
+    read = backend.get
+
+    def read_side_by_side(self: Any, key: str, *args: Any, **kwargs: Any) -> Any:
+        found = read(self, key, *args, **kwargs)
+        if ":account:" in key:
+            with contextlib.suppress(threading.BrokenBarrierError):
+                both_read.wait()  # the other process has read too (or is held: no wait)
+        return found
+
+    monkeypatch.setattr(backend, "get", read_side_by_side)
+
+    def fail(address: str) -> None:
+        try:
+            signin_failure_record(username="alice", address=address)
+        finally:
+            connections.close_all()
+
+    processes = [threading.Thread(target=fail, args=(f"10.0.9.{n}",)) for n in (1, 2)]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join()
+    assert signin_refusal(username="alice", address="10.0.9.3") is None  # two so far
+    refused = signin_failure_record(username="alice", address="10.0.9.3")
+    assert refused is not None and refused.scope == "account"

@@ -94,7 +94,9 @@ def verified(late: Run, template: Run) -> Callable[[], None]:
 
 def postgres_only() -> None:
     if connection.vendor != "postgresql":
-        pytest.skip("a second connection's commit between two reads needs Postgres")
+        # on SQLite a read's transaction takes the write lock as it begins (transaction
+        # mode IMMEDIATE): no other connection can commit between its reads at all
+        pytest.skip("a second connection's commit between two reads needs PostgreSQL")
 
 
 @pytest.mark.parametrize("what", ["ranked", "ranked_and_refuted"])

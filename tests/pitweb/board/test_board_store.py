@@ -32,6 +32,7 @@ from pitweb.runs import services
 from pitweb.runs.models import Family, Run
 from tests.pitweb.conftest import Artifacts
 from tests.pitweb.runs.test_pages import submit
+from tests.support.queries import queries_apart
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -393,14 +394,14 @@ def test_an_answer_from_a_board_being_computed_is_kept_only_for_the_grace_anywhe
     Client().get(BOARD[0])  # drawn from the board before: kept for the grace
     for seconds, reads_board in ((59, False), (61, True)):
         clock.now += seconds - (clock.now - Clock.now)
-        with CaptureQueriesContext(connection) as queries:
+        with queries_apart() as spent:
             Client().get(BOARD[0])
-        assert (len(queries) > 1) is reads_board, (seconds, len(queries))
+        assert (len(spent.site) > 1) is reads_board, (seconds, spent.site)
         if seconds < 60:  # as another server process finds it: in the shared cache
             near.clear()
-            with CaptureQueriesContext(connection) as queries:
+            with queries_apart() as spent:
                 Client().get(BOARD[0])
-            assert len(queries) == 1
+            assert len(spent.site) == 1 and len(spent.reads()) == 1, spent
 
 
 def test_an_entry_cached_before_its_deadline_was_stored_beside_it_is_rendered_again(
@@ -545,9 +546,9 @@ def test_one_render_per_change_and_never_a_page_from_before_a_run_was_hidden(
     key = boardcache.key("board-page", board_stamp(), filters)
     assert key is not None and cache.get(key.exact) is None
     cache.add(f"{key.exact}:rendering", 1)
-    with CaptureQueriesContext(connection) as queries:
+    with queries_apart() as spent:
         assert Client().get(BOARD[0]).content.decode() == first
-    assert len(queries) <= 4  # the stamp and the facets: no board read, no render
+    assert len(spent.site) <= 4, spent.site  # the stamp and the facets: no board read, no render
     cache.delete(f"{key.exact}:rendering")
     assert "under review" in Client().get(BOARD[0]).content.decode()
     # a run hidden: the pages from before are never served again, even meanwhile
@@ -561,43 +562,32 @@ def test_one_render_per_change_and_never_a_page_from_before_a_run_was_hidden(
 
 
 def test_a_cached_board_is_served_on_one_query_and_at_most_one_cache_read(
-    scored: Run, monkeypatch: pytest.MonkeyPatch, settings: Any
+    scored: Run, settings: Any
 ) -> None:
-    from django.core.cache import caches
-
     spread(scored, 3)
     paths = (BOARD[0], f"{BOARD[0]}chart.json", "/api/leaderboard/", "/api/leaderboard/?all=1")
     first = {path: Client().get(path).content for path in paths}
-    backend = caches["default"]
-    reads: list[str] = []
-    read = backend.get
-
-    def spy(key: str, *args: Any, **kwargs: Any) -> Any:
-        reads.append(key)
-        return read(key, *args, **kwargs)
-
-    monkeypatch.setattr(backend, "get", spy)
     for path in paths:
         near.clear()  # as another server process finds it: in the shared cache
         for reads_wanted in (1, 0):  # then from its own copy
-            reads.clear()
-            with CaptureQueriesContext(connection) as queries:
+            with queries_apart() as spent:
                 assert Client().get(path).content == first[path]
-            assert len(queries) == 1, [q["sql"] for q in queries]  # the board's stamp
-            assert len(reads) == reads_wanted and "facets" not in "".join(reads), reads
+            assert len(spent.site) == 1, spent.site  # the board's stamp
+            reads = spent.reads()
+            assert len(reads) == reads_wanted and "facets" not in str(reads), reads
     # the stamp read once per interval: no query at all
     settings.PITWEB_BOARD_STAMP_MS = 60_000
     for path in paths:
         for queries_wanted in (1, 0):
-            with CaptureQueriesContext(connection) as queries:
+            with queries_apart() as spent:
                 assert Client().get(path).content == first[path]
-            assert len(queries) <= queries_wanted
+            assert len(spent.site) <= queries_wanted and len(spent.reads()) <= 1, spent
     # a query the board does not link to misses, is judged by the facets, and is never
     # stored: asked again, it is judged again
     for _ in range(2):
-        reads.clear()
-        assert Client().get("/api/leaderboard/", {"form": "NOT-A-FORM"}).status_code == 200
-        assert any("facets" in key for key in reads), reads
+        with queries_apart() as spent:
+            assert Client().get("/api/leaderboard/", {"form": "NOT-A-FORM"}).status_code == 200
+        assert any("facets" in str(key) for key in spent.reads()), spent.reads()
 
 
 def test_a_board_that_changes_often_is_rendered_once_per_interval_but_a_hide_at_once(
@@ -611,9 +601,9 @@ def test_a_board_that_changes_often_is_rendered_once_per_interval_but_a_hide_at_
     for n in range(3):
         Run.objects.filter(pk=runs[1].pk).update(flag=f"under review {n}")
         services.board_changed(runs=[runs[1].pk])
-        with CaptureQueriesContext(connection) as queries:
+        with queries_apart() as spent:
             assert Client().get(BOARD[0]).content.decode() == first
-        assert len(queries) <= 4  # the stamp and the facets: no board read, no render
+        assert len(spent.site) <= 4, spent.site  # the stamp and the facets: no read, no render
         assert Client().get("/api/leaderboard/").json() == api
     # past the interval the page is drawn again
     settings.PITWEB_BOARD_RENDER_MS = 0

@@ -5,7 +5,6 @@ the cache a bounded Redis of its own while the broker never evicts."""
 from __future__ import annotations
 
 import secrets
-import shutil
 import socket
 import subprocess
 import time
@@ -22,6 +21,7 @@ from django.test import Client
 
 from pitweb.runs.models import Run
 from tests.pitweb.conftest import Artifacts, submit_run, token_client
+from tests.support.servers import redis_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
 REPO = Path(__file__).resolve().parents[3]
@@ -85,8 +85,7 @@ def _free_port() -> int:
 
 
 def _redis_server(port: int, *args: str) -> subprocess.Popen[bytes]:
-    binary = shutil.which("redis-server")
-    assert binary, "redis-server is needed (CI installs it)"
+    binary = redis_server()
     server = subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
          "no", *args],

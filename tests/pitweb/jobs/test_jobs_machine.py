@@ -79,9 +79,6 @@ def test_a_legal_move_from_a_state_the_job_has_left_changes_nothing(
     assert queued.state == JobState.VERIFYING and queued.worker == "w:1"
 
 
-@pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="two connections racing need a server database"
-)
 def test_of_two_workers_claiming_at_once_exactly_one_wins(queued: VerificationJob) -> None:
     start = threading.Barrier(2)
     won: dict[str, bool] = {}

@@ -185,6 +185,7 @@ def test_the_staff_price_upload_refuses_unwanted_parts_at_their_header(
     assert list(upload_tmp.iterdir()) == []
 
 
+@pytest.mark.slow  # nginx and gunicorn served: a served site
 def test_through_nginx_and_gunicorn_65_unknown_parts_get_the_json_refusal_early(
     submitter: User, artifact_dir: Path, tmp_path: Path
 ) -> None:
