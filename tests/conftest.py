@@ -99,6 +99,10 @@ SLOW_MODULES = {
     "test_run_inputs",
     "test_verify_cli",
     "test_submit_cli",
+    "test_progress",  # whole runs on a terminal (a pty)
+    "test_progress_bars",
+    "test_model_agent",  # a model agent's whole runs, sandboxed, and their re-execution
+    "test_memory_cheat",
 }
 SLOW_FIXTURES = {"live_server", "real_worker", "browser", "page"}
 
