@@ -1,0 +1,268 @@
+"""The commitment log: public, append-only, each entry naming the digest of the one before.
+
+An entry is canonical JSON (``harness.canonical``); its digest is the sha256 of those bytes,
+every field included. Entry 1 names no previous entry (``prev`` is null); entry n names
+entry n-1's digest, so an entry edited, removed, reordered or backdated breaks every digest
+after it. The log's **head** is its last entry's sequence number and digest: a reader who
+kept a head can later check that the log they are shown still holds that entry, unchanged
+(:func:`verify_log` with ``heads``), which is how removal is caught.
+
+Two kinds of entry::
+
+    commit    an agent package (its content digest), the benchmark it enters and, for a
+              model agent, its declared model and training cutoff
+    withdraw  a commitment withdrawn (by its sequence number and digest), with a reason;
+              the commitment stays in the log
+
+``stamped_at`` is the site's own time (UTC, whole seconds, ``Z``), never the submitter's,
+and never goes backwards along the chain. The log is a JSON document::
+
+    {"log": "pitweb-commitments/1", "entries": [...], "head": {"seq": n, "digest": ...}}
+
+What the log does not prove: that the site's clock was right when it stamped an entry.
+A reader who wants that keeps heads as they are published (every page that cites the log
+and every snapshot carries one) and checks them against later copies; an entry cannot be
+inserted behind a head someone holds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import Meta
+
+from harness import canonical
+
+FORMAT = "pitweb-commitments/1"
+
+Sha256 = Annotated[str, Meta(pattern="^sha256:[0-9a-f]{64}$")]
+Stamp = Annotated[str, Meta(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")]
+Text = Annotated[str, Meta(max_length=500)]
+_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+
+
+class Closed(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A part of an entry: closed (an unknown field is refused) and immutable."""
+
+
+class CommittedAgent(Closed, frozen=True, forbid_unknown_fields=True):
+    name: Annotated[str, Meta(min_length=1, max_length=100)]
+    # the package's content digest (``External.digest``): what a forward run's agent must be
+    digest: Sha256
+    transport: Literal["stdio"]  # an HTTP endpoint cannot be committed
+    dialect: Annotated[str, Meta(max_length=32)]
+    label: Annotated[str, Meta(max_length=200)]
+
+
+class CommittedBenchmark(Closed, frozen=True, forbid_unknown_fields=True):
+    # the release line it enters, by name, and the version current when it committed
+    release: Annotated[str, Meta(min_length=1, max_length=200)]
+    release_digest: Sha256
+    forms: tuple[Annotated[str, Meta(min_length=1, max_length=32)], ...]
+    hold_sessions: Annotated[int, Meta(ge=1, le=250)]
+    clocks: tuple[str, ...]
+    arms: tuple[str, ...]
+
+
+class DeclaredModel(Closed, frozen=True, forbid_unknown_fields=True):
+    # empty strings: not a model agent, or not declared (a gap, never a guess)
+    model_version: Text = ""
+    training_cutoff: Annotated[str, Meta(max_length=10)] = ""
+
+
+class Commit(Closed, frozen=True, forbid_unknown_fields=True):
+    agent: CommittedAgent
+    benchmark: CommittedBenchmark
+    model: DeclaredModel
+    submitter: Annotated[str, Meta(min_length=1, max_length=150)]
+
+
+class Withdraw(Closed, frozen=True, forbid_unknown_fields=True):
+    withdraws: Annotated[int, Meta(ge=1)]  # the commit entry's sequence number
+    entry: Sha256  # and its digest
+    reason: Text
+    submitter: Annotated[str, Meta(min_length=1, max_length=150)]
+
+
+class Entry(Closed, frozen=True, forbid_unknown_fields=True):
+    log: Literal["pitweb-commitments/1"]
+    seq: Annotated[int, Meta(ge=1)]
+    prev: Sha256 | None
+    kind: Literal["commit", "withdraw"]
+    stamped_at: Stamp
+    commit: Commit | None = None
+    withdraw: Withdraw | None = None
+
+
+class Head(Closed, frozen=True, forbid_unknown_fields=True):
+    seq: Annotated[int, Meta(ge=0)]
+    digest: Sha256 | None  # None: the empty log
+
+
+class LogError(ValueError):
+    """A log, an entry or a head that does not hold, with the entry at fault."""
+
+
+def plain(entry: Entry) -> dict[str, Any]:
+    """An entry as the plain dict its digest is taken over (absent parts left out)."""
+    body: dict[str, Any] = msgspec.to_builtins(entry)
+    return {k: v for k, v in body.items() if v is not None or k == "prev"}
+
+
+def entry_digest(entry: Entry | dict[str, Any]) -> str:
+    """sha256 over the entry's canonical JSON: every field, the previous digest included."""
+    return canonical.digest(plain(entry) if isinstance(entry, Entry) else entry)
+
+
+def parse_entry(value: Any) -> Entry:
+    """A plain entry as its type, or :class:`LogError` naming what is wrong with it."""
+    try:
+        entry = msgspec.convert(value, Entry)
+    except msgspec.ValidationError as exc:
+        raise LogError(f"not a {FORMAT} entry: {exc}") from None
+    if (entry.kind == "commit") != (entry.commit is not None) or (
+        entry.kind == "withdraw"
+    ) != (entry.withdraw is not None):
+        raise LogError(f"entry {entry.seq}: a {entry.kind} entry carries exactly its own part")
+    return entry
+
+
+def stamp(moment: datetime) -> str:
+    """The site's time as an entry states it: UTC, whole seconds, ``Z``."""
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise LogError("a stamp needs an aware time (a naive one names no instant)")
+    utc = moment.astimezone(UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def stamped_instant(value: str) -> datetime:
+    """An entry's ``stamped_at`` as an aware UTC datetime."""
+    if not _STAMP.fullmatch(value):
+        raise LogError(f"stamped_at {value!r}: not YYYY-MM-DDTHH:MM:SSZ")
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def next_entry(
+    previous: Entry | None,
+    *,
+    stamped_at: str,
+    commit: Commit | None = None,
+    withdraw: Withdraw | None = None,
+) -> Entry:
+    """The entry that follows ``previous`` (None: the first entry of a log)."""
+    if (commit is None) == (withdraw is None):
+        raise LogError("an entry is exactly one of a commit or a withdrawal")
+    if previous is not None and stamped_at < previous.stamped_at:
+        raise LogError(
+            f"stamped_at {stamped_at} is before entry {previous.seq}'s {previous.stamped_at}: "
+            "the log's clock never goes backwards"
+        )
+    return parse_entry(
+        {
+            "log": FORMAT,
+            "seq": 1 if previous is None else previous.seq + 1,
+            "prev": None if previous is None else entry_digest(previous),
+            "kind": "commit" if commit is not None else "withdraw",
+            "stamped_at": stamped_at,
+            "commit": None if commit is None else msgspec.to_builtins(commit),
+            "withdraw": None if withdraw is None else msgspec.to_builtins(withdraw),
+        }
+    )
+
+
+def head_of(entries: Sequence[Entry]) -> Head:
+    if not entries:
+        return Head(seq=0, digest=None)
+    return Head(seq=entries[-1].seq, digest=entry_digest(entries[-1]))
+
+
+def document(entries: Sequence[Entry]) -> dict[str, Any]:
+    """The log as the JSON document the site publishes and ``commitments verify`` reads."""
+    return {
+        "log": FORMAT,
+        "entries": [plain(e) for e in entries],
+        "head": msgspec.to_builtins(head_of(entries)),
+    }
+
+
+def verify_chain(raw_entries: Iterable[Any]) -> list[Entry]:
+    """Every entry well formed, numbered from 1 without a gap, naming its predecessor's
+    digest, stamped no earlier than it, and every withdrawal naming an earlier commitment
+    (by number and digest) not withdrawn before. Returns the entries; raises
+    :class:`LogError` at the first one that does not hold."""
+    entries: list[Entry] = []
+    digests: list[str] = []
+    withdrawn: set[int] = set()
+    for position, raw in enumerate(raw_entries, start=1):
+        entry = parse_entry(raw)
+        if entry.seq != position:
+            raise LogError(f"entry {position}: numbered {entry.seq} (an entry missing or moved)")
+        expected_prev = digests[-1] if digests else None
+        if entry.prev != expected_prev:
+            raise LogError(
+                f"entry {entry.seq}: names previous digest {entry.prev}, entry "
+                f"{entry.seq - 1} hashes to {expected_prev} (an entry was edited or removed)"
+                if expected_prev
+                else f"entry 1: names a previous entry {entry.prev}, the first entry names none"
+            )
+        if entries and entry.stamped_at < entries[-1].stamped_at:
+            raise LogError(
+                f"entry {entry.seq}: stamped {entry.stamped_at}, before entry "
+                f"{entries[-1].seq}'s {entries[-1].stamped_at} (backdated)"
+            )
+        stamped_instant(entry.stamped_at)
+        if entry.withdraw is not None:
+            target = entry.withdraw.withdraws
+            if not 1 <= target < entry.seq or entries[target - 1].kind != "commit":
+                raise LogError(f"entry {entry.seq}: withdraws entry {target}, not a commitment")
+            if digests[target - 1] != entry.withdraw.entry:
+                raise LogError(
+                    f"entry {entry.seq}: withdraws entry {target} by digest "
+                    f"{entry.withdraw.entry}, which is not that entry's"
+                )
+            if target in withdrawn:
+                raise LogError(f"entry {entry.seq}: entry {target} was already withdrawn")
+            withdrawn.add(target)
+        entries.append(entry)
+        digests.append(entry_digest(entry))
+    return entries
+
+
+def verify_log(log: Any, *, heads: Iterable[str] = ()) -> list[Entry]:
+    """A published log document: its chain (:func:`verify_chain`), its stated head, and
+    every head a reader kept (``seq:sha256:...`` or a bare digest) still in it."""
+    if not isinstance(log, dict) or log.get("log") != FORMAT:
+        raise LogError(f"not a {FORMAT} document")
+    raw = log.get("entries")
+    if not isinstance(raw, list):
+        raise LogError("the document has no list of entries")
+    entries = verify_chain(raw)
+    try:
+        stated = msgspec.convert(log.get("head"), Head)
+    except msgspec.ValidationError as exc:
+        raise LogError(f"head: {exc}") from None
+    if stated != head_of(entries):
+        raise LogError(
+            f"the document's head ({stated.seq}, {stated.digest}) is not its last entry's "
+            f"({head_of(entries).seq}, {head_of(entries).digest})"
+        )
+    digests = [entry_digest(e) for e in entries]
+    for kept in heads:
+        seq_text, digest = kept.split(":", 1) if kept.count(":") == 2 else ("", kept)
+        if seq_text:
+            seq = int(seq_text) if seq_text.isdigit() else -1
+            if not 1 <= seq <= len(digests) or digests[seq - 1] != digest:
+                raise LogError(f"kept head {kept}: the log has no such entry at {seq_text}")
+        elif digest not in digests:
+            raise LogError(f"kept head {kept}: no entry of the log has that digest")
+    return entries
+
+
+def live_commitments(entries: Sequence[Entry]) -> list[Entry]:
+    """The commit entries not withdrawn later in the log."""
+    withdrawn = {e.withdraw.withdraws for e in entries if e.withdraw is not None}
+    return [e for e in entries if e.kind == "commit" and e.seq not in withdrawn]
