@@ -89,6 +89,7 @@ INSTALLED_APPS = [
     "pitweb.pricing",
     "pitweb.points",
     "pitweb.execution",
+    "pitweb.forward",
 ]
 
 MIDDLEWARE = [
