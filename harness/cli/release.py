@@ -95,6 +95,7 @@ def cmd_append(args: argparse.Namespace) -> int:
             tickers=tickers,
             name=args.name,
             end=args.end.isoformat() if args.end else None,
+            leave_out_backdated=args.leave_out_backdated,
             on_progress=on_progress,
         )
     _print_version(manifest, args.out)
@@ -213,6 +214,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--row-key-secret",
         metavar="FILE",
         help="the secret the release line was built with (default: <RELEASE>.row-key-secret)",
+    )
+    append.add_argument(
+        "--leave-out-backdated",
+        action="store_true",
+        help="leave out (and count) listings dated inside the parent's window, which a daily "
+        "index lists now and then, rather than refuse the files",
     )
     append.add_argument("--end", type=day, help="window end (default: the last added date)")
     append.add_argument("--name", help="release name (default: the parent's)")

@@ -149,18 +149,31 @@ def append_edgar(
     tickers: Mapping[str, str] | None = None,
     name: str | None = None,
     end: str | None = None,
+    leave_out_backdated: bool = False,
     on_progress: OnProgress | None = None,
 ) -> dict[str, Any]:
     """The version of ``parent`` adding the filings of EDGAR index files (read as
-    ``release build`` reads them)."""
+    ``release build`` reads them).
+
+    A daily index also lists a few filings dated days before (the real
+    company.20221003.idx lists some filed in September). Such a row cannot join a
+    version whose parent's window holds its date: it is refused, or with
+    ``leave_out_backdated`` left out and counted in the manifest's ``added.source``
+    (``backdated_left_out``).
+    """
     read = edgar_rows(index_files, acceptance_files, tickers)
+    rows, source = read.rows, read.source()
+    if leave_out_backdated:
+        parent_end = Bundle.load(parent).manifest["window"]["end"]
+        rows = [r for r in read.rows if r["partition_date"] > parent_end]
+        source["backdated_left_out"] = len(read.rows) - len(rows)
     return append_release(
         parent,
         out,
-        rows=read.rows,
+        rows=rows,
         row_key_secret=row_key_secret,
         provenance=read.provenance(),
-        source=read.source(),
+        source=source,
         name=name,
         end=end,
         on_progress=on_progress,
@@ -190,7 +203,7 @@ def append_synthetic(
 
     if days < 1:
         raise ReleaseError("--days must be at least 1")
-    bundle = Bundle.load(parent)
+    bundle = _check_parent(parent, out)
     source = bundle.manifest["source"]
     if source.get("kind") != "synthetic":
         raise ReleaseError(

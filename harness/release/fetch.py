@@ -233,7 +233,9 @@ def grow_from_inbox(
 ) -> dict[str, Any] | None:
     """The version of ``parent`` adding every day the inbox holds after its window, with
     the headers the inbox holds for those days' filings; None when the inbox holds no
-    new filing. The window ends on the last day heard of, a holiday included."""
+    new filing. The window ends on the last day heard of, a holiday included. A listing
+    dated inside the parent's window (a daily index lists a few late ones) is left out
+    and counted."""
     end = Bundle.load(parent).manifest["window"]["end"]
     later = {d: p for d, p in inbox_days(inbox).items() if d.isoformat() > end}
     index_files = [p for p in later.values() if p is not None]
@@ -251,4 +253,5 @@ def grow_from_inbox(
         row_key_secret=row_key_secret,
         name=name,
         end=max(later).isoformat(),
+        leave_out_backdated=True,
     )
