@@ -147,10 +147,18 @@ class Fetcher:
         raise FetchError(f"{url}: more than {MAX_REDIRECTS} redirects")
 
 
-def _store(path: Path, data: bytes) -> None:
-    """Write whole or not at all: a half-written file would be read as fetched."""
+def _store(path: Path, data: bytes, *, index: bool = False) -> None:
+    """Write whole or not at all: a half-written file would be read as fetched. An
+    index is read before it is kept: a page that is not one (an error page served with
+    200) would otherwise sit in the inbox as a fetched day."""
     partial = path.with_name(path.name + ".partial")
     partial.write_bytes(data)
+    if index:
+        try:
+            read_index(partial)
+        except ReleaseError as exc:
+            partial.unlink()
+            raise FetchError(f"{path.name}: what EDGAR sent is not a daily index ({exc})") from None
     os.replace(partial, path)
 
 
@@ -190,7 +198,7 @@ def fetch_days(
                 if data is None:
                     absent.write_text("404\n")
                     continue
-                _store(path, data)
+                _store(path, data, index=True)
             if not path.exists():
                 continue
             found.append(path)
