@@ -4,7 +4,6 @@ secret is refused."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from datetime import date
@@ -19,9 +18,9 @@ from harness.release.bundle import Bundle
 from harness.release.chain import verify_chain
 from harness.release.edgar import build_release
 from harness.release.keys import synthetic_secret
-from harness.release.store import INDEX, MANIFEST, ReleaseError, write_manifest
+from harness.release.store import INDEX, MANIFEST, ReleaseError
 from harness.release.synth import synth_release
-from tests.support.data import shared_path
+from tests.support.data import issuer_offset, reseal_after_edit, shared_path
 
 ARM_FILES = ("main.jsonl", "redacted.jsonl", "shifted.jsonl")
 SEED = 11
@@ -92,43 +91,14 @@ def test_synth_append_with_the_same_arguments_writes_the_same_bytes(
         assert (tmp_path / "again" / name).read_bytes() == (chain[1] / name).read_bytes()
 
 
-def _reseal_after_edit(root: Path, offset: int, new: bytes) -> None:
-    """Change main.jsonl at ``offset`` (same length) and rewrite every hash that covers
-    it, so the release passes its own check: a forgery only the chain can catch."""
-    path = root / "main.jsonl"
-    data = bytearray(path.read_bytes())
-    data[offset : offset + len(new)] = new
-    path.write_bytes(bytes(data))
-    index = json.loads((root / INDEX).read_bytes())
-    for seg in index["segments"]:
-        start, length, _ = seg["main"]
-        if start <= offset < start + length:
-            seg["main"][2] = hashlib.sha256(data[start : start + length]).hexdigest()
-    index_bytes = json.dumps(index, separators=(",", ":"), sort_keys=True).encode()
-    (root / INDEX).write_bytes(index_bytes)
-    manifest = _manifest(root)
-    manifest.pop("content_digest")
-    manifest["files"]["main.jsonl"]["sha256"] = hashlib.sha256(data).hexdigest()
-    manifest["files"][INDEX] = {
-        "bytes": len(index_bytes),
-        "sha256": hashlib.sha256(index_bytes).hexdigest(),
-    }
-    write_manifest(root, manifest)
-
-
-def _issuer_offset(root: Path) -> int:
-    text = (root / "main.jsonl").read_bytes()
-    return text.index(b'"issuer":"') + len(b'"issuer":"')
-
-
 def test_a_changed_parent_row_in_a_resealed_version_breaks_the_chain(
     chain: list[Path], tmp_path: Path
 ) -> None:
     forged = tmp_path / "v2"
     shutil.copytree(chain[1], forged)
-    offset = _issuer_offset(forged)
+    offset = issuer_offset(forged)
     original = (forged / "main.jsonl").read_bytes()[offset : offset + 1]
-    _reseal_after_edit(forged, offset, b"Z" if original != b"Z" else b"Y")
+    reseal_after_edit(forged, offset, b"Z" if original != b"Z" else b"Y")
     assert Bundle.load(forged).check() == []  # intact on its own
     problems = verify_chain([chain[0], forged])
     assert any("main.jsonl: the first" in p and "parent row was changed" in p for p in problems)
@@ -139,7 +109,7 @@ def test_a_changed_parent_row_in_a_resealed_version_breaks_the_chain(
 def test_a_changed_parent_row_is_refused_by_append(chain: list[Path], tmp_path: Path) -> None:
     parent = tmp_path / "v1"
     shutil.copytree(chain[0], parent)
-    offset = _issuer_offset(parent)
+    offset = issuer_offset(parent)
     data = bytearray((parent / "main.jsonl").read_bytes())
     data[offset] ^= 0x01
     (parent / "main.jsonl").write_bytes(bytes(data))
