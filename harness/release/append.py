@@ -16,7 +16,6 @@ end: days EDGAR was closed still pass).
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 from collections import Counter
@@ -40,7 +39,9 @@ def _check_parent(parent: PathArg, out: PathArg) -> Bundle:
         raise ReleaseError(f"parent {parent} fails its own check: {'; '.join(problems)}")
     target = Path(out).resolve()
     if target == bundle.root.resolve():
-        raise ReleaseError("--out must be a new folder, not the parent (a version never rewrites it)")
+        raise ReleaseError(
+            "--out must be a new folder, not the parent (a version never rewrites it)"
+        )
     if target.exists() and any(target.iterdir()):
         raise ReleaseError(f"{out} already exists and is not empty")
     return bundle
@@ -221,7 +222,9 @@ def append_synthetic(
             finish += timedelta(days=1)
     if rows_per_day is None:
         open_days = _business_days(date.fromisoformat(window["start"]), last)[0]
-        rows_per_day = max(1, round(bundle.manifest["row_counts"]["total"] / max(1, len(open_days))))
+        rows_per_day = max(
+            1, round(bundle.manifest["row_counts"]["total"] / max(1, len(open_days)))
+        )
     if rows_per_day < 1:
         raise ReleaseError("--rows-per-day must be at least 1")
     draw_seed = line_seed if seed is None else seed
@@ -261,4 +264,3 @@ def append_synthetic(
         end=finish.isoformat(),
         on_progress=on_progress,
     )
-

@@ -77,6 +77,4 @@ def inbox_folders(inbox: Path) -> list[str]:
     """The names of the release folders in the staff inbox (a folder with a manifest)."""
     if not inbox.is_dir():
         return []
-    return sorted(
-        p.name for p in inbox.iterdir() if p.is_dir() and (p / "manifest.json").is_file()
-    )
+    return sorted(p.name for p in inbox.iterdir() if p.is_dir() and (p / "manifest.json").is_file())

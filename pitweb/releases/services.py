@@ -5,10 +5,9 @@ when it grows the parent the site holds."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
-
-import json
 
 from django.core.files import File
 from django.core.files.storage import default_storage

@@ -25,7 +25,7 @@ MAX_DAYS = 31
 def _days_after(end: date, today: date) -> list[date]:
     """The weekdays after ``end`` up to yesterday (a federal holiday among them is a
     day EDGAR has no index for: fetched once, recorded, passed)."""
-    days = []
+    days: list[date] = []
     day = end + timedelta(days=1)
     while day < today and len(days) < MAX_DAYS:
         if day.weekday() < 5:
@@ -35,9 +35,14 @@ def _days_after(end: date, today: date) -> list[date]:
 
 
 @shared_task(
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=3000,
+    time_limit=3060,
+    # EDGAR out of reach is worth trying again; bad data is not (it raises, and the
+    # next day's run meets it again)
     autoretry_for=(FetchError,),
     retry_backoff=60,
-    retry_backoff_max=3600,
     max_retries=5,
 )
 def fetch_next_day(today: str | None = None) -> str | None:

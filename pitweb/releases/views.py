@@ -7,6 +7,8 @@ from __future__ import annotations
 import base64
 import json
 
+from django.conf import settings
+from django.contrib import messages
 from django.core.files.storage import default_storage
 from django.http import (
     FileResponse,
@@ -17,15 +19,12 @@ from django.http import (
     StreamingHttpResponse,
 )
 from django.http.response import HttpResponseBase
-from django.conf import settings
-from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 
 from harness.release.store import ReleaseError
 from pitweb.accounts.access import staff_required
-
 from pitweb.charts import rows_per_day
 from pitweb.core.tables import table_response
 from pitweb.releases import archive, selectors
@@ -121,7 +120,9 @@ def release_register_page(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         name = request.POST.get("folder", "")
         if name not in folders:
-            messages.error(request, f"Nothing was registered: {name!r} is not a folder of the inbox.")
+            messages.error(
+                request, f"Nothing was registered: {name!r} is not a folder of the inbox."
+            )
             return redirect(reverse("release-register"))
         try:
             release, created = release_register(path=inbox / name)
@@ -130,8 +131,6 @@ def release_register_page(request: HttpRequest) -> HttpResponse:
             return redirect(reverse("release-register"))
         parent = f", grown from {release.parent.content_digest}" if release.parent else ""
         verb = "Registered" if created else "Already registered:"
-        messages.success(
-            request, f"{verb} version {release.version} of {release.name}{parent}."
-        )
+        messages.success(request, f"{verb} version {release.version} of {release.name}{parent}.")
         return redirect(reverse("release", args=[release.digest_hex]))
     return render(request, "release_register.html", {"folders": folders, "inbox": inbox})

@@ -5,20 +5,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('releases', '0005_release_archive'),
+        ("releases", "0005_release_archive"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='release',
-            name='parent',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='children', to='releases.release'),
+            model_name="release",
+            name="parent",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="children",
+                to="releases.release",
+            ),
         ),
         migrations.AddField(
-            model_name='release',
-            name='version',
+            model_name="release",
+            name="version",
             field=models.PositiveIntegerField(default=1),
         ),
     ]

@@ -4,6 +4,7 @@ secret is refused."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 from datetime import date
@@ -48,7 +49,7 @@ def test_a_release_appended_twice_verifies_as_a_chain(chain: list[Path]) -> None
 
 
 def test_each_version_starts_with_its_parents_bytes(chain: list[Path]) -> None:
-    for parent, child in zip(chain, chain[1:], strict=False):
+    for parent, child in itertools.pairwise(chain):
         for name in ARM_FILES:
             old, new = (parent / name).read_bytes(), (child / name).read_bytes()
             assert len(new) > len(old) and new[: len(old)] == old

@@ -142,9 +142,7 @@ def test_a_redirect_within_the_host_is_followed(edgar: Edgar, tmp_path: Path) ->
     assert found[0].read_bytes() == real
 
 
-def test_a_page_that_is_not_an_index_is_refused_and_not_kept(
-    edgar: Edgar, tmp_path: Path
-) -> None:
+def test_a_page_that_is_not_an_index_is_refused_and_not_kept(edgar: Edgar, tmp_path: Path) -> None:
     edgar.files["/Archives/edgar/daily-index/2022/QTR4/company.20221004.idx"] = (
         b"<html>Request Rate Threshold Exceeded</html>"
     )
@@ -169,7 +167,9 @@ def test_the_fetcher_builds_a_version_from_the_loopback_server(
     inbox = tmp_path / "inbox"
     fetch_days(edgar.url, user_agent=AGENT, inbox=inbox, days=[OCT3], forms={"8-K"},
                limiter=_limiter()[0])  # fmt: skip
-    manifest = grow_from_inbox(parent, inbox, tmp_path / "v2", row_key_secret=synthetic_secret(SEED))
+    manifest = grow_from_inbox(
+        parent, inbox, tmp_path / "v2", row_key_secret=synthetic_secret(SEED)
+    )
     assert manifest is not None
     assert manifest["sessions_added"] == ["2022-10-03"]
     assert verify_chain([parent, tmp_path / "v2"]) == []
@@ -217,7 +217,9 @@ def test_fetched_headers_stamp_the_rows_of_the_version(edgar: Edgar, tmp_path: P
     fetch_days(edgar.url, user_agent=AGENT, inbox=inbox, days=[date(2023, 3, 6)],
                limiter=_limiter()[0])  # fmt: skip
     assert (inbox / "headers" / header.name).read_bytes() == header.read_bytes()
-    manifest = grow_from_inbox(parent, inbox, tmp_path / "v2", row_key_secret=synthetic_secret(SEED))
+    manifest = grow_from_inbox(
+        parent, inbox, tmp_path / "v2", row_key_secret=synthetic_secret(SEED)
+    )
     assert manifest is not None
     (row,) = Bundle.load(tmp_path / "v2", start="2023-03-06").rows("main")
     # <ACCEPTANCE-DATETIME>20230306172921 is New York time, EST in early March

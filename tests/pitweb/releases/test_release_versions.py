@@ -84,7 +84,7 @@ def test_a_version_that_changed_a_parent_row_is_refused(line: list[Path], tmp_pa
     forged = tmp_path / "v2"
     shutil.copytree(line[1], forged)
     reseal_after_edit(forged, issuer_offset(forged), b"~")
-    with pytest.raises(CommandError, match="does not grow its parent.*parent row was changed"):
+    with pytest.raises(CommandError, match=r"does not grow its parent.*parent row was changed"):
         register(forged)
     assert Release.objects.count() == 1
 
