@@ -124,9 +124,9 @@ def parse_entry(value: Any) -> Entry:
         entry = msgspec.convert(value, Entry)
     except msgspec.ValidationError as exc:
         raise LogError(f"not a {FORMAT} entry: {exc}") from None
-    if (entry.kind == "commit") != (entry.commit is not None) or (
-        entry.kind == "withdraw"
-    ) != (entry.withdraw is not None):
+    if (entry.kind == "commit") != (entry.commit is not None) or (entry.kind == "withdraw") != (
+        entry.withdraw is not None
+    ):
         raise LogError(f"entry {entry.seq}: a {entry.kind} entry carries exactly its own part")
     return entry
 
