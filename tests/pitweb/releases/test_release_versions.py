@@ -185,3 +185,29 @@ def test_the_edgar_task_does_nothing_when_off(settings: Any, line: list[Path]) -
     settings.PITWEB_EDGAR_BASE_URL = ""
     assert fetch_next_day.delay(today="2023-04-01").get() is None
     assert Release.objects.count() == 1
+
+
+def test_the_edgar_fetcher_without_a_user_agent_refuses_to_start(tmp_path: Path) -> None:
+    from tests.pitweb.test_settings import manage
+
+    done = manage(
+        "check",
+        PITWEB_EDGAR_BASE_URL="https://www.sec.gov",
+        PITWEB_EDGAR_USER_AGENT="",
+        PITWEB_VAR_DIR=str(tmp_path),
+    )
+    assert done.returncode != 0
+    assert "PITWEB_EDGAR_USER_AGENT is required when PITWEB_EDGAR_BASE_URL is set" in done.stderr
+
+
+def test_the_beat_fetches_from_edgar_only_when_enabled(tmp_path: Path) -> None:
+    from tests.pitweb.test_settings import manage
+
+    code = "from django.conf import settings; print(sorted(settings.CELERY_BEAT_SCHEDULE))"
+    off = manage("shell", "-c", code, PITWEB_VAR_DIR=str(tmp_path))
+    on = manage("shell", "-c", code, PITWEB_VAR_DIR=str(tmp_path),
+                PITWEB_EDGAR_BASE_URL="https://www.sec.gov",
+                PITWEB_EDGAR_USER_AGENT="Jane Doe jane.doe@example.com",
+                PITWEB_EDGAR_RELEASE="line", PITWEB_EDGAR_SECRET_FILE="secret")  # fmt: skip
+    assert "edgar-fetch-next-day" not in off.stdout
+    assert "edgar-fetch-next-day" in on.stdout, on.stderr
