@@ -408,6 +408,39 @@ PITWEB_BOARD_RENDER_MS = env_int("PITWEB_BOARD_RENDER_MS", 1000)
 PITWEB_BOARD_STAMP_MS = env_int("PITWEB_BOARD_STAMP_MS", 50)
 # where a worker keeps its local copies of releases (checked against their digests)
 PITWEB_RELEASE_CACHE = Path(os.environ.get("PITWEB_RELEASE_CACHE") or VAR_DIR / "release-cache")
+# the folder of release folders staff may register from the site (a new version, say)
+PITWEB_RELEASE_INBOX = Path(os.environ.get("PITWEB_RELEASE_INBOX") or VAR_DIR / "release-inbox")
+# Growing a release from EDGAR (off unless PITWEB_EDGAR_BASE_URL is set, e.g.
+# https://www.sec.gov): each business day's daily index and the headers of the forms
+# named are fetched into the inbox (at most PITWEB_EDGAR_RATE requests a second, the SEC's
+# ceiling being 10), and the next version of the release line PITWEB_EDGAR_RELEASE is
+# built with its row-key secret and registered. The SEC requires a User-Agent naming you.
+PITWEB_EDGAR_BASE_URL = os.environ.get("PITWEB_EDGAR_BASE_URL", "").rstrip("/")
+PITWEB_EDGAR_USER_AGENT = os.environ.get("PITWEB_EDGAR_USER_AGENT", "").strip()
+PITWEB_EDGAR_INBOX = Path(os.environ.get("PITWEB_EDGAR_INBOX") or VAR_DIR / "edgar-inbox")
+PITWEB_EDGAR_RELEASE = os.environ.get("PITWEB_EDGAR_RELEASE", "")
+PITWEB_EDGAR_SECRET_FILE = os.environ.get("PITWEB_EDGAR_SECRET_FILE", "")
+PITWEB_EDGAR_FORMS = env_list("PITWEB_EDGAR_FORMS", "8-K")
+PITWEB_EDGAR_RATE = env_int("PITWEB_EDGAR_RATE", 10)
+if PITWEB_EDGAR_BASE_URL:
+    for _name, _value in (
+        ("PITWEB_EDGAR_USER_AGENT", PITWEB_EDGAR_USER_AGENT),
+        ("PITWEB_EDGAR_RELEASE", PITWEB_EDGAR_RELEASE),
+        ("PITWEB_EDGAR_SECRET_FILE", PITWEB_EDGAR_SECRET_FILE),
+    ):
+        if not _value:
+            raise ImproperlyConfigured(
+                f"{_name} is required when PITWEB_EDGAR_BASE_URL is set (the SEC asks every "
+                "client to name itself; the fetcher grows one release line with its secret)"
+            )
+    if not 1 <= PITWEB_EDGAR_RATE <= 10:
+        raise ImproperlyConfigured("PITWEB_EDGAR_RATE: 1 to 10 requests a second (the SEC's limit)")
+    # well after EDGAR rebuilds its nightly indexes (from about 22:00 New York time): a
+    # day asked for before its index is out would be recorded as a day without one
+    CELERY_BEAT_SCHEDULE["edgar-fetch-next-day"] = {
+        "task": "pitweb.releases.tasks.fetch_next_day",
+        "schedule": crontab(minute=0, hour=10),
+    }
 # where the points workers journal paid calls, so a replacement worker resumes a job
 # (shared by every worker that may take over one: the compose volume)
 PITWEB_JOURNAL_DIR = Path(os.environ.get("PITWEB_JOURNAL_DIR") or VAR_DIR / "journals")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -86,30 +87,54 @@ def _rank(item: dict[str, Any], tickers: Mapping[str, str] | None) -> tuple[bool
     return item["cik"] == item["path_cik"], _ticker(item["cik"], tickers) is not None
 
 
-def build_release(
-    out: PathArg,
-    *,
+@dataclass(frozen=True)
+class EdgarRows:
+    """Main-arm rows (not yet keyed) read from index files, and what the manifest
+    records of the files they came from."""
+
+    rows: list[dict[str, Any]]
+    index_files: list[dict[str, Any]]
+    acceptance_files: list[dict[str, Any]]
+    folded: int
+    unmatched: int
+
+    @property
+    def stamped(self) -> int:
+        return sum(1 for r in self.rows if r["acceptance_at"])
+
+    def source(self) -> dict[str, Any]:
+        return {
+            "kind": "edgar-index",
+            "row_keys": SCHEME,
+            "index_files": self.index_files,
+            "acceptance_files": self.acceptance_files,
+            "folded_duplicate_listings": self.folded,
+            "unmatched_acceptance": self.unmatched,
+        }
+
+    def provenance(self) -> str:
+        return (
+            f"Rows come from {len(self.index_files)} EDGAR index file(s) supplied by the user, "
+            "one row per accession; titles are mechanical '<form> - <company> (<CIK>) (Filer)' "
+            f"concatenations and carry no filing text; {self.stamped} of {len(self.rows)} rows "
+            "carry acceptance stamps taken from user-supplied filing headers or submissions JSON"
+        )
+
+
+def edgar_rows(
     index_files: Sequence[PathArg],
     acceptance_files: Sequence[PathArg] = (),
-    name: str,
-    row_key_secret: bytes | Callable[[], bytes],
     tickers: Mapping[str, str] | None = None,
-    on_progress: OnProgress | None = None,
-) -> dict[str, Any]:
-    """Write a release with one row per accession found in ``index_files``; return its manifest.
+) -> EdgarRows:
+    """One row per accession found in ``index_files``, stamped from ``acceptance_files``.
 
     EDGAR lists a filing once per filer role (issuer and reporting owner of a Form 4,
     subject and filer of an SC 13G), and each listing's path names its own CIK. The row
     kept prefers a listing whose CIK is the one in its path, then one with a known ticker
-    (the listed company rather than the insider), then the first seen. Row keys are
-    keyed with ``row_key_secret`` (see ``harness.release.keys``); given as a function, it
-    is called only once every input has been read, so a bad input leaves nothing behind.
-    ``on_progress`` hears (0, 0) while the files are read, then (rows written, rows).
+    (the listed company rather than the insider), then the first seen.
     """
     if not index_files:
         raise ReleaseError("no index files given")
-    if on_progress is not None:
-        on_progress(0, 0)
     chosen: dict[str, dict[str, Any]] = {}
     folded = 0
     index_meta = []
@@ -149,28 +174,41 @@ def build_release(
                 "filename": item["filename"],
             }
         )
-    days = [r["partition_date"] for r in rows]
-    stamped = sum(1 for r in rows if r["acceptance_at"])
+    return EdgarRows(rows, index_meta, acceptance_meta, folded, unmatched)
+
+
+def build_release(
+    out: PathArg,
+    *,
+    index_files: Sequence[PathArg],
+    acceptance_files: Sequence[PathArg] = (),
+    name: str,
+    row_key_secret: bytes | Callable[[], bytes],
+    tickers: Mapping[str, str] | None = None,
+    on_progress: OnProgress | None = None,
+) -> dict[str, Any]:
+    """Write a release with one row per accession found in ``index_files`` (see
+    :func:`edgar_rows`); return its manifest.
+
+    Row keys are keyed with ``row_key_secret`` (see ``harness.release.keys``); given as a
+    function, it is called only once every input has been read, so a bad input leaves
+    nothing behind. ``on_progress`` hears (0, 0) while the files are read, then (rows
+    written, rows).
+    """
+    if not index_files:
+        raise ReleaseError("no index files given")
+    if on_progress is not None:
+        on_progress(0, 0)
+    read = edgar_rows(index_files, acceptance_files, tickers)
+    days = [r["partition_date"] for r in read.rows]
     secret = row_key_secret() if callable(row_key_secret) else row_key_secret
     return write_release(
         out,
         row_key_secret=secret,
         name=name,
-        rows=rows,
+        rows=read.rows,
         window=(min(days), max(days)),
-        provenance=(
-            f"Rows come from {len(index_meta)} EDGAR index file(s) supplied by the user, one row "
-            "per accession; titles are mechanical '<form> - <company> (<CIK>) (Filer)' "
-            f"concatenations and carry no filing text; {stamped} of {len(rows)} rows carry "
-            "acceptance stamps taken from user-supplied filing headers or submissions JSON"
-        ),
-        source={
-            "kind": "edgar-index",
-            "row_keys": SCHEME,
-            "index_files": index_meta,
-            "acceptance_files": acceptance_meta,
-            "folded_duplicate_listings": folded,
-            "unmatched_acceptance": unmatched,
-        },
+        provenance=read.provenance(),
+        source=read.source(),
         on_progress=on_progress,
     )

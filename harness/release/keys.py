@@ -44,8 +44,11 @@ def synthetic_secret(seed: int) -> bytes:
     return hashlib.sha256(f"pit-harness synthetic row keys, seed {seed}".encode()).digest()
 
 
-def secret_file(path: str | os.PathLike[str], release: str | os.PathLike[str]) -> bytes:
-    """Read the secret at ``path``, or create it there (mode 0600) when absent.
+def secret_file(
+    path: str | os.PathLike[str], release: str | os.PathLike[str], *, create: bool = True
+) -> bytes:
+    """Read the secret at ``path``, or create it there (mode 0600) when absent and
+    ``create`` (a new version is keyed with its line's secret, never a new one).
 
     The file holds the secret as 64 hex digits. It may not lie inside the release folder,
     which is what gets published.
@@ -59,6 +62,11 @@ def secret_file(path: str | os.PathLike[str], release: str | os.PathLike[str]) -
     try:
         text = file.read_text(encoding="ascii").strip()
     except FileNotFoundError:
+        if not create:
+            raise ReleaseError(
+                f"the row-key secret {path} does not exist: give the file the release line "
+                "was built with (--row-key-secret)"
+            ) from None
         secret = secrets.token_bytes(SECRET_BYTES)
         file.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

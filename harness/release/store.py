@@ -23,9 +23,10 @@ import json
 import os
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from harness import canonical
 from harness.progress import OnProgress
@@ -84,6 +85,121 @@ def _check_stamp(row: dict[str, Any]) -> None:
         )
 
 
+def keyed_rows(rows: Iterable[dict[str, Any]], row_key_secret: bytes) -> list[dict[str, Any]]:
+    """Main-arm rows keyed with ``row_key_secret``, checked, in release order."""
+    from harness.release.keys import row_key
+
+    main = sorted(
+        ({**r, "row_key": row_key(row_key_secret, str(r.get("accession")))} for r in rows),
+        key=sort_key,
+    )
+    keys = [r["row_key"] for r in main]
+    if len(set(keys)) != len(keys):
+        dup = next(k for k, n in Counter(keys).items() if n > 1)
+        raise ReleaseError(f"row_key {dup} appears more than once")
+    for row in main:
+        missing = [f for f in ROW_FIELDS if f not in row]
+        if missing:
+            raise ReleaseError(f"row {row.get('row_key')}: missing fields {missing}")
+        _check_stamp(row)
+    return main
+
+
+@dataclass
+class ArmFiles:
+    """The three arm files being written: open handles, running hashes and sizes.
+
+    ``prefix`` (a release's root) starts each file with that release's arm file, copied
+    byte for byte and hashed as it is copied, so a new version's files begin with its
+    parent's bytes and its segments continue at the parent's offsets.
+    """
+
+    root: Path
+    handles: dict[str, BinaryIO] = field(default_factory=dict)
+    hashes: dict[str, Any] = field(default_factory=dict)
+    offsets: dict[str, int] = field(default_factory=dict)
+
+    def open(self, prefix: Path | None = None) -> ArmFiles:
+        self.root.mkdir(parents=True, exist_ok=True)
+        for arm in ARMS:
+            self.handles[arm] = open(self.root / arm_file(arm), "wb")  # noqa: SIM115
+            self.hashes[arm] = hashlib.sha256()
+            self.offsets[arm] = 0
+            if prefix is not None:
+                with open(prefix / arm_file(arm), "rb") as source:
+                    while chunk := source.read(1 << 20):
+                        self._write(arm, chunk)
+        return self
+
+    def close(self) -> None:
+        for handle in self.handles.values():
+            handle.close()
+
+    def _write(self, arm: str, data: bytes) -> None:
+        self.handles[arm].write(data)
+        self.hashes[arm].update(data)
+        self.offsets[arm] += len(data)
+
+    def write_segments(
+        self,
+        main: list[dict[str, Any]],
+        row_key_secret: bytes,
+        on_progress: OnProgress | None = None,
+    ) -> list[dict[str, Any]]:
+        """Write ``main`` (keyed, in release order) as one segment per (date, form) on
+        every arm; return the segments' index entries."""
+        from harness.release.keys import row_key
+
+        segments: list[dict[str, Any]] = []
+        i = 0
+        while i < len(main):
+            day, form = main[i]["partition_date"], main[i]["form"]
+            j = i
+            chunks: dict[str, list[bytes]] = {arm: [] for arm in ARMS}
+            while j < len(main) and (main[j]["partition_date"], main[j]["form"]) == (day, form):
+                accession = main[j]["accession"]
+                for arm, arm_row in derive(main[j]).items():
+                    if arm != "main":
+                        arm_row["row_key"] = row_key(row_key_secret, accession, arm)
+                    chunks[arm].append(canonical.line(arm_row).encode() + b"\n")
+                j += 1
+            segment: dict[str, Any] = {"date": day, "form": form, "rows": j - i}
+            for arm in ARMS:
+                data = b"".join(chunks[arm])
+                segment[arm] = [self.offsets[arm], len(data), hashlib.sha256(data).hexdigest()]
+                self._write(arm, data)
+            segments.append(segment)
+            i = j
+            if on_progress is not None:
+                on_progress(i, len(main))
+        return segments
+
+    def finish(self, segments: list[dict[str, Any]], rows: int) -> dict[str, Any]:
+        """Write the index; return the manifest's ``files``."""
+        index_bytes = canonical.line({"format": FORMAT, "segments": segments}).encode()
+        (self.root / INDEX).write_bytes(index_bytes)
+        files: dict[str, Any] = {
+            arm_file(arm): {
+                "bytes": self.offsets[arm],
+                "rows": rows,
+                "sha256": self.hashes[arm].hexdigest(),
+            }
+            for arm in ARMS
+        }
+        files[INDEX] = {
+            "bytes": len(index_bytes),
+            "sha256": hashlib.sha256(index_bytes).hexdigest(),
+        }
+        return files
+
+
+def write_manifest(root: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    """Seal ``manifest`` with its content digest and write it; return it."""
+    manifest["content_digest"] = manifest_digest(manifest)
+    (root / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return manifest
+
+
 def write_release(
     out: str | os.PathLike[str],
     *,
@@ -102,64 +218,14 @@ def write_release(
     are made here from ``row_key_secret`` and each row's accession. ``on_progress`` hears
     (rows written, rows) after each segment.
     """
-    from harness.release.keys import row_key
-
-    main = sorted(
-        ({**r, "row_key": row_key(row_key_secret, str(r.get("accession")))} for r in rows),
-        key=sort_key,
-    )
-    keys = [r["row_key"] for r in main]
-    if len(set(keys)) != len(keys):
-        dup = next(k for k, n in Counter(keys).items() if n > 1)
-        raise ReleaseError(f"row_key {dup} appears more than once")
-    for row in main:
-        missing = [f for f in ROW_FIELDS if f not in row]
-        if missing:
-            raise ReleaseError(f"row {row.get('row_key')}: missing fields {missing}")
-        _check_stamp(row)
+    main = keyed_rows(rows, row_key_secret)
     root = Path(out)
-    root.mkdir(parents=True, exist_ok=True)
-
-    handles = {arm: open(root / arm_file(arm), "wb") for arm in ARMS}  # noqa: SIM115
-    hashes = {arm: hashlib.sha256() for arm in ARMS}
-    offsets = dict.fromkeys(ARMS, 0)
-    segments: list[dict[str, Any]] = []
+    arms = ArmFiles(root).open()
     try:
-        i = 0
-        while i < len(main):
-            day, form = main[i]["partition_date"], main[i]["form"]
-            j = i
-            chunks: dict[str, list[bytes]] = {arm: [] for arm in ARMS}
-            while j < len(main) and (main[j]["partition_date"], main[j]["form"]) == (day, form):
-                accession = main[j]["accession"]
-                for arm, arm_row in derive(main[j]).items():
-                    if arm != "main":
-                        arm_row["row_key"] = row_key(row_key_secret, accession, arm)
-                    chunks[arm].append(canonical.line(arm_row).encode() + b"\n")
-                j += 1
-            segment: dict[str, Any] = {"date": day, "form": form, "rows": j - i}
-            for arm in ARMS:
-                data = b"".join(chunks[arm])
-                handles[arm].write(data)
-                hashes[arm].update(data)
-                segment[arm] = [offsets[arm], len(data), hashlib.sha256(data).hexdigest()]
-                offsets[arm] += len(data)
-            segments.append(segment)
-            i = j
-            if on_progress is not None:
-                on_progress(i, len(main))
+        segments = arms.write_segments(main, row_key_secret, on_progress)
     finally:
-        for handle in handles.values():
-            handle.close()
-
-    index_bytes = canonical.line({"format": FORMAT, "segments": segments}).encode()
-    (root / INDEX).write_bytes(index_bytes)
-
-    files: dict[str, Any] = {
-        arm_file(arm): {"bytes": offsets[arm], "rows": len(main), "sha256": hashes[arm].hexdigest()}
-        for arm in ARMS
-    }
-    files[INDEX] = {"bytes": len(index_bytes), "sha256": hashlib.sha256(index_bytes).hexdigest()}
+        arms.close()
+    files = arms.finish(segments, len(main))
     by_form = Counter(r["form"] for r in main)
     manifest: dict[str, Any] = {
         "format": FORMAT,
@@ -177,6 +243,4 @@ def write_release(
         "provenance": provenance,
         "source": source,
     }
-    manifest["content_digest"] = manifest_digest(manifest)
-    (root / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    return manifest
+    return write_manifest(root, manifest)

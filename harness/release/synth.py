@@ -193,14 +193,38 @@ def synth_rows(
     *, start: date, end: date, seed: int, rows: int, acceptance_fraction: float
 ) -> list[dict[str, Any]]:
     rng = random.Random(seed)
-    secret = synthetic_secret(seed)
+    issuers = _issuers(rng, max(40, rows // 40))
+    return _draw_rows(
+        rng,
+        issuers,
+        start=start,
+        end=end,
+        secret=synthetic_secret(seed),
+        rows=rows,
+        acceptance_fraction=acceptance_fraction,
+        sequence={},
+    )
+
+
+def _draw_rows(
+    rng: random.Random,
+    issuers: list[dict[str, Any]],
+    *,
+    start: date,
+    end: date,
+    secret: bytes,
+    rows: int,
+    acceptance_fraction: float,
+    sequence: dict[tuple[int, int], int],
+) -> list[dict[str, Any]]:
+    """``rows`` filings of ``issuers`` dated ``start..end``; ``sequence`` holds the last
+    accession sequence number used per (filer agent, two-digit year), and is advanced."""
     open_days, closed_days = _business_days(start, end)
     if not open_days:
         raise ValueError(f"no EDGAR business day between {start} and {end}")
     open_set = set(open_days) | {
         d for d in _business_days(end + timedelta(days=1), end + timedelta(days=14))[0]
     }
-    issuers = _issuers(rng, max(40, rows // 40))
     # Cumulative weights once: choices() would otherwise re-sum them on every draw.
     issuer_cum = list(accumulate(i["weight"] for i in issuers))
     forms = list(FORM_WEIGHTS)
@@ -226,7 +250,6 @@ def synth_rows(
     ]
     wanted = min(len(eligible), round(acceptance_fraction * rows))
     stamped = set(rng.sample(eligible, wanted))
-    sequence: dict[tuple[int, int], int] = {}
     out = []
     for n, (form, issuer, base, closed) in enumerate(drafts):
         filed, accepted = base, None

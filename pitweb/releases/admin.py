@@ -8,7 +8,9 @@ from pitweb.releases.models import ReferencePrices, Release
 class ReleaseAdmin(ReadOnlyAdmin):
     list_display = (
         "name",
+        "version",
         "content_digest",
+        "parent",
         "window_start",
         "window_end",
         "row_count",
@@ -16,6 +18,7 @@ class ReleaseAdmin(ReadOnlyAdmin):
     )
     search_fields = ("name", "content_digest")
     exclude = ("manifest",)
+    list_select_related = ("parent",)
 
 
 @admin.register(ReferencePrices)

@@ -16,6 +16,12 @@ class Release(models.Model):
     # once from the stored files, empty until then
     archive_size = models.BigIntegerField(null=True, blank=True)
     archive_sha256 = models.CharField(max_length=71, blank=True)
+    # the version this one grew from (its manifest's ``parent``), registered before it;
+    # a parent is never deleted from under its versions
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="children"
+    )
+    version = models.PositiveIntegerField(default=1)  # 1 for a release no version grew from
 
     class Meta:
         ordering = ["-window_end", "name"]

@@ -4,6 +4,7 @@ price version a URL names, and what its stored segments hold, day by day."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 from django.core.files.storage import default_storage
@@ -30,7 +31,7 @@ def release_named(digest: str) -> Release | None:
     wanted = digest_or_none(digest)
     if wanted is None:
         return None
-    return Release.objects.filter(content_digest=wanted).first()
+    return Release.objects.select_related("parent").filter(content_digest=wanted).first()
 
 
 def release_or_404(digest: str) -> Release:
@@ -65,3 +66,15 @@ def rows_per_day(release: Release) -> pd.DataFrame | None:
     return pd.DataFrame(
         [{"date": s["date"], "form": s["form"], "rows": s["rows"]} for s in segments]
     )
+
+
+def versions_after(release: Release) -> QuerySet[Release]:
+    """The versions grown from ``release`` (its children), oldest first."""
+    return release.children.order_by("version", "registered_at")
+
+
+def inbox_folders(inbox: Path) -> list[str]:
+    """The names of the release folders in the staff inbox (a folder with a manifest)."""
+    if not inbox.is_dir():
+        return []
+    return sorted(p.name for p in inbox.iterdir() if p.is_dir() and (p / "manifest.json").is_file())

@@ -1,11 +1,14 @@
-"""A release's page (its manifest, rows per day, its reference-price versions) and its
-downloads: its files as one archive, and each reference-price version as a CSV."""
+"""A release's page (its manifest, rows per day, its reference-price versions, its
+versions) and its downloads: its files as one archive, and each reference-price version
+as a CSV; the staff page that registers a release (a new version) from the inbox."""
 
 from __future__ import annotations
 
 import base64
 import json
 
+from django.conf import settings
+from django.contrib import messages
 from django.core.files.storage import default_storage
 from django.http import (
     FileResponse,
@@ -16,13 +19,16 @@ from django.http import (
     StreamingHttpResponse,
 )
 from django.http.response import HttpResponseBase
-from django.shortcuts import render
-from django.views.decorators.http import require_safe
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_safe
 
+from harness.release.store import ReleaseError
+from pitweb.accounts.access import staff_required
 from pitweb.charts import rows_per_day
 from pitweb.core.tables import table_response
 from pitweb.releases import archive, selectors
-from pitweb.releases.services import release_archive_seal
+from pitweb.releases.services import release_archive_seal, release_register
 
 
 def _digest_headers(response: HttpResponseBase, sha256: str) -> None:
@@ -54,6 +60,7 @@ def release_page(request: HttpRequest, digest: str) -> HttpResponse:
             "manifest": manifest,
             "figure": figure,
             "reference_prices": release.reference_prices.order_by("-version"),
+            "children": selectors.versions_after(release),
             "manifest_pretty": json.dumps(manifest, indent=2, sort_keys=True),
         },
     )
@@ -101,3 +108,29 @@ def reference_prices_csv(request: HttpRequest, digest: str, version: str) -> Htt
         )
     _digest_headers(response, prices.file_sha256)
     return response
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def release_register_page(request: HttpRequest) -> HttpResponse:
+    """Staff: register a release folder that lies in the inbox (PITWEB_RELEASE_INBOX),
+    a version after its parent. Only a folder named among the inbox's is ever read."""
+    inbox = settings.PITWEB_RELEASE_INBOX
+    folders = selectors.inbox_folders(inbox)
+    if request.method == "POST":
+        name = request.POST.get("folder", "")
+        if name not in folders:
+            messages.error(
+                request, f"Nothing was registered: {name!r} is not a folder of the inbox."
+            )
+            return redirect(reverse("release-register"))
+        try:
+            release, created = release_register(path=inbox / name)
+        except (ReleaseError, OSError) as exc:
+            messages.error(request, f"Nothing was registered: {exc}")
+            return redirect(reverse("release-register"))
+        parent = f", grown from {release.parent.content_digest}" if release.parent else ""
+        verb = "Registered" if created else "Already registered:"
+        messages.success(request, f"{verb} version {release.version} of {release.name}{parent}.")
+        return redirect(reverse("release", args=[release.digest_hex]))
+    return render(request, "release_register.html", {"folders": folders, "inbox": inbox})

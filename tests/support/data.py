@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from datetime import date
 from pathlib import Path
 
@@ -41,3 +43,34 @@ def build_prices(out: Path, release: Path, *, seed: int, news: bool = False) -> 
         news=news_sessions(rows, form="8-K") if news else None,
     )  # fmt: skip
     return out
+
+
+def reseal_after_edit(root: Path, offset: int, new: bytes) -> None:
+    """Change main.jsonl at ``offset`` (same length) and rewrite every hash that covers
+    it, so the release passes its own check: a forgery only the chain can catch."""
+    from harness.release.store import INDEX, MANIFEST, write_manifest
+
+    path = root / "main.jsonl"
+    data = bytearray(path.read_bytes())
+    data[offset : offset + len(new)] = new
+    path.write_bytes(bytes(data))
+    index = json.loads((root / INDEX).read_bytes())
+    for seg in index["segments"]:
+        start, length, _ = seg["main"]
+        if start <= offset < start + length:
+            seg["main"][2] = hashlib.sha256(data[start : start + length]).hexdigest()
+    index_bytes = json.dumps(index, separators=(",", ":"), sort_keys=True).encode()
+    (root / INDEX).write_bytes(index_bytes)
+    manifest = json.loads((root / MANIFEST).read_text())
+    manifest.pop("content_digest")
+    manifest["files"]["main.jsonl"]["sha256"] = hashlib.sha256(data).hexdigest()
+    manifest["files"][INDEX] = {
+        "bytes": len(index_bytes),
+        "sha256": hashlib.sha256(index_bytes).hexdigest(),
+    }
+    write_manifest(root, manifest)
+
+
+def issuer_offset(root: Path) -> int:
+    text = (root / "main.jsonl").read_bytes()
+    return text.index(b'"issuer":"') + len(b'"issuer":"')

@@ -18,4 +18,8 @@ class Command(BaseCommand):
         except ReleaseError as exc:
             raise CommandError(str(exc)) from None
         verb = "registered" if created else "already registered"
-        self.stdout.write(f"{verb} {release.name} {release.content_digest}")
+        parent = f"parent {release.parent.content_digest}" if release.parent else "no parent"
+        self.stdout.write(
+            f"{verb} version {release.version} of {release.name} ({parent}) "
+            f"{release.content_digest}"
+        )
