@@ -18,4 +18,3 @@ class CommitmentAdmin(ReadOnlyAdmin):
     list_display = ("entry", "agent", "owner", "release_name", "committed_at", "withdrawal")
     list_select_related = ("entry", "agent", "owner", "withdrawal")
     search_fields = ("agent__name", "owner__username", "release_name")
-

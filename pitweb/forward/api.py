@@ -16,7 +16,7 @@ from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
 from rest_framework.views import APIView
 
 from harness.vocabulary import ARMS, CLOCKS
-from pitweb.execution.models import RegisteredAgent
+from pitweb.execution.selectors import visible_agents
 from pitweb.forward import enums, selectors, services
 from pitweb.forward.models import Commitment, LogEntry
 from pitweb.releases.models import Release
@@ -98,7 +98,9 @@ class LogOut(Serializer):
 def _out(commitment: Commitment) -> dict[str, Any]:
     found = selectors.commitment_by_seq(commitment.entry.seq)
     assert found is not None
-    return cast(dict[str, Any], CommitmentOut(selectors.commitment_rows([found.commitment])[0]).data)
+    return cast(
+        dict[str, Any], CommitmentOut(selectors.commitment_rows([found.commitment])[0]).data
+    )
 
 
 class CommitmentsApi(APIView):
@@ -130,10 +132,11 @@ class CommitmentsApi(APIView):
         given = CommitmentIn(data=request.data)
         given.is_valid(raise_exception=True)
         data = given.validated_data
-        # another's agent answers as a missing one: its name tells nothing of it
-        agent = RegisteredAgent.objects.filter(name=data["agent"], owner=request.user).first()
+        # an agent the requester may not see answers as a missing one (staff see every
+        # agent, and are refused by the service: only the owner commits)
+        agent = visible_agents(request.user).filter(name=data["agent"]).first()
         if agent is None:
-            raise NotFound("no such agent of yours")
+            raise NotFound("no such agent")
         release = Release.objects.filter(content_digest=data["release"]).first()
         if release is None:
             raise NotFound("no such release")

@@ -44,8 +44,9 @@ def log_document() -> dict[str, Any]:
 
 def _with_runs(commitments: QuerySet[Commitment]) -> QuerySet[Commitment]:
     runs = ForwardRun.objects.select_related("release", "run").order_by("kind", "start", "pk")
-    return commitments.select_related("entry", "withdrawal", "agent", "owner", "release")\
-        .prefetch_related(Prefetch("runs", queryset=runs, to_attr="forward_runs"))  # fmt: skip
+    return commitments.select_related(
+        "entry", "withdrawal", "agent", "owner", "release"
+    ).prefetch_related(Prefetch("runs", queryset=runs, to_attr="forward_runs"))
 
 
 def public_commitments() -> QuerySet[Commitment]:
@@ -101,10 +102,16 @@ def commitment_rows(commitments: Iterable[Commitment]) -> list[dict[str, Any]]:
             "state": "live" if c.withdrawal is None else "withdrawn",
             "withdrawn_by_entry": None if c.withdrawal is None else c.withdrawal.seq,
             "forward_runs": [
-                {"kind": r.kind, "release": r.release.name, "start": r.start.isoformat(),
-                 "end": r.end.isoformat(), "sessions": r.sessions, "status": r.status}
+                {
+                    "kind": r.kind,
+                    "release": r.release.name,
+                    "start": r.start.isoformat(),
+                    "end": r.end.isoformat(),
+                    "sessions": r.sessions,
+                    "status": r.status,
+                }
                 for r in getattr(c, "forward_runs", [])
-            ],  # fmt: skip
+            ],
         }
         for c in commitments
     ]

@@ -254,8 +254,13 @@ def commitment_create(
     model = _declared(model_version, training_cutoff)
     _package_unchanged(agent)
     commit = Commit(
-        agent=CommittedAgent(name=agent.name, digest=agent.digest, transport="stdio",
-                             dialect=agent.dialect, label=agent.label),  # fmt: skip
+        agent=CommittedAgent(
+            name=agent.name,
+            digest=agent.digest,
+            transport="stdio",
+            dialect=agent.dialect,
+            label=agent.label,
+        ),
         benchmark=benchmark,
         model=model,
         submitter=by.username,

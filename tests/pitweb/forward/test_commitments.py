@@ -20,45 +20,14 @@ from django.utils import timezone
 from harness import canonical
 from harness.forward.log import LogError, live_commitments, verify_log
 from pitweb.core.errors import SubmissionError
-from pitweb.execution import services as execution_services
 from pitweb.execution.models import RegisteredAgent
 from pitweb.forward import services
 from pitweb.forward.models import Commitment, LogEntry, LogEntryEdited
 from pitweb.releases.models import Release
 from tests.pitweb.conftest import token_client
+from tests.pitweb.forward.conftest import AGENT, BENCH
 
 pytestmark = pytest.mark.django_db
-
-AGENT = "import sys\nfor line in sys.stdin:\n    pass\n"
-BENCH: dict[str, Any] = {
-    "forms": ["8-K"], "hold_sessions": 5, "clocks": ["pit"], "arms": ["main", "shifted"],
-}  # fmt: skip
-ENDPOINT = "https://agents.example.com/mine"
-
-
-@pytest.fixture()
-def script(settings: Any, tmp_path: Path) -> Path:
-    path = tmp_path / "waiter.py"
-    path.write_text(AGENT)
-    settings.PITWEB_AGENT_PACKAGES = {"waiter": {"argv": ["python3", str(path)], "dialect": "pit"}}
-    return path
-
-
-@pytest.fixture()
-def agent(script: Path, staff: User, submitter: User) -> RegisteredAgent:
-    return execution_services.agent_register(
-        by=staff, name="waiter", owner=submitter, package="waiter"
-    )
-
-
-@pytest.fixture()
-def http_agent(submitter: User) -> RegisteredAgent:
-    """An HTTP agent as staff register one (made here directly: no name to resolve)."""
-    return RegisteredAgent.objects.create(
-        name="web", owner=submitter, transport=RegisteredAgent.Transport.HTTP, dialect="pit",
-        url=ENDPOINT, digest=canonical.digest({"transport": "http", "url": ENDPOINT}),
-        label=f"http:{ENDPOINT}",
-    )  # fmt: skip
 
 
 def commit(agent: RegisteredAgent, release: Release, **given: Any) -> Commitment:
@@ -127,6 +96,7 @@ def test_only_the_owner_commits_an_agent(
         assert refused.value.http_status == 403
     body = {**BENCH, "agent": agent.name, "release": registered.content_digest}
     assert token_client(other).post("/api/commitments/", body, format="json").status_code == 404
+    assert token_client(staff).post("/api/commitments/", body, format="json").status_code == 403
     assert Client().post("/api/commitments/", body, format="json").status_code in (401, 403)
     nothing_stored()
 
@@ -292,7 +262,7 @@ def test_concurrent_appends_get_consecutive_numbers_and_one_chain(
     def append() -> None:
         try:
             commit(agent, registered)
-        except BaseException as exc:  # noqa: BLE001 - reported by the test below
+        except BaseException as exc:  # reported by the assertion below
             errors.append(exc)
         finally:
             connection.close()
