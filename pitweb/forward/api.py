@@ -159,14 +159,14 @@ class WithdrawApi(APIView):
         summary="Owner or staff: withdraw a commitment (a withdraw entry is appended; the "
         "commitment stays in the log)",
     )
-    def post(self, request: Request, seq: int) -> Response:
+    def post(self, request: Request, seq: str) -> Response:
         given = WithdrawIn(data=request.data)
         given.is_valid(raise_exception=True)
-        commitment = Commitment.objects.select_related("entry").filter(entry__seq=seq).first()
-        if commitment is None:
+        found = selectors.commitment_by_seq(seq)
+        if found is None:
             raise NotFound("no such commitment")
         row: LogEntry = services.commitment_withdraw(
-            by=cast(User, request.user), commitment=commitment,
+            by=cast(User, request.user), commitment=found.commitment,
             reason=given.validated_data["reason"],
         )  # fmt: skip
         return Response(EntryOut(row).data, status=status.HTTP_201_CREATED)

@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 from django.db.models import Prefetch, QuerySet
 
 from harness.forward.log import FORMAT
+from pitweb.core.params import id_or_none
 from pitweb.execution.models import RegisteredAgent
 from pitweb.forward.models import Commitment, ForwardRun, LogEntry
 
@@ -70,8 +71,12 @@ class CommitmentDetail:
     runs: list[ForwardRun]
 
 
-def commitment_by_seq(seq: int) -> CommitmentDetail | None:
-    """A commitment by its entry's sequence number, with its entries and forward runs."""
+def commitment_by_seq(raw: str | int) -> CommitmentDetail | None:
+    """A commitment by its entry's sequence number (a path's text: a malformed or
+    out-of-range number answers like a missing one), with its entries and forward runs."""
+    seq = id_or_none(str(raw))
+    if seq is None:
+        return None
     found = _with_runs(Commitment.objects.filter(entry__seq=seq)).first()
     if found is None:
         return None

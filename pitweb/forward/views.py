@@ -17,6 +17,7 @@ from django.views.decorators.http import condition, require_POST
 
 from harness import canonical
 from pitweb.core.errors import SubmissionError
+from pitweb.core.params import id_or_none
 from pitweb.core.tables import table_response
 from pitweb.forward import selectors, services
 from pitweb.forward.forms import CommitForm, WithdrawForm
@@ -71,7 +72,7 @@ def head_json(request: HttpRequest) -> HttpResponse:
     return _json(selectors.log_head())
 
 
-def _detail_or_404(seq: int) -> selectors.CommitmentDetail:
+def _detail_or_404(seq: str) -> selectors.CommitmentDetail:
     found = selectors.commitment_by_seq(seq)
     if found is None:
         raise Http404("no such commitment")
@@ -108,12 +109,13 @@ def _commitment_page(
     )
 
 
-def commitment_page(request: HttpRequest, seq: int) -> HttpResponse:
+def commitment_page(request: HttpRequest, seq: str) -> HttpResponse:
     found = selectors.commitment_by_seq(seq)
     if found is None:
         # a withdraw entry's number: the page of the commitment it withdrew
-        withdrawn = Commitment.objects.filter(withdrawal__seq=seq).select_related("entry")
-        target = withdrawn.first()
+        number = id_or_none(seq)
+        withdrawn = Commitment.objects.filter(withdrawal__seq=number or 0)
+        target = withdrawn.select_related("entry").first()
         if target is None:
             raise Http404("no such commitment")
         return redirect(reverse("forward-commitment", args=[target.entry.seq]) + "#withdrawal")
@@ -122,7 +124,7 @@ def commitment_page(request: HttpRequest, seq: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def withdraw_action(request: HttpRequest, seq: int) -> HttpResponse:
+def withdraw_action(request: HttpRequest, seq: str) -> HttpResponse:
     found = _detail_or_404(seq)
     form = WithdrawForm(request.POST)
     if form.is_valid():
@@ -135,8 +137,9 @@ def withdraw_action(request: HttpRequest, seq: int) -> HttpResponse:
         except SubmissionError as exc:
             form.add_error(None, exc.message)
             return _commitment_page(request, found, form, status=exc.http_status)
-        messages.success(request, f"Commitment {seq} withdrawn: log entry {row.seq}.")
-        return redirect(reverse("forward-commitment", args=[seq]))
+        seq_of = found.entry.seq
+        messages.success(request, f"Commitment {seq_of} withdrawn: log entry {row.seq}.")
+        return redirect(reverse("forward-commitment", args=[seq_of]))
     return _commitment_page(request, found, form, status=400)
 
 

@@ -202,3 +202,11 @@ def test_a_board_snapshot_carries_the_logs_head_in_its_digest(
     forged = text.replace(made.entry.digest, "sha256:" + "0" * 64)
     assert not verify_snapshot(forged, digest).ok
     assert made.entry.digest in Client().get(f"/snapshots/{sid}/").content.decode()
+
+
+@pytest.mark.parametrize("seq", ["0", "99999999999999999999999", "1x", "-1"])
+def test_a_malformed_or_missing_entry_number_is_not_found(seq: str, submitter: User) -> None:
+    assert Client().get(f"/forward/commitments/{seq}/").status_code == 404
+    api = token_client(submitter)
+    gone = api.post(f"/api/commitments/{seq}/withdraw/", {"reason": "x"}, format="json")
+    assert gone.status_code == 404 and gone.json()["error"]["code"] == "not_found"
