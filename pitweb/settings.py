@@ -293,6 +293,10 @@ SPECTACULAR_SETTINGS = {
         "PointSetStateEnum": "pitweb.points.enums.POINT_SET_STATE",
         "JudgedSetOriginEnum": "pitweb.points.enums.JUDGED_ORIGIN",
         "AnswerSetOriginEnum": "pitweb.points.enums.ANSWER_ORIGIN",
+        "LogEntryKindEnum": "pitweb.forward.enums.ENTRY_KIND",
+        "CommitmentStateEnum": "pitweb.forward.enums.COMMITMENT_STATE",
+        "ForwardRunKindEnum": "pitweb.forward.enums.RUN_KIND",
+        "ForwardRunStatusEnum": "pitweb.forward.enums.RUN_STATUS",
     },
 }
 

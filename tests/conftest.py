@@ -70,6 +70,7 @@ SLOW_MODULES = {
     "test_worker_integration",
     "test_points_jobs",
     "test_execution",  # registered agents executed, a sandbox per cell
+    "test_forward_pages",  # a browser
     # fuzzers over every URL, parameter and upload field
     "test_hostile_uploads",
     "test_cache_abuse",

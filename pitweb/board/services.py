@@ -21,6 +21,7 @@ from pitweb.board.stamp import board_read, board_version
 from pitweb.core.audit import audit_record
 from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import require_reason
+from pitweb.forward.selectors import log_head
 
 SCHEDULED_REASON = "the weekly snapshot of each benchmark's board"
 
@@ -61,6 +62,11 @@ def snapshot_publish(
             "board_version": version,
             "filters": normalised_filters,
             "board": board,
+            # the commitment log's head as the snapshot is taken: in its digest, so a
+            # reader holding the snapshot holds a head the log must keep (no version bump:
+            # a key the verifier hashes like any other, and older snapshots, without it,
+            # verify as they did)
+            "commitment_log_head": log_head(),
         }
         content = canonical.line(body)  # every float as the board had it (shortest repr)
         # over each row's digest, not the row: a row taken out later (its run withdrawn

@@ -16,6 +16,7 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Compare", ("compare",)),
     ("Points", ("point-sets",)),
     ("Agents", ("agents",)),
+    ("Forward track", ("forward",)),
     ("Releases", ("releases",)),
     ("Snapshots", ("snapshots",)),
     ("Methodology", ("methodology",)),

@@ -16,6 +16,8 @@ from harness.receipt.memory import MEMORY_VERDICTS
 from harness.receipt.model import CellStatus, Verdict
 from pitweb.execution import enums as execution_enums
 from pitweb.execution.models import ExecutionCell, ExecutionJob, ExecutionState
+from pitweb.forward import enums as forward_enums
+from pitweb.forward.models import ForwardRun, LogEntry
 from pitweb.points import enums as points_enums
 from pitweb.points.models import AnswerSet, JudgedSet, PointSetState
 from pitweb.runs import enums as run_enums
@@ -64,6 +66,10 @@ CLOSED: dict[tuple[str, str], tuple[str, set[str]]] = {
     ("VerdictOut", "class"): ("JudgedClassEnum", JUDGED_CLASSES),
     ("VerdictOut", "outcome"): ("VerdictOutcomeEnum", OUTCOMES),
     ("AnswerSetOut", "origin"): ("AnswerSetOriginEnum", set(AnswerSet.Origin.values)),
+    ("CommitmentOut", "state"): ("CommitmentStateEnum", {"live", "withdrawn"}),
+    ("ForwardRunOut", "kind"): ("ForwardRunKindEnum", set(ForwardRun.Kind.values)),
+    ("ForwardRunOut", "status"): ("ForwardRunStatusEnum", set(ForwardRun.Status.values)),
+    ("EntryOut", "kind"): ("LogEntryKindEnum", set(LogEntry.Kind.values)),
 }
 # a field of a response by one of these names holds a closed set wherever it appears
 CLOSED_NAMES = {
@@ -128,6 +134,8 @@ def test_each_value_is_described_in_the_pages_words(schema: dict[str, Any]) -> N
         execution_enums.EXECUTION_KIND, execution_enums.CELL_STATE, execution_enums.CELL_STATUS,
         points_enums.JUDGED_CLASS, points_enums.OUTCOME, points_enums.RELIABILITY,
         points_enums.POINT_SET_STATE, points_enums.JUDGED_ORIGIN, points_enums.ANSWER_ORIGIN,
+        forward_enums.ENTRY_KIND, forward_enums.COMMITMENT_STATE, forward_enums.RUN_KIND,
+        forward_enums.RUN_STATUS,
     ]  # fmt: skip
     described = " ".join(c.get("description", "") for c in components.values())
     for value, words in (pair for chosen in choices for pair in chosen):

@@ -1,0 +1,122 @@
+"""Reads of the commitment log and its commitments: the log as published (each entry's
+stored body exactly as it was hashed, never rebuilt from the other columns), its head,
+and the commitments with their forward runs, in a fixed number of queries."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db.models import Prefetch, QuerySet
+
+from harness.forward.log import FORMAT
+from pitweb.core.params import id_or_none
+from pitweb.execution.models import RegisteredAgent
+from pitweb.forward.models import Commitment, ForwardRun, LogEntry
+
+# the commitments a page lists, newest first (the log itself lists every entry)
+LISTED = 500
+
+
+def log_entries() -> QuerySet[LogEntry]:
+    return LogEntry.objects.order_by("seq")
+
+
+def log_head() -> dict[str, Any]:
+    """The log's head, ``{"seq", "digest"}`` (``0`` and None: the empty log): the last
+    row's stored digest, one indexed query."""
+    last = LogEntry.objects.order_by("-seq").only("seq", "digest").first()
+    return {"seq": 0, "digest": None} if last is None else {"seq": last.seq, "digest": last.digest}
+
+
+def log_document() -> dict[str, Any]:
+    """The log as ``harness.forward.log.document`` lays it out, over the stored bodies as
+    they are: a row changed behind the site's back is published changed, and
+    ``verify_log`` (or ``pit-harness commitments verify``) names it. The head is the
+    stored digest of the last row, as every page states it."""
+    return {
+        "log": FORMAT,
+        "entries": [row.body for row in log_entries()],
+        "head": log_head(),
+    }
+
+
+def _with_runs(commitments: QuerySet[Commitment]) -> QuerySet[Commitment]:
+    runs = ForwardRun.objects.select_related("release", "run").order_by("kind", "start", "pk")
+    return commitments.select_related(
+        "entry", "withdrawal", "agent", "owner", "release"
+    ).prefetch_related(Prefetch("runs", queryset=runs, to_attr="forward_runs"))
+
+
+def public_commitments() -> QuerySet[Commitment]:
+    """Every commitment, live and withdrawn, newest first: the log is public."""
+    return _with_runs(Commitment.objects.all())[:LISTED]
+
+
+def commitments_of(user: User) -> QuerySet[Commitment]:
+    return _with_runs(Commitment.objects.filter(owner=user))[:LISTED]
+
+
+def commitments_of_agent(agent: RegisteredAgent) -> QuerySet[Commitment]:
+    return _with_runs(Commitment.objects.filter(agent=agent))[:LISTED]
+
+
+@dataclass(frozen=True)
+class CommitmentDetail:
+    commitment: Commitment
+    entry: LogEntry
+    withdrawal: LogEntry | None
+    runs: list[ForwardRun]
+
+
+def commitment_by_seq(raw: str | int) -> CommitmentDetail | None:
+    """A commitment by its entry's sequence number (a path's text: a malformed or
+    out-of-range number answers like a missing one), with its entries and forward runs."""
+    seq = id_or_none(str(raw))
+    if seq is None:
+        return None
+    found = _with_runs(Commitment.objects.filter(entry__seq=seq)).first()
+    if found is None:
+        return None
+    return CommitmentDetail(
+        commitment=found, entry=found.entry, withdrawal=found.withdrawal,
+        runs=list(getattr(found, "forward_runs", [])),
+    )  # fmt: skip
+
+
+def commitment_rows(commitments: Iterable[Commitment]) -> list[dict[str, Any]]:
+    """The commitments as the table's rows (the page, its CSV and JSON)."""
+    return [
+        {
+            "seq": c.entry.seq,
+            "agent": c.agent.name,
+            "agent_digest": c.agent_digest,
+            "submitter": c.owner.username,
+            "release": c.release_name,
+            "release_digest": c.release.content_digest,
+            "forms": c.forms,
+            "hold_sessions": c.hold_sessions,
+            "clocks": c.clocks,
+            "arms": c.arms,
+            "model_version": c.model_version,
+            "training_cutoff": c.training_cutoff,
+            "committed_at": c.committed_at,
+            "entry_digest": c.entry.digest,
+            "state": "live" if c.withdrawal is None else "withdrawn",
+            "withdrawn_by_entry": None if c.withdrawal is None else c.withdrawal.seq,
+            "forward_runs": [
+                {
+                    "kind": r.kind,
+                    "release": r.release.name,
+                    "start": r.start.isoformat(),
+                    "end": r.end.isoformat(),
+                    "sessions": r.sessions,
+                    "status": r.status,
+                }
+                for r in getattr(c, "forward_runs", [])
+            ],
+        }
+        for c in commitments
+    ]

@@ -1,0 +1,170 @@
+"""The forward track's pages: the track (the log's head and every commitment), the log
+itself as JSON and its head, one commitment's page (its entry as hashed, how to check it
+offline), and the owner's forms to commit an agent and to withdraw a commitment."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import condition, require_POST
+
+from harness import canonical
+from pitweb.core.errors import SubmissionError
+from pitweb.core.params import id_or_none
+from pitweb.core.tables import table_response
+from pitweb.forward import selectors, services
+from pitweb.forward.forms import CommitForm, WithdrawForm
+from pitweb.forward.models import Commitment
+
+COLUMNS = (
+    "seq", "agent", "agent_digest", "submitter", "release", "release_digest", "forms",
+    "hold_sessions", "clocks", "arms", "model_version", "training_cutoff", "committed_at",
+    "entry_digest", "state", "withdrawn_by_entry", "forward_runs",
+)  # fmt: skip
+
+
+def _head_etag(request: HttpRequest, *args: Any) -> str:
+    """The log's address changes only with its head: a cache revalidates (``no-cache``)
+    and is answered 304 until an entry is appended."""
+    head = selectors.log_head()
+    return f"{head['seq']}-{head['digest'] or 'empty'}"
+
+
+def _json(document: dict[str, Any], filename: str | None = None) -> HttpResponse:
+    response = HttpResponse(
+        json.dumps(document, indent=1, ensure_ascii=False) + "\n",
+        content_type="application/json",
+    )
+    response["Cache-Control"] = "no-cache"
+    if filename:
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def forward_page(request: HttpRequest) -> HttpResponse:
+    rows = selectors.commitment_rows(selectors.public_commitments())
+    exported = table_response(request.GET.get("format", ""), "commitments", COLUMNS, rows)
+    if exported is not None:
+        return exported
+    return render(
+        request,
+        "forward/track.html",
+        {"head": selectors.log_head(), "rows": rows,
+         "log_url": request.build_absolute_uri(reverse("forward-log"))},
+    )  # fmt: skip
+
+
+@condition(etag_func=_head_etag)
+def log_json(request: HttpRequest) -> HttpResponse:
+    """The whole log, each entry's stored body as it was hashed."""
+    return _json(selectors.log_document(), filename="commitments-log.json")
+
+
+@condition(etag_func=_head_etag)
+def head_json(request: HttpRequest) -> HttpResponse:
+    return _json(selectors.log_head())
+
+
+def _detail_or_404(seq: str) -> selectors.CommitmentDetail:
+    found = selectors.commitment_by_seq(seq)
+    if found is None:
+        raise Http404("no such commitment")
+    return found
+
+
+def _commitment_page(
+    request: HttpRequest, found: selectors.CommitmentDetail, form: WithdrawForm, status: int = 200
+) -> HttpResponse:
+    user = request.user
+    commitment = found.commitment
+    may_withdraw = (
+        user.is_authenticated
+        and (user.is_staff or commitment.owner_id == user.pk)
+        and commitment.live
+    )
+    return render(
+        request,
+        "forward/commitment.html",
+        {
+            "c": commitment,
+            "row": selectors.commitment_rows([commitment])[0],
+            "entry": found.entry,
+            "entry_json": canonical.line(found.entry.body),
+            "withdrawal": found.withdrawal,
+            "withdrawal_json": canonical.line(found.withdrawal.body) if found.withdrawal else "",
+            "runs": found.runs,
+            "head": selectors.log_head(),
+            "log_url": request.build_absolute_uri(reverse("forward-log")),
+            "may_withdraw": may_withdraw,
+            "form": form,
+        },
+        status=status,
+    )
+
+
+def commitment_page(request: HttpRequest, seq: str) -> HttpResponse:
+    found = selectors.commitment_by_seq(seq)
+    if found is None:
+        # a withdraw entry's number: the page of the commitment it withdrew
+        number = id_or_none(seq)
+        withdrawn = Commitment.objects.filter(withdrawal__seq=number or 0)
+        target = withdrawn.select_related("entry").first()
+        if target is None:
+            raise Http404("no such commitment")
+        return redirect(reverse("forward-commitment", args=[target.entry.seq]) + "#withdrawal")
+    return _commitment_page(request, found, WithdrawForm())
+
+
+@login_required
+@require_POST
+def withdraw_action(request: HttpRequest, seq: str) -> HttpResponse:
+    found = _detail_or_404(seq)
+    form = WithdrawForm(request.POST)
+    if form.is_valid():
+        user = request.user
+        assert isinstance(user, User)
+        try:
+            row = services.commitment_withdraw(
+                by=user, commitment=found.commitment, reason=form.cleaned_data["reason"]
+            )
+        except SubmissionError as exc:
+            form.add_error(None, exc.message)
+            return _commitment_page(request, found, form, status=exc.http_status)
+        seq_of = found.entry.seq
+        messages.success(request, f"Commitment {seq_of} withdrawn: log entry {row.seq}.")
+        return redirect(reverse("forward-commitment", args=[seq_of]))
+    return _commitment_page(request, found, form, status=400)
+
+
+@login_required
+def commit_page(request: HttpRequest) -> HttpResponse:
+    """GET: the form (``?agent=`` chooses the agent); POST: the commitment, then its page."""
+    user = request.user
+    assert isinstance(user, User)
+    if request.method != "POST":
+        form = CommitForm(user=user, initial={"agent": request.GET.get("agent", "")})
+        return render(request, "forward/commit.html", {"form": form})
+    form = CommitForm(request.POST, user=user)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            commitment = services.commitment_create(
+                by=user, agent=form.chosen_agent(), release=form.chosen_release(),
+                forms=data["forms"], hold_sessions=data["hold_sessions"], clocks=data["clocks"],
+                arms=data["arms"], model_version=data["model_version"],
+                training_cutoff=data["training_cutoff"],
+            )  # fmt: skip
+        except SubmissionError as exc:
+            form.add_error(None, exc.message)
+        else:
+            seq = commitment.entry.seq
+            messages.success(request, f"Committed: log entry {seq}.")
+            return redirect(reverse("forward-commitment", args=[seq]))
+    return render(request, "forward/commit.html", {"form": form}, status=400)
