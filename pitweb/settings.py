@@ -389,6 +389,9 @@ CELERY_TASK_QUEUES = (Queue("celery"), Queue("board"))  # type: ignore[no-untype
 CELERY_TASK_ROUTES = {"pitweb.board.tasks.refresh_boards_task": {"queue": "board"}}
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "sweep-stale-jobs": {"task": "pitweb.jobs.tasks.sweep_stale_jobs", "schedule": 30.0},
+    # the forward track: each line's newest version scheduled, each ended execution settled
+    # (what a lost signal left undone; idempotent)
+    "forward-sweep": {"task": "pitweb.forward.tasks.forward_sweep", "schedule": 60.0},
 }
 # a snapshot of the whole public board every week (Monday 00:00 UTC), unless turned off
 PITWEB_WEEKLY_SNAPSHOT = env_bool("PITWEB_WEEKLY_SNAPSHOT", True)
@@ -473,6 +476,17 @@ def _agent_packages() -> dict[str, dict[str, object]]:
             "argv": ["python3", "{examples}/agents/sharpebench_stdio.py"],
             "dialect": "sharpebench",
             "about": "the reference agent in sharpebench's dialect",
+        },
+        # the demo's forward track: its memory (written by demo_forward) covers only the
+        # sessions before its commitment, so its edge ends where the forward runs begin
+        "memory-cheat-demo": {
+            "argv": [
+                "python3",
+                "{harness}/agents/memory_cheat.py",
+                "{var}/demo/forward/memory-CHEAT.json",
+            ],
+            "dialect": "pit",
+            "about": "DELIBERATE CHEAT for the demo: a memory of answers, not a forecast",
         },
     }
 

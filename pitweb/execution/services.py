@@ -18,6 +18,7 @@ import re
 import socket
 import urllib.parse
 from datetime import date, timedelta
+from pathlib import Path
 from typing import Any, cast
 
 from django.conf import settings
@@ -26,6 +27,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+import harness
 from harness.agents.base import AgentSpec
 from harness.agents.external import (
     AgentCommandError,
@@ -62,14 +64,22 @@ AGENT_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 def package_argv(name: str) -> list[str]:
     """The argv of an installed agent package, by name (``{examples}``: the examples
-    folder installed with the site)."""
+    folder installed with the site; ``{harness}``: the engine's package folder;
+    ``{var}``: the site's own data folder)."""
     package = settings.PITWEB_AGENT_PACKAGES.get(name)
     if package is None:
         known = ", ".join(sorted(settings.PITWEB_AGENT_PACKAGES)) or "none"
         raise SubmissionError("unknown_package", f"no agent package {name!r} (installed: {known})")
-    examples = str(settings.PITWEB_EXAMPLES_DIR)
+    places = {
+        "{examples}": str(settings.PITWEB_EXAMPLES_DIR),
+        "{harness}": str(Path(harness.__file__).resolve().parent),
+        "{var}": str(settings.VAR_DIR),
+    }
     argv = cast(list[object], package["argv"])
-    return [str(word).replace("{examples}", examples) for word in argv]
+    words = [str(word) for word in argv]
+    for place, folder in places.items():
+        words = [word.replace(place, folder) for word in words]
+    return words
 
 
 def _address_refusal(address: str) -> str | None:
@@ -266,6 +276,42 @@ def execution_request(
     }
     return _create(kind=ExecutionJob.Kind.EXECUTE, agent=agent, release=release, config=config,
                    by=by, reason="")  # fmt: skip
+
+
+def forward_execution_queue(
+    *,
+    agent: RegisteredAgent,
+    release: Release,
+    start: date,
+    end: date,
+    forms: list[str],
+    arms: list[str],
+    clocks: list[str],
+    hold_sessions: int,
+    forward: dict[str, Any],
+    reason: str,
+) -> ExecutionJob:
+    """The forward track's execution of a committed agent (``forward``: the binding the
+    run's config carries, ``harness.forward``): queued by the site's scheduler, not asked
+    for by a person, so it is not held to one execution at a time; the commitment fixed
+    everything else."""
+    if not release_held(release):
+        raise SubmissionError("unknown_release", f"the server does not hold {release.name}", 409)
+    prices = release.reference_prices.order_by("-version").first()
+    config = {
+        "forms": sorted(forms),
+        "start": start.isoformat(),
+        "end": end.isoformat(),
+        "arms": list(arms),
+        "clocks": list(clocks),
+        "hold_sessions": hold_sessions,
+        "probe": 10,
+        "network_policy": "fail_closed",
+        "prices_id": None if prices is None else prices.pk,
+        "forward": forward,
+    }
+    return _create(kind=ExecutionJob.Kind.EXECUTE, agent=agent, release=release, config=config,
+                   by=agent.owner, reason=reason)  # fmt: skip
 
 
 def reexecution_request(*, by: User, run: Run, reason: str) -> ExecutionJob:

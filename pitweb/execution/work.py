@@ -112,6 +112,8 @@ def execution_config(
         network_policy=fields["network_policy"],
         dialect=external.dialect,
         prices=prices,  # type: ignore[arg-type]
+        # the forward track's binding (a commitment), absent from any other execution
+        forward=fields.get("forward"),
         trajectory_path=str(folder / "trajectory.jsonl"),
         receipt_path=str(folder / "receipt.json"),
     )

@@ -1,0 +1,160 @@
+"""Seed the forward track of the demo through the paths submitters, staff and workers take.
+
+A synthetic release line (``pit-demo-forward``) is registered; the demo submitter commits
+two registered agents to it at a stated time, after the line's last session: the
+reference agent in our dialect and a deliberate memory cheat whose memory covers only the
+sessions before the commitment (what it could have "known" then). The line then grows by
+two versions of five sessions each (``release synth-append``: synthetic sessions, labelled
+so), every version registered as staff register one; each registration queues, through
+the scheduler and real workers, every live commitment's forward run over the sessions
+after the commitment and its backtest over as many sessions before it. Both are waited
+for, verified, checked and priced with the line's reference prices.
+
+The commitments' stamps are STATED by this command (the demo's story needs sessions after
+them), not read off the site's clock, and the command says so; a stamp still never goes
+behind the log's last one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from harness.agents import memory_cheat
+from harness.market.prices import load_prices, news_sessions, synth_prices
+from harness.release.bundle import Bundle
+from harness.release.synth import synth_append, synth_release
+from pitweb.execution import services as execution
+from pitweb.execution.models import ExecutionJob, RegisteredAgent
+from pitweb.forward.models import Commitment, ForwardRun
+from pitweb.forward.services import commitment_create
+from pitweb.pricing.models import PlatformScore
+from pitweb.pricing.services import reference_prices_register
+from pitweb.releases.services import release_register
+from pitweb.runs.models import FINAL_STATES, VerificationJob
+
+LINE = "pit-demo-forward"
+SEED = 21
+FIRST = (date(2024, 1, 2), date(2024, 2, 29))
+# the stated commitment time: after the line's last session's close (16:00 New York)
+COMMITTED_AT = datetime(2024, 2, 29, 23, 0, tzinfo=UTC)
+GROWTH = (5, 5)  # sessions each later version adds
+FORMS = ["8-K"]
+HOLD = 5
+CLOCKS = ["pit"]
+ARMS = ["main", "shifted"]
+STUB = ("reference-pit", "pit-stdio-python")
+CHEAT = ("memory-cheat-forward", "memory-cheat-demo")
+CHEAT_MODEL = "demo memory cheat: not a model, a deliberate cheat"
+REFERENCE_SOURCE = (
+    "SYNTHETIC reference random walks with 8-K news (pit-harness prices synth --seed 23 "
+    "--news 8-K); no market data"
+)
+
+
+def memory_file() -> Path:
+    """Where the cheat's memory lies: named on its package's command line, so its sha256
+    is part of the committed digest."""
+    return Path(settings.VAR_DIR) / "demo" / "forward" / "memory-CHEAT.json"
+
+
+class Command(BaseCommand):
+    help = "Seed the demo's forward track: two committed agents executed on appended days."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--staff", required=True)
+        parser.add_argument("--submitter", required=True)
+        parser.add_argument("--timeout", type=float, default=600.0)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        users = get_user_model()
+        staff = users.objects.get(username=options["staff"])
+        owner = users.objects.get(username=options["submitter"])
+        deadline = time.monotonic() + options["timeout"]
+        work = Path(settings.VAR_DIR) / "demo" / "forward"
+        versions = self._versions(work)
+        prices = work / "reference-prices-SYNTHETIC.csv"
+        if not prices.exists():
+            rows = Bundle.load(versions[-1]).rows("main")
+            synth_prices(
+                prices, symbols=sorted({r["ticker"] for r in rows if r["ticker"]}),
+                start=FIRST[0], end=date(2024, 5, 31), seed=23,
+                news=news_sessions(rows, form=FORMS[0]),
+            )  # fmt: skip
+        memory = memory_file()
+        if not memory.exists():  # what the cheat "knows": the sessions before it commits
+            remembered = memory_cheat.remember(
+                versions[0], load_prices(prices, source=REFERENCE_SOURCE, pulled_at="generated"),
+                forms=tuple(FORMS), start=FIRST[0].isoformat(), end=FIRST[1].isoformat(),
+                hold_sessions=HOLD,
+            )  # fmt: skip
+            memory_cheat.write_memory(memory, remembered)
+
+        first, _ = release_register(path=versions[0])
+        self._price(first, prices, staff)
+        agents = [self._agent(name, package, staff, owner) for name, package in (STUB, CHEAT)]
+        for agent in agents:
+            if not Commitment.objects.filter(agent=agent).exists():
+                commitment_create(
+                    by=owner, agent=agent, release=first, forms=FORMS, hold_sessions=HOLD,
+                    clocks=CLOCKS, arms=ARMS,
+                    model_version=CHEAT_MODEL if agent.name == CHEAT[0] else "",
+                    training_cutoff="2024-02-29" if agent.name == CHEAT[0] else "",
+                    at=COMMITTED_AT,
+                )  # fmt: skip
+        self.stdout.write(
+            f"committed {', '.join(a.name for a in agents)} to {LINE} at the STATED time "
+            f"{COMMITTED_AT:%Y-%m-%dT%H:%M:%SZ} (the demo's story, not the site's clock)"
+        )
+        for folder in versions[1:]:
+            release, created = release_register(path=folder)
+            self._price(release, prices, staff)
+            verb = "registered" if created else "already registered:"
+            self.stdout.write(f"{verb} {release.name} {release.content_digest}")
+            # queued by a worker (the registration's signal), then run, verified, checked
+            self._wait(deadline, lambda r=release: ForwardRun.objects.filter(release=r).count() < 4)
+            self._wait(deadline, ExecutionJob.objects.exclude(state__in=ExecutionJob.FINAL).exists)
+            self._wait(deadline, VerificationJob.objects.exclude(state__in=FINAL_STATES).exists)
+            self._wait(deadline, ForwardRun.objects.filter(status=ForwardRun.Status.QUEUED).exists)
+        pricing = (PlatformScore.State.PENDING, PlatformScore.State.SCORING)
+        self._wait(deadline, PlatformScore.objects.filter(state__in=pricing).exists)
+        for row in ForwardRun.objects.select_related("commitment__agent", "release", "run"):
+            run_id = row.run.run_id if row.run else "-"
+            self.stdout.write(
+                f"  {row.commitment.agent.name:<22} {row.kind:<8} {row.start}..{row.end} "
+                f"{row.status:<11} run {run_id}"
+            )
+
+    def _versions(self, work: Path) -> list[Path]:
+        """The line's first version and each later one, built once (same bytes each time)."""
+        folders = [work / f"v{n}" for n in range(1, len(GROWTH) + 2)]
+        if not (folders[0] / "manifest.json").exists():
+            synth_release(folders[0], start=FIRST[0], end=FIRST[1], seed=SEED, rows=600,
+                          acceptance_fraction=0.3, name=LINE)  # fmt: skip
+        for parent, child, days in zip(folders, folders[1:], GROWTH, strict=False):
+            if not (child / "manifest.json").exists():
+                synth_append(parent, child, sessions=days, seed=SEED)
+        return folders
+
+    def _price(self, release: Any, prices: Path, staff: Any) -> None:
+        reference_prices_register(
+            release=release, path=prices, source=REFERENCE_SOURCE, pulled_at="generated",
+            staff=staff, reason="demo: the forward line's reference prices",
+        )  # fmt: skip
+
+    def _agent(self, name: str, package: str, staff: Any, owner: Any) -> RegisteredAgent:
+        found = RegisteredAgent.objects.filter(name=name).first()
+        return found or execution.agent_register(by=staff, name=name, owner=owner, package=package)
+
+    def _wait(self, deadline: float, unfinished: Callable[[], bool]) -> None:
+        while unfinished():
+            if time.monotonic() > deadline:
+                raise CommandError("the forward track did not finish in time: is a worker running?")
+            time.sleep(0.5)
