@@ -30,7 +30,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from harness.agents import memory_cheat
 from harness.market.prices import load_prices, news_sessions, synth_prices
 from harness.release.bundle import Bundle
-from harness.release.synth import synth_append, synth_release
+from harness.release.append import append_synthetic
+from harness.release.synth import synth_release
 from pitweb.execution import services as execution
 from pitweb.execution.models import ExecutionJob, RegisteredAgent
 from pitweb.forward.models import Commitment, ForwardRun
@@ -140,7 +141,7 @@ class Command(BaseCommand):
                           acceptance_fraction=0.3, name=LINE)  # fmt: skip
         for parent, child, days in zip(folders, folders[1:], GROWTH, strict=False):
             if not (child / "manifest.json").exists():
-                synth_append(parent, child, sessions=days, seed=SEED)
+                append_synthetic(parent, child, days=days)
         return folders
 
     def _price(self, release: Any, prices: Path, staff: Any) -> None:
