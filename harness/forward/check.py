@@ -199,7 +199,9 @@ def forward_problems(
     ran = config.get("agent_digest")
     if ran != committed:
         what = ran if ran else "none (not a committed package: a Python agent)"
-        problems.append(f"{AGENT_DIGEST_DIFFERS}: the run's agent is {what}, the commitment's is {committed}")
+        problems.append(
+            f"{AGENT_DIGEST_DIFFERS}: the run's agent is {what}, the commitment's is {committed}"
+        )
     loaded = _window_bundle(bundle, config)
     main = {r["row_key"]: r for r in loaded.rows("main")}
     traded = traded_rows(loaded, trajectory)
@@ -222,14 +224,18 @@ def forward_problems(
     return problems
 
 
-def _window_opens_after(body: dict[str, Any], config: dict[str, Any], moment: datetime) -> list[str]:
+def _window_opens_after(
+    body: dict[str, Any], config: dict[str, Any], moment: datetime
+) -> list[str]:
     """(c): the window's first session opens after the commitment's stamp."""
     sessions = body.get("sessions") or []
     first_text = sessions[0] if sessions else config.get("start")
     first = date.fromisoformat(str(first_text))
     table = sessions_for(min(first, moment.date()), max(first, moment.date()))
     if not table.is_session(first):
-        return [f"{WINDOW_OPENS_BEFORE_COMMITMENT}: the window's first session {first} is no NYSE session"]
+        return [
+            f"{WINDOW_OPENS_BEFORE_COMMITMENT}: the window's first session {first} is no NYSE session"
+        ]
     bell = table.open_at(table.index_on_or_after(first))
     if bell > moment:
         return []

@@ -132,9 +132,9 @@ def parse_entry(value: Any) -> Entry:
         raise LogError(f"not a {FORMAT} entry: {exc}") from None
     except UnicodeEncodeError:  # a lone surrogate (JSON's \ud800): no text holds it
         raise LogError(f"not a {FORMAT} entry: text that is not Unicode") from None
-    if (entry.kind == "commit") != (entry.commit is not None) or (
-        entry.kind == "withdraw"
-    ) != (entry.withdraw is not None):
+    if (entry.kind == "commit") != (entry.commit is not None) or (entry.kind == "withdraw") != (
+        entry.withdraw is not None
+    ):
         raise LogError(f"entry {entry.seq}: a {entry.kind} entry carries exactly its own part")
     stamped_instant(entry.stamped_at)  # the pattern admits 2026-02-30; a stamp is an instant
     entry_digest(entry)  # and every entry has a digest

@@ -398,7 +398,7 @@ def _check_day(key: str, value: Any) -> None:
 def validate(config: RunConfig) -> None:
     """Every key's type and range; the first problem is raised, naming its key."""
     for check in (_check_strings, _check_window, _check_grid, _check_numbers, _check_choices,
-                  _check_egress, _check_outputs):  # fmt: skip
+                  _check_egress, _check_forward, _check_outputs):  # fmt: skip
         check(config)
 
 
@@ -426,14 +426,18 @@ def _check_strings(config: RunConfig) -> None:
         raise ConfigError("agent_dirs: only a command agent (agent_cmd) is shown folders")
     if not all(isinstance(d, str) and d for d in config.agent_dirs):
         raise ConfigError("agent_dirs: must be a list of folder paths")
-    if config.forward is not None:
-        if not isinstance(config.forward, ForwardSpec):
-            raise ConfigError("forward: must be an object {kind, entry, seq, ...}")
-        if not config.agent_cmd:
-            raise ConfigError(
-                "forward: only a command agent (agent_cmd) runs a commitment: what was "
-                "committed is a stdio package's digest"
-            )
+
+
+def _check_forward(config: RunConfig) -> None:
+    if config.forward is None:
+        return
+    if not isinstance(config.forward, ForwardSpec):
+        raise ConfigError("forward: must be an object {kind, entry, seq, ...}")
+    if not config.agent_cmd:
+        raise ConfigError(
+            "forward: only a command agent (agent_cmd) runs a commitment: what was "
+            "committed is a stdio package's digest"
+        )
 
 
 def _check_window(config: RunConfig) -> None:

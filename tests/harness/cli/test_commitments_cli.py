@@ -93,7 +93,15 @@ def test_head_prints_the_form_a_reader_keeps_and_verify_accepts_it(
     path, entries = log
     code, out, _ = cli(capsys, "head", str(path))
     assert code == EXIT_OK and out.strip() == f"3:{entry_digest(entries[2])}"
-    code, out, _ = cli(capsys, "verify", str(path), "--head", out.strip(), "--head", f"1:{entry_digest(entries[0])}")
+    code, out, _ = cli(
+        capsys,
+        "verify",
+        str(path),
+        "--head",
+        out.strip(),
+        "--head",
+        f"1:{entry_digest(entries[0])}",
+    )
     assert code == EXIT_OK and "2 kept head(s) still in it" in out.splitlines()[-1]
 
 
@@ -113,7 +121,7 @@ def test_a_tampered_log_exits_1_naming_the_entry(
 def test_a_kept_head_the_log_no_longer_holds_exits_1(
     log: tuple[Path, list[Entry]], capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    path, entries = log
+    _, entries = log
     kept = f"3:{entry_digest(entries[2])}"
     truncated = _write(tmp_path / "truncated.json", document(entries[:2]))
     code, out, _ = cli(capsys, "verify", str(truncated))
