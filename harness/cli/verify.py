@@ -1,5 +1,6 @@
 """``pit-harness verify``: a receipt's hashes recomputed offline, every score re-derived
-from the trajectory and the release, and (``--reexecute``) every cell run again."""
+from the trajectory and the release, a forward binding checked (``harness.forward.check``),
+and (``--reexecute``) every cell run again."""
 
 from __future__ import annotations
 
@@ -152,7 +153,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     ver = sub.add_parser(
         "verify",
         help="recompute the receipt's hashes offline and, given the trajectory and the "
-        "release, re-derive every score from them; exit 1 on any mismatch",
+        "release, re-derive every score from them and check a run bound to a commitment "
+        "(the forward track: forward ok / forward no); exit 1 on any mismatch, or when "
+        "the forward claim alone fails",
     )
     ver.add_argument("receipt")
     ver.add_argument("--trajectory", help="the trajectory the receipt binds")
