@@ -112,20 +112,29 @@ def accepted_text(row: dict[str, Any]) -> str:
 # -- what a run traded ---------------------------------------------------------------------
 
 
-def _events(trajectory: str | os.PathLike[str] | Iterable[dict[str, Any]]) -> Iterator[Any]:
+Events = str | os.PathLike[str] | Iterable[Any]
+
+
+def _events(trajectory: Events) -> Iterator[Any]:
+    """The run's events: from a trajectory file, from events already parsed, or from the
+    cell records a run is assembled from (``harness.runs.records.CellRecord``: each
+    holds its cell's events as canonical lines)."""
     if isinstance(trajectory, str | os.PathLike):
         with open(Path(trajectory), "rb") as handle:
             for line in handle:
                 # tool calls, most of a trajectory, carry no picks: skipped unparsed
                 if not line.startswith(b'{"args":'):
                     yield json.loads(line)
-    else:
-        yield from trajectory
+        return
+    for item in trajectory:
+        lines = getattr(item, "events", None)
+        if isinstance(lines, str):
+            yield from (json.loads(line) for line in lines.splitlines() if line.strip())
+        else:
+            yield item
 
 
-def traded_rows(
-    bundle: Bundle, trajectory: str | os.PathLike[str] | Iterable[dict[str, Any]]
-) -> dict[str, list[str]]:
+def traded_rows(bundle: Bundle, trajectory: Events) -> dict[str, list[str]]:
     """Every row the run traded, as the main arm's key -> the cells (``arm/clock``) it was
     traded in: each decision's accepted picks (every one becomes a trade), a control arm's
     keys joined to the main arm's through the release's order. A key no arm of the
@@ -181,11 +190,11 @@ def _named(problems: list[str], code: str, offending: list[str]) -> None:
 def forward_problems(
     body: dict[str, Any],
     bundle: Bundle | str | os.PathLike[str],
-    trajectory: str | os.PathLike[str] | Iterable[dict[str, Any]],
+    trajectory: Events,
 ) -> list[str]:
     """Why the run is not what its forward binding says (an empty list: it is). ``body``
-    is the receipt's body; ``bundle`` the release (a folder, or a loaded Bundle); the
-    trajectory a file or its events. A body with no binding has no problems."""
+    is the receipt's body; ``bundle`` the release (a folder, or a Bundle: the whole
+    release or the run's window); ``trajectory`` a file, its events, or the run's cell records. A body with no binding has no problems."""
     forward = _binding(body)
     if forward is None:
         return []
@@ -193,6 +202,8 @@ def forward_problems(
     try:
         moment = commitment_instant(forward["stamped_at"])
         kind, committed = forward["kind"], forward["agent_digest"]
+        if kind not in ("forward", "backtest"):
+            raise ValueError(f"kind {kind!r}")
     except (KeyError, TypeError, ValueError) as exc:
         return [f"{NOT_A_BINDING}: config.forward is not a binding ({exc})"]
     problems: list[str] = []
@@ -252,7 +263,7 @@ def forward_stamp(moment: datetime) -> str:
 def forward_status(
     body: dict[str, Any],
     bundle: Bundle | str | os.PathLike[str],
-    trajectory: str | os.PathLike[str] | Iterable[dict[str, Any]],
+    trajectory: Events,
 ) -> ForwardStatus:
     """The verdict the site shows beside a verified run (:func:`forward_problems`)."""
     forward = _binding(body)

@@ -163,6 +163,19 @@ def verify(
         else:
             report.check(True, "bundle content_digest", str(digest), "")
     if report.ok and trajectory is not None and bundle is not None:
-        status = forward_status(body, bundle, trajectory)
-        report.forward = None if status.status == "not_bound" else status
+        report.forward = _forward(body, bundle, trajectory)
     return report
+
+
+def _forward(
+    body: dict[str, Any],
+    bundle: str | os.PathLike[str],
+    trajectory: str | os.PathLike[str],
+) -> ForwardStatus | None:
+    """A bound run's forward verdict (None: not bound), once its hashes hold."""
+    try:
+        status = forward_status(body, bundle, trajectory)
+    except (ReleaseError, ValueError, KeyError, TypeError) as exc:
+        # hashes that hold over a body the harness did not write: the claim fails
+        status = ForwardStatus(status="not_forward", problems=[f"not_a_binding: {exc}"])
+    return None if status.status == "not_bound" else status

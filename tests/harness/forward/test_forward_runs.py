@@ -18,6 +18,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from harness import RunConfig, run
@@ -26,6 +27,7 @@ from harness.cli import main
 from harness.forward.check import accepted_after, accepted_by, commitment_instant, forward_status
 from harness.forward.windows import backtest_window, forward_window
 from harness.receipt.build import receipt_text
+from harness.release.bundle import Bundle
 from harness.release.keys import synthetic_secret
 from harness.release.store import write_release
 from harness.release.synth import synth_rows
@@ -239,6 +241,37 @@ def test_a_committed_agent_run_after_the_commitment_is_forward(
     assert (status.status, status.problems) == ("forward", [])
 
 
+def test_the_cell_records_a_run_is_assembled_from_give_the_same_verdict(
+    forward_run: Path, honest: Path
+) -> None:
+    from harness.runs.records import CellRecord
+
+    lines = (forward_run / "trajectory.jsonl").read_text().splitlines()
+    by_cell: dict[tuple[str, str], list[str]] = {}
+    for line in lines[1:]:
+        event = json.loads(line)
+        if "arm" in event:
+            by_cell.setdefault((event["arm"], event["clock"]), []).append(line)
+    records = [
+        CellRecord(arm=arm, clock=clock, config_sha256="", events="\n".join(cell), outcome={},
+                   ledger=[], egress=[], model_exchanges={}, served=[], capabilities={})
+        for (arm, clock), cell in by_cell.items()
+    ]  # fmt: skip
+    assert len(records) == 2
+    assert forward_status(_body(forward_run), honest, records).status == "forward"
+    # the other agent's picks, the same way: a record is read, never skipped
+    early = next(r for r in Bundle.load(honest).rows("main") if r["partition_date"] < "2023-03-08")
+    extra = json.dumps(
+        {"event": "decision", "arm": "main", "clock": "pit", "picks": [early["row_key"]]}
+    )
+    records[0] = msgspec.structs.replace(records[0], events=records[0].events + "\n" + extra)
+    assert (
+        forward_status(_body(forward_run), Bundle.load(honest), records)
+        .problems[0]
+        .startswith(f"accepted_before_commitment: row {early['row_key']} (main/pit) ")
+    )
+
+
 def test_verify_says_forward_ok(
     forward_run: Path, honest: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -259,8 +292,6 @@ def test_a_traded_row_accepted_before_the_commitment_is_not_forward(
     # after the stamp's date), over the release that also holds the late filing, and its
     # records with one more pick in the redacted arm: the late filing, by that arm's key.
     # Whatever the arm calls it, it is the main arm's row, and it existed by the stamp.
-    from harness.release.bundle import Bundle
-
     release = Bundle.load(adversarial, start="2023-03-09", end="2023-03-17")
     late = next(r for r in release.rows("main") if r["acceptance_at"] == LATE_ACCEPTANCE)
     redacted_key = {m: r for r, m in release.to_main("redacted").items()}[late["row_key"]]
@@ -397,3 +428,11 @@ def test_an_ordinary_config_has_no_forward_key() -> None:
 
 def test_the_session_bell_is_new_york_time_in_utc() -> None:
     assert commitment_instant(STAMP) == datetime.fromisoformat("2023-03-08T18:00:00-05:00")
+
+
+def test_a_binding_of_no_known_kind_is_no_claim_that_holds(forward_run: Path, honest: Path) -> None:
+    body = _body(forward_run)
+    body["config"]["forward"]["kind"] = "sideways"
+    status = forward_status(body, honest, forward_run / "trajectory.jsonl")
+    assert status.status == "not_forward"
+    assert status.problems == ["not_a_binding: config.forward is not a binding (kind 'sideways')"]
