@@ -1,7 +1,7 @@
 """pit-harness: build releases, run agents over arms x clocks, verify receipts offline.
 
 One module per command group (``release``, ``prices``, ``run``, ``figures``, ``verify``,
-``snapshot``, ``export``, ``submit``; ``points`` is ``harness.points.cli``); this one builds the parser
+``snapshot``, ``commitments``, ``export``, ``submit``; ``points`` is ``harness.points.cli``); this one builds the parser
 from them and turns what a command raises into its exit code."""
 
 from __future__ import annotations
@@ -11,7 +11,17 @@ import sys
 from collections.abc import Sequence
 
 from harness.canonical import CanonicalError
-from harness.cli import export, figures, prices, release, run, snapshot, submit, verify
+from harness.cli import (
+    commitments,
+    export,
+    figures,
+    prices,
+    release,
+    run,
+    snapshot,
+    submit,
+    verify,
+)
 from harness.cli.common import UsageError
 from harness.market.prices import PriceError
 from harness.outcomes import EXIT_INTERNAL, EXIT_USAGE
@@ -36,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     figures.add_parsers(sub)
     verify.add_parser(sub)
     snapshot.add_parser(sub)
+    commitments.add_parser(sub)
     export.add_parser(sub)
     submit.add_parser(sub)
     points_cli.add_parser(sub)

@@ -1,5 +1,6 @@
 """``pit-harness verify``: a receipt's hashes recomputed offline, every score re-derived
-from the trajectory and the release, and (``--reexecute``) every cell run again."""
+from the trajectory and the release, a forward binding checked (``harness.forward.check``),
+and (``--reexecute``) every cell run again."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from pathlib import Path
 from harness.agents.base import load_agent
 from harness.agents.external import command_agent, http_agent
 from harness.cli.common import UsageError, external_agent_arguments
+from harness.forward.check import verdict_line
 from harness.market.prices import PriceError, load_prices
 from harness.outcomes import EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK
 from harness.progress import terminal_bar
 from harness.receipt.rederive import rederive
-from harness.receipt.verify import check_receipt, verify
+from harness.receipt.verify import Report, check_receipt, verify
 from harness.runs.reexecute import FAILED, REPRODUCED, reexecute
 
 
@@ -45,16 +47,37 @@ def cmd_verify(args: argparse.Namespace) -> int:
         return EXIT_MISMATCH
     if args.hashes_only:
         print("scores SKIPPED  (--hashes-only: the hashes hold; no score was re-derived)")
-        return EXIT_OK
+        return _forward(report, scored=False)
     if args.trajectory is None or args.bundle is None:
         if args.reexecute:
             raise UsageError("--reexecute needs --trajectory and --bundle")
         print("scores SKIPPED  (pass --trajectory and --bundle to re-derive every score)")
+        if (report.body.get("config") or {}).get("forward") is not None:
+            print("forward SKIPPED  (pass --trajectory and --bundle to check the commitment)")
         return EXIT_OK
     code = _rederive_scores(args)
+    if code == EXIT_OK:
+        code = _forward(report, scored=True)
     if code != EXIT_OK or not args.reexecute:
         return code
     return _reexecute(args)
+
+
+def _forward(report: Report, *, scored: bool) -> int:
+    """A run bound to a commitment: the binding's verdict, after the run's own checks.
+    A failed one fails only the forward (or backtest) claim, and says so."""
+    if report.forward is None:
+        return EXIT_OK
+    print(verdict_line(report.body, report.forward))
+    if report.forward.status in ("forward", "backtest"):
+        return EXIT_OK
+    kind = "forward" if report.forward.status == "not_forward" else "backtest"
+    print(
+        f"  the {kind} claim fails, and only it: the run's hashes{' and scores' if scored else ''} "
+        f"hold as printed above, so it may be a valid run (a backtest, say), but it is not a "
+        f"{kind} run of the commitment it names"
+    )
+    return EXIT_MISMATCH
 
 
 def _reexecute(args: argparse.Namespace) -> int:
@@ -130,7 +153,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     ver = sub.add_parser(
         "verify",
         help="recompute the receipt's hashes offline and, given the trajectory and the "
-        "release, re-derive every score from them; exit 1 on any mismatch",
+        "release, re-derive every score from them and check a run bound to a commitment "
+        "(the forward track: forward ok / forward no); exit 1 on any mismatch, or when "
+        "the forward claim alone fails",
     )
     ver.add_argument("receipt")
     ver.add_argument("--trajectory", help="the trajectory the receipt binds")

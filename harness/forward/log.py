@@ -40,9 +40,11 @@ from harness import canonical
 FORMAT = "pitweb-commitments/1"
 
 Sha256 = Annotated[str, Meta(pattern="^sha256:[0-9a-f]{64}$")]
-Stamp = Annotated[str, Meta(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")]
+# ASCII digits only: ``\d`` also matches other scripts' digits, which would order stamps
+# by code point rather than by time
+Stamp = Annotated[str, Meta(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")]
 Text = Annotated[str, Meta(max_length=500)]
-_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+_STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 
 
 class Closed(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -115,7 +117,11 @@ def plain(entry: Entry) -> dict[str, Any]:
 
 def entry_digest(entry: Entry | dict[str, Any]) -> str:
     """sha256 over the entry's canonical JSON: every field, the previous digest included."""
-    return canonical.digest(plain(entry) if isinstance(entry, Entry) else entry)
+    try:
+        return canonical.digest(plain(entry) if isinstance(entry, Entry) else entry)
+    except (canonical.CanonicalError, UnicodeEncodeError) as exc:
+        # JSON's \ud800 escapes decode to text no UTF-8 byte string holds
+        raise LogError(f"entry has no canonical form ({exc})") from None
 
 
 def parse_entry(value: Any) -> Entry:
@@ -124,10 +130,14 @@ def parse_entry(value: Any) -> Entry:
         entry = msgspec.convert(value, Entry)
     except msgspec.ValidationError as exc:
         raise LogError(f"not a {FORMAT} entry: {exc}") from None
+    except UnicodeEncodeError:  # a lone surrogate (JSON's \ud800): no text holds it
+        raise LogError(f"not a {FORMAT} entry: text that is not Unicode") from None
     if (entry.kind == "commit") != (entry.commit is not None) or (entry.kind == "withdraw") != (
         entry.withdraw is not None
     ):
         raise LogError(f"entry {entry.seq}: a {entry.kind} entry carries exactly its own part")
+    stamped_instant(entry.stamped_at)  # the pattern admits 2026-02-30; a stamp is an instant
+    entry_digest(entry)  # and every entry has a digest
     return entry
 
 
@@ -143,7 +153,10 @@ def stamped_instant(value: str) -> datetime:
     """An entry's ``stamped_at`` as an aware UTC datetime."""
     if not _STAMP.fullmatch(value):
         raise LogError(f"stamped_at {value!r}: not YYYY-MM-DDTHH:MM:SSZ")
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise LogError(f"stamped_at {value!r}: no such instant") from None
 
 
 def next_entry(
@@ -198,7 +211,10 @@ def verify_chain(raw_entries: Iterable[Any]) -> list[Entry]:
     digests: list[str] = []
     withdrawn: set[int] = set()
     for position, raw in enumerate(raw_entries, start=1):
-        entry = parse_entry(raw)
+        try:
+            entry = parse_entry(raw)
+        except LogError as exc:  # named by its place: its own seq may be what was edited
+            raise LogError(f"entry {position}: {exc}") from None
         if entry.seq != position:
             raise LogError(f"entry {position}: numbered {entry.seq} (an entry missing or moved)")
         expected_prev = digests[-1] if digests else None
@@ -214,7 +230,6 @@ def verify_chain(raw_entries: Iterable[Any]) -> list[Entry]:
                 f"entry {entry.seq}: stamped {entry.stamped_at}, before entry "
                 f"{entries[-1].seq}'s {entries[-1].stamped_at} (backdated)"
             )
-        stamped_instant(entry.stamped_at)
         if entry.withdraw is not None:
             target = entry.withdraw.withdraws
             if not 1 <= target < entry.seq or entries[target - 1].kind != "commit":
@@ -243,23 +258,38 @@ def verify_log(log: Any, *, heads: Iterable[str] = ()) -> list[Entry]:
     entries = verify_chain(raw)
     try:
         stated = msgspec.convert(log.get("head"), Head)
-    except msgspec.ValidationError as exc:
+    except (msgspec.ValidationError, UnicodeEncodeError) as exc:
         raise LogError(f"head: {exc}") from None
-    if stated != head_of(entries):
+    last = head_of(entries)
+    if stated != last:
+        # the last entry names no successor: only the head (or a kept one) holds it
         raise LogError(
-            f"the document's head ({stated.seq}, {stated.digest}) is not its last entry's "
-            f"({head_of(entries).seq}, {head_of(entries).digest})"
+            f"entry {last.seq}: hashes to {last.digest}, the document's head says entry "
+            f"{stated.seq} {stated.digest} (the last entry or the head was edited)"
         )
     digests = [entry_digest(e) for e in entries]
     for kept in heads:
-        seq_text, digest = kept.split(":", 1) if kept.count(":") == 2 else ("", kept)
-        if seq_text:
-            seq = int(seq_text) if seq_text.isdigit() else -1
+        seq, digest = parse_head(kept)
+        if seq is not None:
             if not 1 <= seq <= len(digests) or digests[seq - 1] != digest:
-                raise LogError(f"kept head {kept}: the log has no such entry at {seq_text}")
+                raise LogError(
+                    f"kept head {kept}: the log has no such entry at {seq} (an entry at or "
+                    "before it was edited or removed)"
+                )
         elif digest not in digests:
             raise LogError(f"kept head {kept}: no entry of the log has that digest")
     return entries
+
+
+_HEAD = re.compile(r"(?:([0-9]+):)?(sha256:[0-9a-f]{64})")
+
+
+def parse_head(text: str) -> tuple[int | None, str]:
+    """A kept head as a reader writes it: ``seq:sha256:...`` or a bare ``sha256:...``."""
+    match = _HEAD.fullmatch(text.strip())
+    if match is None:
+        raise LogError(f"kept head {text!r}: not SEQ:sha256:<64 hex> or sha256:<64 hex>")
+    return (int(match[1]) if match[1] is not None else None), match[2]
 
 
 def live_commitments(entries: Sequence[Entry]) -> list[Entry]:

@@ -66,6 +66,35 @@ class PriceReference(Part, frozen=True, forbid_unknown_fields=True):
     pulled_at: str
 
 
+Stamp = Annotated[
+    str,
+    Meta(
+        pattern="^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$",
+        description="UTC, whole seconds",
+    ),
+]
+
+
+class LogHead(Part, frozen=True, forbid_unknown_fields=True):
+    """The commitment log's head when the execution was queued."""
+
+    seq: Count
+    digest: Sha256
+
+
+class ForwardBinding(Part, frozen=True, forbid_unknown_fields=True):
+    """The commitment a run executes (the forward track): the commit entry's digest,
+    number and stamp, the agent package it committed, the log's head when the run was
+    queued, and whether the run is the forward one or the backtest just before it."""
+
+    kind: Literal["forward", "backtest"]
+    entry: Sha256
+    seq: Count
+    stamped_at: Stamp
+    agent_digest: Sha256
+    log_head: LogHead
+
+
 class Config(Part, frozen=True, forbid_unknown_fields=True):
     """The settings that can change a result, as the run resolved them."""
 
@@ -102,6 +131,8 @@ class Config(Part, frozen=True, forbid_unknown_fields=True):
         ]
         | UnsetType
     ) = UNSET
+    # the commitment the run executes; absent for an ordinary run
+    forward: ForwardBinding | UnsetType = UNSET
 
 
 class Harness(Part, frozen=True, forbid_unknown_fields=True):

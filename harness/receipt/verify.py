@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import canonical
+from harness.forward.check import ForwardStatus, forward_status
 from harness.receipt.binding import bound_prices, config_binding, stated_prices
 from harness.receipt.build import ReceiptError, read_receipt, receipt_text
 from harness.release.bundle import Bundle
@@ -21,6 +22,10 @@ class Report:
     lines: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     body: dict[str, Any] = field(default_factory=dict)
+    # a run bound to a commitment, once its hashes hold against the trajectory and the
+    # release: whether it is what the binding says. Kept apart from ``failures``: a run
+    # that is not forward may still be a sound run.
+    forward: ForwardStatus | None = None
 
     @property
     def ok(self) -> bool:
@@ -157,4 +162,20 @@ def verify(
             )
         else:
             report.check(True, "bundle content_digest", str(digest), "")
+    if report.ok and trajectory is not None and bundle is not None:
+        report.forward = _forward(body, bundle, trajectory)
     return report
+
+
+def _forward(
+    body: dict[str, Any],
+    bundle: str | os.PathLike[str],
+    trajectory: str | os.PathLike[str],
+) -> ForwardStatus | None:
+    """A bound run's forward verdict (None: not bound), once its hashes hold."""
+    try:
+        status = forward_status(body, bundle, trajectory)
+    except (ReleaseError, ValueError, KeyError, TypeError) as exc:
+        # hashes that hold over a body the harness did not write: the claim fails
+        status = ForwardStatus(status="not_forward", problems=[f"not_a_binding: {exc}"])
+    return None if status.status == "not_bound" else status

@@ -59,6 +59,44 @@ class PriceSpec:
 
 
 @dataclass(frozen=True)
+class LogHead:
+    """The commitment log's head (its last entry's sequence number and digest) when a
+    forward execution was queued: the log the binding was read from, as a reader keeps it."""
+
+    seq: int
+    digest: str
+
+
+FORWARD_KINDS = ("forward", "backtest")
+
+
+@dataclass(frozen=True)
+class ForwardSpec:
+    """A run's binding to a commitment on the forward track's log: the commit entry (its
+    digest, sequence number and stamp), the agent package it committed, the log's head
+    when the run was queued, and which run this is: ``forward`` (over sessions whose bell
+    is after the stamp) or ``backtest`` (the same agent over the sessions just before it,
+    the other half of decay). The run's config binds it, so config_sha256 holds it."""
+
+    kind: str
+    entry: str
+    seq: int
+    stamped_at: str
+    agent_digest: str
+    log_head: LogHead
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "entry": self.entry,
+            "seq": self.seq,
+            "stamped_at": self.stamped_at,
+            "agent_digest": self.agent_digest,
+            "log_head": {"seq": self.log_head.seq, "digest": self.log_head.digest},
+        }
+
+
+@dataclass(frozen=True)
 class RunConfig:
     bundle_path: str | os.PathLike[str] = ""
     forms: tuple[str, ...] = ()
@@ -90,6 +128,9 @@ class RunConfig:
     # given as names, each value is read from the environment when the config is made; or
     # as {name: value}. Held as (name, value) pairs, sorted by name.
     agent_env: tuple[tuple[str, str], ...] = ()
+    # the commitment this run executes (the forward track); None: an ordinary run, and
+    # the key is left out of its config altogether
+    forward: ForwardSpec | None = None
     trajectory_path: str = "trajectory.jsonl"
     receipt_path: str = "receipt.json"
     _extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -116,6 +157,8 @@ class RunConfig:
         object.__setattr__(self, "agent_env", _agent_env(self.agent_env))
         if isinstance(self.prices, dict):
             object.__setattr__(self, "prices", _price_spec(self.prices))
+        if isinstance(self.forward, dict):
+            object.__setattr__(self, "forward", forward_spec(self.forward))
         validate(self)
 
     def scoring_body(
@@ -158,6 +201,8 @@ class RunConfig:
             "model_endpoints": sorted(parse_endpoint(e).label for e in self.model_endpoints),
             # the agent's recorded settings (absent when it has none)
             **({"agent_env": dict(self.agent_env)} if self.agent_env else {}),
+            # the commitment it executes (absent for an ordinary run)
+            **({"forward": self.forward.to_json()} if self.forward is not None else {}),
         }
 
     @classmethod
@@ -218,6 +263,8 @@ class RunConfig:
             )
         if "prices" in values and values["prices"] is not None:
             values["prices"] = _price_spec(values["prices"])
+        if "forward" in values and values["forward"] is not None:
+            values["forward"] = forward_spec(values["forward"])
         try:
             return cls(**values)
         except TypeError as exc:
@@ -237,6 +284,69 @@ def _price_spec(data: Any) -> PriceSpec:
     if not isinstance(pulled, str):
         raise ConfigError("prices.pulled_at: must be a string")
     return PriceSpec(data["path"], data["source"], pulled)
+
+
+_SHA256 = re.compile(r"sha256:[0-9a-f]{64}")
+_STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+_FORWARD_KEYS = ("kind", "entry", "seq", "stamped_at", "agent_digest", "log_head")
+
+
+def _seq(key: str, value: Any, low: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        raise ConfigError(f"{key}: must be an integer, at least {low}")
+    return value
+
+
+def _digest(key: str, value: Any) -> str:
+    if not isinstance(value, str) or not _SHA256.fullmatch(value):
+        raise ConfigError(f"{key}: must be sha256:<64 lowercase hex digits>")
+    return value
+
+
+def forward_spec(data: Any) -> ForwardSpec:
+    """``forward`` as run.json gives it: every key present and of its type, or a
+    ConfigError naming the key."""
+    if isinstance(data, ForwardSpec):
+        return data
+    if not isinstance(data, dict):
+        raise ConfigError(f"forward: must be an object {{{', '.join(_FORWARD_KEYS)}}}")
+    unknown = sorted(set(data) - set(_FORWARD_KEYS))
+    if unknown:
+        raise ConfigError(f"forward: unknown key(s) {', '.join(unknown)}")
+    missing = [k for k in _FORWARD_KEYS if k not in data]
+    if missing:
+        raise ConfigError(f"forward.{missing[0]}: required")
+    if data["kind"] not in FORWARD_KINDS:
+        raise ConfigError(f"forward.kind: {data['kind']!r} is not one of {list(FORWARD_KINDS)}")
+    stamped = data["stamped_at"]
+    try:
+        if not isinstance(stamped, str) or not _STAMP.fullmatch(stamped):
+            raise ValueError
+        datetime.fromisoformat(stamped.replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigError(
+            "forward.stamped_at: must be the entry's stamp, YYYY-MM-DDTHH:MM:SSZ"
+        ) from None
+    head = data["log_head"]
+    if not isinstance(head, dict) or sorted(head) != ["digest", "seq"]:
+        raise ConfigError("forward.log_head: must be an object {seq, digest}")
+    spec = ForwardSpec(
+        kind=data["kind"],
+        entry=_digest("forward.entry", data["entry"]),
+        seq=_seq("forward.seq", data["seq"], 1),
+        stamped_at=stamped,
+        agent_digest=_digest("forward.agent_digest", data["agent_digest"]),
+        log_head=LogHead(
+            seq=_seq("forward.log_head.seq", head["seq"], 1),
+            digest=_digest("forward.log_head.digest", head["digest"]),
+        ),
+    )
+    if spec.log_head.seq < spec.seq:
+        raise ConfigError(
+            f"forward.log_head.seq: {spec.log_head.seq} is before the commitment's entry "
+            f"{spec.seq} (the head is read after the entry exists)"
+        )
+    return spec
 
 
 def _agent_env(given: Any) -> tuple[tuple[str, str], ...]:
@@ -288,7 +398,7 @@ def _check_day(key: str, value: Any) -> None:
 def validate(config: RunConfig) -> None:
     """Every key's type and range; the first problem is raised, naming its key."""
     for check in (_check_strings, _check_window, _check_grid, _check_numbers, _check_choices,
-                  _check_egress, _check_outputs):  # fmt: skip
+                  _check_egress, _check_forward, _check_outputs):  # fmt: skip
         check(config)
 
 
@@ -316,6 +426,18 @@ def _check_strings(config: RunConfig) -> None:
         raise ConfigError("agent_dirs: only a command agent (agent_cmd) is shown folders")
     if not all(isinstance(d, str) and d for d in config.agent_dirs):
         raise ConfigError("agent_dirs: must be a list of folder paths")
+
+
+def _check_forward(config: RunConfig) -> None:
+    if config.forward is None:
+        return
+    if not isinstance(config.forward, ForwardSpec):
+        raise ConfigError("forward: must be an object {kind, entry, seq, ...}")
+    if not config.agent_cmd:
+        raise ConfigError(
+            "forward: only a command agent (agent_cmd) runs a commitment: what was "
+            "committed is a stdio package's digest"
+        )
 
 
 def _check_window(config: RunConfig) -> None:

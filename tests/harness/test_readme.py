@@ -45,6 +45,8 @@ NOT_RUN = {
     "minutes of it; .ci/run runs it after the tests, and tests/harness/agents/test_inspect.py "
     "runs the Inspect half",
     ("docs/architecture.md", " submitter's machine"): "a diagram, not a command",
+    ("docs/receipt.md", '"forward": {'): "a run config's forward binding, shown for its keys; "
+    "tests/harness/forward/test_forward_runs.py runs bound configs and validates each key",
     ("docs/site.md", "cell:  queued -> running"): "a state diagram, not a command; "
     "tests/pitweb/execution/test_execution.py and test_execution_workers.py walk its moves",
     ("docs/sandbox.md", '{"bundle_path": "release"'): "the model agent's run config, shown "

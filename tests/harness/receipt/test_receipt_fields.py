@@ -113,8 +113,16 @@ def runs(
     made.append(_Run(out / "retried", march_release, None))
     # an external agent speaking sharpebench's dialect: its transport, dialect, digest and
     # ignored orders are claims too; so are a model endpoint (declared, never reached) and
-    # the settings the agent is handed
+    # the settings the agent is handed, and the commitment it runs (the forward track)
     command = f"{sys.executable} {EXAMPLES / 'sharpebench_stdio.py'}"
+    forward = {
+        "kind": "backtest",
+        "entry": "sha256:" + "e1" * 32,
+        "seq": 2,
+        "stamped_at": "2023-03-06T14:00:00Z",
+        "agent_digest": "sha256:" + "a9" * 32,
+        "log_head": {"seq": 3, "digest": "sha256:" + "f3" * 32},
+    }
     run(
         command_agent(command, dialect="sharpebench"),
         config(
@@ -124,6 +132,7 @@ def runs(
             agent_process="isolated",
             model_endpoints=("https://api.example.test",),
             agent_env={"PIT_MODEL": "declared-never-asked"},
+            forward=forward,
         ),
     )
     made.append(_Run(out / "sharpebench", march_release, None))

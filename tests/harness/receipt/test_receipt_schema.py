@@ -34,6 +34,16 @@ class _Flaky:
 SHARPEBENCH_AGENT = Path(__file__).resolve().parents[3] / "examples/agents/sharpebench_stdio.py"
 
 
+FORWARD = {
+    "kind": "forward",
+    "entry": "sha256:" + "e1" * 32,
+    "seq": 1,
+    "stamped_at": "2023-02-28T14:00:00Z",
+    "agent_digest": "sha256:" + "a9" * 32,
+    "log_head": {"seq": 1, "digest": "sha256:" + "e1" * 32},
+}
+
+
 @pytest.fixture(scope="module")
 def bodies(
     march_release: Path, march_prices: Path, tmp_path_factory: pytest.TempPathFactory
@@ -59,7 +69,13 @@ def bodies(
         # orders it gave that opened nothing, and the probe it cannot be asked
         run(
             command_agent([sys.executable, str(SHARPEBENCH_AGENT)], dialect="sharpebench"),
-            config("sharpebench", agent_cmd="x", dialect="sharpebench", agent_process="in_process"),
+            config(
+                "sharpebench",
+                agent_cmd="x",
+                dialect="sharpebench",
+                agent_process="in_process",
+                forward=FORWARD,  # and the commitment it runs (the forward track)
+            ),
         ).body,
     ]
     # a run that declares a model endpoint (never reached) and hands its agent settings:
