@@ -433,10 +433,10 @@ def _check_forward(config: RunConfig) -> None:
         return
     if not isinstance(config.forward, ForwardSpec):
         raise ConfigError("forward: must be an object {kind, entry, seq, ...}")
-    if not config.agent_cmd:
+    if config.agent_http:
         raise ConfigError(
-            "forward: only a command agent (agent_cmd) runs a commitment: what was "
-            "committed is a stdio package's digest"
+            "forward: an HTTP agent runs no commitment: what answers behind a URL can "
+            "change, so only a stdio package's digest is committed"
         )
 
 

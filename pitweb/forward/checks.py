@@ -10,7 +10,6 @@ import json
 import logging
 
 from harness.forward.check import forward_status
-from harness.rundata.trajectory import read_events
 from pitweb.artifacts import copy_to, job_folder, release_copy
 from pitweb.execution.models import ExecutionJob, ExecutionState
 from pitweb.forward.models import ForwardRun
@@ -40,15 +39,20 @@ def forward_check(*, forward_run_id: int) -> str:
         return row.status  # not yet proven: asked again when it is
     with job_folder("forward", row.pk) as work:
         receipt = json.loads(copy_to(run.receipt_name, work / "receipt.json").read_bytes())
-        events = read_events(copy_to(run.trajectory_name, work / "trajectory.jsonl"))
-        verdict = forward_status(receipt["body"], release_copy(row.release), events)
-    status = {
-        "forward": ForwardRun.Status.FORWARD,
-        "backtest": ForwardRun.Status.BACKTEST,
-    }.get(verdict.status, ForwardRun.Status.NOT_FORWARD)
+        trajectory = copy_to(run.trajectory_name, work / "trajectory.jsonl")
+        verdict = forward_status(receipt["body"], release_copy(row.release), trajectory)
+    # what the engine says, and only what was asked of this row: a forward row is forward
+    # only if the engine says "forward", a backtest only if it says "backtest"
+    wanted = "forward" if row.kind == ForwardRun.Kind.FORWARD else "backtest"
     problems = list(verdict.problems)
-    if verdict.status == "backtest" and row.kind != ForwardRun.Kind.BACKTEST:
-        status, problems = ForwardRun.Status.NOT_FORWARD, ["bound as a backtest", *problems]
+    if verdict.status == wanted:
+        status = ForwardRun.Status.FORWARD if wanted == "forward" else ForwardRun.Status.BACKTEST
+    else:
+        status = (
+            ForwardRun.Status.NOT_FORWARD if wanted == "forward" else ForwardRun.Status.NOT_BACKTEST
+        )
+        if not problems:
+            problems = [f"the engine says {verdict.status}, this run was queued as a {wanted} run"]
     ForwardRun.objects.filter(pk=row.pk, status=ForwardRun.Status.QUEUED).update(
         run=run, status=status, problems=problems
     )

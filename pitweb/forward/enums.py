@@ -25,6 +25,8 @@ RUN_STATUS_WORDS = {
     "the commitment",
     ForwardRun.Status.BACKTEST: "backtest: executed and verified",
     ForwardRun.Status.NOT_FORWARD: "not forward: executed, but the forward check failed",
+    ForwardRun.Status.NOT_BACKTEST: "not a backtest: executed, but a row in its window was "
+    "accepted after the commitment",
     ForwardRun.Status.FAILED: "failed: the execution made no verified run (the harness's side)",
 }
 

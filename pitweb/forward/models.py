@@ -96,6 +96,7 @@ class ForwardRun(models.Model):
         FORWARD = "forward"  # executed, verified, and every traded row after the commitment
         BACKTEST = "backtest"  # the backtest, executed and verified
         NOT_FORWARD = "not_forward"  # executed, but the forward check failed (problems say why)
+        NOT_BACKTEST = "not_backtest"  # executed, but a row was accepted after the commitment
         FAILED = "failed"  # the execution did not produce a verified run (the harness's side)
 
     commitment = models.ForeignKey(Commitment, on_delete=models.PROTECT, related_name="runs")

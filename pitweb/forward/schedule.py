@@ -93,7 +93,10 @@ def forward_queue(*, release: Release) -> list[ForwardRun]:
         windows = {ForwardRun.Kind.FORWARD: (start, end)}
         behind = backtest_window(folder, stamped, sessions)
         if behind is not None:
-            windows[ForwardRun.Kind.BACKTEST] = tuple(date.fromisoformat(d) for d in behind)
+            windows[ForwardRun.Kind.BACKTEST] = (
+                date.fromisoformat(behind[0]),
+                date.fromisoformat(behind[1]),
+            )
         for kind, (lo, hi) in windows.items():
             if kind in done:
                 continue

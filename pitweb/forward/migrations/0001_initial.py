@@ -133,6 +133,7 @@ class Migration(migrations.Migration):
                             ("forward", "Forward"),
                             ("backtest", "Backtest"),
                             ("not_forward", "Not Forward"),
+                            ("not_backtest", "Not Backtest"),
                             ("failed", "Failed"),
                         ],
                         default="queued",

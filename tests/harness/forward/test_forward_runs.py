@@ -413,8 +413,11 @@ def test_a_forward_binding_is_validated_naming_its_key(tmp_path: Path) -> None:
             RunConfig.from_dict({**base, "forward": {**good, **change}})
     with pytest.raises(ConfigError, match=r"forward\.entry: required"):
         RunConfig.from_dict({**base, "forward": {k: v for k, v in good.items() if k != "entry"}})
-    with pytest.raises(ConfigError, match="only a command agent"):
-        RunConfig.from_dict({"bundle_path": str(tmp_path), "forward": good})
+    with pytest.raises(ConfigError, match="an HTTP agent runs no commitment"):
+        RunConfig.from_dict(
+            {"bundle_path": str(tmp_path), "agent_http": "https://agents.example.com/a",
+             "forward": good}
+        )  # fmt: skip
 
 
 def test_an_ordinary_config_has_no_forward_key() -> None:

@@ -29,8 +29,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from harness.agents import memory_cheat
 from harness.market.prices import load_prices, news_sessions, synth_prices
-from harness.release.bundle import Bundle
 from harness.release.append import append_synthetic
+from harness.release.bundle import Bundle
 from harness.release.synth import synth_release
 from pitweb.execution import services as execution
 from pitweb.execution.models import ExecutionJob, RegisteredAgent
@@ -120,7 +120,12 @@ class Command(BaseCommand):
             verb = "registered" if created else "already registered:"
             self.stdout.write(f"{verb} {release.name} {release.content_digest}")
             # queued by a worker (the registration's signal), then run, verified, checked
-            self._wait(deadline, lambda r=release: ForwardRun.objects.filter(release=r).count() < 4)
+            expected = 2 * Commitment.objects.filter(withdrawal__isnull=True).count()
+
+            def unqueued(r: Any = release, n: int = expected) -> bool:
+                return ForwardRun.objects.filter(release=r).count() < n
+
+            self._wait(deadline, unqueued)
             self._wait(deadline, ExecutionJob.objects.exclude(state__in=ExecutionJob.FINAL).exists)
             self._wait(deadline, VerificationJob.objects.exclude(state__in=FINAL_STATES).exists)
             self._wait(deadline, ForwardRun.objects.filter(status=ForwardRun.Status.QUEUED).exists)
