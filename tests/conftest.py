@@ -53,6 +53,8 @@ def agent_process(request: pytest.FixtureRequest) -> str:
 SLOW_MODULES = {
     # sandboxes, servers, workers, browsers, wheels, walk-throughs
     "test_boundaries",
+    "test_forward_execution",
+    "test_forward_workers",
     "test_deploy",
     "test_demo_seed",
     "test_golden_board",

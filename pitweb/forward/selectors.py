@@ -120,3 +120,50 @@ def commitment_rows(commitments: Iterable[Commitment]) -> list[dict[str, Any]]:
         }
         for c in commitments
     ]
+
+
+def _platform_cell(figures: dict[str, Any] | None, arm: str, clock: str) -> dict[str, Any] | None:
+    for cell in (figures or {}).get("cells") or []:
+        if cell.get("arm") == arm and cell.get("clock") == clock:
+            return dict(cell)
+    return None
+
+
+def forward_run_rows(limit: int = LISTED) -> list[dict[str, Any]]:
+    """Every forward run and backtest, newest first, with what it proved and, once the
+    release's reference prices scored it, its platform figure on the main and shifted arms
+    of its commitment's first clock ("awaiting prices" until then). One query."""
+    runs = ForwardRun.objects.select_related(
+        "commitment__agent", "commitment__entry", "release", "run", "run__platform"
+    ).order_by("-release__window_end", "commitment__entry__seq", "kind")[:limit]
+    rows = []
+    for r in runs:
+        clock = str((r.commitment.clocks or ["pit"])[0])
+        score = r.run.platform if r.run is not None else None
+        scored = score is not None and score.state == "scored"
+        figures = score.figures if scored and score is not None else None
+        main, shifted = (_platform_cell(figures, arm, clock) for arm in ("main", "shifted"))
+        rows.append(
+            {
+                "seq": r.commitment.entry.seq,
+                "agent": r.commitment.agent.name,
+                "kind": r.kind,
+                "release_version": getattr(r.release, "version", None),
+                "release_digest": r.release.content_digest,
+                "start": r.start.isoformat(),
+                "end": r.end.isoformat(),
+                "sessions": r.sessions,
+                "status": r.status,
+                "problems": list(r.problems or []),
+                "run_id": r.run.run_id if r.run is not None else None,
+                "run_sha": r.run.body_sha256.removeprefix("sha256:") if r.run else None,
+                "level": r.run.verification_level if r.run is not None else None,
+                "clock": clock,
+                "priced": scored,
+                "main_return": None if main is None else main.get("total_return"),
+                "shifted_return": None if shifted is None else shifted.get("total_return"),
+                "priced_trades": None if main is None else main.get("priced_trades"),
+                "trades": None if main is None else main.get("trades"),
+            }
+        )
+    return rows

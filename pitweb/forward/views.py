@@ -30,6 +30,13 @@ COLUMNS = (
 )  # fmt: skip
 
 
+RUN_COLUMNS = (
+    "seq", "agent", "kind", "release_version", "release_digest", "start", "end", "sessions",
+    "status", "problems", "run_id", "level", "clock", "priced", "main_return",
+    "shifted_return", "priced_trades", "trades",
+)  # fmt: skip
+
+
 def _head_etag(request: HttpRequest, *args: Any) -> str:
     """The log's address changes only with its head: a cache revalidates (``no-cache``)
     and is answered 304 until an entry is appended."""
@@ -50,13 +57,18 @@ def _json(document: dict[str, Any], filename: str | None = None) -> HttpResponse
 
 def forward_page(request: HttpRequest) -> HttpResponse:
     rows = selectors.commitment_rows(selectors.public_commitments())
-    exported = table_response(request.GET.get("format", ""), "commitments", COLUMNS, rows)
+    runs = selectors.forward_run_rows()
+    wanted = request.GET.get("format", "")
+    if request.GET.get("table") == "runs":
+        exported = table_response(wanted, "forward-runs", RUN_COLUMNS, runs)
+    else:
+        exported = table_response(wanted, "commitments", COLUMNS, rows)
     if exported is not None:
         return exported
     return render(
         request,
         "forward/track.html",
-        {"head": selectors.log_head(), "rows": rows,
+        {"head": selectors.log_head(), "rows": rows, "runs": runs,
          "log_url": request.build_absolute_uri(reverse("forward-log"))},
     )  # fmt: skip
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.test import Client
 
 from harness.agents import memory_cheat
 from harness.market.prices import load_prices
@@ -129,6 +130,13 @@ def test_each_version_runs_every_commitment_forward_and_its_backtest(
     # asked again (the sweep, a retried task): nothing more is queued
     assert forward_queue(release=third) == []
     assert ForwardRun.objects.count() == 8
+
+    # the page's table: every run, priced with the line's reference prices
+    table = Client().get("/forward/?table=runs&format=json").json()
+    listed = table["forward-runs"]
+    assert len(listed) == 8
+    assert all(r["priced"] and r["main_return"] is not None for r in listed), listed
+    assert {r["status"] for r in listed} == {"forward", "backtest"}
 
 
 def test_a_withdrawn_commitment_is_not_run(
