@@ -78,3 +78,18 @@ def backtest_window(
     if hi < lo or start < lo:
         return None
     return table.sessions[start].isoformat(), table.sessions[hi].isoformat()
+
+
+def priced_through(end: str, hold_sessions: int) -> str:
+    """The last session a run over ``..end`` can need a price for: a filing of the last
+    day enters at the first session after ``end`` (the runner walks it too) and is held
+    ``hold_sessions`` sessions. A run is priced in full only by bars through this day."""
+    last = date.fromisoformat(end)
+    table = sessions_for(last, last)
+    after = table.index_on_or_after(last)
+    if after < len(table.sessions) and table.sessions[after] == last:
+        after += 1
+    exit_at = after + hold_sessions
+    if exit_at >= len(table.sessions):
+        raise LookupError(f"the loaded calendar ends before {hold_sessions} sessions after {end}")
+    return table.sessions[exit_at].isoformat()

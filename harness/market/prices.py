@@ -56,6 +56,10 @@ class Prices:
     def symbols(self) -> set[str]:
         return {symbol for symbol, _ in self._bars}
 
+    def last_day(self) -> date | None:
+        """The latest day any bar is for (None: no bars)."""
+        return max((day for _, day in self._bars), default=None)
+
     def statement(self) -> dict[str, object]:
         """What the receipt records under P4: declared, not verified."""
         return {

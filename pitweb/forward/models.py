@@ -105,6 +105,9 @@ class ForwardRun(models.Model):
     start = models.DateField()
     end = models.DateField()
     sessions = models.PositiveIntegerField()
+    # the last session its hold needs a price for (harness.forward.windows.priced_through):
+    # its figures are shown once the reference prices reach it, "awaiting prices" until then
+    priced_through = models.DateField()
     job = models.OneToOneField(ExecutionJob, on_delete=models.PROTECT, related_name="forward_run")
     run = models.OneToOneField(
         Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="forward_run"

@@ -14,7 +14,7 @@ from datetime import date
 
 from django.db import IntegrityError, transaction
 
-from harness.forward.windows import backtest_window, forward_window
+from harness.forward.windows import backtest_window, forward_window, priced_through
 from harness.market.calendar import sessions_for
 from pitweb.artifacts import release_copy, release_held
 from pitweb.core.errors import SubmissionError
@@ -130,6 +130,7 @@ def _queue(
             return ForwardRun.objects.create(
                 commitment=commitment, kind=kind, release=release, start=start, end=end,
                 sessions=sessions, job=job,
+                priced_through=priced_through(end.isoformat(), commitment.hold_sessions),
             )  # fmt: skip
     except IntegrityError:  # queued meanwhile by another caller: theirs counts
         return None

@@ -134,13 +134,22 @@ def forward_run_rows(limit: int = LISTED) -> list[dict[str, Any]]:
     release's reference prices scored it, its platform figure on the main and shifted arms
     of its commitment's first clock ("awaiting prices" until then). One query."""
     runs = ForwardRun.objects.select_related(
-        "commitment__agent", "commitment__entry", "release", "run", "run__platform"
+        "commitment__agent",
+        "commitment__entry",
+        "release",
+        "run",
+        "run__platform",
+        "run__platform__prices",
     ).order_by("-release__window_end", "commitment__entry__seq", "kind")[:limit]
     rows = []
     for r in runs:
         clock = str((r.commitment.clocks or ["pit"])[0])
         score = r.run.platform if r.run is not None else None
-        scored = score is not None and score.state == "scored"
+        through = score.prices.last_day if score is not None else None
+        # shown only once the reference prices reach the end of its hold: a figure over
+        # the trades priced so far would be a different, luckier number
+        covered = through is not None and through >= r.priced_through
+        scored = score is not None and score.state == "scored" and covered
         figures = score.figures if scored and score is not None else None
         main, shifted = (_platform_cell(figures, arm, clock) for arm in ("main", "shifted"))
         rows.append(
@@ -160,6 +169,8 @@ def forward_run_rows(limit: int = LISTED) -> list[dict[str, Any]]:
                 "level": r.run.verification_level if r.run is not None else None,
                 "clock": clock,
                 "priced": scored,
+                "priced_through": r.priced_through.isoformat(),
+                "prices_end": None if through is None else through.isoformat(),
                 "main_return": None if main is None else main.get("total_return"),
                 "shifted_return": None if shifted is None else shifted.get("total_return"),
                 "priced_trades": None if main is None else main.get("priced_trades"),

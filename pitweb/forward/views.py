@@ -32,7 +32,8 @@ COLUMNS = (
 
 RUN_COLUMNS = (
     "seq", "agent", "kind", "release_version", "release_digest", "start", "end", "sessions",
-    "status", "problems", "run_id", "level", "clock", "priced", "main_return",
+    "status", "problems", "run_id", "level", "clock", "priced", "priced_through", "prices_end",
+    "main_return",
     "shifted_return", "priced_trades", "trades",
 )  # fmt: skip
 

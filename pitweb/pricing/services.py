@@ -92,6 +92,7 @@ def reference_prices_register(
             basis=prices.basis,
             symbols=len(prices.symbols()),
             bars=len(prices),
+            last_day=prices.last_day(),
             registered_by=staff,
             reason=reason,
         )

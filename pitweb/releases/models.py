@@ -51,6 +51,9 @@ class ReferencePrices(models.Model):
     basis = models.CharField(max_length=16)  # open (opening auction) or close (close-only file)
     symbols = models.PositiveIntegerField()
     bars = models.PositiveIntegerField()
+    # the latest day a bar is for: what a forward run's hold needs priced (null: registered
+    # before it was recorded, so coverage is unknown)
+    last_day = models.DateField(null=True, blank=True)
     registered_by = models.ForeignKey(
         "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -439,3 +439,14 @@ def test_a_binding_of_no_known_kind_is_no_claim_that_holds(forward_run: Path, ho
     status = forward_status(body, honest, forward_run / "trajectory.jsonl")
     assert status.status == "not_forward"
     assert status.problems == ["not_a_binding: config.forward is not a binding (kind 'sideways')"]
+
+
+def test_priced_through_is_the_exit_of_a_trade_entered_after_the_last_day() -> None:
+    from harness.forward.windows import priced_through
+
+    # Friday 2023-03-10: entered Monday 03-13, five sessions on is Monday 03-20
+    assert priced_through("2023-03-10", 5) == "2023-03-20"
+    # a Saturday end: the first session after it is Monday 03-13 still
+    assert priced_through("2023-03-11", 5) == "2023-03-20"
+    # Good Friday 2023-04-07 is no session: after Thursday 04-06 comes Monday 04-10
+    assert priced_through("2023-04-06", 1) == "2023-04-11"

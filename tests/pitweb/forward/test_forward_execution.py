@@ -8,6 +8,7 @@ check); the real workers are in test_forward_workers.py."""
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -27,6 +28,7 @@ from pitweb.execution.models import ExecutionJob
 from pitweb.forward.checks import forward_check
 from pitweb.forward.models import Commitment, ForwardRun
 from pitweb.forward.schedule import forward_queue
+from pitweb.forward.selectors import forward_run_rows
 from pitweb.forward.services import commitment_create
 from pitweb.pricing.services import reference_prices_register
 from pitweb.releases.models import Release
@@ -182,6 +184,7 @@ def test_a_window_opening_before_the_commitment_is_never_forward(
     row = ForwardRun.objects.create(
         commitment=commitment, kind=ForwardRun.Kind.FORWARD, release=second,
         start=date(2023, 3, 6), end=date(2023, 3, 15), sessions=8, job=job,
+        priced_through=date(2023, 3, 21),
     )  # fmt: skip
     job.refresh_from_db()
     assert job.state == "executed", job.message
@@ -203,3 +206,35 @@ def test_an_execution_that_made_no_run_is_the_harness_s_failure(
     assert forward_check(forward_run_id=row.pk) == ForwardRun.Status.FAILED
     row.refresh_from_db()
     assert "the worker died" in row.problems[0]
+
+
+def test_a_forward_run_awaits_prices_that_reach_the_end_of_its_hold(
+    line: Line, committed: list[Commitment], staff: User, tmp_path: Path
+) -> None:
+    """Bars that stop before the hold ends price some trades; the page shows no figure
+    until a price version reaches the last exit session."""
+    with open(line.prices, newline="") as handle:
+        reader = csv.DictReader(handle)
+        kept = [row for row in reader if row["date"] <= "2023-03-15"]
+        fields = reader.fieldnames
+    short = tmp_path / "short.csv"
+    with open(short, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(fields or []))
+        writer.writeheader()
+        writer.writerows(kept)
+    second, _ = release_register(path=line.folders[1])
+    reference_prices_register(release=second, path=short, source="SYNTHETIC, cut short",
+                              pulled_at="test", staff=staff, reason="prices so far")  # fmt: skip
+    rows = {(r["agent"], r["kind"]): r for r in forward_run_rows()}
+    ahead = rows[("stub", "forward")]
+    assert ahead["status"] == "forward" and ahead["run_id"]
+    assert ahead["priced_through"] == "2023-03-21"  # entered 03-16 (after 03-15), three held
+    assert not ahead["priced"] and ahead["main_return"] is None
+    assert ahead["prices_end"] == "2023-03-15"
+    page = Client().get("/forward/").content.decode()
+    assert "awaiting prices through 2023-03-21" in page
+    # the bars that reach it: a new version of the reference prices, and the figure shows
+    reference_prices_register(release=second, path=line.prices, source="SYNTHETIC test bars",
+                              pulled_at="test", staff=staff, reason="the rest")  # fmt: skip
+    ahead = {(r["agent"], r["kind"]): r for r in forward_run_rows()}[("stub", "forward")]
+    assert ahead["priced"] and ahead["main_return"] is not None
