@@ -76,7 +76,7 @@ class CommitmentIn(Serializer):
                                             allow_blank=True, help_text="YYYY-MM-DD")  # fmt: skip
 
 
-class WithdrawIn(Serializer):
+class CommitmentWithdrawIn(Serializer):
     reason = serializers.CharField(max_length=500, help_text="published in the log")
 
 
@@ -154,13 +154,13 @@ class WithdrawApi(APIView):
     throttle_classes = [ScopedRateThrottle]
 
     @extend_schema(
-        request=WithdrawIn,
+        request=CommitmentWithdrawIn,
         responses={201: EntryOut},
         summary="Owner or staff: withdraw a commitment (a withdraw entry is appended; the "
         "commitment stays in the log)",
     )
     def post(self, request: Request, seq: str) -> Response:
-        given = WithdrawIn(data=request.data)
+        given = CommitmentWithdrawIn(data=request.data)
         given.is_valid(raise_exception=True)
         found = selectors.commitment_by_seq(seq)
         if found is None:

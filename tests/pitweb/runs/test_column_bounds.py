@@ -110,6 +110,14 @@ NOT_FROM_A_BODY = {
     "core.AuditEvent.action": "the site's names of staff actions",
     "jobs.WorkerBeat.name": "the worker's own name",
     "jobs.WorkerBeat.isolation_unavailable": "the worker's probe, cut to the column",
+    "forward.LogEntry.digest": "the engine's digest of an entry (sha256)",
+    "forward.LogEntry.prev": "the previous entry's digest (sha256)",
+    "forward.LogEntry.kind": "the site's choices",
+    "forward.Commitment.agent_digest": "the engine's agent digest (sha256)",
+    "forward.Commitment.model_version": "the submitter's, bounded by the log entry's type",
+    "forward.Commitment.training_cutoff": "a date the service checks (YYYY-MM-DD)",
+    "forward.ForwardRun.kind": "the site's choices",
+    "forward.ForwardRun.status": "the site's choices",
 }
 
 
