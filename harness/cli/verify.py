@@ -12,6 +12,7 @@ from harness.agents.base import load_agent
 from harness.agents.external import command_agent, http_agent
 from harness.cli.common import UsageError, external_agent_arguments
 from harness.forward.check import verdict_line
+from harness.forward.log import Entry, LogError, verify_log
 from harness.market.prices import PriceError, load_prices
 from harness.outcomes import EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK
 from harness.progress import terminal_bar
@@ -28,6 +29,7 @@ def _inputs_exist(args: argparse.Namespace) -> None:
         "--trajectory": args.trajectory,
         "--bundle": args.bundle,
         "--prices": args.prices,
+        "--log": args.log,
     }
     for option, path in named.items():
         if path is None:
@@ -38,9 +40,33 @@ def _inputs_exist(args: argparse.Namespace) -> None:
             raise UsageError(f"{option} {path}: no such {kind}")
 
 
+def _log_entries(path: str | None) -> list[Entry] | None:
+    """The commitment log's entries, its chain verified first (a broken log resolves no
+    binding: exit 1, said as the log check says it)."""
+    if path is None:
+        return None
+    try:
+        document = json.loads(Path(path).read_bytes())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"--log {path}: not a readable JSON file ({exc})") from None
+    try:
+        return verify_log(document)
+    except LogError as exc:
+        print(f"log BROKEN  {exc}")
+        raise _LogBroken from None
+
+
+class _LogBroken(Exception):
+    """The commitment log given with --log does not verify."""
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     _inputs_exist(args)
-    report = verify(args.receipt, trajectory=args.trajectory, bundle=args.bundle)
+    try:
+        log = _log_entries(args.log)
+    except _LogBroken:
+        return EXIT_MISMATCH
+    report = verify(args.receipt, trajectory=args.trajectory, bundle=args.bundle, log=log)
     for line in report.lines:
         print(line)
     if not report.ok:
@@ -71,6 +97,8 @@ def _forward(report: Report, *, scored: bool) -> int:
     print(verdict_line(report.body, report.forward))
     if report.forward.status in ("forward", "backtest"):
         return EXIT_OK
+    if report.forward.status == "unresolved":  # a claim not checked is not a claim held
+        return EXIT_MISMATCH
     kind = "forward" if report.forward.status == "not_forward" else "backtest"
     print(
         f"  the {kind} claim fails, and only it: the run's hashes{' and scores' if scored else ''} "
@@ -160,6 +188,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     ver.add_argument("receipt")
     ver.add_argument("--trajectory", help="the trajectory the receipt binds")
     ver.add_argument("--bundle", help="the release folder the receipt binds")
+    ver.add_argument(
+        "--log",
+        help="the commitment log (the site's /forward/log.json): a forward binding is looked "
+        "up in it (without it a bound run is 'forward UNRESOLVED', exit 1)",
+    )
     ver.add_argument(
         "--prices", help="the run's price file, to re-derive its returns too (priced runs)"
     )

@@ -5,11 +5,15 @@ that did not exist when it was committed (``forward``), or on filings that all d
 When a filing came to exist is read from the release's main arm, never from the run:
 
 - a row with ``acceptance_at`` was accepted at that instant;
-- a row with only a date (``published_at``) is taken as the whole of that day in
-  America/New_York, and judged strictly: it is after the commitment only when its day is
-  after the commitment's New York date, and at or before it only when its day is before.
-  An evening filing can carry the next day's date (EDGAR's 17:30 cut-off), so a date is
-  never read as a time of day.
+- a row with only a date (``published_at``) could have been accepted at any time EDGAR
+  gives that date: from 17:30 New York on the business day before it (a filing sent after
+  EDGAR's 17:30 cut-off carries the next business day's date, so a Monday's filing may
+  have been sent on Friday evening or over the weekend) until 22:00 on the day itself
+  (Forms 3, 4, 5 and 144 keep the day's date until then). It is after the commitment only
+  when the earliest of those is, and at or before it only when the latest is. The business
+  day before is taken as the latest NYSE session that is no US federal holiday: where
+  EDGAR is open and the exchange is not (Good Friday) the window only grows, which errs
+  on the strict side.
 
 A forward run holds when (a) its agent's package digest (the config's ``agent_digest``,
 which an external agent's run records) is the committed one, (b) every row it traded, in
@@ -26,38 +30,47 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
-from datetime import UTC, date, datetime
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import UTC, date, datetime, time, timedelta
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 import msgspec
 
+from harness.forward.log import Entry, entry_digest
 from harness.market.calendar import sessions_for
 from harness.release.bundle import Bundle
 from harness.vocabulary import ARMS
 
 NEW_YORK = ZoneInfo("America/New_York")
+# EDGAR dates a filing sent after 17:30 New York with the next business day; Forms 3, 4, 5
+# and 144 keep the day's date until 22:00
+EVENING_CUTOFF = time(17, 30)
+LATEST_SAME_DAY = time(22, 0)
 
 AGENT_DIGEST_DIFFERS = "agent_digest_differs"
 ACCEPTED_BEFORE_COMMITMENT = "accepted_before_commitment"
 ACCEPTED_AFTER_COMMITMENT = "accepted_after_commitment"
 WINDOW_OPENS_BEFORE_COMMITMENT = "window_opens_before_commitment"
 NOT_A_BINDING = "not_a_binding"
+NOT_IN_THE_LOG = "not_in_the_log"
 
 # a long list of offending rows says no more than its first few and its count
 MAX_ROWS_NAMED = 20
 
-Status = Literal["forward", "not_forward", "backtest", "not_backtest", "not_bound"]
+Status = Literal["forward", "not_forward", "backtest", "not_backtest", "not_bound", "unresolved"]
 
 
 class ForwardStatus(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """What a run's forward binding comes to: ``forward`` (a forward run that holds),
     ``not_forward`` (a forward binding that does not: the run may still be a sound run,
     even a backtest, but it is not forward), ``backtest`` / ``not_backtest`` likewise for
-    a backtest binding, ``not_bound`` (an ordinary run). ``problems``: why not, each
-    starting with its code (``agent_digest_differs: ...``)."""
+    a backtest binding, ``not_bound`` (an ordinary run), ``unresolved`` (nothing in the
+    run contradicts its binding, but the binding was not checked against the commitment
+    log, so no commitment is shown to exist). ``problems``: why not, each starting with its
+    code (``agent_digest_differs: ...``)."""
 
     status: Status
     problems: list[str]
@@ -84,29 +97,62 @@ def accepted(row: dict[str, Any]) -> tuple[datetime | None, date]:
     return None, date.fromisoformat(str(row["published_at"])[:10])
 
 
-def accepted_after(row: dict[str, Any], moment: datetime) -> bool:
-    """Whether the row was accepted strictly after ``moment`` (a date alone: its New York
-    day is after ``moment``'s)."""
+@lru_cache(maxsize=64)
+def _federal_holidays(year: int) -> frozenset[date]:
+    from pandas.tseries.holiday import USFederalHolidayCalendar  # heavy: paid once
+
+    found = USFederalHolidayCalendar().holidays(f"{year - 1}-12-01", f"{year + 1}-01-31")
+    return frozenset(stamp.date() for stamp in found)
+
+
+def business_day_before(day: date) -> date:
+    """The latest NYSE session before ``day`` that is no US federal holiday (EDGAR's
+    business day before it, erring early where the two calendars differ)."""
+    table = sessions_for(day - timedelta(days=14), day)
+    index = table.index_on_or_after(day) - 1
+    while index >= 0 and table.sessions[index] in _federal_holidays(table.sessions[index].year):
+        index -= 1
+    if index < 0:
+        raise LookupError(f"no business day in the two weeks before {day}")
+    return table.sessions[index]
+
+
+def possible_acceptance(row: dict[str, Any]) -> tuple[datetime, datetime]:
+    """The earliest and latest instant the row can have been accepted: its acceptance
+    time where it states one; for a date alone, 17:30 New York on the business day before
+    it through 22:00 New York on the day itself."""
     instant, day = accepted(row)
     if instant is not None:
-        return instant > moment
-    return day > moment.astimezone(NEW_YORK).date()
+        return instant, instant
+    before = business_day_before(day)
+    return (
+        datetime.combine(before, EVENING_CUTOFF, NEW_YORK),
+        datetime.combine(day, LATEST_SAME_DAY, NEW_YORK),
+    )
+
+
+def accepted_after(row: dict[str, Any], moment: datetime) -> bool:
+    """Whether the row was accepted strictly after ``moment`` (a date alone: even at the
+    earliest time EDGAR gives that date)."""
+    return possible_acceptance(row)[0] > moment
 
 
 def accepted_by(row: dict[str, Any], moment: datetime) -> bool:
-    """Whether the row was accepted at or before ``moment`` (a date alone: its New York
-    day is before ``moment``'s)."""
-    instant, day = accepted(row)
-    if instant is not None:
-        return instant <= moment
-    return day < moment.astimezone(NEW_YORK).date()
+    """Whether the row was accepted at or before ``moment`` (a date alone: even at the
+    latest time EDGAR gives that date)."""
+    return possible_acceptance(row)[1] <= moment
 
 
 def accepted_text(row: dict[str, Any]) -> str:
     instant, day = accepted(row)
     if instant is not None:
         return f"accepted {instant.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}"
-    return f"dated {day.isoformat()} (no acceptance time: the whole New York day)"
+    earliest, latest = possible_acceptance(row)
+    return (
+        f"dated {day.isoformat()} (no acceptance time: between "
+        f"{earliest.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ} and "
+        f"{latest.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ})"
+    )
 
 
 # -- what a run traded ---------------------------------------------------------------------
@@ -260,16 +306,79 @@ def forward_stamp(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def binding_problems(body: dict[str, Any], entries: Sequence[Entry]) -> list[str]:
+    """Why the binding is not a commitment of the log (``entries``, a chain already
+    verified): the entry it names must be a commit entry with that digest, stamp and agent
+    digest, the log's head it names must be in the log at or after it, no withdrawal of it
+    may come at or before that head, and the run must enter the benchmark committed
+    (forms, hold, clocks, arms)."""
+    forward = _binding(body) or {}
+    config: dict[str, Any] = body.get("config") or {}
+    seq = forward.get("seq")
+    if not isinstance(seq, int) or not 1 <= seq <= len(entries):
+        return [f"{NOT_IN_THE_LOG}: the log has no entry {seq!r}"]
+    entry = entries[seq - 1]
+    if entry_digest(entry) != forward.get("entry") or entry.commit is None:
+        return [f"{NOT_IN_THE_LOG}: entry {seq} is not the commitment {forward.get('entry')}"]
+    problems = []
+    if entry.stamped_at != forward.get("stamped_at"):
+        problems.append(
+            f"{NOT_IN_THE_LOG}: entry {seq} is stamped {entry.stamped_at}, the binding says "
+            f"{forward.get('stamped_at')}"
+        )
+    if entry.commit.agent.digest != forward.get("agent_digest"):
+        problems.append(
+            f"{NOT_IN_THE_LOG}: entry {seq} commits {entry.commit.agent.digest}, the binding "
+            f"names {forward.get('agent_digest')}"
+        )
+    head = forward.get("log_head") or {}
+    head_seq = head.get("seq")
+    if (
+        not isinstance(head_seq, int)
+        or not seq <= head_seq <= len(entries)
+        or entry_digest(entries[head_seq - 1]) != head.get("digest")
+    ):
+        problems.append(f"{NOT_IN_THE_LOG}: the log holds no head {head_seq}:{head.get('digest')}")
+        head_seq = len(entries)
+    withdrawn = [
+        e.seq for e in entries[:head_seq] if e.withdraw is not None and e.withdraw.withdraws == seq
+    ]
+    if withdrawn:
+        problems.append(f"withdrawn: entry {withdrawn[0]} withdrew commitment {seq}")
+    bench = entry.commit.benchmark
+    committed = {
+        "forms": sorted(bench.forms), "hold_sessions": bench.hold_sessions,
+        "clocks": list(bench.clocks), "arms": list(bench.arms),
+    }  # fmt: skip
+    ran = {
+        "forms": sorted(config.get("forms") or []), "hold_sessions": config.get("hold_sessions"),
+        "clocks": list(config.get("clocks") or []), "arms": list(config.get("arms") or []),
+    }  # fmt: skip
+    for key, value in committed.items():
+        if ran[key] != value:
+            problems.append(
+                f"benchmark_differs: the run's {key} {ran[key]}, the commitment's {value}"
+            )
+    return problems
+
+
 def forward_status(
     body: dict[str, Any],
     bundle: Bundle | str | os.PathLike[str],
     trajectory: Events,
+    log: Sequence[Entry] | None = None,
 ) -> ForwardStatus:
-    """The verdict the site shows beside a verified run (:func:`forward_problems`)."""
+    """The verdict the site shows beside a verified run (:func:`forward_problems`, and
+    :func:`binding_problems` against ``log``, the commitment log's verified entries).
+    Without a log a run whose own evidence holds is ``unresolved``, never forward."""
     forward = _binding(body)
     if forward is None:
         return ForwardStatus(status="not_bound", problems=[])
     problems = forward_problems(body, bundle, trajectory)
+    if log is not None and not any(p.startswith(NOT_A_BINDING) for p in problems):
+        problems += binding_problems(body, log)
+    if not problems and log is None:
+        return ForwardStatus(status="unresolved", problems=[])
     if forward.get("kind") == "backtest":
         return ForwardStatus(status="not_backtest" if problems else "backtest", problems=problems)
     return ForwardStatus(status="not_forward" if problems else "forward", problems=problems)
@@ -279,6 +388,12 @@ def verdict_line(body: dict[str, Any], status: ForwardStatus) -> str:
     """The line ``pit-harness verify`` prints for a bound run."""
     forward = _binding(body) or {}
     label = "backtest" if forward.get("kind") == "backtest" else "forward"
+    if status.status == "unresolved":
+        return (
+            f"{label} UNRESOLVED  the run holds as far as its release and trajectory show, but "
+            f"commitment {forward.get('seq')} was not looked up: pass --log "
+            "commitments-log.json (the site's /forward/log.json) to check it"
+        )
     if status.status in ("forward", "backtest"):
         return f"{label} ok  committed {forward.get('stamped_at')} entry {forward.get('entry')}"
     return f"{label} no  " + "; ".join(status.problems)

@@ -4,12 +4,14 @@ reader holds. Needs no network and no trust in whoever produced the receipt."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness import canonical
 from harness.forward.check import ForwardStatus, forward_status
+from harness.forward.log import Entry
 from harness.receipt.binding import bound_prices, config_binding, stated_prices
 from harness.receipt.build import ReceiptError, read_receipt, receipt_text
 from harness.release.bundle import Bundle
@@ -110,7 +112,10 @@ def verify(
     *,
     trajectory: str | os.PathLike[str] | None,
     bundle: str | os.PathLike[str] | None,
+    log: Sequence[Entry] | None = None,
 ) -> Report:
+    """``log``: the commitment log's verified entries, against which a forward binding is
+    looked up (without it a bound run is at best ``unresolved``)."""
     report, body = check_receipt(receipt)
     report.lines.append(
         f"run_valid {body.get('valid')}  protocol_complete {body.get('protocol_complete')}"
@@ -163,7 +168,7 @@ def verify(
         else:
             report.check(True, "bundle content_digest", str(digest), "")
     if report.ok and trajectory is not None and bundle is not None:
-        report.forward = _forward(body, bundle, trajectory)
+        report.forward = _forward(body, bundle, trajectory, log)
     return report
 
 
@@ -171,10 +176,11 @@ def _forward(
     body: dict[str, Any],
     bundle: str | os.PathLike[str],
     trajectory: str | os.PathLike[str],
+    log: Sequence[Entry] | None,
 ) -> ForwardStatus | None:
     """A bound run's forward verdict (None: not bound), once its hashes hold."""
     try:
-        status = forward_status(body, bundle, trajectory)
+        status = forward_status(body, bundle, trajectory, log)
     except (ReleaseError, ValueError, KeyError, TypeError) as exc:
         # hashes that hold over a body the harness did not write: the claim fails
         status = ForwardStatus(status="not_forward", problems=[f"not_a_binding: {exc}"])

@@ -34,6 +34,8 @@ from harness.release.store import ReleaseError
 INDEX_DIR = "daily-index"
 HEADER_DIR = "headers"
 ABSENT = ".absent"
+# the largest body read (the biggest daily indexes are a few MB)
+MAX_BODY = 64 * 1024 * 1024
 MAX_REDIRECTS = 5
 
 
@@ -127,24 +129,39 @@ class Fetcher:
 
     def get(self, url: str) -> bytes | None:
         """The body at ``url``; None for a 404 (the SEC has no such file)."""
+        scheme = urlsplit(url).scheme
         for _ in range(MAX_REDIRECTS + 1):
             self.limiter.acquire()
             try:
-                response = self.client.get(url)
+                with self.client.stream("GET", url) as response:
+                    if response.is_redirect:
+                        target = urljoin(url, response.headers.get("location", ""))
+                        parts = urlsplit(target)
+                        if parts.netloc != self.host or parts.scheme != scheme:
+                            raise FetchError(
+                                f"{url}: redirected to {target}, off {scheme}://{self.host}; refused"
+                            )
+                        url = target
+                        continue
+                    if response.status_code == 404:
+                        return None
+                    if response.status_code != 200:
+                        raise FetchError(f"{url}: HTTP {response.status_code}")
+                    return _bounded(url, response)
             except httpx.HTTPError as exc:
                 raise FetchError(f"{url}: {exc}") from None
-            if response.is_redirect:
-                target = urljoin(url, response.headers.get("location", ""))
-                if urlsplit(target).netloc != self.host:
-                    raise FetchError(f"{url}: redirected off {self.host} to {target}; refused")
-                url = target
-                continue
-            if response.status_code == 404:
-                return None
-            if response.status_code != 200:
-                raise FetchError(f"{url}: HTTP {response.status_code}")
-            return response.content
         raise FetchError(f"{url}: more than {MAX_REDIRECTS} redirects")
+
+
+def _bounded(url: str, response: httpx.Response) -> bytes:
+    """The body, read no further than MAX_BODY bytes: a daily index is a few MB, a header
+    a few KB; a server that sends more is refused, never held in memory whole."""
+    body = bytearray()
+    for chunk in response.iter_bytes():
+        body += chunk
+        if len(body) > MAX_BODY:
+            raise FetchError(f"{url}: more than {MAX_BODY} bytes; refused")
+    return bytes(body)
 
 
 def _store(path: Path, data: bytes, *, index: bool = False) -> None:

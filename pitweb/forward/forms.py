@@ -15,13 +15,8 @@ from pitweb.releases.models import Release
 
 def newest_releases() -> list[Release]:
     """The releases a commitment may enter: each the newest version of its line (no
-    release the site holds names it as its parent)."""
-    parents = {
-        str(parent)
-        for parent in Release.objects.values_list("manifest__parent", flat=True)
-        if parent
-    }
-    return [r for r in Release.objects.all() if r.content_digest not in parents]
+    version the site holds grows it)."""
+    return list(Release.objects.filter(children__isnull=True))
 
 
 def release_forms_of(releases: list[Release]) -> list[str]:

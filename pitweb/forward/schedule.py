@@ -119,6 +119,13 @@ def _queue(
     }
     try:
         with transaction.atomic():
+            # the commitment's row, locked: a withdrawal (which locks it too) either comes
+            # first, and nothing is queued, or waits until this run is queued
+            live = Commitment.objects.select_for_update().filter(
+                pk=commitment.pk, withdrawal__isnull=True
+            )
+            if not live.exists():
+                return None
             job = forward_execution_queue(
                 agent=commitment.agent, release=release, start=start, end=end,
                 forms=list(commitment.forms), arms=list(commitment.arms),

@@ -122,7 +122,16 @@ def commitment_rows(commitments: Iterable[Commitment]) -> list[dict[str, Any]]:
     ]
 
 
-def _platform_cell(figures: dict[str, Any] | None, arm: str, clock: str) -> dict[str, Any] | None:
+def shown_clock(clocks: Iterable[str]) -> str | None:
+    """The clock a forward run's figure is shown at: pit where it was committed, else
+    dump; never leaky (its entry is unreachable: a bound on look-ahead, never a result)."""
+    committed = set(clocks)
+    return next((c for c in ("pit", "dump") if c in committed), None)
+
+
+def _platform_cell(
+    figures: dict[str, Any] | None, arm: str, clock: str | None
+) -> dict[str, Any] | None:
     for cell in (figures or {}).get("cells") or []:
         if cell.get("arm") == arm and cell.get("clock") == clock:
             return dict(cell)
@@ -143,7 +152,7 @@ def forward_run_rows(limit: int = LISTED) -> list[dict[str, Any]]:
     ).order_by("-release__window_end", "commitment__entry__seq", "kind")[:limit]
     rows = []
     for r in runs:
-        clock = str((r.commitment.clocks or ["pit"])[0])
+        clock = shown_clock(r.commitment.clocks)
         score = r.run.platform if r.run is not None else None
         through = score.prices.last_day if score is not None else None
         # shown only once the reference prices reach the end of its hold: a figure over

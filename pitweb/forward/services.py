@@ -101,7 +101,11 @@ def _previous(tail: LogEntry | None) -> Entry | None:
 
 
 def _stamp(tail: Entry | None, at: datetime | None) -> str:
-    moment = timezone.now() if at is None else at
+    now = timezone.now()
+    if at is not None and at > now:
+        # a stamp ahead of the site's clock would hold every later append back until then
+        raise SubmissionError("stamp_in_future", f"a stated time ({at}) may not be ahead of now")
+    moment = now if at is None else at
     stamped = stamp(moment)
     if tail is not None and stamped < tail.stamped_at:
         raise SubmissionError(
@@ -163,9 +167,8 @@ def _chosen(values: list[str], allowed: tuple[str, ...], what: str) -> tuple[str
 def _benchmark(
     *, release: Release, forms: list[str], hold_sessions: int, clocks: list[str], arms: list[str]
 ) -> CommittedBenchmark:
-    # the newest version of its line: no release the site holds names it as its parent
-    # (the manifest names the parent's digest, ``release append``)
-    if Release.objects.filter(manifest__parent=release.content_digest).exists():
+    # the newest version of its line: no version the site holds grows it
+    if release.children.exists():
         raise SubmissionError(
             "release_superseded",
             f"{release.name} has a newer version on the site: commit to the newest",

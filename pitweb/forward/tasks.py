@@ -5,10 +5,14 @@ twice, or beside the periodic sweep, changes nothing the first did not."""
 
 from __future__ import annotations
 
+import logging
+
 from celery import shared_task
 
 from pitweb.forward import checks, schedule
 from pitweb.releases.models import Release
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
@@ -27,7 +31,17 @@ def forward_check_task(forward_run_id: int) -> str:
 def forward_sweep() -> int:
     """The periodic pass: every line's newest version scheduled, every ended job settled
     (what a lost signal or a broker outage left undone)."""
-    queued = sum(len(schedule.forward_queue(release=r)) for r in schedule.newest_versions())
+    queued = 0
+    # one line or row that fails (ours) is logged and left for the next pass; the others
+    # are not held up behind it
+    for release in schedule.newest_versions():
+        try:
+            queued += len(schedule.forward_queue(release=release))
+        except Exception:
+            log.exception("forward sweep: scheduling %s failed", release.content_digest)
     for pk in checks.unsettled():
-        checks.forward_check(forward_run_id=pk)
+        try:
+            checks.forward_check(forward_run_id=pk)
+        except Exception:
+            log.exception("forward sweep: checking forward run %s failed", pk)
     return queued

@@ -25,6 +25,11 @@ class Release(models.Model):
 
     class Meta:
         ordering = ["-window_end", "name"]
+        constraints = [
+            # a line never forks: a version has at most one later version, so no two
+            # versions can tell different stories about the same days
+            models.UniqueConstraint(fields=["parent"], name="one_version_after_each")
+        ]
 
     def __str__(self) -> str:
         return self.name

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from django.core.files import File
 from django.core.files.storage import default_storage
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from harness.release.bundle import Bundle
 from harness.release.chain import child_problems
@@ -46,6 +46,11 @@ def _parent_of(bundle: Bundle) -> Release | None:
     problems = child_problems(parent.manifest, segments, bundle)
     if problems:
         raise ReleaseError(f"{bundle.name} does not grow its parent: " + "; ".join(problems))
+    if parent.children.exists():
+        raise ReleaseError(
+            f"{digest} already has a later version ({parent.children.get().content_digest}): "
+            "a release line does not fork; append to its newest version"
+        )
     return parent
 
 
@@ -67,6 +72,16 @@ def release_register(*, path: str | os.PathLike[str]) -> tuple[Release, bool]:
         if not default_storage.exists(target):
             with open(Path(path) / name, "rb") as handle:
                 default_storage.save(target, File(handle))
+    try:
+        release, created = _create(bundle, prefix, parent)
+    except IntegrityError:  # another version of the same parent registered meanwhile
+        raise ReleaseError(
+            f"{bundle.name}: its parent gained another version meanwhile: a line does not fork"
+        ) from None
+    return release_archive_seal(release=release), created
+
+
+def _create(bundle: Bundle, prefix: str, parent: Release | None) -> tuple[Release, bool]:
     manifest = bundle.manifest
     with transaction.atomic():
         release, created = Release.objects.get_or_create(
@@ -89,7 +104,7 @@ def release_register(*, path: str | os.PathLike[str]) -> tuple[Release, bool]:
                     sender=Release, release=release, parent=parent, sessions_added=sessions
                 )
             )
-    return release_archive_seal(release=release), created
+    return release, created
 
 
 def release_archive_seal(*, release: Release) -> Release:

@@ -17,6 +17,7 @@ from pitweb.releases.selectors import files_held
 from pitweb.runs.models import Run
 
 RECEIPT, TRAJECTORY, ARCHIVE = "receipt.json", "trajectory.jsonl", "release.tar"
+LOG = "commitments-log.json"
 
 
 @dataclass
@@ -88,6 +89,11 @@ def verify_commands(run: Run, *, site: str) -> VerifyCommands:
     folder = archive.folder_name(release)
     out.lines.append(f"tar -xf {ARCHIVE}")
     verify = f"pit-harness verify {RECEIPT} --trajectory {TRAJECTORY} --bundle {folder}"
+    if run.body.get("config", {}).get("forward") is not None:
+        # a forward binding is looked up in the commitment log (append-only: a later copy
+        # still holds the entry and the head the run names)
+        out.lines.append(f"curl -fLo {LOG} {_q(site + reverse('forward-log'))}")
+        verify += f" --log {LOG}"
     out.lines.append(verify + (f" --prices {csv}" if priced_with_reference else ""))
     if stated_prices_sha(run) and not priced_with_reference:
         out.caveats.append(

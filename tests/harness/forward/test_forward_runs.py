@@ -10,6 +10,7 @@ stamp) and so dated the next business day by EDGAR's 17:30 cut-off.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -24,7 +25,25 @@ import pytest
 from harness import RunConfig, run
 from harness.agents.external import command_agent
 from harness.cli import main
-from harness.forward.check import accepted_after, accepted_by, commitment_instant, forward_status
+from harness.forward.check import (
+    ForwardStatus,
+    accepted_after,
+    accepted_by,
+    business_day_before,
+    commitment_instant,
+    forward_status,
+)
+from harness.forward.log import (
+    Commit,
+    CommittedAgent,
+    CommittedBenchmark,
+    DeclaredModel,
+    Entry,
+    Withdraw,
+    document,
+    entry_digest,
+    next_entry,
+)
 from harness.forward.windows import backtest_window, forward_window
 from harness.receipt.build import receipt_text
 from harness.release.bundle import Bundle
@@ -148,13 +167,34 @@ def test_the_backtest_window_is_the_sessions_just_before_the_commitment(
     assert backtest_window(adversarial, STAMP, 3) == ("2023-03-06", "2023-03-08")
 
 
-def test_a_dated_row_is_judged_by_its_whole_new_york_day() -> None:
-    row = {"published_at": "2023-03-09", "acceptance_at": None}
-    evening = commitment_instant("2023-03-09T03:00:00Z")  # 22:00 New York on 8 March
+def test_a_dated_row_may_have_been_sent_from_the_evening_of_the_business_day_before() -> None:
+    """EDGAR dates a filing sent after 17:30 with the next business day: a date alone is
+    after a commitment only if even 17:30 on the business day before it is."""
+    row = {"published_at": "2023-03-09", "acceptance_at": None}  # a Thursday
+    evening = commitment_instant("2023-03-08T22:00:00Z")  # 17:00 New York on Wednesday
     assert accepted_after(row, evening) and not accepted_by(row, evening)
-    same_day = commitment_instant("2023-03-09T15:00:00Z")
-    assert not accepted_after(row, same_day) and not accepted_by(row, same_day)
-    assert accepted_by(row, commitment_instant("2023-03-10T05:00:00Z"))  # 00:00 New York
+    late = commitment_instant("2023-03-08T23:00:00Z")  # 18:00: the row may be older
+    assert not accepted_after(row, late) and not accepted_by(row, late)
+    assert accepted_by(row, commitment_instant("2023-03-10T03:00:00Z"))  # 22:00 that day
+    assert not accepted_by(row, commitment_instant("2023-03-10T02:59:59Z"))
+
+
+def test_a_monday_s_date_may_have_been_sent_on_friday_evening_or_the_weekend() -> None:
+    monday = {"published_at": "2026-01-12", "acceptance_at": None}
+    saturday = commitment_instant("2026-01-10T15:00:00Z")
+    assert not accepted_after(monday, saturday)
+    friday_afternoon = commitment_instant("2026-01-09T21:00:00Z")  # 16:00 New York
+    assert accepted_after(monday, friday_afternoon)
+
+
+def test_after_a_federal_holiday_the_business_day_before_is_earlier() -> None:
+    # Tuesday 2023-01-17 follows Martin Luther King Day: EDGAR's day before is Friday
+    assert business_day_before(date(2023, 1, 17)) == date(2023, 1, 13)
+    # Columbus Day (EDGAR closed, NYSE open): Tuesday 2023-10-10 follows Friday 10-06
+    assert business_day_before(date(2023, 10, 10)) == date(2023, 10, 6)
+    tuesday = {"published_at": "2023-01-17", "acceptance_at": None}
+    assert not accepted_after(tuesday, commitment_instant("2023-01-14T12:00:00Z"))
+    assert accepted_after(tuesday, commitment_instant("2023-01-13T22:00:00Z"))
 
 
 # -- runs -----------------------------------------------------------------------------------
@@ -179,15 +219,66 @@ def _agent(folder: Path, limit: int = 2) -> str:
     return f"{sys.executable} {path}"
 
 
+# every binding a test makes names a real commitment: a two-entry log per agent digest
+LOGS: dict[str, list[Entry]] = {}
+
+
+@functools.cache
+def _forms() -> tuple[str, ...]:
+    return tuple(sorted({r["form"] for r in _rows(False)}))
+
+
+def _log_for(agent_digest: str) -> list[Entry]:
+    if agent_digest not in LOGS:
+        bench = CommittedBenchmark(
+            release="forward-test", release_digest="sha256:" + "0b" * 32, forms=_forms(),
+            hold_sessions=5, clocks=("pit",), arms=("main", "redacted"),
+        )  # fmt: skip
+        agent = CommittedAgent(
+            name="tested", digest=agent_digest, transport="stdio", dialect="pit", label="tested"
+        )
+        first = next_entry(
+            None, stamped_at=STAMP,
+            commit=Commit(agent=agent, benchmark=bench, model=DeclaredModel(), submitter="t"),
+        )  # fmt: skip
+        other = CommittedAgent(
+            name="other", digest="sha256:" + "0c" * 32, transport="stdio", dialect="pit",
+            label="other",
+        )  # fmt: skip
+        second = next_entry(
+            first, stamped_at="2023-03-09T01:00:00Z",
+            commit=Commit(agent=other, benchmark=bench, model=DeclaredModel(), submitter="u"),
+        )  # fmt: skip
+        LOGS[agent_digest] = [first, second]
+    return LOGS[agent_digest]
+
+
 def _binding(agent_digest: str, kind: str = "forward") -> dict[str, Any]:
+    first, second = _log_for(agent_digest)
     return {
         "kind": kind,
-        "entry": "sha256:" + "e1" * 32,
-        "seq": 4,
+        "entry": entry_digest(first),
+        "seq": 1,
         "stamped_at": STAMP,
         "agent_digest": agent_digest,
-        "log_head": {"seq": 6, "digest": "sha256:" + "f6" * 32},
+        "log_head": {"seq": 2, "digest": entry_digest(second)},
     }
+
+
+def _log(body: dict[str, Any]) -> list[Entry]:
+    """The log a body's binding was made from (looked up by the entry it names)."""
+    wanted = body["config"]["forward"]["entry"]
+    return next(log for log in LOGS.values() if entry_digest(log[0]) == wanted)
+
+
+def _status(body: dict[str, Any], bundle: Any, trajectory: Any) -> ForwardStatus:
+    return forward_status(body, bundle, trajectory, _log(body))
+
+
+def _log_file(body: dict[str, Any], folder: Path) -> str:
+    path = folder / "commitments-log.json"
+    path.write_text(json.dumps(document(_log(body))))
+    return str(path)
 
 
 def _run(
@@ -237,7 +328,7 @@ def test_a_committed_agent_run_after_the_commitment_is_forward(
     assert body["config"]["forward"]["stamped_at"] == STAMP
     assert sum(c["trades"] for c in body["cells"]) > 0  # it traded, in both arms
     assert all(c["trades"] > 0 for c in body["cells"])
-    status = forward_status(body, honest, forward_run / "trajectory.jsonl")
+    status = _status(body, honest, forward_run / "trajectory.jsonl")
     assert (status.status, status.problems) == ("forward", [])
 
 
@@ -258,7 +349,7 @@ def test_the_cell_records_a_run_is_assembled_from_give_the_same_verdict(
         for (arm, clock), cell in by_cell.items()
     ]  # fmt: skip
     assert len(records) == 2
-    assert forward_status(_body(forward_run), honest, records).status == "forward"
+    assert _status(_body(forward_run), honest, records).status == "forward"
     # the other agent's picks, the same way: a record is read, never skipped
     early = next(r for r in Bundle.load(honest).rows("main") if r["partition_date"] < "2023-03-08")
     extra = json.dumps(
@@ -266,23 +357,83 @@ def test_the_cell_records_a_run_is_assembled_from_give_the_same_verdict(
     )
     records[0] = msgspec.structs.replace(records[0], events=records[0].events + "\n" + extra)
     assert (
-        forward_status(_body(forward_run), Bundle.load(honest), records)
+        _status(_body(forward_run), Bundle.load(honest), records)
         .problems[0]
         .startswith(f"accepted_before_commitment: row {early['row_key']} (main/pit) ")
     )
 
 
 def test_verify_says_forward_ok(
+    forward_run: Path, honest: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = _body(forward_run)
+    code = main(
+        ["verify", str(forward_run / "receipt.json"), "--trajectory",
+         str(forward_run / "trajectory.jsonl"), "--bundle", str(honest),
+         "--log", _log_file(body, tmp_path)]
+    )  # fmt: skip
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0, out
+    assert out[-2] == "scores re-derived ok"
+    entry = body["config"]["forward"]["entry"]
+    assert out[-1] == f"forward ok  committed {STAMP} entry {entry}"
+
+
+def test_verify_without_the_log_leaves_the_claim_unresolved(
     forward_run: Path, honest: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = main(
         ["verify", str(forward_run / "receipt.json"), "--trajectory",
          str(forward_run / "trajectory.jsonl"), "--bundle", str(honest)]
     )  # fmt: skip
-    out = capsys.readouterr().out.splitlines()
-    assert code == 0, out
-    assert out[-2] == "scores re-derived ok"
-    assert out[-1] == f"forward ok  committed {STAMP} entry sha256:{'e1' * 32}"
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "scores re-derived ok" in out and "forward ok" not in out
+    assert "forward UNRESOLVED" in out and "--log" in out
+
+
+def test_a_binding_the_log_does_not_hold_is_not_forward(
+    forward_run: Path, honest: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A made-up commitment: the run names an entry digest and a stamp no log holds."""
+    body = _body(forward_run)
+    other = _log_for("sha256:" + "0d" * 32)  # a real log, of another agent's commitment
+    status = forward_status(body, honest, forward_run / "trajectory.jsonl", other)
+    assert status.status == "not_forward"
+    assert status.problems[0].startswith("not_in_the_log: entry 1 is not the commitment")
+    path = tmp_path / "other-log.json"
+    path.write_text(json.dumps(document(other)))
+    code = main(
+        ["verify", str(forward_run / "receipt.json"), "--trajectory",
+         str(forward_run / "trajectory.jsonl"), "--bundle", str(honest), "--log", str(path)]
+    )  # fmt: skip
+    assert code == 1 and "forward no  not_in_the_log" in capsys.readouterr().out
+
+
+def test_a_commitment_withdrawn_by_the_head_it_names_is_not_forward(
+    forward_run: Path, honest: Path
+) -> None:
+    body = _body(forward_run)
+    first, second = _log(body)
+    withdrawal = next_entry(
+        second, stamped_at="2023-03-09T02:00:00Z",
+        withdraw=Withdraw(withdraws=1, entry=entry_digest(first), reason="r", submitter="t"),
+    )  # fmt: skip
+    log = [first, second, withdrawal]
+    # withdrawn after the head the run names: the run was queued while it was live
+    assert forward_status(body, honest, forward_run / "trajectory.jsonl", log).status == "forward"
+    body["config"]["forward"]["log_head"] = {"seq": 3, "digest": entry_digest(withdrawal)}
+    status = forward_status(body, honest, forward_run / "trajectory.jsonl", log)
+    assert status.problems == ["withdrawn: entry 3 withdrew commitment 1"]
+
+
+def test_a_run_of_another_benchmark_than_the_committed_is_not_forward(
+    forward_run: Path, honest: Path
+) -> None:
+    body = _body(forward_run)
+    body["config"]["hold_sessions"] = 1
+    status = forward_status(body, honest, forward_run / "trajectory.jsonl", _log(body))
+    assert status.problems == ["benchmark_differs: the run's hold_sessions 1, the commitment's 5"]
 
 
 def test_a_traded_row_accepted_before_the_commitment_is_not_forward(
@@ -301,8 +452,8 @@ def test_a_traded_row_accepted_before_the_commitment_is_not_forward(
     decision = next(e for e in events if e.get("event") == "decision" and e["arm"] == "redacted")
     decision["picks"] = [*decision["picks"], redacted_key]
     body = _body(forward_run)
-    assert forward_status(body, adversarial, forward_run / "trajectory.jsonl").status == "forward"
-    status = forward_status(body, adversarial, events)
+    assert _status(body, adversarial, forward_run / "trajectory.jsonl").status == "forward"
+    status = _status(body, adversarial, events)
     assert (status.status, status.problems) == (
         "not_forward",
         [
@@ -320,14 +471,14 @@ def test_a_run_of_another_agent_is_not_forward(
     window = forward_window(honest, STAMP)
     assert window is not None
     out = _run(honest, tmp_path / "out", command, window, _binding(committed))
-    status = forward_status(_body(out), honest, out / "trajectory.jsonl")
+    status = _status(_body(out), honest, out / "trajectory.jsonl")
     assert status.status == "not_forward"
     assert status.problems == [
         f"agent_digest_differs: the run's agent is {_digest(command)}, the commitment's is {committed}"
     ]
     code = main(
         ["verify", str(out / "receipt.json"), "--trajectory", str(out / "trajectory.jsonl"),
-         "--bundle", str(honest)]
+         "--bundle", str(honest), "--log", _log_file(_body(out), tmp_path)]
     )  # fmt: skip
     printed = capsys.readouterr().out.splitlines()
     assert code == 1
@@ -343,7 +494,7 @@ def test_a_window_opening_before_the_commitment_is_not_forward(
     out = _run(
         honest, tmp_path / "out", command, ("2023-03-06", "2023-03-10"), _binding(_digest(command))
     )
-    problems = forward_status(_body(out), honest, out / "trajectory.jsonl").problems
+    problems = _status(_body(out), honest, out / "trajectory.jsonl").problems
     assert any(p.startswith("accepted_before_commitment: row ") for p in problems)
     assert problems[-1] == (
         "window_opens_before_commitment: the window's first session 2023-03-06 opens at "
@@ -358,12 +509,12 @@ def test_a_backtest_before_the_commitment_holds_and_one_after_does_not(
     window = backtest_window(honest, STAMP, 3)
     assert window is not None
     out = _run(honest, tmp_path / "before", command, window, _binding(_digest(command), "backtest"))
-    assert forward_status(_body(out), honest, out / "trajectory.jsonl").status == "backtest"
+    assert _status(_body(out), honest, out / "trajectory.jsonl").status == "backtest"
     late = _run(
         honest, tmp_path / "late", command, ("2023-03-08", "2023-03-09"),
         _binding(_digest(command), "backtest"),
     )  # fmt: skip
-    status = forward_status(_body(late), honest, late / "trajectory.jsonl")
+    status = _status(_body(late), honest, late / "trajectory.jsonl")
     assert status.status == "not_backtest"
     assert status.problems[0].startswith("accepted_after_commitment: row ")
     assert all(p.startswith("accepted_after_commitment: ") for p in status.problems)
@@ -406,7 +557,7 @@ def test_a_forward_binding_is_validated_naming_its_key(tmp_path: Path) -> None:
         ({"stamped_at": "2023-02-30T23:00:00Z"}, "forward.stamped_at"),
         ({"agent_digest": None}, "forward.agent_digest"),
         ({"log_head": {"seq": 6}}, "forward.log_head"),
-        ({"log_head": {"seq": 3, "digest": "sha256:" + "f6" * 32}}, "forward.log_head.seq"),
+        ({"seq": 3}, "forward.log_head.seq"),  # a head before the entry it names
         ({"extra": 1}, "forward: unknown key(s) extra"),
     ):
         with pytest.raises(ConfigError, match=re.escape(key)):
@@ -436,7 +587,7 @@ def test_the_session_bell_is_new_york_time_in_utc() -> None:
 def test_a_binding_of_no_known_kind_is_no_claim_that_holds(forward_run: Path, honest: Path) -> None:
     body = _body(forward_run)
     body["config"]["forward"]["kind"] = "sideways"
-    status = forward_status(body, honest, forward_run / "trajectory.jsonl")
+    status = forward_status(body, honest, forward_run / "trajectory.jsonl", _log(body))
     assert status.status == "not_forward"
     assert status.problems == ["not_a_binding: config.forward is not a binding (kind 'sideways')"]
 

@@ -125,7 +125,7 @@ def test_a_redirect_off_the_host_is_refused(edgar: Edgar, tmp_path: Path) -> Non
     edgar.redirects["/Archives/edgar/daily-index/2022/QTR4/company.20221004.idx"] = (
         "http://elsewhere.example/company.20221004.idx"
     )
-    with pytest.raises(FetchError, match="redirected off"):
+    with pytest.raises(FetchError, match=r"off http://127\.0\.0\.1:[0-9]+; refused"):
         fetch_days(edgar.url, user_agent=AGENT, inbox=tmp_path, days=[date(2022, 10, 4)],
                    limiter=_limiter()[0])  # fmt: skip
     assert not list((tmp_path / "daily-index").glob("company.20221004.*"))
@@ -224,3 +224,18 @@ def test_fetched_headers_stamp_the_rows_of_the_version(edgar: Edgar, tmp_path: P
     (row,) = Bundle.load(tmp_path / "v2", start="2023-03-06").rows("main")
     # <ACCEPTANCE-DATETIME>20230306172921 is New York time, EST in early March
     assert row["acceptance_at"] == "2023-03-06T17:29:21-05:00"
+
+
+def test_a_body_past_the_limit_is_refused_and_nothing_kept(
+    edgar: Edgar, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.release import fetch
+
+    monkeypatch.setattr(fetch, "MAX_BODY", 1000)  # the real index is far longer
+    limiter, _ = _limiter()
+    with pytest.raises(FetchError, match="more than 1000 bytes; refused"):
+        fetch_days(
+            edgar.url, user_agent=AGENT, inbox=tmp_path, days=[OCT3], forms={"8-K"},
+            limiter=limiter,
+        )  # fmt: skip
+    assert not list(tmp_path.rglob("*.idx"))

@@ -139,9 +139,10 @@ def test_a_release_with_a_newer_version_is_refused(
 ) -> None:
     Release.objects.create(
         content_digest="sha256:" + "e" * 64, name=registered.name,
-        manifest={**registered.manifest, "parent": registered.content_digest},
+        manifest={**registered.manifest,
+                  "parent": {"content_digest": registered.content_digest, "name": registered.name}},
         window_start=registered.window_start, window_end=registered.window_end,
-        row_count=registered.row_count, storage_prefix="elsewhere",
+        row_count=registered.row_count, storage_prefix="elsewhere", parent=registered, version=2,
     )  # fmt: skip
     with pytest.raises(SubmissionError) as refused:
         commit(agent, registered)

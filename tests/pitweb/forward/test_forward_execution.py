@@ -17,16 +17,18 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.files.storage import default_storage
 from django.test import Client
 
 from harness.agents import memory_cheat
+from harness.cli import main
 from harness.market.prices import load_prices
 from harness.release.append import append_synthetic
 from harness.release.synth import synth_release
 from pitweb.execution import services as execution
 from pitweb.execution.models import ExecutionJob
 from pitweb.forward.checks import forward_check
-from pitweb.forward.models import Commitment, ForwardRun
+from pitweb.forward.models import Commitment, ForwardRun, LogEntry
 from pitweb.forward.schedule import forward_queue
 from pitweb.forward.selectors import forward_run_rows
 from pitweb.forward.services import commitment_create
@@ -34,14 +36,16 @@ from pitweb.pricing.services import reference_prices_register
 from pitweb.releases.models import Release
 from pitweb.releases.services import release_register
 from pitweb.runs.models import JobState
+from pitweb.runs.verify_commands import verify_commands
 from tests.support.data import build_prices
 from tests.support.sandbox import require_sandbox
 
 pytestmark = pytest.mark.django_db(transaction=True)
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "agents"
 LINE = "forward-line"
-# stated: after the first version's last session (2023-03-10) closed
-COMMITTED_AT = datetime(2023, 3, 10, 23, 0, tzinfo=UTC)
+# stated: 16:30 New York, after the first version's last session (Friday 2023-03-10) closed
+# and before EDGAR's 17:30 cut-off (a filing dated Monday may have been sent after it)
+COMMITTED_AT = datetime(2023, 3, 10, 21, 30, tzinfo=UTC)
 BENCH: dict[str, Any] = {
     "forms": ["8-K"], "hold_sessions": 3, "clocks": ["pit"], "arms": ["main", "shifted"],
 }  # fmt: skip
@@ -105,8 +109,9 @@ def committed(
 
 
 def test_each_version_runs_every_commitment_forward_and_its_backtest(
-    line: Line, committed: list[Commitment], staff: User
-) -> None:
+    line: Line, committed: list[Commitment], staff: User, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
     second = _register(line.folders[1], line.prices, staff)  # the signal queues the runs
     rows = list(ForwardRun.objects.filter(release=second).select_related("run", "commitment"))
     assert sorted((r.commitment.agent.name, r.kind) for r in rows) == [
@@ -117,7 +122,7 @@ def test_each_version_runs_every_commitment_forward_and_its_backtest(
         assert row.status == ("forward" if row.kind == "forward" else "backtest"), row.problems
         binding = row.run.body["config"]["forward"]
         assert binding["entry"] == row.commitment.entry.digest
-        assert binding["stamped_at"] == "2023-03-10T23:00:00Z"
+        assert binding["stamped_at"] == "2023-03-10T21:30:00Z"
         assert binding["kind"] == row.kind
         assert row.sessions == 3
     ahead = {r.kind: (r.start, r.end) for r in rows if r.commitment.agent.name == "stub"}
@@ -132,6 +137,27 @@ def test_each_version_runs_every_commitment_forward_and_its_backtest(
     # asked again (the sweep, a retried task): nothing more is queued
     assert forward_queue(release=third) == []
     assert ForwardRun.objects.count() == 8
+
+    # each run verifies offline as forward (or backtest), looked up in the published log
+    log = tmp_path / "commitments-log.json"
+    log.write_bytes(Client().get("/forward/log.json").content)
+    assert main(["commitments", "verify", str(log)]) == 0
+    for row in ForwardRun.objects.filter(release=second).select_related("run"):
+        assert row.run is not None
+        folder = tmp_path / row.run.run_id
+        folder.mkdir()
+        for name, stored in (("receipt.json", row.run.receipt_name),
+                             ("trajectory.jsonl", row.run.trajectory_name)):  # fmt: skip
+            with default_storage.open(stored, "rb") as handle:
+                (folder / name).write_bytes(handle.read())
+        capsys.readouterr()
+        code = main(["verify", str(folder / "receipt.json"), "--trajectory",
+                     str(folder / "trajectory.jsonl"), "--bundle", str(line.folders[1]),
+                     "--log", str(log)])  # fmt: skip
+        printed = capsys.readouterr().out
+        assert code == 0, printed
+        assert f"{row.kind} ok  committed 2023-03-10T21:30:00Z" in printed
+        assert "--log commitments-log.json" in verify_commands(row.run, site="http://x").text
 
     # the page's table: every run, priced with the line's reference prices
     table = Client().get("/forward/?table=runs&format=json").json()
@@ -176,9 +202,9 @@ def test_a_window_opening_before_the_commitment_is_never_forward(
     job = execution.forward_execution_queue(
         agent=commitment.agent, release=second, start=date(2023, 3, 6), end=date(2023, 3, 15),
         forward={"kind": "forward", "entry": commitment.entry.digest,
-                 "seq": commitment.entry.seq, "stamped_at": "2023-03-10T23:00:00Z",
+                 "seq": commitment.entry.seq, "stamped_at": "2023-03-10T21:30:00Z",
                  "agent_digest": commitment.agent_digest,
-                 "log_head": {"seq": 2, "digest": commitment.entry.digest}},
+                 "log_head": {"seq": 2, "digest": LogEntry.objects.get(seq=2).digest}},
         reason="test: a window before the commitment", **BENCH,
     )  # fmt: skip
     row = ForwardRun.objects.create(

@@ -44,8 +44,9 @@ from pitweb.runs.models import FINAL_STATES, VerificationJob
 LINE = "pit-demo-forward"
 SEED = 21
 FIRST = (date(2024, 1, 2), date(2024, 2, 29))
-# the stated commitment time: after the line's last session's close (16:00 New York)
-COMMITTED_AT = datetime(2024, 2, 29, 23, 0, tzinfo=UTC)
+# the stated commitment time: 16:30 New York, after the line's last session closed and
+# before EDGAR's 17:30 cut-off (a filing dated the next day may be sent after it)
+COMMITTED_AT = datetime(2024, 2, 29, 21, 30, tzinfo=UTC)
 GROWTH = (5, 5)  # sessions each later version adds
 FORMS = ["8-K"]
 HOLD = 5
