@@ -14,6 +14,7 @@ from datetime import date
 
 from django.db import IntegrityError, transaction
 
+from harness.forward.check import NEW_YORK
 from harness.forward.windows import backtest_window, forward_window, priced_through
 from harness.market.calendar import sessions_for
 from pitweb.artifacts import release_copy, release_held
@@ -83,6 +84,8 @@ def forward_queue(*, release: Release) -> list[ForwardRun]:
         )
         if {ForwardRun.Kind.FORWARD, ForwardRun.Kind.BACKTEST} <= done:
             continue
+        if commitment.committed_at.astimezone(NEW_YORK).date() >= release.window_end:
+            continue  # no day of this version is after it: nothing to read the release for
         folder = folder or release_copy(release)
         stamped = str(commitment.entry.body["stamped_at"])
         ahead = forward_window(folder, stamped)
