@@ -18,6 +18,7 @@ from pitweb.forward.services import commitment_create
 from pitweb.jobs.models import WorkerBeat
 from pitweb.pricing.models import PlatformScore
 from pitweb.runs.models import JobState
+from tests.pitweb.execution.test_execution_workers import real_broker  # noqa: F401 - autouse
 from tests.pitweb.forward.test_forward_execution import (
     BENCH,
     COMMITTED_AT,
@@ -30,16 +31,6 @@ from tests.pitweb.jobs.test_worker_integration import stop, wait_for, worker, wo
 from tests.support.sandbox import require_sandbox
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
-
-
-@pytest.fixture(autouse=True)
-def real_broker(eager_celery: None) -> Any:
-    from pitweb import celery_app
-    from tests.pitweb.jobs.test_worker_integration import real_broker_clean
-
-    celery_app.conf.task_always_eager = False
-    real_broker_clean()
-    yield
 
 
 def _settled(release: Any) -> bool:
