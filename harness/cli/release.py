@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.cli.common import day
+from harness.cli.common import UsageError, day
 from harness.outcomes import EXIT_MISMATCH, EXIT_OK
 from harness.progress import terminal_bar
 from harness.release.edgar import build_release, read_tickers
@@ -39,6 +39,30 @@ def cmd_synth(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# what a folder given to --acceptance is read for (the fetcher's inbox keeps headers so)
+ACCEPTANCE_SUFFIXES = (".hdr.sgml", ".txt", ".json")
+
+
+def acceptance_files(given: list[str] | None) -> list[str]:
+    """``--acceptance``'s files, a folder standing for every header, submission or
+    submissions JSON directly in it (sorted by name: the same folder, the same release)."""
+    files: list[str] = []
+    for path in given or []:
+        folder = Path(path)
+        if folder.is_dir():
+            found = sorted(
+                str(p) for p in folder.iterdir() if p.is_file() and p.name.endswith(ACCEPTANCE_SUFFIXES)
+            )
+            if not found:
+                raise UsageError(
+                    f"--acceptance {path}: a folder with no {', '.join(ACCEPTANCE_SUFFIXES)} file"
+                )
+            files += found
+        else:
+            files.append(path)
+    return files
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     tickers = read_tickers(args.tickers) if args.tickers else None
     secret_path = args.row_key_secret or str(Path(args.out).resolve()) + ".row-key-secret"
@@ -47,7 +71,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         manifest = build_release(
             args.out,
             index_files=args.edgar_index,
-            acceptance_files=args.acceptance or [],
+            acceptance_files=acceptance_files(args.acceptance),
             name=args.name,
             tickers=tickers,
             # read (or made) only once every input file has been read
@@ -90,7 +114,7 @@ def cmd_append(args: argparse.Namespace) -> int:
             args.to,
             args.out,
             index_files=args.edgar_index,
-            acceptance_files=args.acceptance or [],
+            acceptance_files=acceptance_files(args.acceptance),
             row_key_secret=secret_file(secret_path, args.out, create=False),
             tickers=tickers,
             name=args.name,
@@ -179,7 +203,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="FILE",
         help="when EDGAR accepted the filings: filing headers carrying ACCEPTANCE-DATETIME "
         "(<accession>.hdr.sgml, a full submission <accession>.txt) or the SEC's submissions "
-        "JSON (its Z-suffixed times are read as the file's own stamps show, see docs/release.md)",
+        "JSON (its Z-suffixed times are read as the file's own stamps show, see docs/release.md); "
+        "a folder stands for every such file directly in it",
     )
     build.add_argument(
         "--tickers",

@@ -93,9 +93,20 @@ def self_signed(folder: Path) -> tuple[Path, Path]:
 @contextmanager
 def serving_model(folder: Path) -> Iterator[tuple[int, Path, list[dict[str, Any]]]]:
     """A loopback chat-completions server over HTTPS: (port, its certificate, requests)."""
+    with serving_https(ModelHandler, folder) as served:
+        yield served
+
+
+@contextmanager
+def serving_https(
+    handler_class: type[BaseHTTPRequestHandler], folder: Path
+) -> Iterator[tuple[int, Path, list[dict[str, Any]]]]:
+    """``handler_class`` served over HTTPS on a loopback port with a certificate of its
+    own: (port, the certificate, the requests it recorded in its ``seen`` list)."""
+    folder.mkdir(parents=True, exist_ok=True)
     cert, key = self_signed(folder)
     seen: list[dict[str, Any]] = []
-    handler = type("Model", (ModelHandler,), {"seen": seen})
+    handler = type(handler_class.__name__, (handler_class,), {"seen": seen})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)

@@ -16,15 +16,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import ssl
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from tests.support.model_server import self_signed
+from tests.support.model_server import serving_https
 
 MODEL_RETURNED = "loopback-tools-2026-01-01"
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -123,18 +121,5 @@ class ToolModelHandler(BaseHTTPRequestHandler):
 @contextmanager
 def serving_tool_model(folder: Path) -> Iterator[tuple[int, Path, list[dict[str, Any]]]]:
     """The server on a loopback port: (port, its certificate, the requests it received)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    cert, key = self_signed(folder)
-    seen: list[dict[str, Any]] = []
-    handler = type("ToolModel", (ToolModelHandler,), {"seen": seen})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server.server_address[1], cert, seen
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving_https(ToolModelHandler, folder) as served:
+        yield served

@@ -4,11 +4,9 @@ file named on `verify`'s command line that is not there is a usage error, not a 
 
 from __future__ import annotations
 
-import json
 import os
 import pty
 import select
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,14 +30,8 @@ PIT_HARNESS = str(Path(sys.executable).parent / "pit-harness")
 
 
 @pytest.fixture()
-def folder(march_release: Path, tmp_path: Path) -> Path:
-    shutil.copytree(march_release, tmp_path / "release")
-    (tmp_path / "run.json").write_text(
-        json.dumps(
-            {"bundle_path": "release", "forms": ["8-K"], "start": "2023-03-01", "end": "2023-03-10"}
-        )
-    )
-    return tmp_path
+def folder(session: Path) -> Path:
+    return session
 
 
 def in_terminal(args: list[str], cwd: Path, **env: str) -> str:

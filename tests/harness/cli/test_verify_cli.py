@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,18 +14,6 @@ import pytest
 from harness.cli import main
 
 REPO = Path(__file__).resolve().parents[3]
-
-
-@pytest.fixture()
-def session(march_release: Path, tmp_path: Path) -> Path:
-    """A working folder with run.json pointing at a copy of the release."""
-    shutil.copytree(march_release, tmp_path / "release")
-    (tmp_path / "run.json").write_text(
-        json.dumps(
-            {"bundle_path": "release", "forms": ["8-K"], "start": "2023-03-01", "end": "2023-03-10"}
-        )
-    )
-    return tmp_path
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

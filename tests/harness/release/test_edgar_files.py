@@ -567,3 +567,22 @@ def test_parse_index_reads_every_kind(tmp_path: Path) -> None:
     master = parse_index(_as_master(_company_idx(), tmp_path / "master.idx"))
     assert len(company) == len(master) == 4925
     assert [c["accession"] for c in company] == [m["accession"] for m in master]
+
+
+def test_a_folder_of_headers_builds_the_release_its_files_build(tmp_path: Path) -> None:
+    from harness.cli import main
+
+    index, _ = _header_rows(tmp_path / "company.headers.idx")
+    folder = shared_path("data", "edgar", "headers")
+    common = ["release", "build", "--edgar-index", str(_company_idx()), str(index),
+              "--row-key-secret", str(tmp_path / "secret"), "--name", "edgar-real"]  # fmt: skip
+    assert main([*common, "--acceptance", str(folder), "--out", str(tmp_path / "a")]) == 0
+    listed = [str(p) for p in _headers()]
+    assert main([*common, "--acceptance", *listed, "--out", str(tmp_path / "b")]) == 0
+    a, b = (Bundle.load(tmp_path / name).manifest for name in ("a", "b"))
+    assert a["row_counts"]["acceptance_stamped"] == 60
+    assert a["content_digest"] == b["content_digest"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main([*common, "--acceptance", str(empty), "--out", str(tmp_path / "c")]) == 2
+    assert not (tmp_path / "c").exists()
