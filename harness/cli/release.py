@@ -51,7 +51,9 @@ def acceptance_files(given: list[str] | None) -> list[str]:
         folder = Path(path)
         if folder.is_dir():
             found = sorted(
-                str(p) for p in folder.iterdir() if p.is_file() and p.name.endswith(ACCEPTANCE_SUFFIXES)
+                str(p)
+                for p in folder.iterdir()
+                if p.is_file() and p.name.endswith(ACCEPTANCE_SUFFIXES)
             )
             if not found:
                 raise UsageError(
