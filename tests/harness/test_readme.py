@@ -45,6 +45,17 @@ NOT_RUN = {
     "minutes of it; .ci/run runs it after the tests, and tests/harness/agents/test_inspect.py "
     "runs the Inspect half",
     ("docs/architecture.md", " submitter's machine"): "a diagram, not a command",
+    ("docs/site.md", 'curl -o commitments-log.json "$PITWEB_URL/forward/log.json"'): (
+        "needs a site that serves a log and a head the reader kept: "
+        "tests/pitweb/forward/test_forward_execution.py downloads /forward/log.json and runs "
+        "`pit-harness commitments verify` and `verify --log` on it"
+    ),
+    ("README.md", "pit-harness commitments verify commitments-log.json --head SEQ:DIGEST"): (
+        "a sketch with the reader's placeholders (a head kept, a release and a day's index): "
+        "tests/harness/cli/test_commitments_cli.py runs `commitments verify`, the growing "
+        "release walk-through in docs/release.md runs `release append` and `verify-chain`, and "
+        "tests/pitweb/forward/test_forward_execution.py verifies a site's log and runs offline"
+    ),
     ("docs/receipt.md", '"forward": {'): "a run config's forward binding, shown for its keys; "
     "tests/harness/forward/test_forward_runs.py runs bound configs and validates each key",
     ("docs/site.md", "cell:  queued -> running"): "a state diagram, not a command; "
