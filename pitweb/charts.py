@@ -513,3 +513,92 @@ def board_scatter(rows: list[dict[str, Any]]) -> tuple[go.Figure | None, str]:
         **{**_LAYOUT, "height": 380},
     )
     return figure, note
+
+
+def forward_decay(rows: list[dict[str, Any]]) -> go.Figure | None:
+    """The forward board drawn: each committed agent's backtest return against its forward
+    return (the same number of sessions just before and after its commitment), both 95%
+    intervals as whiskers, and the diagonal on which nothing changed when the future was
+    truly unknown: a point below it lost its edge. ``rows`` are forward board rows
+    (fractions). None when no row has both figures."""
+    points = [
+        r
+        for r in rows
+        if r.get("backtest_return") is not None and r.get("forward_return") is not None
+    ]
+    if not points:
+        return None
+    frame = pd.DataFrame(
+        {
+            "label": [literal(f"{r['agent']} (#{r['seq']})") for r in points],
+            "x": [r["backtest_return"] * 100 for r in points],
+            "y": [r["forward_return"] * 100 for r in points],
+            "x_low": [(r["backtest_interval_95"] or [None])[0] for r in points],
+            "x_high": [(r["backtest_interval_95"] or [None, None])[1] for r in points],
+            "y_low": [(r["forward_interval_95"] or [None])[0] for r in points],
+            "y_high": [(r["forward_interval_95"] or [None, None])[1] for r in points],
+        }
+    )
+    for column in ("x_low", "x_high", "y_low", "y_high"):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce") * 100
+    figure = go.Figure()
+    for index, row in frame.iterrows():
+        figure.add_scatter(
+            name=row["label"],
+            mode="markers",
+            x=[row["x"]],
+            y=[row["y"]],
+            error_x=_whiskers([row["x"]], [row["x_low"]], [row["x_high"]], thickness=1, width=0),
+            error_y=_whiskers([row["y"]], [row["y_low"]], [row["y_high"]], thickness=1, width=0),
+            marker={"color": FORM_PALETTE[int(index) % len(FORM_PALETTE)], "size": 10},  # type: ignore[call-overload]
+            hovertemplate=row["label"]
+            + "<br>backtest %{x:.2f}% · forward %{y:.2f}%<extra></extra>",
+        )
+    values = pd.concat(
+        [frame[c] for c in ("x", "y", "x_low", "x_high", "y_low", "y_high")]
+    ).dropna()
+    low, high = float(min(values.min(), 0.0)), float(max(values.max(), 0.0))
+    figure.add_scatter(
+        name="forward = backtest",
+        mode="lines",
+        x=[low, high],
+        y=[low, high],
+        line={"color": "#888", "dash": "dot", "width": 1},
+        hoverinfo="skip",
+    )
+    figure.update_layout(
+        title="Backtest against forward return, main arm (95% intervals)",
+        xaxis_title="backtest: sessions before the commitment, % per trade",
+        yaxis_title="forward: sessions after it, % per trade",
+        **{**_LAYOUT, "height": 400},
+    )
+    return figure
+
+
+def forward_curves(curves: dict[str, list[dict[str, Any]]]) -> go.Figure | None:
+    """Each committed agent's forward return as it stood day by day since its commitment
+    (the mean of the priced trades entered so far; the last point is its board figure).
+    None when no agent has a point."""
+    drawn = {name: points for name, points in curves.items() if points}
+    if not drawn:
+        return None
+    figure = go.Figure()
+    for index, (name, points) in enumerate(sorted(drawn.items())):
+        figure.add_scatter(
+            name=literal(name),
+            mode="lines+markers",
+            x=[p["days"] for p in points],
+            y=[p["forward_return"] * 100 for p in points],
+            customdata=[[p["date"], p["trades"]] for p in points],
+            line={"color": FORM_PALETTE[index % len(FORM_PALETTE)]},
+            hovertemplate=literal(name)
+            + "<br>day %{x} (%{customdata[0]}): %{y:.2f}% over %{customdata[1]} trades<extra></extra>",
+        )
+    figure.add_hline(y=0, line={"color": "#888", "width": 1})
+    figure.update_layout(
+        title="Forward return so far, by days since the commitment",
+        xaxis_title="calendar days since the commitment (entry session)",
+        yaxis_title="mean return per trade so far, %",
+        **_LAYOUT,
+    )
+    return figure

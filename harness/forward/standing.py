@@ -227,3 +227,27 @@ def forward_curve(trades: Sequence[Trade], committed_on: date) -> list[dict[str,
              "trades": count, "forward_return": total / count}
         )  # fmt: skip
     return out
+
+
+def trades_json(cells: dict[tuple[str, str], list[Trade]]) -> dict[str, list[list[Any]]]:
+    """Each cell's trades as stored beside a forward run's platform figures
+    (``"arm/clock"``: each trade's fields in ``Trade``'s order)."""
+    return {f"{arm}/{clock}": [list(t) for t in trades] for (arm, clock), trades in cells.items()}
+
+
+def trades_of(stored: dict[str, Any] | None, arm: str, clock: str) -> list[Trade] | None:
+    """One cell's trades from ``trades_json``'s form; None when the cell was not kept."""
+    cell = (stored or {}).get(f"{arm}/{clock}")
+    return None if cell is None else [Trade(*fields) for fields in cell]
+
+
+def decay_reading(interval: Sequence[float] | None) -> str:
+    """What a decay's 95% interval supports, and no more."""
+    if interval is None:
+        return "no interval: a window without priced trades"
+    low, high = interval
+    if low > 0:
+        return "edge lost: the backtest beat the forward run by more than chance explains"
+    if high < 0:
+        return "better forward than in its backtest, by more than chance explains"
+    return "no decay the data can tell from zero"

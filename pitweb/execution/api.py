@@ -107,6 +107,15 @@ class ExecuteIn(Serializer):
     forms = serializers.ListField(child=serializers.CharField(max_length=32), required=False,
                                   max_length=64)  # fmt: skip
     probe = serializers.IntegerField(min_value=0, max_value=1000, required=False, default=10)
+    model_version = serializers.CharField(
+        max_length=200, required=False, default="", allow_blank=True,
+        help_text="P1, declared: the model the agent calls (empty: a listed gap)",
+    )  # fmt: skip
+    training_cutoff = serializers.DateField(
+        required=False, allow_null=True, default=None,
+        help_text="P2, declared: the model's training cutoff; the run is then marked "
+        "post-cutoff, crossing or pre-cutoff against its window",
+    )  # fmt: skip
 
 
 class ReexecuteIn(Serializer):
@@ -159,6 +168,8 @@ class ExecuteApi(APIView):
         job = services.execution_request(
             by=cast(User, request.user), agent=agent, release=release, start=data["start"],
             end=data["end"], forms=data.get("forms"), probe=data["probe"],
+            model_version=data["model_version"],
+            training_cutoff=data["training_cutoff"].isoformat() if data["training_cutoff"] else "",
         )  # fmt: skip
         return Response(ExecutionOut(job, context={"request": request}).data, status=202)
 

@@ -235,9 +235,13 @@ def execution_request(
     end: date,
     forms: list[str] | None = None,
     probe: int = 10,
+    model_version: str = "",
+    training_cutoff: str = "",
 ) -> ExecutionJob:
     """The agent's owner (or staff) asks for a run of it on a release and window: executed
-    by the workers with the release's current reference prices."""
+    by the workers with the release's current reference prices. ``model_version`` and
+    ``training_cutoff``: the owner's declarations (P1, P2), written into the run's config
+    as declared; the cutoff is then checked against the window by the engine."""
     if not (by.is_staff or agent.owner_id == by.pk):
         raise SubmissionError("not_owner", "only the agent's owner or staff ask for its runs", 403)
     if not release_held(release):
@@ -255,6 +259,7 @@ def execution_request(
         raise SubmissionError("invalid_forms", f"forms not in the release: {unknown}")
     if not 0 <= probe <= 1000:
         raise SubmissionError("invalid_probe", "probe: an integer from 0 to 1000")
+    declared = _declarations(model_version, training_cutoff)
     running = agent.jobs.filter(kind=ExecutionJob.Kind.EXECUTE).exclude(
         state__in=ExecutionJob.FINAL
     )
@@ -273,9 +278,28 @@ def execution_request(
         "probe": probe,
         "network_policy": "fail_closed",
         "prices_id": None if prices is None else prices.pk,
+        **declared,
     }
     return _create(kind=ExecutionJob.Kind.EXECUTE, agent=agent, release=release, config=config,
                    by=by, reason="")  # fmt: skip
+
+
+def _declarations(model_version: str, training_cutoff: str) -> dict[str, str]:
+    """P1 and P2 as an owner declares them (absent when neither is: the run lists them
+    as gaps); a cutoff that is not a date is refused."""
+    if len(model_version) > 200:
+        raise SubmissionError("invalid_model_version", "model_version: at most 200 characters")
+    if training_cutoff:
+        try:
+            date.fromisoformat(training_cutoff)
+        except ValueError:
+            raise SubmissionError(
+                "invalid_training_cutoff", "training_cutoff: a date, YYYY-MM-DD"
+            ) from None
+        if len(training_cutoff) != 10:
+            raise SubmissionError("invalid_training_cutoff", "training_cutoff: a date, YYYY-MM-DD")
+    found = {"model_version": model_version, "training_cutoff": training_cutoff}
+    return {k: v for k, v in found.items() if v}
 
 
 def forward_execution_queue(
@@ -290,6 +314,8 @@ def forward_execution_queue(
     hold_sessions: int,
     forward: dict[str, Any],
     reason: str,
+    model_version: str = "",
+    training_cutoff: str = "",
 ) -> ExecutionJob:
     """The forward track's execution of a committed agent (``forward``: the binding the
     run's config carries, ``harness.forward``): queued by the site's scheduler, not asked
@@ -309,6 +335,8 @@ def forward_execution_queue(
         "network_policy": "fail_closed",
         "prices_id": None if prices is None else prices.pk,
         "forward": forward,
+        # the commitment's declarations: its runs are post-cutoff, crossing or pre-cutoff
+        **_declarations(model_version, training_cutoff),
     }
     return _create(kind=ExecutionJob.Kind.EXECUTE, agent=agent, release=release, config=config,
                    by=agent.owner, reason=reason)  # fmt: skip

@@ -134,6 +134,8 @@ def _queue(
                 forms=list(commitment.forms), arms=list(commitment.arms),
                 clocks=list(commitment.clocks), hold_sessions=commitment.hold_sessions,
                 forward=binding,
+                model_version=commitment.model_version,
+                training_cutoff=commitment.training_cutoff,
                 reason=f"{kind} run of commitment #{commitment.entry.seq} on {release.name} "
                 f"({release.digest_hex[:12]})",
             )  # fmt: skip

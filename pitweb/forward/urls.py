@@ -5,6 +5,7 @@ from pitweb.forward import api, views
 # permalinks: a commitment's page is its entry's number in the log, which never changes
 urlpatterns = [
     path("forward/", views.forward_page, name="forward"),
+    path("forward/board/", views.forward_board_page, name="forward-board"),
     path("forward/log.json", views.log_json, name="forward-log"),
     path("forward/log/head.json", views.head_json, name="forward-log-head"),
     path("forward/commit/", views.commit_page, name="forward-commit"),

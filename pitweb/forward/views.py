@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
@@ -16,10 +17,12 @@ from django.urls import reverse
 from django.views.decorators.http import condition, require_POST
 
 from harness import canonical
+from harness.forward.standing import METHOD
+from pitweb import charts
 from pitweb.core.errors import SubmissionError
 from pitweb.core.params import id_or_none
 from pitweb.core.tables import table_response
-from pitweb.forward import selectors, services
+from pitweb.forward import selectors, services, standings
 from pitweb.forward.forms import CommitForm, WithdrawForm
 from pitweb.forward.models import Commitment
 
@@ -181,3 +184,51 @@ def commit_page(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Committed: log entry {seq}.")
             return redirect(reverse("forward-commitment", args=[seq]))
     return render(request, "forward/commit.html", {"form": form}, status=400)
+
+
+BOARD_COLUMNS = (
+    "position", "rank_low", "rank_high", "ranked", "needs_trades", "seq", "agent", "submitter",
+    "agent_digest", "state", "committed_at", "commitments", "ranked_confidence", "clock",
+    "forward_from", "forward_to", "forward_sessions", "forward_versions", "forward_trades",
+    "forward_priced_trades", "forward_return", "forward_interval_95",
+    "forward_interval_family_wise", "backtest_from", "backtest_to", "backtest_sessions",
+    "backtest_priced_trades", "backtest_return", "backtest_interval_95", "decay",
+    "decay_interval_95", "backtest_delta_shifted", "backtest_delta_shifted_interval",
+    "model_version", "training_cutoff", "cutoff_precedes_backtest", "run_shas",
+)  # fmt: skip
+CURVE_COLUMNS = ("agent", "date", "days", "trades", "forward_return")
+
+
+def forward_board_page(request: HttpRequest) -> HttpResponse:
+    """The forward board of one benchmark (``?benchmark=<key>``, or the only one), its
+    table as CSV or JSON (``?format=``; ``?table=curves`` for the curves' points)."""
+    boards = standings.forward_boards()
+    wanted = request.GET.get("benchmark") or None
+    board = standings.board_of(wanted, boards)
+    if wanted is not None and board is None:
+        raise Http404("no forward benchmark has that key")
+    fmt = request.GET.get("format", "")
+    if board is not None:
+        if request.GET.get("table") == "curves":
+            points = [
+                {"agent": name, **point} for name, curve in board.curves.items() for point in curve
+            ]
+            exported = table_response(fmt, "forward-curves", CURVE_COLUMNS, points)
+        else:
+            exported = table_response(fmt, "forward-board", BOARD_COLUMNS, board.rows)
+        if exported is not None:
+            return exported
+    figures = {}
+    if board is not None:
+        decay = charts.forward_decay(board.rows)
+        curves = charts.forward_curves(board.curves)
+        figures = {
+            "decay": None if decay is None else json.loads(decay.to_json()),
+            "curves": None if curves is None else json.loads(curves.to_json()),
+        }
+    return render(
+        request,
+        "forward/board.html",
+        {"boards": boards, "board": board, "figures": figures, "method": METHOD,
+         "min_trades": settings.PITWEB_MIN_RANKED_TRADES},
+    )  # fmt: skip

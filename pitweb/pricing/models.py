@@ -41,6 +41,9 @@ class PlatformScore(ClaimableJob):
     # the ranked cell's bootstrap tails (harness.receipt.attempts.ranked_tails): its
     # family-wise interval for any number of attempts is a lookup in them
     shifted_pit_tails = models.JSONField(null=True, blank=True)
+    # each cell's trades (harness.forward.standing.trades_json), kept only for a run of the
+    # forward track: the forward board joins them across versions and bootstraps them
+    trades = models.JSONField(null=True, blank=True)
     main_pit = models.FloatField(null=True, blank=True)
     main_pit_low = models.FloatField(null=True, blank=True)
     main_pit_high = models.FloatField(null=True, blank=True)

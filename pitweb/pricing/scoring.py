@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from harness.forward.standing import trades_json
 from harness.market.prices import load_prices
 from harness.receipt.attempts import ranked_tails
 from harness.receipt.rescore import Rescore, RescoreRefused, rescore
@@ -67,5 +68,9 @@ def score_run(*, score_id: int, worker: str) -> Outcome:
         state=PlatformScore.State.SCORED,
         figures=result.to_json(),
         tails=ranked_tails(result),
+        # the forward board joins a commitment's runs trade by trade (a window's figure
+        # alone cannot be pooled); other runs keep figures only: a whole release makes
+        # millions of trades
+        trades=trades_json(result.trades) if run.body["config"].get("forward") else None,
     )
     return Outcome(PlatformScore.State.SCORED)

@@ -171,14 +171,17 @@ def platform_finish(
     state: str,
     figures: dict[str, Any] | None = None,
     tails: Tails | None = None,
+    trades: dict[str, Any] | None = None,
     message: str = "",
 ) -> bool:
     """scoring -> scored | refused | harness_error, only by the worker that holds it.
-    ``tails``: the ranked cell's bootstrap tails, kept for its family-wise interval."""
+    ``tails``: the ranked cell's bootstrap tails, kept for its family-wise interval;
+    ``trades``: each cell's trades, kept for a run of the forward track."""
     fields: dict[str, Any] = {"message": message}
     if figures is not None:
         fields.update(figures=figures, **_read_off(figures))
         fields["shifted_pit_tails"] = None if tails is None else tails.to_json()
+        fields["trades"] = trades
     return machine.finish(
         PlatformScore, pk=score_id, worker=worker, state=state, then=_tell_board, **fields
     )

@@ -4,11 +4,14 @@ A synthetic release line (``pit-demo-forward``) is registered; the demo submitte
 two registered agents to it at a stated time, after the line's last session: the
 reference agent in our dialect and a deliberate memory cheat whose memory covers only the
 sessions before the commitment (what it could have "known" then). The line then grows by
-two versions of five sessions each (``release synth-append``: synthetic sessions, labelled
+two versions of ten sessions each (``release synth-append``: synthetic sessions, labelled
 so), every version registered as staff register one; each registration queues, through
 the scheduler and real workers, every live commitment's forward run over the sessions
 after the commitment and its backtest over as many sessions before it. Both are waited
-for, verified, checked and priced with the line's reference prices.
+for, verified, checked and priced with the line's reference prices. Last, the cheat's
+owner has it executed over a window that crosses its declared training cutoff: the
+placebo split, whose contamination delta should be there before the cutoff and gone
+after.
 
 The commitments' stamps are STATED by this command (the demo's story needs sessions after
 them), not read off the site's clock, and the command says so; a stamp still never goes
@@ -43,11 +46,13 @@ from pitweb.runs.models import FINAL_STATES, VerificationJob
 
 LINE = "pit-demo-forward"
 SEED = 21
+# enough filings that a forward window of twenty sessions holds the trades a ranking needs
+ROWS = 2400
 FIRST = (date(2024, 1, 2), date(2024, 2, 29))
 # the stated commitment time: 16:30 New York, after the line's last session closed and
 # before EDGAR's 17:30 cut-off (a filing dated the next day may be sent after it)
 COMMITTED_AT = datetime(2024, 2, 29, 21, 30, tzinfo=UTC)
-GROWTH = (5, 5)  # sessions each later version adds
+GROWTH = (10, 10)  # sessions each later version adds
 FORMS = ["8-K"]
 HOLD = 5
 CLOCKS = ["pit"]
@@ -55,6 +60,10 @@ ARMS = ["main", "shifted"]
 STUB = ("reference-pit", "pit-stdio-python")
 CHEAT = ("memory-cheat-forward", "memory-cheat-demo")
 CHEAT_MODEL = "demo memory cheat: not a model, a deliberate cheat"
+# what the cheat "knows" ends here: its declared training cutoff, and its commitment's day
+CUTOFF = "2024-02-29"
+# the placebo run's first session: a window from here crosses the cutoff
+PLACEBO_START = date(2024, 2, 1)
 REFERENCE_SOURCE = (
     "SYNTHETIC reference random walks with 8-K news (pit-harness prices synth --seed 23 "
     "--news 8-K); no market data"
@@ -108,7 +117,7 @@ class Command(BaseCommand):
                     by=owner, agent=agent, release=first, forms=FORMS, hold_sessions=HOLD,
                     clocks=CLOCKS, arms=ARMS,
                     model_version=CHEAT_MODEL if agent.name == CHEAT[0] else "",
-                    training_cutoff="2024-02-29" if agent.name == CHEAT[0] else "",
+                    training_cutoff=CUTOFF if agent.name == CHEAT[0] else "",
                     at=COMMITTED_AT,
                 )  # fmt: skip
         self.stdout.write(
@@ -130,6 +139,8 @@ class Command(BaseCommand):
             self._wait(deadline, ExecutionJob.objects.exclude(state__in=ExecutionJob.FINAL).exists)
             self._wait(deadline, VerificationJob.objects.exclude(state__in=FINAL_STATES).exists)
             self._wait(deadline, ForwardRun.objects.filter(status=ForwardRun.Status.QUEUED).exists)
+        cheat = next(a for a in agents if a.name == CHEAT[0])
+        self._placebo(cheat, release, owner, deadline)
         pricing = (PlatformScore.State.PENDING, PlatformScore.State.SCORING)
         self._wait(deadline, PlatformScore.objects.filter(state__in=pricing).exists)
         for row in ForwardRun.objects.select_related("commitment__agent", "release", "run"):
@@ -139,11 +150,30 @@ class Command(BaseCommand):
                 f"{row.status:<11} run {run_id}"
             )
 
+    def _placebo(self, cheat: RegisteredAgent, release: Any, owner: Any, deadline: float) -> None:
+        """The placebo split's story: the cheat, declaring the cutoff its memory ends at,
+        run by its owner over a window that crosses it (a month before the commitment,
+        the sessions after). Memory predicts a contamination delta before the cutoff and
+        none after; the run page draws both."""
+        start = PLACEBO_START.isoformat()
+        if not ExecutionJob.objects.filter(agent=cheat, config__start=start).exists():
+            execution.execution_request(
+                by=owner, agent=cheat, release=release, start=PLACEBO_START,
+                end=release.window_end, forms=FORMS, model_version=CHEAT_MODEL,
+                training_cutoff=CUTOFF,
+            )  # fmt: skip
+            self.stdout.write(
+                f"executing {cheat.name} from {start} to {release.window_end}, across its "
+                f"declared cutoff {CUTOFF} (the placebo split)"
+            )
+        self._wait(deadline, ExecutionJob.objects.exclude(state__in=ExecutionJob.FINAL).exists)
+        self._wait(deadline, VerificationJob.objects.exclude(state__in=FINAL_STATES).exists)
+
     def _versions(self, work: Path) -> list[Path]:
         """The line's first version and each later one, built once (same bytes each time)."""
         folders = [work / f"v{n}" for n in range(1, len(GROWTH) + 2)]
         if not (folders[0] / "manifest.json").exists():
-            synth_release(folders[0], start=FIRST[0], end=FIRST[1], seed=SEED, rows=600,
+            synth_release(folders[0], start=FIRST[0], end=FIRST[1], seed=SEED, rows=ROWS,
                           acceptance_fraction=0.3, name=LINE)  # fmt: skip
         for parent, child, days in zip(folders, folders[1:], GROWTH, strict=False):
             if not (child / "manifest.json").exists():
