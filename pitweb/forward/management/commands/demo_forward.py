@@ -155,15 +155,15 @@ class Command(BaseCommand):
         run by its owner over a window that crosses it (a month before the commitment,
         the sessions after). Memory predicts a contamination delta before the cutoff and
         none after; the run page draws both."""
-        start = PLACEBO_START.isoformat()
+        start, end = PLACEBO_START.isoformat(), date.fromisoformat(str(release.window_end))
         if not ExecutionJob.objects.filter(agent=cheat, config__start=start).exists():
             execution.execution_request(
                 by=owner, agent=cheat, release=release, start=PLACEBO_START,
-                end=release.window_end, forms=FORMS, model_version=CHEAT_MODEL,
+                end=end, forms=FORMS, model_version=CHEAT_MODEL,
                 training_cutoff=CUTOFF,
             )  # fmt: skip
             self.stdout.write(
-                f"executing {cheat.name} from {start} to {release.window_end}, across its "
+                f"executing {cheat.name} from {start} to {end}, across its "
                 f"declared cutoff {CUTOFF} (the placebo split)"
             )
         self._wait(deadline, ExecutionJob.objects.exclude(state__in=ExecutionJob.FINAL).exists)
