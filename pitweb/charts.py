@@ -515,6 +515,13 @@ def board_scatter(rows: list[dict[str, Any]]) -> tuple[go.Figure | None, str]:
     return figure, note
 
 
+def _agent_colours(labels: Iterable[str]) -> dict[str, str]:
+    """One colour per committed agent, the same in every forward chart (by its label)."""
+    return {
+        label: FORM_PALETTE[i % len(FORM_PALETTE)] for i, label in enumerate(sorted(set(labels)))
+    }
+
+
 def forward_decay(rows: list[dict[str, Any]]) -> go.Figure | None:
     """The forward board drawn: each committed agent's backtest return against its forward
     return (the same number of sessions just before and after its commitment), both 95%
@@ -541,8 +548,9 @@ def forward_decay(rows: list[dict[str, Any]]) -> go.Figure | None:
     )
     for column in ("x_low", "x_high", "y_low", "y_high"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce") * 100
+    colours = _agent_colours(frame["label"])
     figure = go.Figure()
-    for index, row in frame.iterrows():
+    for _, row in frame.iterrows():
         figure.add_scatter(
             name=row["label"],
             mode="markers",
@@ -550,7 +558,7 @@ def forward_decay(rows: list[dict[str, Any]]) -> go.Figure | None:
             y=[row["y"]],
             error_x=_whiskers([row["x"]], [row["x_low"]], [row["x_high"]], thickness=1, width=0),
             error_y=_whiskers([row["y"]], [row["y_low"]], [row["y_high"]], thickness=1, width=0),
-            marker={"color": FORM_PALETTE[int(index) % len(FORM_PALETTE)], "size": 10},  # type: ignore[call-overload]
+            marker={"color": colours[row["label"]], "size": 10},
             hovertemplate=row["label"]
             + "<br>backtest %{x:.2f}% · forward %{y:.2f}%<extra></extra>",
         )
@@ -582,15 +590,16 @@ def forward_curves(curves: dict[str, list[dict[str, Any]]]) -> go.Figure | None:
     drawn = {name: points for name, points in curves.items() if points}
     if not drawn:
         return None
+    colours = _agent_colours([literal(name) for name in drawn])
     figure = go.Figure()
-    for index, (name, points) in enumerate(sorted(drawn.items())):
+    for name, points in sorted(drawn.items()):
         figure.add_scatter(
             name=literal(name),
             mode="lines+markers",
             x=[p["days"] for p in points],
             y=[p["forward_return"] * 100 for p in points],
             customdata=[[p["date"], p["trades"]] for p in points],
-            line={"color": FORM_PALETTE[index % len(FORM_PALETTE)]},
+            line={"color": colours[literal(name)]},
             hovertemplate=literal(name)
             + "<br>day %{x} (%{customdata[0]}): %{y:.2f}% over %{customdata[1]} trades<extra></extra>",
         )

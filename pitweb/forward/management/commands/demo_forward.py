@@ -47,7 +47,7 @@ from pitweb.runs.models import FINAL_STATES, VerificationJob
 LINE = "pit-demo-forward"
 SEED = 21
 # enough filings that a forward window of twenty sessions holds the trades a ranking needs
-ROWS = 2400
+ROWS = 3600
 FIRST = (date(2024, 1, 2), date(2024, 2, 29))
 # the stated commitment time: 16:30 New York, after the line's last session closed and
 # before EDGAR's 17:30 cut-off (a filing dated the next day may be sent after it)
