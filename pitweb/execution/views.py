@@ -91,6 +91,8 @@ def agents_action(request: HttpRequest, action: str) -> HttpResponse:
                 by=user, agent=agent, release=release,
                 start=_day(form.get("start")), end=_day(form.get("end")),
                 forms=[f for f in form.get("forms", "").split(",") if f.strip()] or None,
+                model_version=form.get("model_version", "").strip(),
+                training_cutoff=form.get("training_cutoff", "").strip(),
             )  # fmt: skip
             return redirect(reverse("execution", args=[job.pk]))
     except SubmissionError as exc:

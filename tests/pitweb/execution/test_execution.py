@@ -377,6 +377,36 @@ def test_the_api_registers_executes_shows_and_reexecutes(
         assert path in schema, path
 
 
+def test_an_owner_declares_the_model_and_cutoff_the_run_is_checked_against(
+    registered: Any, submitter: User, staff: User, packages: Any
+) -> None:
+    from tests.pitweb.conftest import token_client
+
+    require_sandbox()
+    services.agent_register(by=staff, name="ref", owner=submitter, package="pit-stdio-python")
+    ask = {"release": registered.content_digest, "start": "2023-03-01", "end": "2023-03-08",
+           "forms": ["8-K"], "probe": 2}  # fmt: skip
+    for cutoff in ("2023-13-01", "yesterday"):
+        bad = token_client(submitter).post(
+            "/api/agents/ref/executions/", {**ask, "training_cutoff": cutoff}, format="json"
+        )
+        assert bad.status_code == 400, bad.json()
+    long = token_client(submitter).post(
+        "/api/agents/ref/executions/", {**ask, "model_version": "m" * 201}, format="json"
+    )
+    assert long.status_code == 400
+    assert not ExecutionJob.objects.exists()  # refused: nothing queued
+    declared = {**ask, "model_version": "demo-model-1", "training_cutoff": "2023-03-03"}
+    answer = token_client(submitter).post("/api/agents/ref/executions/", declared, format="json")
+    assert answer.status_code == 202, answer.json()
+    run = ExecutionJob.objects.get().made
+    assert run is not None
+    config, protocol = run.body["config"], run.body["protocol"]
+    assert (config["model_version"], config["training_cutoff"]) == ("demo-model-1", "2023-03-03")
+    assert protocol["P2_training_cutoffs"]["check"] == "window_crosses_cutoff"
+    assert "P1_model_version" not in run.body["protocol_gaps"]
+
+
 def test_a_private_runs_reexecution_is_hidden_like_the_run(
     registered: Any, submitter: User, other: User, staff: User, packages: Any, site_release: Path,
     tmp_path: Path,
