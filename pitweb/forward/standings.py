@@ -214,8 +214,8 @@ def _row(placing: Placing, facts: dict[str, Any], rank: int | None) -> dict[str,
 
 
 def _fingerprint() -> str:
-    """What the board is computed from, as a digest: it changes with every settled run,
-    new score, price version or withdrawal."""
+    """What the board is computed from, as a digest: it changes with every commitment,
+    withdrawal, settled run, new score or price version."""
     parts = list(
         ForwardRun.objects.order_by("pk").values_list(
             "pk",
@@ -225,10 +225,9 @@ def _fingerprint() -> str:
             "run__platform__prices__last_day",
         )
     )
-    withdrawn = list(
-        Commitment.objects.filter(withdrawal__isnull=False).values_list("pk", flat=True)
-    )
-    text = json.dumps([parts, withdrawn, settings.PITWEB_MIN_RANKED_TRADES], default=str)
+    # every commitment counts as an attempt of its family, with runs or without
+    commitments = list(Commitment.objects.order_by("pk").values_list("pk", "withdrawal_id"))
+    text = json.dumps([parts, commitments, settings.PITWEB_MIN_RANKED_TRADES], default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -98,6 +98,8 @@ PAGE_TYPES = [
     PageType("points-models", lambda s: "/points/models/", staff_only=True),
     PageType("agents", lambda s: "/agents/", staff_differs=True, signed_in_only=True),
     PageType("execution", lambda s: f"/executions/{s.execution}/", staff_differs=True),
+    PageType("forward", lambda s: "/forward/", staff_differs=True),
+    PageType("forward-board", lambda s: "/forward/board/"),
     PageType("methodology", lambda s: "/methodology/"),
     PageType("status", lambda s: "/status/", staff_differs=True),
     PageType("changelog", lambda s: "/changelog/"),

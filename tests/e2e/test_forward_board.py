@@ -12,6 +12,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from pitweb.forward.models import Commitment
+from tests.e2e.test_accessibility import _axe, _require_axe
 from tests.e2e.test_site import PHONE
 from tests.pitweb.forward.test_forward_execution import (
     Line,
@@ -53,13 +54,18 @@ def test_the_forward_board_draws_the_decay_on_a_desktop_and_a_phone(
     # both figures drawn by Plotly from the page's own data, with their tables
     for chart in ("fig-decay", "fig-curves"):
         page.locator(f'[data-figure="{chart}"] .main-svg').first.wait_for()
-    assert page.locator("#forward-curves-table tbody tr").count() > 2
+    assert page.locator('a[href*="table=curves"]').count() == 2  # CSV and JSON
     assert page.locator('.site-nav a[aria-current="page"]').inner_text() == "Forward track"
     page.screenshot(path=str(screenshots / "forward-board.png"), full_page=True)
     assert page.console_errors == []
-    phone = browser.new_context(viewport=PHONE).new_page()
-    phone.goto(page.url)
-    phone.locator('[data-figure="fig-decay"] .main-svg').first.wait_for()
-    assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
-    phone.screenshot(path=str(screenshots / "forward-board-phone.png"), full_page=True)
-    phone.context.close()
+    _require_axe()
+    for name, viewport in (("desktop", {"width": 1280, "height": 800}), ("phone", PHONE)):
+        context = browser.new_context(viewport=viewport, bypass_csp=True)
+        seen = context.new_page()
+        seen.goto(page.url)
+        seen.locator('[data-figure="fig-decay"] .main-svg').first.wait_for()
+        assert seen.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
+        assert _axe(seen) == [], name
+        if name == "phone":
+            seen.screenshot(path=str(screenshots / "forward-board-phone.png"), full_page=True)
+        context.close()
