@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('pricing', '0003_delta_intervals'),
+        ("pricing", "0003_delta_intervals"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='platformscore',
-            name='trades',
+            model_name="platformscore",
+            name="trades",
             field=models.JSONField(blank=True, null=True),
         ),
     ]

@@ -123,7 +123,7 @@ def test_rank_ranges_overlap_where_intervals_do() -> None:
 
 
 def test_the_curve_ends_at_the_forward_figure() -> None:
-    ahead = _window(date(2024, 3, 1), 6, [0.02, -0.01, 0.0]) + [_trade("u", "2024-03-02", None)]
+    ahead = [*_window(date(2024, 3, 1), 6, [0.02, -0.01, 0.0]), _trade("u", "2024-03-02", None)]
     curve = forward_curve(ahead, date(2024, 2, 29))
     assert [p["days"] for p in curve] == list(range(1, 7))
     assert curve[-1]["trades"] == 18
