@@ -256,7 +256,7 @@ def test_a_split_added_to_a_window_that_does_not_cross_is_refused(
 
 
 def test_the_platform_figures_carry_the_split_priced_with_the_reference_prices(
-    leaky_run: Path, march_release: Path, march_prices: Path
+    leaky_run: Path, march_release: Path, march_prices: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     figures = rescore(
         leaky_run / "receipt.json",
@@ -267,6 +267,10 @@ def test_the_platform_figures_carry_the_split_priced_with_the_reference_prices(
     split = figures.to_json()["placebo"]
     # priced with the run's own file here: the very split its receipt states
     assert canonical.dumps(split) == canonical.dumps(_body(leaky_run)["placebo"])
+    files = ["--trajectory", str(leaky_run / "trajectory.jsonl"), "--bundle", str(march_release)]
+    reference = ["--prices", str(march_prices), "--source", "SYNTHETIC"]
+    assert main(["rescore", str(leaky_run / "receipt.json"), *files, *reference]) == 0
+    assert "placebo split at the declared cutoff 2023-03-08" in capsys.readouterr().out
 
 
 # -- the split and its reading, on trades made by hand ------------------------------------
