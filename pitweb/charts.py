@@ -248,8 +248,7 @@ def placebo_split(split: dict[str, Any]) -> go.Figure | None:
         return None
     figure.add_hline(y=0, line={"color": "#555", "width": 1})
     figure.update_layout(
-        title=f"Placebo split: main − shifted before and after the cutoff {literal(split['cutoff'])}"
-        " (95% interval)",
+        title=f"Main − shifted around the cutoff {literal(split['cutoff'])} (95% interval)",
         scattermode="group",
         yaxis_title="percentage points",
         **_LAYOUT,
