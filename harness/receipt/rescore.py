@@ -27,12 +27,12 @@ from numpy.typing import ArrayLike
 from harness.market.calendar import sessions_for
 from harness.market.prices import Prices
 from harness.market.scoring import Trade, make_trades, total_return
-from harness.receipt.bootstrap import (
-    BOOTSTRAP_REPLICATES,
-    BOOTSTRAP_SEED,
-    CONFIDENCE,
-    delta_bootstrap,
-)
+
+# the bootstrap's settings and paired delta, offered here as they always were
+from harness.receipt.bootstrap import BOOTSTRAP_REPLICATES as BOOTSTRAP_REPLICATES
+from harness.receipt.bootstrap import BOOTSTRAP_SEED as BOOTSTRAP_SEED
+from harness.receipt.bootstrap import CONFIDENCE as CONFIDENCE
+from harness.receipt.bootstrap import delta_bootstrap as delta_bootstrap
 from harness.receipt.build import crosses_cutoff
 from harness.receipt.placebo import placebo
 from harness.receipt.rederive import Check, as_main_picks, read_trail, rederive
