@@ -212,6 +212,50 @@ def contamination(
     return figure
 
 
+PLACEBO_SIDES = {
+    "before": ("before the cutoff", "#1f5fa8"),
+    "after": ("after the cutoff", "#9a9a9a"),
+}
+
+
+def placebo_split(split: dict[str, Any]) -> go.Figure | None:
+    """The placebo split (``harness.receipt.placebo``): per clock, main minus shifted
+    before and after the declared training cutoff, in percentage points, each a point
+    with its 95% interval, and the zero line memory's delta is read against (a delta
+    before, none after). None when no side has a delta."""
+    clocks = [c for c in CLOCK_ORDER if c in (split.get("clocks") or {})]
+    figure = go.Figure()
+    drawn = False
+    for side, (label, colour) in PLACEBO_SIDES.items():
+        parts = [split["clocks"][clock][side] for clock in clocks]
+        values = [p.get("main_minus_shifted") for p in parts]
+        if not any(v is not None for v in values):
+            continue
+        drawn = True
+        bounds = [p.get("main_minus_shifted_interval_95") or [None, None] for p in parts]
+        figure.add_scatter(
+            name=label,
+            mode="markers",
+            x=clocks,
+            y=[None if v is None else v * 100 for v in values],
+            marker={"color": colour, "size": 10},
+            error_y=_whiskers(values, [b[0] for b in bounds], [b[1] for b in bounds], scale=100),
+            customdata=[p.get("main_trades", 0) for p in parts],
+            hovertemplate="%{x} " + label + ": %{y:+.2f} pp (%{customdata} main-arm trades)"
+            "<extra></extra>",
+        )
+    if not drawn:
+        return None
+    figure.add_hline(y=0, line={"color": "#555", "width": 1})
+    figure.update_layout(
+        title=f"Main − shifted around the cutoff {literal(split['cutoff'])} (95% interval)",
+        scattermode="group",
+        yaxis_title="percentage points",
+        **_LAYOUT,
+    )
+    return figure
+
+
 def compare_runs(runs: dict[str, pd.DataFrame]) -> go.Figure | None:
     """Several runs' platform pit-clock returns, shifted and main arm, with intervals.
     ``runs`` is keyed by each run's label (the submitter's words, drawn as text). The bars

@@ -1,10 +1,15 @@
 """What the command groups share: the usage error, dates and returns as the command line
-reads and prints them, and the options that name an external agent."""
+reads and prints them (a placebo split among them), and the options that name an external
+agent."""
 
 from __future__ import annotations
 
 import argparse
 from datetime import date
+from typing import Any
+
+from harness.receipt.placebo import SIDES, placebo_reading
+from harness.vocabulary import CLOCKS
 
 
 class UsageError(Exception):
@@ -20,6 +25,27 @@ def day(text: str) -> date:
 
 def fmt_return(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:+.2f}%"
+
+
+def placebo_lines(split: dict[str, Any]) -> list[str]:
+    """A placebo split as ``run`` and ``verify`` print it: per clock, main minus shifted
+    before and after the cutoff with its 95% interval and trades (main v shifted), then
+    the one sentence its intervals support."""
+    lines = [f"  placebo split at the declared cutoff {split['cutoff']}  ({split['split']})"]
+    for clock in [c for c in CLOCKS if c in split["clocks"]]:
+        for side in SIDES:
+            part = split["clocks"][clock][side]
+            interval = part.get("main_minus_shifted_interval_95")
+            bounds = (
+                f"[{fmt_return(interval[0])}, {fmt_return(interval[1])}]" if interval else "n/a"
+            )
+            lines.append(
+                f"    {clock if side == 'before' else '':<6} {side:<6} main-shifted "
+                f"{fmt_return(part.get('main_minus_shifted')):>8}  95% {bounds:<20}  trades "
+                f"{part['main_trades']} main, {part.get('shifted_trades', 0)} shifted"
+            )
+        lines.append(f"           {placebo_reading(split, clock)}")
+    return lines
 
 
 def external_agent_arguments(parser: argparse.ArgumentParser) -> None:

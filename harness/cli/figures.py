@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from harness.cli.common import fmt_return
+from harness.cli.common import fmt_return, placebo_lines
 from harness.market.prices import load_prices
 from harness.outcomes import EXIT_MISMATCH, EXIT_OK
 from harness.receipt.attempts import RANKED_CELL, attempts_of, family_best
@@ -58,6 +58,9 @@ def cmd_rescore(args: argparse.Namespace) -> int:
         "n/a" if pit_delta is None else f"[{fmt_return(pit_delta[0])}, {fmt_return(pit_delta[1])}]"
     )
     print(f"  memory {memory}  (pit main-shifted {shown} at 95%, mask {mask or 'not probed'})")
+    split = result.placebo()
+    if split is not None:
+        print("\n".join(placebo_lines(split)))
     return EXIT_OK
 
 
@@ -120,7 +123,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "them with the given reference price file: each cell's return with a 95%% interval "
         "(block bootstrap over entry sessions, fixed seed), the contamination deltas, and "
         "the board's memory verdict (score_from_memory: the mask held and the pit clock's "
-        "main minus shifted interval lies above zero). "
+        "main minus shifted interval lies above zero); for a window that crosses "
+        "the config's declared training cutoff, the placebo split too (main minus shifted "
+        "before and after the cutoff, with intervals). "
         "Exit 1 (and no figures) when the artifacts do not hold together.",
     )
     resc.add_argument("receipt")

@@ -10,7 +10,7 @@ from typing import Any
 
 from harness.agents.base import AgentSpec
 from harness.agents.external import configured_agent
-from harness.cli.common import UsageError, external_agent_arguments, fmt_return
+from harness.cli.common import UsageError, external_agent_arguments, fmt_return, placebo_lines
 from harness.outcomes import EXIT_AGENT_FAILED, EXIT_INTERNAL, EXIT_OK
 from harness.progress import terminal_bar
 from harness.rundata.config import RunConfig, replace_config
@@ -95,6 +95,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     else:
         print(f"  probe shifted   {probe.get('status', 'not_run')}")
+    if body.get("placebo"):  # a window that crosses the declared training cutoff
+        print("\n".join(placebo_lines(body["placebo"])))
     if body["invalidated_by"]:
         print("  invalidated_by: " + "; ".join(body["invalidated_by"]))
     print("  protocol gaps: " + (", ".join(body["protocol_gaps"]) or "none"))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from harness.agents.base import load_agent
 from harness.agents.external import command_agent, http_agent
-from harness.cli.common import UsageError, external_agent_arguments
+from harness.cli.common import UsageError, external_agent_arguments, placebo_lines
 from harness.forward.check import verdict_line
 from harness.forward.log import Entry, LogError, verify_log
 from harness.market.prices import PriceError, load_prices
@@ -173,6 +173,9 @@ def _rederive_scores(args: argparse.Namespace) -> int:
     skipped = [c for c in result.checks if c.status == "skipped"]
     note = "".join(f"  ({c.name} skipped: {c.detail}; pass --prices)" for c in skipped)
     print(f"scores re-derived ok{note}")
+    if any(c.name == "placebo" and c.status == "ok" for c in result.checks):
+        _, body = check_receipt(args.receipt)  # the split as proven, printed as the run did
+        print("\n".join(placebo_lines(body["placebo"])))
     return EXIT_OK
 
 

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.market.prices import Prices
-from harness.receipt.rescore import CONFIDENCE, Figure, Rescore, Tails, bootstrap_tails, rescore
+from harness.receipt.bootstrap import CONFIDENCE
+from harness.receipt.rescore import Figure, Rescore, Tails, bootstrap_tails, rescore
 
 # the figure a board ranks on: the shifted arm, pit clock (what survives the controls)
 RANKED_CELL = ("shifted", "pit")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -28,8 +28,9 @@ import msgspec
 from msgspec import UnsetType
 
 from harness import canonical, outcomes
-from harness.market.scoring import delta
+from harness.market.scoring import Trade, delta
 from harness.receipt import model
+from harness.receipt.placebo import placebo
 from harness.version import HARNESS_NAME, HARNESS_VERSION, RECEIPT_VERSION
 
 if TYPE_CHECKING:
@@ -238,13 +239,16 @@ class WindowRead:
 @dataclass(frozen=True)
 class Outcome:
     """What the run produced: the cells, the probe, the trades by form, the abort (if
-    any) and the ledger of attempts that failed on the harness's side."""
+    any) and the ledger of attempts that failed on the harness's side. ``trades`` makes a
+    cell's trades again (arm, clock), for the placebo split of a window that crosses the
+    declared cutoff: a whole-release run makes too many to keep them all."""
 
     cells: list[model.Cell]
     probe: model.Probe
     by_form: dict[str, dict[str, Any]]
     aborted: str | None
     attempts: list[model.Attempt]
+    trades: Callable[[str, str], list[Trade]] | None = None
 
 
 @dataclass(frozen=True)
@@ -291,6 +295,28 @@ def _contamination(clocks: tuple[str, ...], cells: list[model.Cell]) -> dict[str
         )
         for clock in clocks
     }
+
+
+def placebo_part(
+    p2: model.TrainingCutoffSlot,
+    cells: Sequence[tuple[str, str]],
+    clocks: Sequence[str],
+    trades: Callable[[str, str], list[Trade]] | None,
+) -> model.Placebo | UnsetType:
+    """The placebo split, for a window that crosses the declared cutoff (absent
+    otherwise: no other body changes); made from the run's own trades and prices."""
+    if p2.check != "window_crosses_cutoff" or trades is None or not isinstance(p2.declared, str):
+        return msgspec.UNSET
+    split = placebo({cell: trades(*cell) for cell in cells}, clocks, p2.declared)
+    return msgspec.convert(split, model.Placebo)
+
+
+def crosses_cutoff(config: dict[str, Any]) -> bool:
+    """A bound config whose window crosses its declared training cutoff (P2's check)."""
+    p2 = training_cutoff_part(
+        str(config.get("training_cutoff") or ""), str(config.get("start")), str(config.get("end"))
+    )
+    return p2.check == "window_crosses_cutoff"
 
 
 def build_body(
@@ -350,6 +376,12 @@ def build_body(
         protocol_gaps=gaps,
         limits=limits,
         attempts=outcome.attempts,
+        placebo=placebo_part(
+            protocol.p2,
+            [(c.arm, c.clock) for c in outcome.cells],
+            config.clocks,
+            outcome.trades,
+        ),
     )
 
 

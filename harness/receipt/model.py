@@ -452,6 +452,40 @@ Slot = (
 )
 
 
+# -- the placebo split ---------------------------------------------------------------------
+
+Interval = Annotated[list[float], Meta(min_length=2, max_length=2)]
+
+
+class PlaceboSide(Part, frozen=True, forbid_unknown_fields=True):
+    """One side of the cutoff at one clock: the entry sessions with a priced trade, each
+    arm's priced trades, and main minus each control arm the run had (a delta and its 95%
+    interval; null where an arm has no priced trade on the side)."""
+
+    sessions: Count
+    main_trades: Count
+    shifted_trades: Count | UnsetType = UNSET
+    redacted_trades: Count | UnsetType = UNSET
+    main_minus_shifted: float | UnsetType | None = UNSET
+    main_minus_shifted_interval_95: Interval | UnsetType | None = UNSET
+    main_minus_redacted: float | UnsetType | None = UNSET
+    main_minus_redacted_interval_95: Interval | UnsetType | None = UNSET
+
+
+class PlaceboClock(Part, frozen=True, forbid_unknown_fields=True):
+    before: PlaceboSide
+    after: PlaceboSide
+
+
+class Placebo(Part, frozen=True, forbid_unknown_fields=True):
+    """The contamination delta before and after the declared training cutoff, for a
+    window that crosses it: memory predicts a delta before and none after."""
+
+    cutoff: IsoDate
+    split: Annotated[str, Meta(max_length=500)]
+    clocks: dict[Clock, PlaceboClock]
+
+
 # -- the body ------------------------------------------------------------------------------
 
 
@@ -493,6 +527,8 @@ class ReceiptBody(Part, frozen=True, forbid_unknown_fields=True):
             ),
         ),
     ]
+    # a window that crosses the declared training cutoff: the delta on each side of it
+    placebo: Placebo | UnsetType = UNSET
 
 
 class BodyError(ValueError):

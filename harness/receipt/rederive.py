@@ -24,6 +24,7 @@ from harness.market.calendar import SessionTable, sessions_for
 from harness.market.clocks import REACHABLE, knowable_at, knowable_before_acceptance
 from harness.market.prices import Prices
 from harness.market.scoring import (
+    Trade,
     add_by_form,
     delta,
     entered_before_acceptance,
@@ -44,6 +45,7 @@ from harness.progress import OnProgress
 from harness.receipt.binding import config_binding, stated_prices
 from harness.receipt.build import (
     costs_slot,
+    crosses_cutoff,
     disaggregation_slot,
     invalidated_by,
     limits_for,
@@ -55,6 +57,7 @@ from harness.receipt.build import (
     training_cutoff_slot,
     wire_counts,
 )
+from harness.receipt.placebo import placebo
 from harness.receipt.verify import check_receipt
 from harness.release.bundle import Bundle
 from harness.rundata.probe_scoring import score_answer, verdict
@@ -715,6 +718,8 @@ def _check_cells(
         return  # a look-ahead pick: nothing scored from this trajectory counts
     hold = int(config.get("hold_sessions", 5))
     scored = _Scoring(main_rows, main_by_key, table, hold, prices, unpriced)
+    if crosses_cutoff(config):
+        scored.kept = {}  # the placebo split is made from every cell's trades
     scores: dict[tuple[str, str], float | None] = {}
     by_form: dict[str, dict[str, Any]] = {}
     for cell in body.get("cells") or []:
@@ -737,9 +742,68 @@ def _check_cells(
             canonical.dumps(p6) == canonical.dumps(disaggregation_slot(by_form)),
             "P6's trades and returns by form are not those the cells' trades give",
         )
+    _check_placebo(result, body, config, scored)
 
 
 _UNSCORED = object()
+
+
+def _check_placebo(
+    result: Rederivation, body: dict[str, Any], config: dict[str, Any], scoring: _Scoring
+) -> None:
+    """A window that crosses the declared cutoff has a placebo split, made again from the
+    cells' trades (skipped, like the cells' scores, without the run's price file); any
+    other window has none."""
+    stated = body.get("placebo")
+    cutoff = str(config.get("training_cutoff") or "")
+    if scoring.kept is None:
+        if stated is not None:
+            result.add(
+                "placebo",
+                False,
+                "the receipt has a placebo split, but the window does not cross the declared "
+                f"training cutoff ({cutoff or 'none declared'})",
+            )
+        return
+    if stated is None:
+        result.add(
+            "placebo",
+            False,
+            f"the window crosses the declared training cutoff {cutoff}; the receipt has no "
+            "placebo split",
+        )
+    elif scoring.unpriced:
+        result.checks.append(
+            Check("placebo", "skipped", "the run was priced; no price file was supplied")
+        )
+    else:
+        derived = placebo(scoring.kept, config.get("clocks") or [], cutoff)
+        where = _first_difference(stated, derived)
+        result.add("placebo", where is None, f"{where}" if where else "")
+
+
+def _first_difference(stated: Any, derived: Any, path: str = "placebo") -> str | None:
+    """Where two canonical JSON values first differ, said as a reader compares them."""
+    if isinstance(stated, dict) and isinstance(derived, dict):
+        for key in sorted(set(stated) | set(derived)):
+            if key not in derived:
+                return f"{path}.{key}: the receipt has it, re-derivation gives none"
+            if key not in stated:
+                return f"{path}.{key}: re-derived {_shown(derived[key])}, the receipt has none"
+            found = _first_difference(stated[key], derived[key], f"{path}.{key}")
+            if found:
+                return found
+        return None
+    if canonical.dumps(stated) == canonical.dumps(derived):
+        return None
+    return f"{path}: re-derived {_shown(derived)}, the receipt says {_shown(stated)}"
+
+
+def _shown(value: Any) -> str:
+    """A count as it is, a return as ``_as_return`` says it, an interval as its two ends."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_shown(v) for v in value) + "]"
+    return _as_return(value) if isinstance(value, float) else repr(value)
 
 
 def as_main_picks(
@@ -770,6 +834,7 @@ class _Scoring:
     prices: Prices | None
     unpriced: bool
     knowable_early: dict[str, int] = field(default_factory=dict)
+    kept: dict[tuple[str, str], list[Trade]] | None = None  # each scored cell's trades
 
 
 def _check_cell(
@@ -814,6 +879,8 @@ def _check_cell(
     )
     if scoring.unpriced:
         return _UNSCORED
+    if scoring.kept is not None:
+        scoring.kept[(cell["arm"], cell["clock"])] = trades
     add_by_form(by_form, f"{cell['arm']}/{cell['clock']}", trades)
     priced = {
         "priced_trades": sum(1 for t in trades if t.status == "priced"),

@@ -27,13 +27,17 @@ from numpy.typing import ArrayLike
 from harness.market.calendar import sessions_for
 from harness.market.prices import Prices
 from harness.market.scoring import Trade, make_trades, total_return
+
+# the bootstrap's settings and paired delta, offered here as they always were
+from harness.receipt.bootstrap import BOOTSTRAP_REPLICATES as BOOTSTRAP_REPLICATES
+from harness.receipt.bootstrap import BOOTSTRAP_SEED as BOOTSTRAP_SEED
+from harness.receipt.bootstrap import CONFIDENCE as CONFIDENCE
+from harness.receipt.bootstrap import delta_bootstrap as delta_bootstrap
+from harness.receipt.build import crosses_cutoff
+from harness.receipt.placebo import placebo
 from harness.receipt.rederive import Check, as_main_picks, read_trail, rederive
 from harness.release.bundle import Bundle
 from harness.vocabulary import CLOCKS
-
-BOOTSTRAP_REPLICATES = 2000
-BOOTSTRAP_SEED = 20230301
-CONFIDENCE = 0.95
 
 
 @dataclass(frozen=True)
@@ -145,39 +149,6 @@ def bootstrap_tails(
     return Tails(replicates, tuple(means[:keep]), tuple(means[-keep:]))
 
 
-def delta_bootstrap(
-    main: list[Trade],
-    control: list[Trade],
-    *,
-    replicates: int = BOOTSTRAP_REPLICATES,
-    seed: int = BOOTSTRAP_SEED,
-    confidence: float = CONFIDENCE,
-) -> tuple[float, float] | None:
-    """A percentile interval for main minus control (each the mean return of its priced
-    trades), resampling whole entry sessions, the same draw for both arms: trades of one
-    session share its market, whichever arm made them. A draw that leaves one arm with no
-    trade says nothing of the difference and is drawn again. None when an arm has no
-    priced trade (there is no delta)."""
-    blocks: dict[str, tuple[list[float], list[float]]] = {}
-    for side, trades in ((0, main), (1, control)):
-        for trade in trades:
-            if trade.ret is not None:
-                blocks.setdefault(trade.entry_session, ([], []))[side].append(trade.ret)
-    sums = [(sum(m), len(m), sum(c), len(c)) for _, (m, c) in sorted(blocks.items())]
-    if not any(n for _, n, _, _ in sums) or not any(n for _, _, _, n in sums):
-        return None
-    rng = random.Random(seed)
-    deltas: list[float] = []
-    while len(deltas) < replicates:
-        drawn = rng.choices(sums, k=len(sums))
-        n_main, n_control = sum(d[1] for d in drawn), sum(d[3] for d in drawn)
-        if n_main and n_control:
-            deltas.append(sum(d[0] for d in drawn) / n_main - sum(d[2] for d in drawn) / n_control)
-    deltas.sort()
-    tail = (1.0 - confidence) / 2.0
-    return deltas[int(tail * (replicates - 1))], deltas[int((1.0 - tail) * (replicates - 1) + 0.5)]
-
-
 @dataclass(frozen=True)
 class RankRange:
     low: int
@@ -227,6 +198,9 @@ class Rescore:
     cells: dict[tuple[str, str], Figure] = field(default_factory=dict)
     # each cell's priced trades, for an interval drawn again at another level (attempts)
     trades: dict[tuple[str, str], list[Trade]] = field(default_factory=dict, repr=False)
+    # the declared training cutoff, only when the run's window crosses it: the figures
+    # then carry the placebo split (and others stay as they were)
+    cutoff: str | None = None
 
     def deltas(self) -> dict[str, dict[str, float | None]]:
         """Per clock, the platform contamination deltas: main minus each control arm."""
@@ -261,8 +235,17 @@ class Rescore:
                 out[clock][f"main_minus_{arm}"] = list(found) if found else None
         return out
 
+    def placebo(self) -> dict[str, Any] | None:
+        """The placebo split priced with these prices (``harness.receipt.placebo``), for
+        a run whose window crosses its declared cutoff; None otherwise."""
+        if self.cutoff is None:
+            return None
+        return placebo(self.trades, [c for c in CLOCKS if ("main", c) in self.trades], self.cutoff)
+
     def to_json(self) -> dict[str, Any]:
+        split = self.placebo()
         return {
+            **({} if split is None else {"placebo": split}),
             "prices": self.prices,
             "method": {
                 "figure": "mean return of the priced trades, re-derived from the trajectory "
@@ -304,7 +287,10 @@ def rescore(
     main_by_key = {r["row_key"]: r for r in bundle.rows("main")}
     table = sessions_for(date.fromisoformat(bundle.start), date.fromisoformat(bundle.end))
     index_of = {d.isoformat(): i for i, d in enumerate(table.sessions)}
-    result = Rescore(prices={**prices.reference(), "basis": prices.basis})
+    result = Rescore(
+        prices={**prices.reference(), "basis": prices.basis},
+        cutoff=str(config["training_cutoff"]) if crosses_cutoff(config) else None,
+    )
     main_picks = as_main_picks(bundle, trail.picks)  # a control arm's keys are its own
     for arm in config.get("arms", []):
         for clock in config.get("clocks", []):

@@ -151,6 +151,7 @@ def finish(ran: Ran) -> RunResult:
             by_form=by_form,
             aborted=grid.aborted,
             attempts=msgspec.convert(ctx.ledger, list[model.Attempt]),
+            trades=lambda arm, clock: trader(grid.cells[(arm, clock)]),
         ),
         # what the drivers report, typed: a field the receipt does not declare is refused
         capabilities=msgspec.convert(ran.capabilities, model.Capabilities),

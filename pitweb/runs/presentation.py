@@ -21,6 +21,8 @@ from harness.receipt.model import (
     Slot,
     TrainingCutoffSlot,
 )
+from harness.receipt.placebo import SIDES, placebo_reading
+from harness.vocabulary import CLOCKS
 from pitweb.pricing.models import PlatformScore
 from pitweb.runs.models import JobState, Run, VerificationLevel
 
@@ -170,6 +172,29 @@ def shifted_delta_reading(interval: list[float] | None) -> str:
         "At the pit clock its interval spans zero: these trades cannot tell a memory of the "
         "period from none."
     )
+
+
+def placebo_rows(split: dict[str, Any]) -> list[dict[str, Any]]:
+    """The placebo split's table: per clock and side, main minus shifted, its interval,
+    the trades it rests on; the clock's reading (``placebo_reading``: only what the two
+    intervals support) on the clock's first row."""
+    rows = []
+    for clock in [c for c in CLOCKS if c in (split.get("clocks") or {})]:
+        for side in SIDES:
+            part = split["clocks"][clock][side]
+            rows.append(
+                {
+                    "clock": clock,
+                    "side": side,
+                    "delta": part.get("main_minus_shifted"),
+                    "interval": part.get("main_minus_shifted_interval_95"),
+                    "main_trades": part.get("main_trades"),
+                    "shifted_trades": part.get("shifted_trades"),
+                    "sessions": part.get("sessions"),
+                    "reading": placebo_reading(split, clock) if side == "before" else "",
+                }
+            )
+    return rows
 
 
 def _pp(value: float) -> str:

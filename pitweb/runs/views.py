@@ -93,6 +93,13 @@ def _platform_context(run: Run, proven: bool) -> dict[str, Any]:
     context["platform_delta_intervals"] = figures.get("contamination_interval_95") or {}
     memory = presentation.run_memory(run)
     context["memory_verdict"], context["memory_words"] = memory or ("", "")
+    split = figures.get("placebo")  # a window that crosses the declared training cutoff
+    if split:
+        context["placebo"] = split
+        context["placebo_rows"] = presentation.placebo_rows(split)
+        chart = charts.placebo_split(split)
+        if chart is not None:
+            context["figures"]["placebo"] = _figure(chart)
     if not charts.has_numbers(frame):
         context["no_chart_because"] = (
             "No trade of this run could be priced with the reference prices, so there is "

@@ -64,7 +64,10 @@ def bodies(
     priced = {"path": str(march_prices), "source": "SYNTHETIC", "pulled_at": "2026-01-01"}
     made = [
         run(stub(), config("stub", prices=priced, training_cutoff="2023-01-01")).body,
-        run(AgentSpec("flaky", _Flaky), config("flaky", probe=3)).body,
+        # a window that crosses its declared cutoff: the placebo split (unpriced: no delta)
+        run(
+            AgentSpec("flaky", _Flaky), config("flaky", probe=3, training_cutoff="2023-03-02")
+        ).body,
         # an external agent in sharpebench's dialect: its transport, dialect, digest, the
         # orders it gave that opened nothing, and the probe it cannot be asked
         run(
@@ -103,6 +106,12 @@ def _levels(body: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         "score": [i["score"] for i in probe.get("items", [])],
         "network": [body["network"]],
         "model_egress": [body["network"]["model_egress"]],
+        "placebo": [body["placebo"]] if "placebo" in body else [],
+        "placebo_side": [
+            side
+            for sides in (body.get("placebo") or {}).get("clocks", {}).values()
+            for side in sides.values()
+        ],
     }
 
 
@@ -119,6 +128,10 @@ def _schema_levels() -> dict[str, dict[str, Any]]:
         "score": item["properties"]["score"]["properties"],
         "network": top["network"]["properties"],
         "model_egress": top["network"]["properties"]["model_egress"]["properties"],
+        "placebo": top["placebo"]["properties"],
+        "placebo_side": top["placebo"]["properties"]["clocks"]["additionalProperties"][
+            "properties"
+        ]["before"]["properties"],
     }
 
 

@@ -1,0 +1,50 @@
+"""The paired bootstrap of a contamination delta, and the settings every interval of the
+platform's figures is drawn with.
+
+It lives apart from ``rescore`` (which re-derives a run before it prices it) so that the
+receipt's own parts (the placebo split) draw their intervals with the very same code
+without importing the re-derivation that checks them.
+"""
+
+from __future__ import annotations
+
+import random
+
+from harness.market.scoring import Trade
+
+BOOTSTRAP_REPLICATES = 2000
+BOOTSTRAP_SEED = 20230301
+CONFIDENCE = 0.95
+
+
+def delta_bootstrap(
+    main: list[Trade],
+    control: list[Trade],
+    *,
+    replicates: int = BOOTSTRAP_REPLICATES,
+    seed: int = BOOTSTRAP_SEED,
+    confidence: float = CONFIDENCE,
+) -> tuple[float, float] | None:
+    """A percentile interval for main minus control (each the mean return of its priced
+    trades), resampling whole entry sessions, the same draw for both arms: trades of one
+    session share its market, whichever arm made them. A draw that leaves one arm with no
+    trade says nothing of the difference and is drawn again. None when an arm has no
+    priced trade (there is no delta)."""
+    blocks: dict[str, tuple[list[float], list[float]]] = {}
+    for side, trades in ((0, main), (1, control)):
+        for trade in trades:
+            if trade.ret is not None:
+                blocks.setdefault(trade.entry_session, ([], []))[side].append(trade.ret)
+    sums = [(sum(m), len(m), sum(c), len(c)) for _, (m, c) in sorted(blocks.items())]
+    if not any(n for _, n, _, _ in sums) or not any(n for _, _, _, n in sums):
+        return None
+    rng = random.Random(seed)
+    deltas: list[float] = []
+    while len(deltas) < replicates:
+        drawn = rng.choices(sums, k=len(sums))
+        n_main, n_control = sum(d[1] for d in drawn), sum(d[3] for d in drawn)
+        if n_main and n_control:
+            deltas.append(sum(d[0] for d in drawn) / n_main - sum(d[2] for d in drawn) / n_control)
+    deltas.sort()
+    tail = (1.0 - confidence) / 2.0
+    return deltas[int(tail * (replicates - 1))], deltas[int((1.0 - tail) * (replicates - 1) + 0.5)]
