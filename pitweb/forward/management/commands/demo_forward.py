@@ -4,7 +4,7 @@ A synthetic release line (``pit-demo-forward``) is registered; the demo submitte
 two registered agents to it at a stated time, after the line's last session: the
 reference agent in our dialect and a deliberate memory cheat whose memory covers only the
 sessions before the commitment (what it could have "known" then). The line then grows by
-two versions of ten sessions each (``release synth-append``: synthetic sessions, labelled
+two versions of twenty sessions each (``release synth-append``: synthetic sessions, labelled
 so), every version registered as staff register one; each registration queues, through
 the scheduler and real workers, every live commitment's forward run over the sessions
 after the commitment and its backtest over as many sessions before it. Both are waited
@@ -46,13 +46,14 @@ from pitweb.runs.models import FINAL_STATES, VerificationJob
 
 LINE = "pit-demo-forward"
 SEED = 21
-# enough filings that a forward window of twenty sessions holds the trades a ranking needs
-ROWS = 3600
-FIRST = (date(2024, 1, 2), date(2024, 2, 29))
+# enough filings, and sessions before the commitment, that forty forward sessions and
+# their backtest hold the trades a ranking needs (the reference agent buys two a session)
+ROWS = 7200
+FIRST = (date(2023, 11, 1), date(2024, 2, 29))
 # the stated commitment time: 16:30 New York, after the line's last session closed and
 # before EDGAR's 17:30 cut-off (a filing dated the next day may be sent after it)
 COMMITTED_AT = datetime(2024, 2, 29, 21, 30, tzinfo=UTC)
-GROWTH = (10, 10)  # sessions each later version adds
+GROWTH = (20, 20)  # sessions each later version adds
 FORMS = ["8-K"]
 HOLD = 5
 CLOCKS = ["pit"]
