@@ -7,6 +7,8 @@ from typing import Any
 from django import template
 
 from pitweb.forward.enums import RUN_STATUS_WORDS
+from pitweb.forward.models import Commitment, ForwardRun
+from pitweb.runs.models import Run
 
 register = template.Library()
 
@@ -16,3 +18,17 @@ def run_status(value: Any) -> str:
     """A forward run's status as the pages say it (before the colon of its words)."""
     words = RUN_STATUS_WORDS.get(value)
     return str(value) if words is None else words.split(":", 1)[0]
+
+
+@register.simple_tag
+def forward_tested_by(run: Run) -> list[Commitment]:
+    """The commitments whose forward run made ``run`` forward-tested: its agent package's,
+    with a forward run settled as forward (one query; none for a run not marked)."""
+    if not (run.forward_tested and run.agent_digest):
+        return []
+    found = Commitment.objects.filter(
+        agent_digest=run.agent_digest,
+        runs__kind=ForwardRun.Kind.FORWARD,
+        runs__status=ForwardRun.Status.FORWARD,
+    )
+    return list(found.select_related("entry", "agent").distinct().order_by("committed_at")[:10])
