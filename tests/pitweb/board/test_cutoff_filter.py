@@ -105,7 +105,9 @@ def test_a_board_without_the_filter_keeps_its_key_and_snapshot_filters() -> None
     user = AnonymousUser()
     for params in ({}, {"release": "r", "isolated": "1"}, {"benchmark": "a" * 32, "start": ""}):
         parsed = board_filters(params, user)
-        before = {n: parsed.get(n) or None for n in ("benchmark", "release", "form", "start", "end")}
+        before = {
+            n: parsed.get(n) or None for n in ("benchmark", "release", "form", "start", "end")
+        }
         before["isolated"] = bool(parsed.get("isolated"))
         text = json.dumps(before, sort_keys=True, separators=(",", ":"))
         assert board_key(parsed) == hashlib.sha256(text.encode()).hexdigest()

@@ -21,9 +21,9 @@ from django.test import Client
 
 from harness.agents import memory_cheat
 from harness.agents.external import command_agent
+from pitweb.board.query import SECTIONS
 from pitweb.execution import services as execution
 from pitweb.execution.models import ExecutionJob, RegisteredAgent
-from pitweb.board.query import SECTIONS
 from pitweb.forward.models import Commitment, ForwardRun
 from pitweb.forward.services import commitment_create, forward_tested_mark
 from pitweb.releases.models import Release
@@ -165,9 +165,10 @@ def test_the_mark_reaches_the_board_row_family_and_run_page(
     assert [r["forward_tested"] for r in board_rows(runs["uploaded"])] == [False]
     family = Client().get(f"/api/families/{run.family_id}/").json()
     assert family["forward_tested"] is True
-    assert Client().get(f"/api/families/{runs['uploaded'].family_id}/").json()[
-        "forward_tested"
-    ] is False
+    assert (
+        Client().get(f"/api/families/{runs['uploaded'].family_id}/").json()["forward_tested"]
+        is False
+    )
     heading = Client().get(f"/families/{run.family_id}/").content.decode().split("</h1>")[0]
     assert "forward-tested</span>" in heading
     page = Client().get(f"/runs/{run.body_sha256[7:]}/?submission={run.pk}").content.decode()

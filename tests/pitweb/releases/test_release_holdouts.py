@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from pitweb.runs import services
 from pitweb.runs.models import Run
