@@ -12,10 +12,12 @@ from __future__ import annotations
 import shlex
 import sys
 from datetime import date
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.apps import apps
 from django.contrib.auth.models import User
 from django.test import Client
 
@@ -177,3 +179,11 @@ def test_the_mark_reaches_the_board_row_family_and_run_page(
     uploaded = runs["uploaded"]
     other_page = Client().get(f"/runs/{uploaded.body_sha256[7:]}/?submission={uploaded.pk}")
     assert 'id="forward-tested"' not in other_page.content.decode()
+
+
+def test_the_migration_marks_the_runs_stored_before_the_mark_existed(
+    commitment: Commitment, runs: dict[str, Run]
+) -> None:
+    settled(commitment, ForwardRun.Status.FORWARD)
+    import_module("pitweb.runs.migrations.0023_holdouts_and_forward_tested").backfill(apps, None)
+    assert marks(runs) == {"executed": True, "uploaded": False, "other_package": False}
