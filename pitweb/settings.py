@@ -283,6 +283,7 @@ SPECTACULAR_SETTINGS = {
         "VisibilityEnum": "pitweb.runs.enums.VISIBILITY",
         "MaskVerdictEnum": "pitweb.runs.enums.MASK_VERDICT",
         "MemoryVerdictEnum": "pitweb.runs.enums.MEMORY_VERDICT",
+        "CutoffRelationEnum": "pitweb.runs.enums.CUTOFF_RELATION",
         "ExecutionStateEnum": "pitweb.execution.enums.EXECUTION_STATE",
         "ExecutionKindEnum": "pitweb.execution.enums.EXECUTION_KIND",
         "ExecutionCellStateEnum": "pitweb.execution.enums.CELL_STATE",

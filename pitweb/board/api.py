@@ -47,6 +47,11 @@ class SnapshotIn(Serializer):
     start = serializers.DateField(required=False, allow_null=True)
     end = serializers.DateField(required=False, allow_null=True)
     isolated = serializers.BooleanField(required=False, default=False)
+    cutoff = serializers.ChoiceField(
+        choices=[("post", "post-cutoff runs only")], required=False, allow_blank=True,
+        help_text="post: only runs whose window lies wholly after their model's declared "
+        "training cutoff",
+    )  # fmt: skip
 
 
 class SnapshotOut(Serializer):
@@ -71,6 +76,12 @@ class BoardRowOut(Serializer):
     mask_verdict = serializers.ChoiceField(choices=run_enums.MASK_VERDICT)
     # present with scored platform figures; memory_words says it with the figures it read
     memory_verdict = serializers.ChoiceField(choices=run_enums.MEMORY_VERDICT, required=False)
+    # where the window lies against the declared training cutoff (null: none declared)
+    cutoff_relation = serializers.ChoiceField(choices=run_enums.CUTOFF_RELATION, allow_null=True)
+    forward_tested = serializers.BooleanField(
+        help_text="the site executed the run with an agent package (the same digest) that "
+        "was committed on the public log and then passed a forward run"
+    )
 
 
 class SnapshotDetailOut(SnapshotOut):
@@ -126,6 +137,7 @@ class SnapshotsApi(APIView):
         filters = {k: data.get(k) or None for k in ("benchmark", "release", "form")}
         filters |= {k: data[k].isoformat() if data.get(k) else None for k in ("start", "end")}
         filters["isolated"] = data.get("isolated", False)
+        filters["cutoff"] = data.get("cutoff") or None
         snapshot = snapshot_publish(
             filters=filters, reason=data["reason"], staff=cast(User, request.user)
         )
@@ -163,6 +175,9 @@ class FamilyApi(APIView):
                 "benchmark": serializers.JSONField(allow_null=True),
                 "attempts": serializers.IntegerField(),
                 "attempts_shown": serializers.IntegerField(),
+                "forward_tested": serializers.BooleanField(
+                    help_text="one of its runs you may see is forward-tested"
+                ),
                 "confidence": serializers.FloatField(),
                 "best": serializers.JSONField(allow_null=True),
                 "runs": serializers.JSONField(),
@@ -178,7 +193,7 @@ class FamilyApi(APIView):
 
 class LeaderboardApi(APIView):
     @extend_schema(
-        summary="The leaderboard of one benchmark (release, forms, window, hold, clocks: a ranking exists only inside one), named by ?benchmark=<key> or the only one the other filters match. A query whose filters match several benchmarks ranks nothing: grouped is true, benchmarks lists them, and each one's rows follow one another with every rank field (rank, rank_low, rank_high, position, ranked_interval, ranked_confidence) null. Every row names its benchmark (benchmark, benchmark_name). One benchmark's answer: a page of ranked runs (?page=N; by key, ?after= pagination.next or ?before= pagination.previous; or ?all=1 for every run), ranked on the platform pit-clock return of the shifted arm, one row per family (a submitter's agent on one release and window: its best, with attempts, the uploads counted, and ranked_interval, the same bootstrap at the family-wise level ranked_confidence = 0.95^(1/attempts)) and a rank range from those intervals; apart, each with why_apart: unranked runs (no platform figure yet, or too few priced trades), runs whose mask leaks (control void), runs with failed cells, runs that failed verification (the failed check, no numbers), runs pending verification (no numbers) and invalid runs. ?isolated=1 keeps runs whose agent ran isolated (declared) or was re-executed.",
+        summary="The leaderboard of one benchmark (release, forms, window, hold, clocks: a ranking exists only inside one), named by ?benchmark=<key> or the only one the other filters match. A query whose filters match several benchmarks ranks nothing: grouped is true, benchmarks lists them, and each one's rows follow one another with every rank field (rank, rank_low, rank_high, position, ranked_interval, ranked_confidence) null. Every row names its benchmark (benchmark, benchmark_name). One benchmark's answer: a page of ranked runs (?page=N; by key, ?after= pagination.next or ?before= pagination.previous; or ?all=1 for every run), ranked on the platform pit-clock return of the shifted arm, one row per family (a submitter's agent on one release and window: its best, with attempts, the uploads counted, and ranked_interval, the same bootstrap at the family-wise level ranked_confidence = 0.95^(1/attempts)) and a rank range from those intervals; apart, each with why_apart: unranked runs (no platform figure yet, or too few priced trades), runs whose mask leaks (control void), runs with failed cells, runs that failed verification (the failed check, no numbers), runs pending verification (no numbers) and invalid runs. ?isolated=1 keeps runs whose agent ran isolated (declared) or was re-executed. ?cutoff=post keeps runs whose window lies wholly after their model's declared training cutoff (cutoff_relation post_cutoff: a holdout for that model); any other value is refused with a 400 (invalid_cutoff).",
         parameters=[
             OpenApiParameter(
                 "benchmark", str, description="a benchmark's key (32 hex digits): its board"
@@ -188,6 +203,13 @@ class LeaderboardApi(APIView):
             OpenApiParameter("start", str, description="window start, YYYY-MM-DD"),
             OpenApiParameter("end", str, description="window end, YYYY-MM-DD"),
             OpenApiParameter("isolated", bool, description="isolated or re-executed runs only"),
+            OpenApiParameter(
+                "cutoff",
+                str,
+                enum=["post"],
+                description="post: only runs whose window lies wholly after their model's "
+                "declared training cutoff (a holdout for that model); another value is a 400",
+            ),
             OpenApiParameter("page", int),
             OpenApiParameter(
                 "after",

@@ -24,10 +24,10 @@ def benchmark_by_key(key: str | None) -> Benchmark | None:
 
 def benchmarks_matching(user: User | AnonymousUser, filters: dict[str, Any]) -> list[Benchmark]:
     """The benchmarks holding a run ``user`` may see on a board drawn with ``filters``
-    (release, form, start, end, isolated), newest window first."""
+    (release, form, start, end, isolated, cutoff), newest window first."""
     runs = board_runs(
         user, filters.get("release"), filters.get("form"), filters.get("start"),
-        filters.get("end"), bool(filters.get("isolated")),
+        filters.get("end"), bool(filters.get("isolated")), cutoff=filters.get("cutoff"),
     )  # fmt: skip
     return list(Benchmark.objects.filter(pk__in=runs.values("benchmark_id")))
 

@@ -106,7 +106,7 @@ def key(
     rows: int | None = None,
 ) -> Key | None:
     """The cache keys of a public board query (``filters`` as parsed: benchmark, release,
-    form, start, end, isolated) at ``stamp`` (``stamp.board_stamp``), or None when the query is
+    form, start, end, isolated, cutoff) at ``stamp`` (``stamp.board_stamp``), or None when the query is
     not one the board links to. ``rows``: its pages' rows, when fewer than the API's."""
     facets = _facets(stamp)
     for name in ("benchmark", "release", "form", "start", "end"):
@@ -148,6 +148,8 @@ def _deadline(stored: Any) -> float:
 def _key(kind: str, stamp: Stamp, filters: dict[str, Any], page: int, every: bool) -> Key:
     values = [filters.get(n) or "" for n in ("benchmark", "release", "form", "start", "end")]
     values += [bool(filters.get("isolated")), page, every]
+    # only when set: every other query keeps the key it always had
+    values += [filters["cutoff"]] if filters.get("cutoff") else []
     # unambiguous and short whatever a release's name holds
     digest = hashlib.sha256(json.dumps(values).encode()).hexdigest()[:32]
     return Key(

@@ -24,6 +24,12 @@ LEADERBOARD_COLUMNS = [
     "window",
     "agent",
     "model_version",
+    # where the window lies against the model's declared training cutoff (post_cutoff:
+    # wholly after it, a holdout for that model; crossing; pre_cutoff; empty: none
+    # declared), and whether the site executed a forward-tested package
+    "training_cutoff",
+    "cutoff_relation",
+    "forward_tested",
     "baseline",
     # uploads of the run's family (submitter, agent) on this release and window; a
     # ranked row is the family's best, ranked on ranked_interval at ranked_confidence

@@ -46,6 +46,9 @@ def family_attempts(user: User | AnonymousUser, family_id: int | None) -> dict[s
         "benchmark": benchmark_out(family.benchmark) if family.benchmark else None,
         "attempts": family.attempts,
         "attempts_shown": runs.count(),
+        # one of its runs the requester may see was executed by the site with a package
+        # a forward run proved forward
+        "forward_tested": runs.filter(forward_tested=True).exists(),
         "confidence": sidak_confidence(max(1, family.attempts)),
         "best": None,
         "runs": rows,

@@ -17,6 +17,7 @@ from harness.rundata.benchmark import is_key
 from pitweb.board.keys import Cursor
 from pitweb.core.errors import SubmissionError
 from pitweb.core.params import PageQuery, validated
+from pitweb.runs.models import CutoffRelation
 
 FILTERS = ("benchmark", "release", "form", "start", "end")
 # a board query's parameters: an old board address (``/?release=...``) carries them
@@ -27,12 +28,16 @@ BOARD_PARAMS = (
     "start",
     "end",
     "isolated",
+    "cutoff",
     "page",
     "after",
     "before",
 )
 # the filters that choose benchmarks (a benchmark fixes each of them)
 CHOOSERS = ("release", "form", "start", "end")
+# ?cutoff=: the runs whose window lies wholly after their model's declared training
+# cutoff (a holdout for that model), by the receipt's P2 check
+CUTOFFS = {"post": CutoffRelation.POST_CUTOFF}
 
 
 class BoardQuery(NamedTuple):
@@ -59,7 +64,21 @@ def board_filters(params: Mapping[str, Any], user: User | AnonymousUser) -> dict
         "start": day(params.get("start")),
         "end": day(params.get("end")),
         "isolated": params.get("isolated") in ("1", "true", "on"),
+        "cutoff": cutoff(params.get("cutoff")),
     }
+
+
+def cutoff(value: str | None) -> str | None:
+    """``?cutoff=post`` as given (``SubmissionError`` for any other value)."""
+    if not value:
+        return None
+    if value not in CUTOFFS:
+        raise SubmissionError(
+            "invalid_cutoff",
+            f"cutoff: {' or '.join(map(repr, CUTOFFS))} (runs whose window lies after their "
+            f"model's declared training cutoff), not {value[:80]!r}",
+        )
+    return value
 
 
 def benchmark(value: str | None) -> str | None:
@@ -74,10 +93,11 @@ def benchmark(value: str | None) -> str | None:
 
 
 def pinned(key: str, filters: dict[str, Any]) -> dict[str, Any]:
-    """The filters of one benchmark's board: the benchmark and ``isolated`` (the others
-    are fixed by the benchmark), and who asks if given."""
+    """The filters of one benchmark's board: the benchmark, ``isolated`` and ``cutoff``
+    if given (the others are fixed by the benchmark), and who asks if given."""
     found: dict[str, Any] = {name: None for name in FILTERS} | {"benchmark": key}
     found["isolated"] = bool(filters.get("isolated"))
+    found |= {"cutoff": filters["cutoff"]} if filters.get("cutoff") else {}
     return found | ({"user": filters["user"]} if "user" in filters else {})
 
 
@@ -112,9 +132,11 @@ def every_row(params: Mapping[str, Any]) -> bool:
 
 def normalised(filters: dict[str, Any]) -> dict[str, Any]:
     """The filters a board is drawn with: benchmark, release, form, start and end (or
-    None) and isolated."""
+    None) and isolated; and cutoff only when it is set, so that every board key and
+    snapshot drawn without it reads as it always has."""
     found: dict[str, Any] = {name: filters.get(name) or None for name in FILTERS}
     found["isolated"] = bool(filters.get("isolated"))
+    found |= {"cutoff": filters["cutoff"]} if filters.get("cutoff") else {}
     return found
 
 

@@ -11,6 +11,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import F, Q, QuerySet, Value, Window
 from django.db.models.functions import Coalesce, RowNumber
 
+from pitweb.board.filters import CUTOFFS
 from pitweb.pricing.models import PlatformScore
 from pitweb.runs.models import PROVEN_LEVELS, Run, VerificationLevel
 from pitweb.runs.selectors import visible_runs
@@ -31,6 +32,7 @@ def board_runs(
     end: str | None,
     isolated: bool = False,
     benchmark: str | None = None,
+    cutoff: str | None = None,
 ) -> QuerySet[Run]:
     runs = (
         visible_runs(user)
@@ -57,6 +59,8 @@ def board_runs(
         runs = runs.filter(
             Q(agent_isolated=True) | Q(verification_level=VerificationLevel.REEXECUTED)
         )
+    if cutoff:
+        runs = runs.filter(cutoff_relation=CUTOFFS[cutoff])
     return runs
 
 

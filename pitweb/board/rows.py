@@ -12,6 +12,7 @@ from pitweb.runs.models import Run
 from pitweb.runs.presentation import (
     LEVEL_SHORT,
     could_read_future,
+    cutoff_words,
     isolation_words,
     level_words,
     platform_numbers,
@@ -60,6 +61,10 @@ def leaderboard_row(run: Run) -> dict[str, Any]:
         "window": f"{run.window_start}..{run.window_end}",
         "agent": run.agent,
         "model_version": run.model_version or None,
+        "training_cutoff": run.training_cutoff or None,
+        "cutoff_relation": run.cutoff_relation or None,
+        "cutoff_words": cutoff_words(run),
+        "forward_tested": run.forward_tested,
         "baseline": run.is_baseline,
         "attempts": run_attempts(run),
         "family": run.family_id,

@@ -90,6 +90,7 @@ def leaderboard(
     start: str | None = None,
     end: str | None = None,
     isolated: bool = False,
+    cutoff: str | None = None,
     page: int = 1,
     per_page: int = PER_PAGE,
     after: str | None = None,
@@ -108,10 +109,10 @@ def leaderboard(
     (``grouped``)."""
     asked: dict[str, Any] = {"benchmark": benchmark, "release": release, "form": form}
     asked |= {"start": start}
-    asked |= {"end": end, "isolated": isolated}
+    asked |= {"end": end, "isolated": isolated, "cutoff": cutoff}
     scope = board_scope(user, asked)
     if isinstance(scope, list):
-        return _grouped(user, scope, isolated, per_page, every=False)
+        return _grouped(user, scope, asked, per_page, every=False)
     filters = pinned(scope.key, asked)
     found = _one_board(user, filters, page, per_page, after, before)
     return found | {"grouped": False, "benchmark": benchmark_out(scope)}
@@ -120,22 +121,28 @@ def leaderboard(
 def _grouped(
     user: User | AnonymousUser,
     benchmarks: list[Any],
-    isolated: bool,
+    asked: dict[str, Any],
     per_page: int,
     *,
     every: bool,
 ) -> dict[str, Any]:
     """Each benchmark's board (its first page, or every row), one after the other, with
-    no rank: a ranking exists only inside one benchmark."""
+    no rank: a ranking exists only inside one benchmark. ``asked``: the query's filters
+    (isolated and cutoff hold on each board)."""
     out: dict[str, Any] = {name: [] for name in SECTIONS}
     groups = []
     current = True
+    isolated, cutoff = bool(asked.get("isolated")), asked.get("cutoff")
     for found in benchmarks[:GROUPS_MAX]:
         if every:
-            one = leaderboard_export(user=user, benchmark=found.key, isolated=isolated)
+            one = leaderboard_export(
+                user=user, benchmark=found.key, isolated=isolated, cutoff=cutoff
+            )
             total = len(one["ranked"])
         else:
-            one = leaderboard(user=user, benchmark=found.key, isolated=isolated, per_page=per_page)
+            one = leaderboard(
+                user=user, benchmark=found.key, isolated=isolated, cutoff=cutoff, per_page=per_page
+            )
             total = one["pagination"]["ranked_total"]
             current = current and one["current"]
         for name in SECTIONS:
@@ -221,17 +228,20 @@ def leaderboard_export(
     start: str | None = None,
     end: str | None = None,
     isolated: bool = False,
+    cutoff: str | None = None,
 ) -> dict[str, Any]:
     """The whole board for CSV/JSON export: every ranked run, then the rest, read
     together (``board_read``); a query reaching several benchmarks, each one's rows
     grouped, ranked across none."""
     asked: dict[str, Any] = {"benchmark": benchmark, "release": release, "form": form}
     asked |= {"start": start}
-    asked |= {"end": end, "isolated": isolated}
+    asked |= {"end": end, "isolated": isolated, "cutoff": cutoff}
     scope = board_scope(user, asked)
     if isinstance(scope, list):
-        return _grouped(user, scope, isolated, PER_PAGE, every=True)
-    runs = board_runs(user, benchmark=scope.key, isolated=isolated, **dict.fromkeys(CHOOSERS))
+        return _grouped(user, scope, asked, PER_PAGE, every=True)
+    runs = board_runs(
+        user, benchmark=scope.key, isolated=isolated, cutoff=cutoff, **dict.fromkeys(CHOOSERS)
+    )
     ranked_qs = ranked_runs(runs)
     with board_read():
         ranks = Ranks(ranked_qs)

@@ -48,7 +48,7 @@ from pitweb.runs.models import Benchmark, Run
 from pitweb.runs.presentation import agent_name
 
 # what stays in the address when a query is sent on to one benchmark's board
-KEPT = ("isolated", "page", "after", "before")
+KEPT = ("isolated", "cutoff", "page", "after", "before")
 
 
 def _figure(figure: Any) -> Any:
@@ -114,6 +114,7 @@ def benchmarks_page(request: HttpRequest) -> HttpResponse:
     board = selectors.leaderboard(**filters, per_page=PAGE_ROWS)
     shown = {k: filters[k] or "" for k in ("release", "form", "start", "end")}
     shown["isolated"] = "1" if filters["isolated"] else ""
+    shown["cutoff"] = filters["cutoff"] or ""
     groups = [
         group | {"rows": [r for r in board["ranked"] if r["benchmark"] == group["key"]]}
         for group in board["benchmarks"]
@@ -205,7 +206,7 @@ def _leaderboard_html(
     filters, page, (after, before) = query
     # what the chart will draw, said now; the chart itself is fetched after the page loads
     points, chart_note = charts.board_points([*board["ranked"], *board["mask_leaks"]])
-    shown = {"isolated": "1" if filters["isolated"] else ""}
+    shown = {"isolated": "1" if filters["isolated"] else "", "cutoff": filters.get("cutoff") or ""}
     this_page = {k: v for k, v in shown.items() if v}
     this_page |= {"page": str(page)} if page > 1 else {}
     this_page |= {k: v for k, v in (("after", after), ("before", before)) if v}

@@ -3,7 +3,8 @@
 release, with the binding looked up in the site's own commitment log, and its answer is
 written on the :class:`ForwardRun`. The site never decides "forward" itself; an execution
 that produced no verified run is the harness's failure and says so, never the agent's
-result."""
+result. A forward row settled as forward marks the runs the site executed with its
+package forward-tested (``services.forward_tested_mark``), in the same transaction."""
 
 from __future__ import annotations
 
@@ -11,12 +12,15 @@ import json
 import logging
 from typing import Any
 
+from django.db import transaction
+
 from harness.forward.check import forward_status
 from harness.forward.log import LogError, verify_log
 from pitweb.artifacts import copy_to, job_folder, release_copy
 from pitweb.execution.models import ExecutionJob, ExecutionState
 from pitweb.forward.models import ForwardRun
 from pitweb.forward.selectors import log_document
+from pitweb.forward.services import forward_tested_mark
 from pitweb.runs.models import JobState
 
 log = logging.getLogger(__name__)
@@ -109,7 +113,11 @@ def forward_check(*, forward_run_id: int) -> str:
         )
         if not problems:
             problems = [f"the engine says {verdict.status}, this run was queued as a {wanted} run"]
-    return _settle(row, status, problems, run=run)
+    with transaction.atomic():  # settled and its runs marked together
+        settled = _settle(row, status, problems, run=run)
+        if settled == ForwardRun.Status.FORWARD:
+            forward_tested_mark(commitment_id=row.commitment_id)
+    return settled
 
 
 def unsettled() -> list[int]:

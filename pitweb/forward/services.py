@@ -1,6 +1,7 @@
 """Writes on the commitment log: a registered agent committed to a release line's
 benchmark, and a commitment withdrawn. Each appends one entry (``harness.forward.log``)
-stamped with the site's time; nothing here edits or removes an entry.
+stamped with the site's time; nothing here edits or removes an entry. And the
+forward-tested mark on the runs the site executed with a package a forward run proved.
 
 Appending, concurrently: an entry names its predecessor's digest, so two appends must not
 both build on the same tail. Each append locks the tail row (``SELECT ... FOR UPDATE``)
@@ -21,6 +22,7 @@ from typing import TypeVar
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from harness.agents.external import AgentCommandError
@@ -40,13 +42,15 @@ from harness.forward.log import (
     stamped_instant,
 )
 from harness.vocabulary import ARMS, CLOCKS
+from pitweb.board.changes import board_changed
 from pitweb.core.audit import audit_record
 from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import readable
 from pitweb.execution.models import RegisteredAgent
 from pitweb.execution.services import agent_spec, release_forms
-from pitweb.forward.models import Commitment, LogEntry
+from pitweb.forward.models import Commitment, ForwardRun, LogEntry
 from pitweb.releases.models import Release
+from pitweb.runs.models import Run
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -319,3 +323,45 @@ def commitment_withdraw(*, by: User, commitment: Commitment, reason: str) -> Log
     row = _with_retries(write)
     commitment.withdrawal = row
     return row
+
+
+# -- the forward-tested mark --------------------------------------------------------------
+
+
+def _proven_forward() -> QuerySet[Commitment]:
+    """Commitments with a forward run the engine's check settled as forward."""
+    return Commitment.objects.filter(
+        runs__kind=ForwardRun.Kind.FORWARD, runs__status=ForwardRun.Status.FORWARD
+    )
+
+
+def forward_tested_mark(*, commitment_id: int) -> list[int]:
+    """Mark forward-tested every run the site executed with the commitment's agent
+    package (its digest), once a forward run of it was settled as forward; the board is
+    told of the runs that changed. Idempotent: the runs it changed (none the second
+    time). An upload is never marked, whatever its digest: only the site's own execution
+    shows which package ran."""
+    digest = (
+        _proven_forward().filter(pk=commitment_id).values_list("agent_digest", flat=True).first()
+    )
+    if not digest:
+        return []
+    with transaction.atomic():
+        marked = Run.objects.filter(executed=True, agent_digest=digest, forward_tested=False)
+        changed = list(marked.select_for_update().values_list("pk", flat=True))
+        if changed:
+            Run.objects.filter(pk__in=changed).update(forward_tested=True)
+            board_changed(runs=changed)
+    return changed
+
+
+def forward_tested_stored(*, run: Run) -> bool:
+    """A run just stored (in intake's transaction): marked forward-tested if the site
+    executed it with a package some forward run already proved forward. Whether it was."""
+    if not (run.executed and run.agent_digest):
+        return False
+    if not _proven_forward().filter(agent_digest=run.agent_digest).exists():
+        return False
+    Run.objects.filter(pk=run.pk).update(forward_tested=True)
+    run.forward_tested = True
+    return True

@@ -9,8 +9,15 @@ from typing import get_args
 
 from harness.receipt.memory import MEMORY_VERDICTS
 from harness.receipt.model import Verdict
-from pitweb.runs.models import JobState, VerificationJob, VerificationLevel, Visibility
+from pitweb.runs.models import (
+    CutoffRelation,
+    JobState,
+    VerificationJob,
+    VerificationLevel,
+    Visibility,
+)
 from pitweb.runs.presentation import (
+    CUTOFF_WORDS,
     JOB_KIND_WORDS,
     LEVEL_WORDS,
     MASK_WORDS,
@@ -33,3 +40,5 @@ MASK_VERDICT: Choices = [
 ]
 # a run's memory verdict on its platform figures (the harness's set)
 MEMORY_VERDICT: Choices = [(v, MEMORY_WORDS[v]) for v in MEMORY_VERDICTS]
+# where a run's window lies against its declared training cutoff (null: none declared)
+CUTOFF_RELATION: Choices = [(str(v), CUTOFF_WORDS[v]) for v in CutoffRelation if v]

@@ -36,6 +36,25 @@ class JobState(models.TextChoices):
     UNKNOWN_RELEASE = "unknown_release"
 
 
+class CutoffRelation(models.TextChoices):
+    """Where a run's window lies against the training cutoff its config declares: the
+    receipt's P2 check (``harness.receipt.build.training_cutoff_part``), or nothing
+    declared."""
+
+    NOT_DECLARED = "", "not declared"
+    POST_CUTOFF = "post_cutoff", "post-cutoff"  # window_starts_after_cutoff
+    CROSSING = "crossing", "crossing"  # window_crosses_cutoff
+    PRE_CUTOFF = "pre_cutoff", "pre-cutoff"  # window_ends_before_cutoff
+
+
+# the receipt's P2 check, as the relation the site stores
+CUTOFF_CHECKS = {
+    "window_starts_after_cutoff": CutoffRelation.POST_CUTOFF,
+    "window_crosses_cutoff": CutoffRelation.CROSSING,
+    "window_ends_before_cutoff": CutoffRelation.PRE_CUTOFF,
+}
+
+
 class Benchmark(models.Model):
     """What runs must share to be ranked against each other: (release, forms, window,
     hold, clocks) (``harness.rundata.benchmark``). A ranking exists only inside one; a
@@ -122,6 +141,15 @@ class Run(models.Model):
     protocol_complete = models.BooleanField()
     model_version = models.CharField(max_length=200, blank=True)
     agent = models.CharField(max_length=200)
+    # the agent's package digest, for an agent in another process (empty for a Python
+    # agent): what a commitment on the forward track names
+    agent_digest = models.CharField(max_length=71, blank=True, db_index=True)
+    # the training cutoff the config declares (empty: a gap), and where the window lies
+    # against it (the receipt's P2 check)
+    training_cutoff = models.CharField(max_length=10, blank=True)
+    cutoff_relation = models.CharField(
+        max_length=11, choices=CutoffRelation.choices, blank=True, default=""
+    )
     # the release's forms the run read, comma-joined: as many as the release has
     forms = models.TextField()
     window_start = models.DateField()
@@ -141,6 +169,9 @@ class Run(models.Model):
     # the site executed it (pitweb.execution): its capabilities were measured by our own
     # worker, not declared by a submitter's harness
     executed = models.BooleanField(default=False)
+    # the site executed it and its agent package is one a forward run proved forward
+    # (``pitweb.forward.services.forward_tested_mark``): set, never cleared
+    forward_tested = models.BooleanField(default=False)
     # the platform score for the release's current reference-price version (null: the
     # release has no reference prices yet, or the run's numbers are not proven)
     platform = models.ForeignKey(

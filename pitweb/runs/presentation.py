@@ -234,6 +234,27 @@ def isolation_words(run: Run) -> str:
     return declared
 
 
+# where the run's window lies against its model's declared training cutoff (P2's check)
+CUTOFF_WORDS = {
+    "post_cutoff": "post-cutoff: the window lies after the declared training cutoff",
+    "crossing": "crossing: the window crosses the declared training cutoff (after it the "
+    "contamination delta should vanish)",
+    "pre_cutoff": "pre-cutoff: inside the training data: the window ends on or before the "
+    "declared training cutoff, so its score is no evidence of forecasting",
+}
+NO_CUTOFF_WORDS = "no training cutoff declared: where the window lies against it is not known"
+FORWARD_TESTED_WORDS = (
+    "forward-tested: the site executed this run with an agent package (the same digest) "
+    "that was committed on the public log and then passed a forward run over sessions after "
+    "its commitment"
+)
+
+
+def cutoff_words(run: Run) -> str:
+    """Where the run's window lies against its declared training cutoff, in words."""
+    return CUTOFF_WORDS.get(run.cutoff_relation, NO_CUTOFF_WORDS)
+
+
 def could_read_future(run: Run) -> bool:
     """By its own receipt, nothing kept the agent from the release and prices on disk:
     it ran in the harness's process (or unconfined), and the site did not re-run it."""
@@ -381,6 +402,8 @@ WORDS = {
     "judge_unreliable": "judge unreliable",
     "HARNESS_ERROR": "harness error",
     "non_numeric_factual_error": "non-numeric factual error",
+    "post_cutoff": "post-cutoff",
+    "pre_cutoff": "pre-cutoff",
 }
 
 

@@ -19,7 +19,7 @@ from pitweb.core.models import AuditEvent
 from pitweb.core.params import parse_run_key
 from pitweb.jobs import machine
 from pitweb.jobs.models import WorkerBeat
-from pitweb.runs.models import PROVEN_LEVELS, Run, VerificationJob
+from pitweb.runs.models import PROVEN_LEVELS, CutoffRelation, Run, VerificationJob
 
 
 def visible_runs(user: User | AnonymousUser) -> QuerySet[Run]:
@@ -48,6 +48,26 @@ def public_counts_by_release() -> dict[str, tuple[int, int]]:
         )
     )
     return {c["release_digest"]: (c["benchmarks"], c["verified"]) for c in counted}
+
+
+def holdout_models(release_pk: int) -> list[dict[str, Any]]:
+    """The declared models a release is a holdout for: each (model_version,
+    training_cutoff) of a public run on it whose numbers the system proved and whose
+    window lies wholly after that cutoff (the receipt's P2 check), with how many such
+    runs. A private, hidden, withdrawn or unproven run names none. One query."""
+    found = (
+        visible_runs(AnonymousUser())
+        .filter(
+            release_id=release_pk,
+            verification_level__in=PROVEN_LEVELS,
+            cutoff_relation=CutoffRelation.POST_CUTOFF,
+        )
+        .order_by()
+        .values("model_version", "training_cutoff")
+        .annotate(runs=Count("pk"))
+    )
+    models: list[dict[str, Any]] = [dict(m) for m in found]
+    return sorted(models, key=lambda m: (m["training_cutoff"], m["model_version"]), reverse=True)
 
 
 KEY = re.compile(r"[0-9a-f]{12,64}")

@@ -12,6 +12,7 @@ from msgspec import UnsetType
 
 from harness.receipt.model import ReceiptBody
 from harness.vocabulary import CLOCKS
+from pitweb.runs.models import CUTOFF_CHECKS
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -32,6 +33,7 @@ BODY_COLUMNS: dict[str, tuple[str, ...]] = {
     "runs.Family.agent": (".config.agent",),
     "runs.Family.release_digest": (".binding.bundle_content_digest",),
     "runs.Run.model_version": (".config.model_version",),
+    "runs.Run.training_cutoff": (".config.training_cutoff",),
     "runs.Run.mask_verdict": (".probe.verdict",),
     "runs.Run.error_cells": (".cells[].arm", ".cells[].clock", ".cells[].status", ".probe.status"),
 }
@@ -83,6 +85,18 @@ def run_facts(receipt: ReceiptBody) -> dict[str, Any]:
         "agent_isolated": capabilities.agent_process == "isolated"
         and capabilities.network_isolated
         and capabilities.filesystem_confined,
+    }
+
+
+def cutoff_facts(receipt: ReceiptBody) -> dict[str, str]:
+    """The agent's package digest, the declared training cutoff, and where the window
+    lies against it (the receipt's P2 check as ``CutoffRelation``; empty when no cutoff
+    is declared), read off the body."""
+    check = _known(receipt.protocol.p2.check, None)
+    return {
+        "agent_digest": _known(receipt.config.agent_digest, ""),
+        "training_cutoff": receipt.config.training_cutoff,
+        "cutoff_relation": CUTOFF_CHECKS.get(check, "") if check else "",
     }
 
 

@@ -159,6 +159,30 @@ def picky_run(
     )
 
 
+@pytest.fixture(scope="session")
+def crossing_run(
+    tmp_path_factory: pytest.TempPathFactory, site_release: Path, site_prices: Path
+) -> Artifacts:
+    """The stub agent over ``stub_run``'s benchmark, declaring a model whose training
+    cutoff falls inside the window (2023-03-01..03-08)."""
+    return make_run(
+        site_release, tmp_path_factory.mktemp("crossing-run"), site_prices,
+        model_version="demo-crossing", training_cutoff="2023-03-03",
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def pre_cutoff_run(
+    tmp_path_factory: pytest.TempPathFactory, site_release: Path, site_prices: Path
+) -> Artifacts:
+    """The stub agent over ``stub_run``'s benchmark, declaring a model whose training
+    cutoff is the window's last day: the window is inside its training data."""
+    return make_run(
+        site_release, tmp_path_factory.mktemp("pre-cutoff-run"), site_prices,
+        model_version="demo-trained-on-it", training_cutoff="2023-03-08",
+    )  # fmt: skip
+
+
 @pytest.fixture()
 def registered(db: None, site_release: Path) -> Any:
     from pitweb.releases.services import release_register

@@ -21,7 +21,13 @@ from pitweb.forward.models import ForwardRun, LogEntry
 from pitweb.points import enums as points_enums
 from pitweb.points.models import AnswerSet, JudgedSet, PointSetState
 from pitweb.runs import enums as run_enums
-from pitweb.runs.models import JobState, VerificationJob, VerificationLevel, Visibility
+from pitweb.runs.models import (
+    CutoffRelation,
+    JobState,
+    VerificationJob,
+    VerificationLevel,
+    Visibility,
+)
 from pitweb.runs.presentation import LEVEL_WORDS, MASK_WORDS
 from pitweb.runs.presentation import words as said
 
@@ -55,6 +61,10 @@ CLOSED: dict[tuple[str, str], tuple[str, set[str]]] = {
     ),
     ("BoardRowOut", "mask_verdict"): ("MaskVerdictEnum", {*get_args(Verdict), "not_run"}),
     ("BoardRowOut", "memory_verdict"): ("MemoryVerdictEnum", set(MEMORY_VERDICTS)),
+    ("BoardRowOut", "cutoff_relation"): (
+        "CutoffRelationEnum",
+        set(CutoffRelation.values) - {""},
+    ),
     ("PointSetOut", "state"): ("PointSetStateEnum", set(PointSetState.values)),
     ("PointSetDetailOut", "state"): ("PointSetStateEnum", set(PointSetState.values)),
     ("JudgedRowOut", "status"): ("JudgeReliabilityEnum", RELIABILITY),
@@ -130,6 +140,7 @@ def test_each_value_is_described_in_the_pages_words(schema: dict[str, Any]) -> N
     choices = [
         run_enums.VERIFICATION_LEVEL, run_enums.RUN_STATE, run_enums.JOB_KIND,
         run_enums.VISIBILITY, run_enums.MASK_VERDICT, run_enums.MEMORY_VERDICT,
+        run_enums.CUTOFF_RELATION,
         execution_enums.EXECUTION_STATE,
         execution_enums.EXECUTION_KIND, execution_enums.CELL_STATE, execution_enums.CELL_STATUS,
         points_enums.JUDGED_CLASS, points_enums.OUTCOME, points_enums.RELIABILITY,

@@ -8,6 +8,8 @@ from django import template
 
 from harness.forward.standing import decay_reading
 from pitweb.forward.enums import RUN_STATUS_WORDS
+from pitweb.forward.models import Commitment, ForwardRun
+from pitweb.runs.models import Run
 
 register = template.Library()
 
@@ -23,3 +25,17 @@ def run_status(value: Any) -> str:
 def decay_words(interval: Any) -> str:
     """A decay's interval read as the engine reads it (``decay_reading``)."""
     return decay_reading(interval)
+
+
+@register.simple_tag
+def forward_tested_by(run: Run) -> list[Commitment]:
+    """The commitments whose forward run made ``run`` forward-tested: its agent package's,
+    with a forward run settled as forward (one query; none for a run not marked)."""
+    if not (run.forward_tested and run.agent_digest):
+        return []
+    found = Commitment.objects.filter(
+        agent_digest=run.agent_digest,
+        runs__kind=ForwardRun.Kind.FORWARD,
+        runs__status=ForwardRun.Status.FORWARD,
+    )
+    return list(found.select_related("entry", "agent").distinct().order_by("committed_at")[:10])

@@ -31,7 +31,8 @@ from pitweb.releases.models import Release
 from pitweb.runs.models import Benchmark, Family, Run, VerificationJob
 from pitweb.runs.services.benchmarks import benchmark_record
 from pitweb.runs.services.verifying import verification_request
-from pitweb.runs.summary import body_summary, run_facts
+from pitweb.runs.signals import run_stored
+from pitweb.runs.summary import body_summary, cutoff_facts, run_facts
 
 
 @dataclass
@@ -386,11 +387,13 @@ def _insert_run(new: _NewRun) -> Submission:
             pit_main_return=summary["main_pit"],
             summary=summary,
             **run_facts(receipt),
+            **cutoff_facts(receipt),
             trajectory_sha256=receipt.binding.trajectory_sha256,
             trajectory_name=new.trajectory_name,
             receipt_name=new.receipt_name,
             prices_name=new.prices_name,
         )
+        run_stored.send(sender=Run, run=run)  # before the board hears of it
         job = verification_request(
             run=run, kind=VerificationJob.Kind.VERIFY, requested_by=user, reason="submitted"
         )

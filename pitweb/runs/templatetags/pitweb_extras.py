@@ -7,7 +7,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from msgspec import UNSET
 
-from pitweb.runs import presentation
+from pitweb.runs import presentation, selectors
 
 register = template.Library()
 
@@ -123,3 +123,10 @@ def any_of(rows: Any, key: str) -> bool:
 def distinct_of(rows: Any, key: str) -> list[Any]:
     """The different values of ``key`` over rows (mappings), in order, blanks left out."""
     return list(dict.fromkeys(r.get(key) for r in rows or () if isinstance(r, dict) and r.get(key)))
+
+
+@register.simple_tag
+def holdout_models(release: Any) -> list[dict[str, Any]]:
+    """The declared models ``release`` is a holdout for (``selectors.holdout_models``):
+    the release's page lists them, while the releases app never imports runs."""
+    return selectors.holdout_models(release.pk)

@@ -35,7 +35,7 @@ from pitweb.forward.services import commitment_create
 from pitweb.pricing.services import reference_prices_register
 from pitweb.releases.models import Release
 from pitweb.releases.services import release_register
-from pitweb.runs.models import JobState
+from pitweb.runs.models import JobState, Run
 from pitweb.runs.verify_commands import verify_commands
 from tests.support.data import build_prices
 from tests.support.sandbox import require_sandbox
@@ -125,6 +125,8 @@ def test_each_version_runs_every_commitment_forward_and_its_backtest(
         assert binding["stamped_at"] == "2023-03-10T21:30:00Z"
         assert binding["kind"] == row.kind
         assert row.sessions == 3
+        # settled forward: the site's executions of the committed package are marked
+        assert row.run.forward_tested, row.run.run_id
     ahead = {r.kind: (r.start, r.end) for r in rows if r.commitment.agent.name == "stub"}
     assert ahead["forward"] == (date(2023, 3, 13), date(2023, 3, 15))
     assert ahead["backtest"][1] <= date(2023, 3, 10)
@@ -189,6 +191,12 @@ def test_a_package_changed_after_its_commitment_is_never_forward(
     )
     assert cheat.status == ForwardRun.Status.NOT_FORWARD
     assert any(p.startswith("agent_digest_differs") for p in cheat.problems), cheat.problems
+    # the badge is never on a run whose agent digest differs from its commitment's
+    ran = Run.objects.filter(forward_run__commitment=committed[1])
+    assert ran.exists() and not ran.filter(forward_tested=True).exists()
+    assert all(r.agent_digest != committed[1].agent_digest for r in ran)
+    stub = Run.objects.filter(forward_run__commitment=committed[0])
+    assert stub.exists() and all(r.forward_tested for r in stub)
 
 
 def test_a_window_opening_before_the_commitment_is_never_forward(

@@ -101,6 +101,9 @@ NOT_FROM_A_BODY = {
     "runs.Run.trajectory_name": "made by the site from a hash",
     "runs.Run.receipt_name": "made by the site from a hash",
     "runs.Run.prices_name": "made by the site from a hash",
+    "runs.Run.agent_digest": "the body's .config.agent_digest, which the schema's sha256 "
+    "pattern holds to exactly 71 characters (a pattern is not read as a bound here)",
+    "runs.Run.cutoff_relation": "the site's choices, read off the body's P2 check",
     "pricing.PlatformScore.state": "the site's choices",
     "pricing.PlatformScore.worker": "the worker's own name",
     "runs.VerificationJob.kind": "the site's choices",
