@@ -1,6 +1,6 @@
 from django.apps import AppConfig
 
-from pitweb.runs.signals import run_proven, run_stored
+from pitweb.runs.signals import run_proven
 
 
 class ForwardConfig(AppConfig):
@@ -18,4 +18,3 @@ class ForwardConfig(AppConfig):
             receivers.schedule_version, dispatch_uid="forward-schedules-new-versions"
         )
         run_proven.connect(receivers.check_proven, dispatch_uid="forward-checks-proven-runs")
-        run_stored.connect(receivers.mark_stored, dispatch_uid="forward-marks-tested-runs")

@@ -3,8 +3,8 @@
 release, with the binding looked up in the site's own commitment log, and its answer is
 written on the :class:`ForwardRun`. The site never decides "forward" itself; an execution
 that produced no verified run is the harness's failure and says so, never the agent's
-result. A forward row settled as forward marks the runs the site executed with its
-package forward-tested (``services.forward_tested_mark``), in the same transaction."""
+result. A forward row settled as forward marks its run forward-tested
+(``services.forward_tested_mark``), in the same transaction."""
 
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ def forward_check(*, forward_run_id: int) -> str:
     with transaction.atomic():  # settled and its runs marked together
         settled = _settle(row, status, problems, run=run)
         if settled == ForwardRun.Status.FORWARD:
-            forward_tested_mark(commitment_id=row.commitment_id)
+            forward_tested_mark(forward_run_id=row.pk)
     return settled
 
 

@@ -24,10 +24,3 @@ def check_proven(sender: Any, run: Run, **kwargs: Any) -> None:
 
     for pk in ForwardRun.objects.filter(job__made=run).values_list("pk", flat=True):
         send_on_commit(CHECK_TASK, pk)
-
-
-def mark_stored(sender: Any, run: Run, **kwargs: Any) -> None:
-    """A run was stored: forward-tested if the site executed a proven package."""
-    from pitweb.forward.services import forward_tested_stored
-
-    forward_tested_stored(run=run)

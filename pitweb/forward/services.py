@@ -22,7 +22,6 @@ from typing import TypeVar
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
 from django.utils import timezone
 
 from harness.agents.external import AgentCommandError
@@ -328,40 +327,25 @@ def commitment_withdraw(*, by: User, commitment: Commitment, reason: str) -> Log
 # -- the forward-tested mark --------------------------------------------------------------
 
 
-def _proven_forward() -> QuerySet[Commitment]:
-    """Commitments with a forward run the engine's check settled as forward."""
-    return Commitment.objects.filter(
-        runs__kind=ForwardRun.Kind.FORWARD, runs__status=ForwardRun.Status.FORWARD
+def forward_tested_mark(*, forward_run_id: int) -> list[int]:
+    """Mark forward-tested the run a forward row settled as forward: the site's own
+    execution of the committed package (its digest again: the engine checked it, and so
+    does this) over sessions after the commitment. Only that run: forward-tested is said of
+    forward runs alone, never of the same package's backtest or of its other runs, which
+    proved nothing about the future. The board is told; idempotent (the runs it changed,
+    none the second time)."""
+    row = (
+        ForwardRun.objects.select_related("commitment", "run")
+        .filter(pk=forward_run_id, kind=ForwardRun.Kind.FORWARD, status=ForwardRun.Status.FORWARD)
+        .first()
     )
-
-
-def forward_tested_mark(*, commitment_id: int) -> list[int]:
-    """Mark forward-tested every run the site executed with the commitment's agent
-    package (its digest), once a forward run of it was settled as forward; the board is
-    told of the runs that changed. Idempotent: the runs it changed (none the second
-    time). An upload is never marked, whatever its digest: only the site's own execution
-    shows which package ran."""
-    digest = (
-        _proven_forward().filter(pk=commitment_id).values_list("agent_digest", flat=True).first()
-    )
-    if not digest:
+    run = None if row is None else row.run
+    if row is None or run is None or not run.executed:
+        return []
+    if not run.agent_digest or run.agent_digest != row.commitment.agent_digest:
         return []
     with transaction.atomic():
-        marked = Run.objects.filter(executed=True, agent_digest=digest, forward_tested=False)
-        changed = list(marked.select_for_update().values_list("pk", flat=True))
-        if changed:
-            Run.objects.filter(pk__in=changed).update(forward_tested=True)
-            board_changed(runs=changed)
-    return changed
-
-
-def forward_tested_stored(*, run: Run) -> bool:
-    """A run just stored (in intake's transaction): marked forward-tested if the site
-    executed it with a package some forward run already proved forward. Whether it was."""
-    if not (run.executed and run.agent_digest):
-        return False
-    if not _proven_forward().filter(agent_digest=run.agent_digest).exists():
-        return False
-    Run.objects.filter(pk=run.pk).update(forward_tested=True)
-    run.forward_tested = True
-    return True
+        if not Run.objects.filter(pk=run.pk, forward_tested=False).update(forward_tested=True):
+            return []
+        board_changed(runs=[run.pk])
+    return [run.pk]

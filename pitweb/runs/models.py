@@ -169,8 +169,8 @@ class Run(models.Model):
     # the site executed it (pitweb.execution): its capabilities were measured by our own
     # worker, not declared by a submitter's harness
     executed = models.BooleanField(default=False)
-    # the site executed it and its agent package is one a forward run proved forward
-    # (``pitweb.forward.services.forward_tested_mark``): set, never cleared
+    # it is a forward run the engine settled as forward: the site's execution of a
+    # committed package after its commitment (``pitweb.forward.services.forward_tested_mark``)
     forward_tested = models.BooleanField(default=False)
     # the platform score for the release's current reference-price version (null: the
     # release has no reference prices yet, or the run's numbers are not proven)

@@ -244,9 +244,9 @@ CUTOFF_WORDS = {
 }
 NO_CUTOFF_WORDS = "no training cutoff declared: where the window lies against it is not known"
 FORWARD_TESTED_WORDS = (
-    "forward-tested: the site executed this run with an agent package (the same digest) "
-    "that was committed on the public log and then passed a forward run over sessions after "
-    "its commitment"
+    "forward-tested: this run is a forward run of a commitment on the public log: the site "
+    "executed the committed agent package (the same digest) over sessions after the "
+    "commitment, verified it, and found every traded filing accepted after it"
 )
 
 

@@ -6,8 +6,3 @@ from django.dispatch import Signal
 # Sent with ``run=`` inside the transaction that proved the run (a verification passed):
 # pricing scores it with the release's reference prices.
 run_proven = Signal()
-
-# Sent with ``run=`` inside the transaction that stored a new run (intake): the forward
-# track marks it forward-tested when the site executed it with an agent package a forward
-# run already proved forward.
-run_stored = Signal()

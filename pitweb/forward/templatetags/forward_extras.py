@@ -29,13 +29,11 @@ def decay_words(interval: Any) -> str:
 
 @register.simple_tag
 def forward_tested_by(run: Run) -> list[Commitment]:
-    """The commitments whose forward run made ``run`` forward-tested: its agent package's,
-    with a forward run settled as forward (one query; none for a run not marked)."""
-    if not (run.forward_tested and run.agent_digest):
+    """The commitment whose forward run ``run`` is, settled as forward (one query; none for
+    a run not marked)."""
+    if not run.forward_tested:
         return []
     found = Commitment.objects.filter(
-        agent_digest=run.agent_digest,
-        runs__kind=ForwardRun.Kind.FORWARD,
-        runs__status=ForwardRun.Status.FORWARD,
+        runs__run=run, runs__kind=ForwardRun.Kind.FORWARD, runs__status=ForwardRun.Status.FORWARD
     )
     return list(found.select_related("entry", "agent").distinct().order_by("committed_at")[:10])

@@ -1,6 +1,6 @@
 """Holdouts and the forward-tested mark: each run's agent digest, declared training cutoff
 and where its window lies against it (the receipt's P2 check), read off the stored body;
-and whether the site executed it with an agent package a forward run proved forward.
+and whether it is a forward run the engine settled as forward.
 
 The stored runs are given the first three from their bodies, and ``forward_tested`` from
 the forward rows already settled as forward. Written against the body as stored (plain
@@ -32,19 +32,21 @@ def facts(body: Any) -> dict[str, str]:
 
 def backfill(apps: Any, schema_editor: Any) -> None:
     Run = apps.get_model("runs", "Run")
-    Commitment = apps.get_model("forward", "Commitment")
     for run in Run.objects.only("pk", "body").order_by("pk").iterator(chunk_size=500):
         found = facts(run.body)
         if any(found.values()):
             Run.objects.filter(pk=run.pk).update(**found)
-    proven = (
-        Commitment.objects.filter(runs__kind="forward", runs__status="forward")
-        .values_list("agent_digest", flat=True)
-        .distinct()
-    )
-    digests = [d for d in proven if d]
-    if digests:
-        Run.objects.filter(executed=True, agent_digest__in=digests).update(forward_tested=True)
+    # forward-tested: the runs forward rows settled as forward (the site's execution of the
+    # committed package), and no other
+    ForwardRun = apps.get_model("forward", "ForwardRun")
+    settled = ForwardRun.objects.filter(kind="forward", status="forward", run__executed=True)
+    marked = [
+        row.run_id
+        for row in settled.select_related("run", "commitment")
+        if row.run.agent_digest and row.run.agent_digest == row.commitment.agent_digest
+    ]
+    if marked:
+        Run.objects.filter(pk__in=marked).update(forward_tested=True)
 
 
 class Migration(migrations.Migration):

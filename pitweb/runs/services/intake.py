@@ -31,7 +31,6 @@ from pitweb.releases.models import Release
 from pitweb.runs.models import Benchmark, Family, Run, VerificationJob
 from pitweb.runs.services.benchmarks import benchmark_record
 from pitweb.runs.services.verifying import verification_request
-from pitweb.runs.signals import run_stored
 from pitweb.runs.summary import body_summary, cutoff_facts, run_facts
 
 
@@ -393,7 +392,6 @@ def _insert_run(new: _NewRun) -> Submission:
             receipt_name=new.receipt_name,
             prices_name=new.prices_name,
         )
-        run_stored.send(sender=Run, run=run)  # before the board hears of it
         job = verification_request(
             run=run, kind=VerificationJob.Kind.VERIFY, requested_by=user, reason="submitted"
         )

@@ -125,8 +125,8 @@ def test_each_version_runs_every_commitment_forward_and_its_backtest(
         assert binding["stamped_at"] == "2023-03-10T21:30:00Z"
         assert binding["kind"] == row.kind
         assert row.sessions == 3
-        # settled forward: the site's executions of the committed package are marked
-        assert row.run.forward_tested, row.run.run_id
+        # forward-tested: the forward run, settled forward; never its backtest
+        assert row.run.forward_tested == (row.kind == "forward"), row.run.run_id
     ahead = {r.kind: (r.start, r.end) for r in rows if r.commitment.agent.name == "stub"}
     assert ahead["forward"] == (date(2023, 3, 13), date(2023, 3, 15))
     assert ahead["backtest"][1] <= date(2023, 3, 10)
@@ -196,7 +196,8 @@ def test_a_package_changed_after_its_commitment_is_never_forward(
     assert ran.exists() and not ran.filter(forward_tested=True).exists()
     assert all(r.agent_digest != committed[1].agent_digest for r in ran)
     stub = Run.objects.filter(forward_run__commitment=committed[0])
-    assert stub.exists() and all(r.forward_tested for r in stub)
+    assert stub.exists()
+    assert all(r.forward_tested == (r.forward_run.kind == "forward") for r in stub)
 
 
 def test_a_window_opening_before_the_commitment_is_never_forward(

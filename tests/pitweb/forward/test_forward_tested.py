@@ -1,7 +1,8 @@
-"""The forward-tested mark: a run the site executed with an agent package (its digest)
-whose commitment has a forward run settled as forward. Never on a run whose agent digest
-differs from the commitment's, never on an upload (whatever digest it states), never
-while the forward run is anything but forward; shown on the run's page (with its
+"""The forward-tested mark: on a forward run settled as forward, the site's execution of
+the committed package, and on no other run. Never on a run whose agent digest differs
+from the commitment's, never on an upload (whatever digest it states), never while the
+forward row is anything but forward, never on another run of the same package (its
+backtest proved nothing about the future); shown on the run's page (with its
 commitment), its board row and its family.
 
 The forward row is settled here as the engine's check would leave it; the check itself,
@@ -68,16 +69,18 @@ def commitment(cheat: RegisteredAgent, priced_release: Release, submitter: User)
     )  # fmt: skip
 
 
-def settled(commitment: Commitment, status: str, kind: str = ForwardRun.Kind.FORWARD) -> None:
-    """A forward row of the commitment, settled with ``status``."""
+def settled(
+    commitment: Commitment, status: str, run: Run, kind: str = ForwardRun.Kind.FORWARD
+) -> ForwardRun:
+    """A forward row of the commitment whose run is ``run``, settled with ``status``."""
     job = ExecutionJob.objects.create(
         kind=ExecutionJob.Kind.EXECUTE, state="executed", agent=commitment.agent,
         release=commitment.release, config={},
     )  # fmt: skip
-    ForwardRun.objects.create(
+    return ForwardRun.objects.create(
         commitment=commitment, kind=kind, release=commitment.release, start=date(2023, 3, 13),
         end=date(2023, 3, 15), sessions=3, priced_through=date(2023, 3, 20), job=job,
-        status=status,
+        status=status, run=run,
     )  # fmt: skip
 
 
@@ -119,13 +122,29 @@ def board_rows(run: Run) -> list[dict[str, Any]]:
     return [r for n in SECTIONS for r in board[n] if r["submission"] == run.pk]
 
 
-def test_only_the_sites_execution_of_the_committed_package_is_marked(
-    commitment: Commitment, runs: dict[str, Run]
+def test_only_the_forward_run_itself_is_marked(
+    commitment: Commitment, runs: dict[str, Run], submitter: User, memory_cheat_run: Artifacts
 ) -> None:
-    settled(commitment, ForwardRun.Status.FORWARD)
-    assert forward_tested_mark(commitment_id=commitment.pk) == [runs["executed"].pk]
+    row = settled(commitment, ForwardRun.Status.FORWARD, runs["executed"])
+    assert forward_tested_mark(forward_run_id=row.pk) == [runs["executed"].pk]
     assert marks(runs) == {"executed": True, "uploaded": False, "other_package": False}
-    assert forward_tested_mark(commitment_id=commitment.pk) == []  # once
+    assert forward_tested_mark(forward_run_id=row.pk) == []  # once
+    # the same package executed again (its backtest, say): nothing about it is forward
+    backtest = settled(commitment, ForwardRun.Status.BACKTEST, runs["other_package"],
+                       kind=ForwardRun.Kind.BACKTEST)  # fmt: skip
+    assert forward_tested_mark(forward_run_id=backtest.pk) == []
+    assert not Run.objects.get(pk=runs["other_package"].pk).forward_tested
+
+
+@pytest.mark.parametrize("which", ["uploaded", "other_package"])
+def test_never_a_run_whose_digest_differs_or_that_the_site_did_not_execute(
+    commitment: Commitment, runs: dict[str, Run], which: str
+) -> None:
+    """A forward row settled forward whose run is an upload, or another package's run
+    (the engine would not settle it so; the mark checks again)."""
+    row = settled(commitment, ForwardRun.Status.FORWARD, runs[which])
+    assert forward_tested_mark(forward_run_id=row.pk) == []
+    assert not any(marks(runs).values())
 
 
 @pytest.mark.parametrize(
@@ -137,21 +156,22 @@ def test_only_the_sites_execution_of_the_committed_package_is_marked(
         (ForwardRun.Status.BACKTEST, ForwardRun.Kind.BACKTEST),
     ],
 )
-def test_no_run_is_marked_unless_a_forward_run_is_forward(
+def test_no_run_is_marked_unless_its_forward_row_is_forward(
     commitment: Commitment, runs: dict[str, Run], status: str, kind: str
 ) -> None:
-    settled(commitment, status, kind)
-    assert forward_tested_mark(commitment_id=commitment.pk) == []
+    row = settled(commitment, status, runs["executed"], kind)
+    assert forward_tested_mark(forward_run_id=row.pk) == []
     assert not any(marks(runs).values())
     assert all(not row["forward_tested"] for row in board_rows(runs["executed"]))
 
 
-def test_intake_marks_an_execution_of_a_package_already_proven(
-    commitment: Commitment, submitter: User, other: User, memory_cheat_run: Artifacts
+def test_a_later_execution_of_a_proven_package_is_not_marked(
+    commitment: Commitment, runs: dict[str, Run], staff: User, memory_cheat_run: Artifacts
 ) -> None:
-    settled(commitment, ForwardRun.Status.FORWARD)
-    assert stored(submitter, memory_cheat_run, executed=True).forward_tested
-    assert not stored(other, memory_cheat_run, executed=False).forward_tested
+    row = settled(commitment, ForwardRun.Status.FORWARD, runs["executed"])
+    forward_tested_mark(forward_run_id=row.pk)
+    again = stored(staff, memory_cheat_run, executed=True)
+    assert again.agent_digest == commitment.agent_digest and not again.forward_tested
 
 
 def test_the_mark_reaches_the_board_row_family_and_run_page(
@@ -160,8 +180,8 @@ def test_the_mark_reaches_the_board_row_family_and_run_page(
     run = runs["executed"]
     [before] = board_rows(run)  # the public board, now cached
     assert before["forward_tested"] is False
-    settled(commitment, ForwardRun.Status.FORWARD)
-    forward_tested_mark(commitment_id=commitment.pk)
+    forward = settled(commitment, ForwardRun.Status.FORWARD, run)
+    forward_tested_mark(forward_run_id=forward.pk)
     [row] = board_rows(run)  # the board was told: no stale answer
     assert row["forward_tested"] is True
     assert [r["forward_tested"] for r in board_rows(runs["uploaded"])] == [False]
@@ -184,6 +204,7 @@ def test_the_mark_reaches_the_board_row_family_and_run_page(
 def test_the_migration_marks_the_runs_stored_before_the_mark_existed(
     commitment: Commitment, runs: dict[str, Run]
 ) -> None:
-    settled(commitment, ForwardRun.Status.FORWARD)
+    settled(commitment, ForwardRun.Status.FORWARD, runs["executed"])
+    settled(commitment, ForwardRun.Status.BACKTEST, runs["other_package"], ForwardRun.Kind.BACKTEST)
     import_module("pitweb.runs.migrations.0023_holdouts_and_forward_tested").backfill(apps, None)
     assert marks(runs) == {"executed": True, "uploaded": False, "other_package": False}
