@@ -171,7 +171,10 @@ def run_page(request: HttpRequest, sha: str) -> HttpResponse:
             "family": run.family,
             "declared": presentation.DECLARED,
             "could_read_future": presentation.could_read_future(run),
-            "cutoff_words": presentation.cutoff_words(run),
+            # the badge names the relation: the words after it say what it means
+            "cutoff_words": presentation.cutoff_words(run).split(": ", 1)[-1]
+            if run.cutoff_relation
+            else presentation.cutoff_words(run),
             "forward_tested_words": presentation.FORWARD_TESTED_WORDS,
             "grid": _grid(receipt.cells),
             "clocks": charts.CLOCK_ORDER,

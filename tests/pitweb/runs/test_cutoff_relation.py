@@ -65,9 +65,9 @@ def test_the_backfill_reads_each_stored_body_as_intake_does(
 @pytest.mark.parametrize(
     ("fixture", "said"),
     [
-        ("picky_run", "post-cutoff: the window lies after the declared training cutoff"),
-        ("pre_cutoff_run", "pre-cutoff: inside the training data"),
-        ("crossing_run", "crossing: the window crosses the declared training cutoff"),
+        ("picky_run", "the window lies after the declared training cutoff"),
+        ("pre_cutoff_run", "inside the training data"),
+        ("crossing_run", "the window crosses the declared training cutoff"),
         ("stub_run", "no training cutoff declared"),
     ],
 )
