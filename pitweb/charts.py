@@ -465,6 +465,18 @@ MASK_COLOURS = {"mask_holds": "#2a8a3e", "mask_leaks": "#c0392b"}
 BOARD_POINTS = 500
 
 
+def _diagonal(figure: go.Figure, name: str, low: float, high: float) -> None:
+    """The dotted line on which a scatter's two figures are equal, from ``low`` to ``high``."""
+    figure.add_scatter(
+        name=name,
+        mode="lines",
+        x=[float(low), float(high)],
+        y=[float(low), float(high)],
+        line={"color": "#888", "dash": "dot", "width": 1},
+        hoverinfo="skip",
+    )
+
+
 def board_points(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
     """The board rows ``board_scatter`` draws (those with both figures, at most
     BOARD_POINTS) and a note when not every run could be drawn; cheap, for a page that
@@ -541,15 +553,7 @@ def board_scatter(rows: list[dict[str, Any]]) -> tuple[go.Figure | None, str]:
     values = pd.concat(
         [frame[c] for c in ("main_pit_low", "main_pit_high", "shifted_pit_low", "shifted_pit_high")]
     )
-    low, high = float(values.min()), float(values.max())
-    figure.add_scatter(
-        name="shifted = main",
-        mode="lines",
-        x=[low, high],
-        y=[low, high],
-        line={"color": "#888", "dash": "dot", "width": 1},
-        hoverinfo="skip",
-    )
+    _diagonal(figure, "shifted = main", float(values.min()), float(values.max()))
     figure.update_layout(
         title="Main against shifted arm, pit clock (95% intervals)",
         xaxis_title="main arm, % per trade",
@@ -609,15 +613,7 @@ def forward_decay(rows: list[dict[str, Any]]) -> go.Figure | None:
     values = pd.concat(
         [frame[c] for c in ("x", "y", "x_low", "x_high", "y_low", "y_high")]
     ).dropna()
-    low, high = float(min(values.min(), 0.0)), float(max(values.max(), 0.0))
-    figure.add_scatter(
-        name="forward = backtest",
-        mode="lines",
-        x=[low, high],
-        y=[low, high],
-        line={"color": "#888", "dash": "dot", "width": 1},
-        hoverinfo="skip",
-    )
+    _diagonal(figure, "forward = backtest", min(values.min(), 0.0), max(values.max(), 0.0))
     figure.update_layout(
         title="Backtest against forward return, main arm (95% intervals)",
         xaxis_title="backtest: sessions before the commitment, % per trade",
