@@ -16,7 +16,6 @@ did not survive the future.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -24,18 +23,13 @@ from typing import Any
 
 from harness.market.scoring import Trade
 from harness.receipt.attempts import family_interval, sidak_confidence
-from harness.receipt.rescore import (
+from harness.receipt.bootstrap import (
     BOOTSTRAP_REPLICATES,
     BOOTSTRAP_SEED,
     CONFIDENCE,
-    Figure,
-    Tails,
-    _percentile_indices,
-    _session_sums,
-    block_bootstrap,
-    bootstrap_tails,
-    rank_ranges,
+    decay_bootstrap,
 )
+from harness.receipt.rescore import Figure, Tails, block_bootstrap, bootstrap_tails, rank_ranges
 
 METHOD = {
     "forward": "mean return of the priced trades entered after the commitment, every forward "
@@ -69,34 +63,6 @@ def pooled(windows: Sequence[Window]) -> list[Trade]:
         last_entry = max((t.entry_session for t in window.trades), default="")
         reached = max(reached, window.end, last_entry)
     return out
-
-
-def decay_bootstrap(
-    backtest: Sequence[Trade],
-    forward: Sequence[Trade],
-    *,
-    replicates: int = BOOTSTRAP_REPLICATES,
-    seed: int = BOOTSTRAP_SEED,
-    confidence: float = CONFIDENCE,
-) -> tuple[float, float] | None:
-    """A percentile interval for the backtest's mean return minus the forward one, each
-    window's entry sessions resampled with replacement on their own; None when either
-    has no priced trade."""
-    behind, ahead = _session_sums(list(backtest)), _session_sums(list(forward))
-    if not behind or not ahead:
-        return None
-    rng = random.Random(seed)
-    diffs = []
-    for _ in range(replicates):
-        b = rng.choices(behind, k=len(behind))
-        f = rng.choices(ahead, k=len(ahead))
-        diffs.append(
-            sum(s for s, _ in b) / sum(n for _, n in b)
-            - sum(s for s, _ in f) / sum(n for _, n in f)
-        )
-    diffs.sort()
-    low, high = _percentile_indices(confidence, replicates)
-    return diffs[low], diffs[high]
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""The paired bootstrap of a contamination delta, and the settings every interval of the
-platform's figures is drawn with.
+"""The block bootstraps every interval of the platform's figures is drawn with (a delta's
+paired one, a decay's over two windows) and their settings.
 
 It lives apart from ``rescore`` (which re-derives a run before it prices it) so that the
 receipt's own parts (the placebo split) draw their intervals with the very same code
@@ -9,12 +9,28 @@ without importing the re-derivation that checks them.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 from harness.market.scoring import Trade
 
 BOOTSTRAP_REPLICATES = 2000
 BOOTSTRAP_SEED = 20230301
 CONFIDENCE = 0.95
+
+
+def percentile_indices(confidence: float, replicates: int) -> tuple[int, int]:
+    """The sorted replicates' indices of a percentile interval's ends."""
+    tail = (1.0 - confidence) / 2.0
+    return int(tail * (replicates - 1)), int((1.0 - tail) * (replicates - 1) + 0.5)
+
+
+def session_sums(trades: list[Trade]) -> list[tuple[float, int]]:
+    """Each entry session's priced returns, summed and counted: the bootstrap's blocks."""
+    blocks: dict[str, list[float]] = {}
+    for trade in trades:
+        if trade.ret is not None:
+            blocks.setdefault(trade.entry_session, []).append(trade.ret)
+    return [(sum(v), len(v)) for _, v in sorted(blocks.items())]
 
 
 def delta_bootstrap(
@@ -46,5 +62,33 @@ def delta_bootstrap(
         if n_main and n_control:
             deltas.append(sum(d[0] for d in drawn) / n_main - sum(d[2] for d in drawn) / n_control)
     deltas.sort()
-    tail = (1.0 - confidence) / 2.0
-    return deltas[int(tail * (replicates - 1))], deltas[int((1.0 - tail) * (replicates - 1) + 0.5)]
+    low, high = percentile_indices(confidence, replicates)
+    return deltas[low], deltas[high]
+
+
+def decay_bootstrap(
+    backtest: Sequence[Trade],
+    forward: Sequence[Trade],
+    *,
+    replicates: int = BOOTSTRAP_REPLICATES,
+    seed: int = BOOTSTRAP_SEED,
+    confidence: float = CONFIDENCE,
+) -> tuple[float, float] | None:
+    """A percentile interval for the backtest's mean return minus the forward one, each
+    window's entry sessions resampled with replacement on their own; None when either
+    has no priced trade."""
+    behind, ahead = session_sums(list(backtest)), session_sums(list(forward))
+    if not behind or not ahead:
+        return None
+    rng = random.Random(seed)
+    diffs = []
+    for _ in range(replicates):
+        b = rng.choices(behind, k=len(behind))
+        f = rng.choices(ahead, k=len(ahead))
+        diffs.append(
+            sum(s for s, _ in b) / sum(n for _, n in b)
+            - sum(s for s, _ in f) / sum(n for _, n in f)
+        )
+    diffs.sort()
+    low, high = percentile_indices(confidence, replicates)
+    return diffs[low], diffs[high]

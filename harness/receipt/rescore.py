@@ -33,6 +33,7 @@ from harness.receipt.bootstrap import BOOTSTRAP_REPLICATES as BOOTSTRAP_REPLICAT
 from harness.receipt.bootstrap import BOOTSTRAP_SEED as BOOTSTRAP_SEED
 from harness.receipt.bootstrap import CONFIDENCE as CONFIDENCE
 from harness.receipt.bootstrap import delta_bootstrap as delta_bootstrap
+from harness.receipt.bootstrap import percentile_indices, session_sums
 from harness.receipt.build import crosses_cutoff
 from harness.receipt.placebo import placebo
 from harness.receipt.rederive import Check, as_main_picks, read_trail, rederive
@@ -61,21 +62,6 @@ class Figure:
         }
 
 
-def _percentile_indices(confidence: float, replicates: int) -> tuple[int, int]:
-    """The sorted replicates' indices of a percentile interval's ends."""
-    tail = (1.0 - confidence) / 2.0
-    return int(tail * (replicates - 1)), int((1.0 - tail) * (replicates - 1) + 0.5)
-
-
-def _session_sums(trades: list[Trade]) -> list[tuple[float, int]]:
-    """Each entry session's priced returns, summed and counted: the bootstrap's blocks."""
-    blocks: dict[str, list[float]] = {}
-    for trade in trades:
-        if trade.ret is not None:
-            blocks.setdefault(trade.entry_session, []).append(trade.ret)
-    return [(sum(v), len(v)) for _, v in sorted(blocks.items())]
-
-
 def _replicate_means(sums: list[tuple[float, int]], replicates: int, seed: int) -> list[float]:
     rng = random.Random(seed)
     means = []
@@ -96,13 +82,13 @@ def block_bootstrap(
     """The mean return of the priced trades and a percentile interval from resampling
     whole entry sessions with replacement (a fixed seed: the same trades, the same
     interval, on any machine)."""
-    sums = _session_sums(trades)
+    sums = session_sums(trades)
     figure = total_return(trades)
     priced = sum(n for _, n in sums)
     if figure is None:
         return Figure(None, None, None, len(trades), 0, 0)
     means = _replicate_means(sums, replicates, seed)
-    low, high = _percentile_indices(confidence, replicates)
+    low, high = percentile_indices(confidence, replicates)
     return Figure(figure, means[low], means[high], len(trades), priced, len(sums))
 
 
@@ -117,7 +103,7 @@ class Tails:
     high: tuple[float, ...]
 
     def interval(self, confidence: float) -> tuple[float, float]:
-        low, high = _percentile_indices(confidence, self.replicates)
+        low, high = percentile_indices(confidence, self.replicates)
         first_high = self.replicates - len(self.high)
         if low >= len(self.low) or high < first_high:
             raise ValueError(f"the tails kept do not reach a {confidence:.2%} interval")
@@ -140,11 +126,11 @@ def bootstrap_tails(
 ) -> Tails | None:
     """The tails of ``block_bootstrap``'s replicates that its interval at ``confidence``
     or any higher one reads; None when no trade is priced."""
-    sums = _session_sums(trades)
+    sums = session_sums(trades)
     if not sums:
         return None
     means = _replicate_means(sums, replicates, seed)
-    low, high = _percentile_indices(confidence, replicates)
+    low, high = percentile_indices(confidence, replicates)
     keep = max(low + 1, replicates - high)
     return Tails(replicates, tuple(means[:keep]), tuple(means[-keep:]))
 
