@@ -419,6 +419,44 @@ def class_radar(frame: pd.DataFrame) -> go.Figure:
     return figure
 
 
+def class_shares(rows: list[dict[str, Any]], labels: list[str]) -> go.Figure | None:
+    """The primary class chart: for each of the six classes, in the classes' order, one
+    bar per row (a model's pooled results), its share of the row's judged answers with
+    the share's 95% interval. Bars, not a polygon: a radar's area means nothing, a bar's
+    length is the share. ``rows``: each with ``class_intervals`` ({class: {share, low,
+    high}} or None), ``labels`` the legend's name for each."""
+    drawn = [(r, label) for r, label in zip(rows, labels, strict=True) if r["judged"]]
+    if not drawn:
+        return None
+    figure = go.Figure()
+    names = [c.replace("_", " ") for c in CLASS_COLOURS]
+    ticks = ["<br>".join(textwrap.wrap(n, 14)) for n in names]
+    for n, (row, label) in enumerate(drawn):
+        parts = [row["class_intervals"][c] for c in CLASS_COLOURS]
+        shares = [p["share"] * 100 for p in parts]
+        figure.add_bar(
+            name=literal(label),
+            x=ticks,
+            y=shares,
+            marker_color=FORM_PALETTE[n % len(FORM_PALETTE)],
+            error_y=_whiskers(
+                shares, [p["low"] * 100 for p in parts], [p["high"] * 100 for p in parts],
+                color="#333", thickness=1.2, width=3,
+            ),
+            customdata=[[p["low"] * 100, p["high"] * 100, row[c]] for p, c in
+                        zip(parts, CLASS_COLOURS, strict=True)],
+            hovertemplate="%{x}: %{y:.1f}% [%{customdata[0]:.1f}, %{customdata[1]:.1f}] "
+            "(%{customdata[2]})<extra>" + literal(label) + "</extra>",
+        )  # fmt: skip
+    figure.update_layout(
+        title="Each class's share of the judged answers, with its 95% interval",
+        barmode="group",
+        yaxis={"title": "% of judged answers", "range": [0, 100]},
+        **{**_LAYOUT, "height": 480, "legend": _BELOW, "margin": {**_LAYOUT["margin"], "b": 150}},
+    )
+    return figure
+
+
 def suite_accuracy(frame: pd.DataFrame) -> go.Figure | None:
     """Accuracy per suite (a set's folders), one bar per judged set and suite with its 95%
     Wilson interval as computed by the harness (``accuracy_low``, ``accuracy_high``);

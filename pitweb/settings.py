@@ -294,6 +294,7 @@ SPECTACULAR_SETTINGS = {
         "PointSetStateEnum": "pitweb.points.enums.POINT_SET_STATE",
         "JudgedSetOriginEnum": "pitweb.points.enums.JUDGED_ORIGIN",
         "AnswerSetOriginEnum": "pitweb.points.enums.ANSWER_ORIGIN",
+        "AnswerSetTimingEnum": "pitweb.points.enums.ANSWER_TIMING",
         "LogEntryKindEnum": "pitweb.forward.enums.ENTRY_KIND",
         "CommitmentStateEnum": "pitweb.forward.enums.COMMITMENT_STATE",
         "ForwardRunKindEnum": "pitweb.forward.enums.RUN_KIND",

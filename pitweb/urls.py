@@ -10,7 +10,13 @@ from pitweb.core import protocol
 from pitweb.execution import api as execution_api
 from pitweb.execution import views as execution
 from pitweb.points import views as points
-from pitweb.points.api import AnswerSetsApi, JudgedSetApi, PointSetApi, PointSetsApi
+from pitweb.points.api import (
+    AnswerSetsApi,
+    JudgedSetApi,
+    PointsBoardApi,
+    PointSetApi,
+    PointSetsApi,
+)
 
 urlpatterns = [
     path("favicon.ico", lambda request: redirect(static("pitweb/favicon.svg"), permanent=True)),
@@ -33,12 +39,15 @@ urlpatterns = [
     path("points/", points.point_sets_page, name="point-sets"),
     path("points/upload/", points.point_set_upload_page, name="point-set-upload"),
     path("points/models/", points.models_page, name="points-models"),
+    path("points/board/", points.points_board_page, name="points-board"),
     path("points/<str:name>/", points.point_set_page, name="point-set"),
+    path("points/<str:name>/questions.json", points.questions_json, name="point-set-questions"),
     path("points/<str:name>/reveal/", points.point_set_reveal_page, name="point-set-reveal"),
     path("points/<str:name>/jobs/", points.points_job_page, name="points-job"),
     path("points/jobs/<str:job_id>.json", points.points_job_json, name="points-job-json"),
     path("points/<str:name>/judged/<str:judged_id>/", points.judged_set_page, name="judged-set"),
     path("api/points/", PointSetsApi.as_view(), name="api-point-sets"),
+    path("api/points/board/", PointsBoardApi.as_view(), name="api-points-board"),
     path("api/points/<str:name>/", PointSetApi.as_view(), name="api-point-set"),
     path(
         "api/points/<str:name>/judged/<str:judged_id>/",

@@ -38,9 +38,16 @@ def entry_line(entry: Entry, withdrawn: set[int]) -> str:
         agent = entry.commit.agent
         what = f"{agent.name} {_short(agent.digest)}"
         status = "withdrawn" if entry.seq in withdrawn else "live"
-    else:
-        assert entry.withdraw is not None
+    elif entry.withdraw is not None:
         what = f"withdraws entry {entry.withdraw.withdraws} {_short(entry.withdraw.entry)}"
+        status = "-"
+    else:
+        assert entry.answers is not None
+        answers = entry.answers
+        what = (
+            f"answers {_short(answers.answer_set)} to point set {answers.point_set} "
+            f"(sealed until {answers.reveal_on})"
+        )
         status = "-"
     return f"{entry.seq:>5}  {entry.kind:<8}  {entry.stamped_at}  {what}  {status}"
 

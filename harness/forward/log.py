@@ -7,12 +7,16 @@ after it. The log's **head** is its last entry's sequence number and digest: a r
 kept a head can later check that the log they are shown still holds that entry, unchanged
 (:func:`verify_log` with ``heads``), which is how removal is caught.
 
-Two kinds of entry::
+Three kinds of entry::
 
     commit    an agent package (its content digest), the benchmark it enters and, for a
               model agent, its declared model and training cutoff
     withdraw  a commitment withdrawn (by its sequence number and digest), with a reason;
               the commitment stays in the log
+    answers   an answer set received for a sealed point set before its reveal: the answer
+              set's digest, the set's name, its sealed commitment and Questions' digest,
+              and the reveal date; stamped before the labels were public, which is what
+              makes its judgment a formal result
 
 ``stamped_at`` is the site's own time (UTC, whole seconds, ``Z``), never the submitter's,
 and never goes backwards along the chain. The log is a JSON document::
@@ -90,14 +94,28 @@ class Withdraw(Closed, frozen=True, forbid_unknown_fields=True):
     submitter: Annotated[str, Meta(min_length=1, max_length=150)]
 
 
+class Answers(Closed, frozen=True, forbid_unknown_fields=True):
+    # the answer set (canonical digest of the ``pit_answer_set`` body) and what it answers
+    answer_set: Sha256
+    model: Text
+    point_set: Annotated[str, Meta(min_length=1, max_length=100)]
+    # the sealed set's salted commitment to its hidden sections, and its Questions' digest:
+    # the answers were made against these, before either was opened
+    point_set_commitment: Sha256
+    question_digest: Sha256
+    reveal_on: Annotated[str, Meta(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
+    submitter: Annotated[str, Meta(min_length=1, max_length=150)]
+
+
 class Entry(Closed, frozen=True, forbid_unknown_fields=True):
     log: Literal["pitweb-commitments/1"]
     seq: Annotated[int, Meta(ge=1)]
     prev: Sha256 | None
-    kind: Literal["commit", "withdraw"]
+    kind: Literal["commit", "withdraw", "answers"]
     stamped_at: Stamp
     commit: Commit | None = None
     withdraw: Withdraw | None = None
+    answers: Answers | None = None
 
 
 class Head(Closed, frozen=True, forbid_unknown_fields=True):
@@ -132,9 +150,8 @@ def parse_entry(value: Any) -> Entry:
         raise LogError(f"not a {FORMAT} entry: {exc}") from None
     except UnicodeEncodeError:  # a lone surrogate (JSON's \ud800): no text holds it
         raise LogError(f"not a {FORMAT} entry: text that is not Unicode") from None
-    if (entry.kind == "commit") != (entry.commit is not None) or (entry.kind == "withdraw") != (
-        entry.withdraw is not None
-    ):
+    parts = {"commit": entry.commit, "withdraw": entry.withdraw, "answers": entry.answers}
+    if any((kind == entry.kind) != (part is not None) for kind, part in parts.items()):
         raise LogError(f"entry {entry.seq}: a {entry.kind} entry carries exactly its own part")
     stamped_instant(entry.stamped_at)  # the pattern admits 2026-02-30; a stamp is an instant
     entry_digest(entry)  # and every entry has a digest
@@ -165,10 +182,13 @@ def next_entry(
     stamped_at: str,
     commit: Commit | None = None,
     withdraw: Withdraw | None = None,
+    answers: Answers | None = None,
 ) -> Entry:
     """The entry that follows ``previous`` (None: the first entry of a log)."""
-    if (commit is None) == (withdraw is None):
-        raise LogError("an entry is exactly one of a commit or a withdrawal")
+    given = {"commit": commit, "withdraw": withdraw, "answers": answers}
+    kinds = [kind for kind, part in given.items() if part is not None]
+    if len(kinds) != 1:
+        raise LogError("an entry is exactly one of a commit, a withdrawal or answers")
     if previous is not None and stamped_at < previous.stamped_at:
         raise LogError(
             f"stamped_at {stamped_at} is before entry {previous.seq}'s {previous.stamped_at}: "
@@ -179,10 +199,12 @@ def next_entry(
             "log": FORMAT,
             "seq": 1 if previous is None else previous.seq + 1,
             "prev": None if previous is None else entry_digest(previous),
-            "kind": "commit" if commit is not None else "withdraw",
+            "kind": kinds[0],
             "stamped_at": stamped_at,
-            "commit": None if commit is None else msgspec.to_builtins(commit),
-            "withdraw": None if withdraw is None else msgspec.to_builtins(withdraw),
+            **{
+                kind: None if part is None else msgspec.to_builtins(part)
+                for kind, part in given.items()
+            },
         }
     )
 

@@ -36,6 +36,8 @@ from harness.points.metrics import (
     summary,
 )
 from harness.points.model import MEASURED, AnswerSet, JudgedSet, plain
+from harness.points.questions import question_only
+from harness.points.seal import question_digest
 
 ANSWER_SET = "pit_answer_set"
 JUDGED_SET = "pit_judged_set"
@@ -108,7 +110,7 @@ def answer_set(
         answer = {
             "point_id": point.id,
             "sample": int(record.get("sample", 0)),
-            "point_sha256": point.point_sha256,
+            "point_sha256": "" if question_only(point) else point.point_sha256,
             "question_sha256": point.question_sha256,
             "status": record.get("status", "completed"),
             "tokens": record.get("tokens") or {},
@@ -134,13 +136,25 @@ def answer_set(
         "point_count": len(points),
         "samples_per_point": samples,
         "point_ids": sorted(p.id for p in points),
-        "point_suite_sha256": suite_sha256(points),
+        "point_suite_sha256": suite_binding(points),
         "answers": answers,
         "summary": answer_summary(answers),
         "capabilities": fields,
         "capability_line": capability_line(fields),
     }
     return typed(body, AnswerSet)
+
+
+def suite_binding(points: list[Point]) -> str:
+    """What an answer set binds its points by: the suite digest over whole files, or,
+    for Questions published before a reveal (``harness.points.questions``), their digest
+    (every point must then hold its Question alone)."""
+    alone = {question_only(p) for p in points}
+    if alone == {True}:
+        return question_digest(points)
+    if alone == {True, False}:
+        raise PointsArtifactError("some points are whole files and some Questions alone")
+    return suite_sha256(points)
 
 
 def answer_summary(answers: list[dict[str, Any]]) -> dict[str, Any]:

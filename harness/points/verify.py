@@ -29,6 +29,7 @@ from harness.points.artifacts import (
     judge_capabilities,
     judged_figures,
     models_returned,
+    suite_binding,
 )
 from harness.points.gates import assess
 from harness.points.judge import (
@@ -40,8 +41,9 @@ from harness.points.judge import (
     parse_verdict,
     wrong_answer,
 )
-from harness.points.markdown import Point, suite_sha256
+from harness.points.markdown import Point
 from harness.points.metrics import outcome
+from harness.points.seal import question_digest
 
 # the keys of each closed record, as its type declares them
 ANSWER_SET_KEYS = model.keys(model.AnswerSet)
@@ -119,12 +121,20 @@ def _check_cost(answer: dict[str, Any], prices: dict[str, Any]) -> None:
         raise PointsArtifactError(f"{where}: unknown cost source {cost['source']!r}")
 
 
-def _check_answer(answer: dict[str, Any], point: Point, prices: dict[str, Any]) -> None:
+def _check_answer(
+    answer: dict[str, Any], point: Point, prices: dict[str, Any], *, by_questions: bool
+) -> None:
     where = f"{answer['point_id']}#{answer['sample']}"
     _closed(where, answer, ANSWER_KEYS)
-    for key in ("point_sha256", "question_sha256"):
-        if answer[key] != getattr(point, key):
-            raise PointsArtifactError(f"point {point.id}: {key} differs from its file")
+    if answer["question_sha256"] != point.question_sha256:
+        raise PointsArtifactError(f"point {point.id}: question_sha256 differs from its file")
+    bound = "" if by_questions else point.point_sha256
+    if answer["point_sha256"] != bound:
+        raise PointsArtifactError(
+            f"point {point.id}: point_sha256 differs from its file"
+            if not by_questions
+            else f"point {point.id}: an answer bound by Questions states a point_sha256"
+        )
     if answer["status"] not in (COMPLETED, HARNESS_ERROR):
         raise PointsArtifactError(f"{where}: status is neither completed nor harness_error")
     if answer["status"] == HARNESS_ERROR and (answer["text"] or not answer["error"]):
@@ -144,7 +154,9 @@ def _check_answer(answer: dict[str, Any], point: Point, prices: dict[str, Any]) 
 def verify_answers(answers: dict[str, Any], points: list[Point]) -> list[Point]:
     """The points an answer set was run on, once its shape, its suite (ids and digest),
     every answer's point and question hashes, its grid of samples, its costs, status,
-    summary and capability line hold against the point files here."""
+    summary and capability line hold against the point files here. A set answered from a
+    sealed set's published Questions binds those alone (``harness.points.questions``) and
+    is checked by them: nothing here then reads a hidden section."""
     _closed("the answer set", answers, ANSWER_SET_KEYS)
     by_id = {p.id: p for p in points}
     ids = list(answers["point_ids"])
@@ -154,7 +166,10 @@ def verify_answers(answers: dict[str, Any], points: list[Point]) -> list[Point]:
     if len(ids) != answers["point_count"] or len(set(ids)) != len(ids):
         raise PointsArtifactError("point_ids and point_count disagree")
     suite = [by_id[i] for i in ids]
-    if answers["point_suite_sha256"] != suite_sha256(suite):
+    # answers made before a reveal bind the Questions they were shown, nothing more
+    # (harness.points.questions); any other set binds the whole files
+    by_questions = answers["point_suite_sha256"] == question_digest(suite)
+    if not by_questions and answers["point_suite_sha256"] != suite_binding(suite):
         raise PointsArtifactError(
             "point_suite_sha256 differs from the point files here: the points changed, "
             "or the set was run on another suite"
@@ -169,7 +184,7 @@ def verify_answers(answers: dict[str, Any], points: list[Point]) -> list[Point]:
         raise PointsArtifactError(f"not every point answered samples 0..{samples - 1}")
     prices = answers["experiment"].get("prices_usd_per_mtok") or {}
     for answer in answers["answers"]:
-        _check_answer(answer, by_id[answer["point_id"]], prices)
+        _check_answer(answer, by_id[answer["point_id"]], prices, by_questions=by_questions)
     if answers["summary"] != as_stored(answer_summary(answers["answers"])):
         raise PointsArtifactError("the answer set's summary is not what its answers give")
     complete = answers["summary"]["harness_error"] == 0

@@ -10,6 +10,8 @@ Choices = list[tuple[str, str]]
 ENTRY_KIND_WORDS = {
     LogEntry.Kind.COMMIT: "commit: an agent package committed to a benchmark",
     LogEntry.Kind.WITHDRAW: "withdraw: a commitment withdrawn (it stays in the log)",
+    LogEntry.Kind.ANSWERS: "answers: an answer set received for a sealed point set before "
+    "its reveal (its digest, stamped before the labels were public)",
 }
 COMMITMENT_STATE_WORDS = {
     "live": "live: committed and not withdrawn",

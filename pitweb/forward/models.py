@@ -24,6 +24,7 @@ class LogEntry(models.Model):
     class Kind(models.TextChoices):
         COMMIT = "commit"
         WITHDRAW = "withdraw"
+        ANSWERS = "answers"  # an answer set received for a sealed point set
 
     seq = models.PositiveIntegerField(unique=True)
     digest = models.CharField(max_length=71, unique=True)

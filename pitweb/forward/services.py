@@ -1,5 +1,6 @@
 """Writes on the commitment log: a registered agent committed to a release line's
-benchmark, and a commitment withdrawn. Each appends one entry (``harness.forward.log``)
+benchmark, a commitment withdrawn, and an answer set received for a sealed point set
+before its reveal. Each appends one entry (``harness.forward.log``)
 stamped with the site's time; nothing here edits or removes an entry. And the
 forward-tested mark on the runs the site executed with a package a forward run proved.
 
@@ -26,6 +27,7 @@ from django.utils import timezone
 
 from harness.agents.external import AgentCommandError
 from harness.forward.log import (
+    Answers,
     Commit,
     CommittedAgent,
     CommittedBenchmark,
@@ -121,13 +123,17 @@ def _stamp(tail: Entry | None, at: datetime | None) -> str:
 
 
 def _append(
-    *, at: datetime | None, commit: Commit | None = None, withdraw: Withdraw | None = None
+    *,
+    at: datetime | None,
+    commit: Commit | None = None,
+    withdraw: Withdraw | None = None,
+    answers: Answers | None = None,
 ) -> LogEntry:
     """Append one entry at the log's tail, in the caller's transaction."""
     previous = _previous(_locked_tail())
     try:
         entry = next_entry(previous, stamped_at=_stamp(previous, at), commit=commit,
-                           withdraw=withdraw)  # fmt: skip
+                           withdraw=withdraw, answers=answers)  # fmt: skip
     except LogError as exc:
         raise SubmissionError("invalid_commitment", str(exc)) from None
     return LogEntry.objects.create(
@@ -322,6 +328,20 @@ def commitment_withdraw(*, by: User, commitment: Commitment, reason: str) -> Log
     row = _with_retries(write)
     commitment.withdrawal = row
     return row
+
+
+# -- answers received for a sealed point set ----------------------------------------------
+
+
+def answers_log(answers: Answers, then: Callable[[LogEntry], T]) -> T:
+    """An answer set received for a sealed point set: an answers entry appended, stamped
+    with the site's time, and ``then`` (which stores the answer set against the entry)
+    in the same transaction: no entry without its answers, no answers without an entry."""
+
+    def write() -> T:
+        return then(_append(at=None, answers=answers))
+
+    return _with_retries(write)
 
 
 # -- the forward-tested mark --------------------------------------------------------------

@@ -27,7 +27,7 @@ from harness.points.metrics import CLASSES
 from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import only_fields
 from pitweb.core.params import parse_id
-from pitweb.points import enums, selectors, services
+from pitweb.points import board, enums, selectors, services
 from pitweb.points.models import PointSet
 
 if TYPE_CHECKING:
@@ -278,15 +278,97 @@ class JudgedSetApi(APIView):
         return Response(JudgedSetOut(row).data)
 
 
+class PointsClassShareOut(Serializer):
+    share = serializers.FloatField()
+    low = serializers.FloatField(help_text="Wilson 95% interval")
+    high = serializers.FloatField(help_text="Wilson 95% interval")
+
+
+class PointsBoardRowOut(Serializer):
+    """A formal row: one configuration of one family (who committed the answers, and
+    the model), its first answer set on each set pooled; ranked by its interval."""
+
+    rank = serializers.CharField(allow_null=True, help_text="a range where intervals overlap")
+    family = serializers.CharField(help_text="who committed the answers")
+    model = serializers.CharField()
+    effort = serializers.CharField(allow_null=True)
+    harness = serializers.CharField(allow_null=True)
+    tools = serializers.CharField()
+    point_sets = serializers.IntegerField(help_text="sets its first answer sets answered")
+    point_set_names = serializers.ListField(child=serializers.CharField())
+    judged_sets = serializers.ListField(child=serializers.IntegerField())
+    unscored = serializers.IntegerField(help_text="first answer sets with no usable judgment")
+    attempts = serializers.IntegerField(help_text="later answer sets: counted, never ranked")
+    passed = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    judged = serializers.IntegerField()
+    harness_error = serializers.IntegerField(help_text="outside every denominator")
+    accuracy = serializers.FloatField(allow_null=True)
+    accuracy_low = serializers.FloatField(allow_null=True)
+    accuracy_high = serializers.FloatField(allow_null=True)
+    class_intervals = serializers.DictField(child=PointsClassShareOut(allow_null=True))
+    tokens = serializers.DictField(child=serializers.IntegerField())
+    tool_calls = serializers.IntegerField()
+
+    def get_fields(self) -> dict[str, Any]:
+        return _renamed(super().get_fields(), passed="pass", failed="fail")
+
+
+class PointsApartRowOut(Serializer):
+    family = serializers.CharField()
+    model = serializers.CharField()
+    point_set = serializers.CharField()
+    answer_set = serializers.IntegerField()
+    timing = serializers.ChoiceField(choices=enums.ANSWER_TIMING)
+    judged_set = serializers.IntegerField(allow_null=True)
+    judged = serializers.IntegerField(allow_null=True)
+    accuracy = serializers.FloatField(allow_null=True)
+    because = serializers.CharField(help_text="why it is not ranked with the formal rows")
+
+
+class PointsBoardOut(Serializer):
+    rows = PointsBoardRowOut(many=True)
+    apart = PointsApartRowOut(many=True)
+    waiting = serializers.IntegerField(help_text="answer sets of sets still sealed")
+
+
+class PointsBoardApi(APIView):
+    @extend_schema(
+        responses=PointsBoardOut,
+        summary="The points board: formal cohorts ranked, every other result listed apart",
+    )
+    def get(self, request: Request) -> Response:
+        found = board.points_board_view()
+        rows = [r | {"passed": r["pass"], "failed": r["fail"]} for r in found["rows"]]
+        return Response(PointsBoardOut({**found, "rows": rows}).data)
+
+
 # -- the upload ----------------------------------------------------------------------------
 
 
+class LogEntryRefOut(Serializer):
+    seq = serializers.IntegerField()
+    digest = serializers.CharField()
+    stamped_at = serializers.CharField(help_text="the site's time, as the entry states it")
+
+
 class AnswerSetOut(Serializer):
+    """An answer set as stored. One received for a sealed set says only that it was
+    received (``received``) and where the log acknowledges it (``log_entry``): no judge
+    job, no verdict, nothing that differs with what the answers say."""
+
     answer_set = serializers.IntegerField(source="pk")
     point_set = serializers.CharField(source="point_set.name")
     model = serializers.CharField()
     origin = serializers.ChoiceField(choices=enums.ANSWER_ORIGIN)
     sha256 = serializers.CharField()
+    timing = serializers.ChoiceField(choices=enums.ANSWER_TIMING)
+    received = serializers.SerializerMethodField(
+        help_text="while the set is sealed: 'received, sealed until <date>'; else empty"
+    )
+    log_entry = serializers.SerializerMethodField(
+        help_text="the commitment log's entry acknowledging answers received while sealed"
+    )
     answers = serializers.SerializerMethodField()
     judge_jobs = serializers.SerializerMethodField(help_text="newest first")
     judge_job_urls = serializers.SerializerMethodField(
@@ -294,6 +376,16 @@ class AnswerSetOut(Serializer):
         "once judged, its judged set's API URL and page"
     )
     page = serializers.SerializerMethodField(help_text="the point set's page")
+
+    def get_received(self, obj: Any) -> str:
+        return f"received, sealed until {obj.point_set.reveal_on}" if obj.awaits_reveal else ""
+
+    @extend_schema_field(LogEntryRefOut(allow_null=True))
+    def get_log_entry(self, obj: Any) -> dict[str, Any] | None:
+        entry = obj.log_entry
+        if entry is None:
+            return None
+        return {"seq": entry.seq, "digest": entry.digest, "stamped_at": entry.body["stamped_at"]}
 
     def get_answers(self, obj: Any) -> int:
         return len(obj.body.get("answers") or [])
@@ -315,7 +407,9 @@ class AnswerSetsApi(APIView):
     permission_classes = [permissions.IsAuthenticated]
 
     @extend_schema(
-        summary="Upload an answer set (pit_answer_set) for a public or revealed point set",
+        summary="Upload an answer set (pit_answer_set): a public or revealed set's is "
+        "judged at once; a sealed set's (made from its questions.json, every point) is "
+        "logged and judged at the reveal",
         request={
             "multipart/form-data": inline_serializer(
                 "AnswerSetUpload", {"answers": serializers.FileField()}

@@ -43,6 +43,15 @@ ANSWER_ORIGIN_WORDS = {
 }
 
 
+ANSWER_TIMING_WORDS = {
+    AnswerSet.Timing.BEFORE_REVEAL: "received while its set was sealed: committed before the "
+    "labels were public (formal, ranked on the points board)",
+    AnswerSet.Timing.AFTER_REVEAL: "received once its set's labels were public: judged, "
+    "listed apart, never ranked with the formal results",
+    AnswerSet.Timing.OPEN: "a public set's: development data, never ranked",
+}
+
+
 def _said(value: str, why: str) -> str:
     return f"{words(value)}: {why}"
 
@@ -55,4 +64,5 @@ POINT_SET_STATE: Choices = [
     (str(s), STATE_WORDS[s].format(when="its reveal date")) for s in PointSetState
 ]
 JUDGED_ORIGIN: Choices = [(str(o), _said(o, JUDGED_ORIGIN_WORDS[o])) for o in JudgedSet.Origin]
+ANSWER_TIMING: Choices = [(str(t), _said(t, ANSWER_TIMING_WORDS[t])) for t in AnswerSet.Timing]
 ANSWER_ORIGIN: Choices = [(str(o), _said(o, ANSWER_ORIGIN_WORDS[o])) for o in AnswerSet.Origin]

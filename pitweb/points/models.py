@@ -114,6 +114,16 @@ class AnswerSet(models.Model):
         UPLOADED = "uploaded"
         ANSWERED = "answered"  # answered by the site's workers
 
+    class Timing(models.TextChoices):
+        # received while its set was sealed: committed before the labels were public (an
+        # upload's receipt is an entry of the commitment log), so its judgment is formal
+        BEFORE_REVEAL = "before_reveal"
+        # received once the labels were public: judged as any other, never ranked with
+        # the formal results
+        AFTER_REVEAL = "after_reveal"
+        # a public set's: development data, with no labels to commit before
+        OPEN = "open"
+
     point_set = models.ForeignKey(PointSet, on_delete=models.CASCADE, related_name="answer_sets")
     sha256 = models.CharField(max_length=71)
     model = models.TextField()  # the answering model, as the set names it
@@ -123,6 +133,12 @@ class AnswerSet(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     created_at = models.DateTimeField(default=timezone.now)
+    timing = models.CharField(max_length=16, choices=Timing.choices, default=Timing.OPEN)
+    # an upload received while sealed: its entry of the commitment log (digest, site's time)
+    log_entry = models.OneToOneField(
+        "forward.LogEntry", null=True, blank=True, on_delete=models.PROTECT,
+        related_name="answer_set",
+    )  # fmt: skip
 
     class Meta:
         ordering = ["point_set", "model", "created_at"]
@@ -132,6 +148,11 @@ class AnswerSet(models.Model):
 
     def __str__(self) -> str:
         return f"answers of {self.model}"
+
+    @property
+    def awaits_reveal(self) -> bool:
+        """Received while its set is still sealed: stored, acknowledged, not judged."""
+        return self.origin == self.Origin.UPLOADED and self.point_set.state == PointSetState.SEALED
 
     @property
     def record(self) -> AnswerSetRecord:
@@ -189,6 +210,12 @@ class JudgedSet(models.Model):
             and self.judge_pinned
             and self.answer_set.point_set.rankable
         )
+
+    @property
+    def formal(self) -> bool:
+        """A ranked judgment of answers committed before their labels were public: the
+        only kind the points board ranks (seed 003's pre-registered cohorts)."""
+        return self.rankable and self.answer_set.timing == AnswerSet.Timing.BEFORE_REVEAL
 
 
 class Verdict(models.Model):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -14,9 +15,11 @@ from django.db.models.fields.json import KeyTransform
 from harness.points.artifacts import typed
 from harness.points.demo import DEMO_MODEL
 from harness.points.gates import withheld_because
+from harness.points.markdown import Point as EnginePoint
 from harness.points.metrics import CLASSES, FAIL, PASS, harness_error_range, rank_ranges, wilson
 from harness.points.model import Reliability, plain
-from pitweb.points.models import JudgedSet, Point, PointSet, PointsJob, Verdict
+from harness.points.questions import questions_document as harness_questions_document
+from pitweb.points.models import AnswerSet, JudgedSet, Point, PointSet, PointsJob, Verdict
 
 # a set's name is a slug: anything else (a NUL, a path, a long string) names no set and
 # never reaches the database
@@ -89,6 +92,43 @@ def question_rows(point_set: PointSet) -> list[dict[str, Any]]:
             }
         rows.append(row)
     return rows
+
+
+def questions_document(point_set: PointSet) -> dict[str, Any]:
+    """The set's Questions as ``harness.points.questions`` publishes them (never a hidden
+    section: the points are read with their Questions alone)."""
+    points = [
+        EnginePoint(id=p.point_id, path=Path(f"{p.point_id}.md"), text="", question=p.question,
+                    ground_truth="", provenance="")
+        for p in point_set.points.only("point_id", "question").order_by("point_id")
+    ]  # fmt: skip
+    return harness_questions_document(
+        point_set=point_set.name,
+        reveal_on=point_set.reveal_on.isoformat() if point_set.reveal_on else "",
+        commitment=point_set.commitment,
+        points=points,
+    )
+
+
+def received_before_reveal(point_set: PointSet) -> list[AnswerSet]:
+    """The answer sets received while the set was sealed, oldest first, each with its log
+    entry and the judged sets made of it (``judged_ids``)."""
+    found = list(
+        point_set.answer_sets.filter(timing=AnswerSet.Timing.BEFORE_REVEAL)
+        .select_related("log_entry", "point_set")
+        .defer("body", "log_entry__body")
+        .order_by("created_at")
+    )
+    judged: dict[int, list[int]] = {}
+    for pk, of in (
+        JudgedSet.objects.filter(answer_set__in=found)
+        .values_list("pk", "answer_set")
+        .order_by("pk")
+    ):
+        judged.setdefault(of, []).append(pk)
+    for answer_set in found:
+        answer_set.judged_ids = judged.get(answer_set.pk, [])  # type: ignore[attr-defined]
+    return found
 
 
 def judged_sets(point_set: PointSet) -> list[JudgedSet]:
@@ -195,7 +235,7 @@ def judged_rows(judged: list[JudgedSet]) -> list[dict[str, Any]]:
                 "figures_withheld_because": because or "",
                 **controls(reliability),
                 "ranked": j.rankable,
-                "not_ranked_because": "" if j.rankable else _not_ranked(j),
+                "not_ranked_because": "" if j.rankable else not_ranked_because(j),
             }
         )
     return rows
@@ -233,7 +273,7 @@ def stability(judged: JudgedSet) -> dict[str, Any] | None:
     }
 
 
-def _not_ranked(judged: JudgedSet) -> str:
+def not_ranked_because(judged: JudgedSet) -> str:
     """The first reason, the judge's failure before the set's state: a failed judge is
     not ranked wherever its set stands."""
     because = withheld(judged)

@@ -21,7 +21,7 @@ from pitweb.accounts.access import staff_required
 from pitweb.core.errors import SubmissionError, bad_request_page
 from pitweb.core.params import parse_id
 from pitweb.core.tables import table_response
-from pitweb.points import selectors, services
+from pitweb.points import board, selectors, services
 from pitweb.points.models import (
     AnswerSet,
     ModelEndpoint,
@@ -148,6 +148,7 @@ def point_set_page(request: HttpRequest, name: str) -> HttpResponse:
                 "answer_set__body"
             )[:20],
             "answer_sets": point_set.answer_sets.defer("body"),
+            "received": selectors.received_before_reveal(point_set),
             "endpoints": ModelEndpoint.objects.all() if request.user.is_staff else [],
             "may_reveal": request.user.is_staff
             and point_set.state == PointSetState.SEALED
@@ -155,6 +156,68 @@ def point_set_page(request: HttpRequest, name: str) -> HttpResponse:
             and dt.date.today() >= point_set.reveal_on,
         },
     )
+
+
+BOARD_COLUMNS = (
+    "rank", "family", "model", "effort", "harness", "tools", "point_sets", "unscored",
+    "attempts", "pass", "fail", "judged", "harness_error", "accuracy", "accuracy_low",
+    "accuracy_high", *CLASSES, "tokens", "tool_calls",
+)  # fmt: skip
+APART_COLUMNS = (
+    "family", "model", "point_set", "answer_set", "timing", "judged_set", "judged",
+    "accuracy", "because",
+)  # fmt: skip
+
+
+def board_label(row: dict[str, Any]) -> str:
+    effort = f" ({row['effort']})" if row["effort"] else ""
+    return f"{row['model']}{effort} · {row['family']}"
+
+
+def points_board_page(request: HttpRequest) -> HttpResponse:
+    """Formal cohorts ranked (answers committed before their labels were public, judged
+    by the pinned judge); every other result listed apart, never ranked with them."""
+    try:
+        fmt = _format(request)
+    except SubmissionError as exc:
+        return bad_request_page(request, exc.message)
+    found = board.points_board_view()
+    if fmt:
+        table = request.GET.get("table", "board")
+        response = {
+            "board": lambda: table_response(fmt, "points_board", BOARD_COLUMNS, found["rows"]),
+            "apart": lambda: table_response(fmt, "points_apart", APART_COLUMNS, found["apart"]),
+        }.get(table, lambda: None)()
+        if response is None:
+            raise Http404("no such table")
+        return response
+    labels = [board_label(r) for r in found["rows"]]
+    figures: dict[str, Any] = {}
+    shares = charts.class_shares(found["rows"], labels)
+    if shares is not None:
+        figures["shares"] = _figure(shares)
+    drawn = [(r, label) for r, label in zip(found["rows"], labels, strict=True) if r["judged"]]
+    if len(drawn) >= 2:  # a radar reads only as an overlay of several models
+        frame = pd.DataFrame(
+            [
+                {"label": label, "class": c, "count": r[c], "share": r[c] / r["judged"]}
+                for r, label in drawn
+                for c in CLASSES
+            ]
+        )
+        figures["radar"] = _figure(charts.class_radar(frame))
+    return render(
+        request,
+        "points/board.html",
+        {**found, "figures": figures, "classes": CLASSES, "error_classes": CLASSES[1:]},
+    )
+
+
+def questions_json(request: HttpRequest, name: str) -> JsonResponse:
+    """The set's Questions as ``pit-harness points answer --questions`` reads them (a
+    ``pit_sealed_questions`` document): what anyone may answer a sealed set from."""
+    point_set = _point_set(name)
+    return JsonResponse(selectors.questions_document(point_set))
 
 
 def judged_set_page(request: HttpRequest, name: str, judged_id: str) -> HttpResponse:
@@ -235,10 +298,20 @@ def point_set_upload_page(request: HttpRequest) -> HttpResponse:
 def point_set_reveal_page(request: HttpRequest, name: str) -> HttpResponse:
     point_set = _point_set(name)
     try:
-        services.point_set_reveal(point_set=point_set, user=_user(request))
+        jobs = services.point_set_reveal(point_set=point_set, user=_user(request))
     except SubmissionError as exc:
         return _refused(request, exc)
-    messages.success(request, f"Point set {point_set.name} revealed; its salt is published.")
+    waiting = point_set.answer_sets.filter(timing=AnswerSet.Timing.BEFORE_REVEAL,
+                                           origin=AnswerSet.Origin.UPLOADED).count()  # fmt: skip
+    judged = (
+        f" {len(jobs)} answer set(s) received while it was sealed sent to the judge."
+        if len(jobs) == waiting
+        else f" {waiting} answer set(s) received while it was sealed wait for a judge: "
+        "register the site's judge, then ask for their judgment."
+    )
+    messages.success(
+        request, f"Point set {point_set.name} revealed; its salt is published.{judged}"
+    )
     return redirect(reverse("point-set", args=[point_set.name]))
 
 

@@ -76,6 +76,7 @@ CLOSED: dict[tuple[str, str], tuple[str, set[str]]] = {
     ("VerdictOut", "class"): ("JudgedClassEnum", JUDGED_CLASSES),
     ("VerdictOut", "outcome"): ("VerdictOutcomeEnum", OUTCOMES),
     ("AnswerSetOut", "origin"): ("AnswerSetOriginEnum", set(AnswerSet.Origin.values)),
+    ("AnswerSetOut", "timing"): ("AnswerSetTimingEnum", set(AnswerSet.Timing.values)),
     ("CommitmentOut", "state"): ("CommitmentStateEnum", {"live", "withdrawn"}),
     ("ForwardRunOut", "kind"): ("ForwardRunKindEnum", set(ForwardRun.Kind.values)),
     ("ForwardRunOut", "status"): ("ForwardRunStatusEnum", set(ForwardRun.Status.values)),
@@ -93,6 +94,7 @@ CLOSED_NAMES = {
     "class",
     "outcome",
     "origin",
+    "timing",
 }
 
 

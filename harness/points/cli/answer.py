@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from harness.points.answer import AgentConfig, Answerer
-from harness.points.artifacts import write_artifact
+from harness.points.artifacts import suite_binding, write_artifact
 from harness.points.cli.args import (
     credentials,
     endpoint_arguments,
@@ -15,19 +15,21 @@ from harness.points.cli.args import (
     whole_number,
     writable,
 )
-from harness.points.markdown import Point, PointError, suite_sha256
+from harness.points.markdown import Point, PointError
+from harness.points.questions import load_questions
 from harness.points.run import answer_points
 from harness.progress import terminal_bar
 
 
 def _selected(args: argparse.Namespace) -> list[Point]:
-    points = points_of(args)
+    points = load_questions(args.questions) if args.questions else points_of(args)
     if not args.point_id:
         return points
     known = {p.id for p in points}
     unknown = sorted(set(args.point_id) - known)
     if unknown:
-        raise PointError(f"unknown point(s) in {args.points_dir}: {', '.join(unknown)}")
+        where = args.questions or args.points_dir
+        raise PointError(f"unknown point(s) in {where}: {', '.join(unknown)}")
     return [p for p in points if p.id in set(args.point_id)]
 
 
@@ -44,7 +46,7 @@ def cmd_answer(args: argparse.Namespace) -> int:
         price_cached_input_per_mtok=args.price_cached_input_per_mtok,
     )  # fmt: skip
     header = {"kind": "answer", "base_url": args.base_url, "experiment": config.experiment(),
-              "point_suite_sha256": suite_sha256(points), "samples": args.samples}  # fmt: skip
+              "point_suite_sha256": suite_binding(points), "samples": args.samples}  # fmt: skip
     journal = journal_for(args, header)
     try:
         with terminal_bar("answer: points answered", unit="answers") as progress:
@@ -89,6 +91,13 @@ def add_verbs(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-a
         "--samples", type=whole_number(1), default=1, help="answers per point (pass@k)"
     )
     answer.add_argument("--point-id", action="append", help="only this point; repeatable")
+    answer.add_argument(
+        "--questions",
+        metavar="FILE",
+        help="answer a sealed set's published Questions (its questions.json, a "
+        "pit_sealed_questions document) instead of --points-dir: the answer set binds "
+        "the Questions alone, as a sealed set takes it before its reveal",
+    )
     answer.add_argument("--price-input-per-mtok", type=price, help="USD per million input tokens")
     answer.add_argument("--price-output-per-mtok", type=price, help="USD per million output tokens")
     answer.add_argument(

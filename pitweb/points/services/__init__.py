@@ -12,6 +12,8 @@ from pitweb.points.services.answers import (
     answer_set_upload,
     judge_job_finish,
     pitfall_import,
+    point_set_reveal,
+    sealed_answers_judge,
 )
 from pitweb.points.services.jobs import (
     answer_job_request,
@@ -23,7 +25,6 @@ from pitweb.points.services.jobs import (
 )
 from pitweb.points.services.point_sets import (
     point_set_create,
-    point_set_reveal,
     point_set_upload,
 )
 
@@ -42,4 +43,5 @@ __all__ = [
     "point_set_upload",
     "points_job_finish",
     "points_requeue_stale",
+    "sealed_answers_judge",
 ]

@@ -5,6 +5,7 @@ anything is stored; a refused artifact leaves no row.
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import IO, Any
 
@@ -13,6 +14,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from harness import canonical
+from harness.forward.log import Answers
 from harness.points.artifacts import ANSWER_SET, PointsArtifactError, typed
 from harness.points.baseline import answers_from_baseline, import_baseline
 from harness.points.demo import DEMO_MODEL
@@ -23,8 +25,11 @@ from harness.points.model import AnswerSet as AnswerSetRecord
 from harness.points.model import JudgedSet as JudgedSetRecord
 from harness.points.model import VerdictRecord, plain
 from harness.points.verify import verify_answers
+from pitweb.core.audit import audit_record
 from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import read_json
+from pitweb.forward.models import LogEntry
+from pitweb.forward.services import answers_log
 from pitweb.points.engine import engine_points
 from pitweb.points.models import (
     AnswerSet,
@@ -36,11 +41,24 @@ from pitweb.points.models import (
     Verdict,
 )
 from pitweb.points.services.jobs import judge_job_request, points_job_finish
-from pitweb.points.services.point_sets import point_set_create
+from pitweb.points.services.point_sets import point_set_create, point_set_unseal
+
+
+def timing_of(point_set: PointSet) -> str:
+    """When answers arrive relative to the set's labels: before the reveal, after it, or
+    never hidden (a public set)."""
+    return {
+        PointSetState.SEALED: AnswerSet.Timing.BEFORE_REVEAL,
+        PointSetState.REVEALED: AnswerSet.Timing.AFTER_REVEAL,
+    }.get(PointSetState(point_set.state), AnswerSet.Timing.OPEN)
 
 
 def answer_set_store(
-    point_set: PointSet, body: dict[str, Any], origin: str, user: User | None
+    point_set: PointSet,
+    body: dict[str, Any],
+    origin: str,
+    user: User | None,
+    log_entry: LogEntry | None = None,
 ) -> AnswerSet:
     sha = canonical.digest(body)
     found = AnswerSet.objects.filter(point_set=point_set, sha256=sha).first()
@@ -54,6 +72,8 @@ def answer_set_store(
         origin=origin,
         body=body,
         submitter=user,
+        timing=timing_of(point_set),
+        log_entry=log_entry,
     )
 
 
@@ -156,18 +176,16 @@ def answer_set_upload(
     *, user: User, point_set: PointSet, upload: IO[bytes]
 ) -> tuple[AnswerSet, bool]:
     """A submitter's answer set (the engine's ``pit_answer_set``), checked whole against the
-    set's point files by the engine before it is stored; ``(answer set, created)``.
+    set's points by the engine before it is stored; ``(answer set, created)``.
 
-    A sealed set takes none: an answer set binds each point's file hash, which covers the
-    hidden sections, so checking one would tell its sender whether a guess of them was
-    right. A sealed set is answered by the site's workers (staff register the model)."""
-    if point_set.state == PointSetState.SEALED:
-        raise SubmissionError(
-            "sealed_point_set",
-            f"point set {point_set.name} is sealed until {point_set.reveal_on}: its answers "
-            "are made by the site's workers (ask staff to register your model), not uploaded",
-            409,
-        )
+    A public or revealed set's answers are judged at once (a revealed set's are marked
+    ``after_reveal``: its labels were public). A sealed set takes answers made from its
+    published Questions (``harness.points.questions``), over every point: they are checked
+    for form by what is public alone (the Questions' hashes and digest; never a hash over a
+    hidden section, which would tell the sender whether a guess of it was right), stored,
+    and acknowledged by an entry of the commitment log (their digest, the site's time). They
+    are not judged until the reveal, and the sender learns nothing but that they were
+    received: the same answer whatever the answers say."""
     data = upload.read(settings.PITWEB_MAX_TRAJECTORY_BYTES + 1)
     if len(data) > settings.PITWEB_MAX_TRAJECTORY_BYTES:
         raise SubmissionError(
@@ -176,8 +194,12 @@ def answer_set_upload(
     body = read_json(data, "answers")
     if not isinstance(body, dict) or body.get("artifact_type") != ANSWER_SET:
         raise SubmissionError("invalid_answer_set", f"answers is not a {ANSWER_SET} artifact")
+    sealed = point_set.state == PointSetState.SEALED
+    points = engine_points(point_set)
+    if sealed:
+        _bound_by_questions(point_set, body, len(points))
     try:
-        verify_answers(body, engine_points(point_set))
+        verify_answers(body, points)
         typed(body, AnswerSetRecord)  # each field of its type too: the judge job reads it so
     except (PointsArtifactError, KeyError, TypeError, AttributeError) as exc:
         raise SubmissionError("invalid_answer_set", f"answers refused: {_said(exc)}") from None
@@ -185,12 +207,88 @@ def answer_set_upload(
     found = AnswerSet.objects.filter(point_set=point_set, sha256=sha).first()
     if found is not None:
         return found, False
+    if sealed:
+        return _received_sealed(user, point_set, body, sha), True
     with transaction.atomic():
         answer_set = answer_set_store(point_set, body, AnswerSet.Origin.UPLOADED, user)
         judge = ModelEndpoint.objects.filter(name=settings.PITWEB_POINTS_JUDGE).first()
         if judge is not None:  # every answer set the site shows verdicts for, it judged
             judge_job_request(user=user, answer_set=answer_set, endpoint=judge)
     return answer_set, True
+
+
+def point_set_reveal(
+    *, point_set: PointSet, user: User, today: dt.date | None = None
+) -> list[PointsJob]:
+    """The reveal: a sealed set's salt and hidden sections published (on or after its
+    reveal date), and every answer set received while it was sealed sent to the site's
+    judge, controls and gates first, in the same transaction. Returns the judge jobs;
+    none when no judge is registered (``PITWEB_POINTS_JUDGE``): the answers then wait,
+    as the set's page says, until staff register it and ask again."""
+    with transaction.atomic():
+        point_set_unseal(point_set=point_set, user=user, today=today)
+        return sealed_answers_judge(point_set=point_set, user=user)
+
+
+def sealed_answers_judge(*, point_set: PointSet, user: User | None) -> list[PointsJob]:
+    """A judge job for each answer set received while ``point_set`` was sealed that no
+    judge has judged or is judging; nothing before the reveal."""
+    if point_set.state != PointSetState.REVEALED:
+        raise SubmissionError(
+            "not_revealed", f"point set {point_set.name} is {point_set.state}: its answers "
+            "are judged at its reveal", 409,
+        )  # fmt: skip
+    judge = ModelEndpoint.objects.filter(name=settings.PITWEB_POINTS_JUDGE).first()
+    if judge is None:
+        return []
+    waiting = point_set.answer_sets.filter(
+        origin=AnswerSet.Origin.UPLOADED, timing=AnswerSet.Timing.BEFORE_REVEAL,
+        judged__isnull=True, jobs__isnull=True,
+    ).order_by("created_at")  # fmt: skip
+    return [judge_job_request(user=user, answer_set=a, endpoint=judge) for a in waiting]
+
+
+def _bound_by_questions(point_set: PointSet, body: dict[str, Any], count: int) -> None:
+    """A sealed set's answers bind its published Questions and answer every point: read
+    off the body alone, before the engine checks it by the Questions."""
+    if body.get("point_count") != count:
+        raise SubmissionError(
+            "incomplete_cohort",
+            f"a sealed set's answers answer all {count} of its points: a formal result "
+            "compares like with like",
+        )
+    if body.get("point_suite_sha256") != point_set.question_digest:
+        raise SubmissionError(
+            "not_bound_by_questions",
+            f"point set {point_set.name} is sealed until {point_set.reveal_on}: it takes "
+            "answers made from its published Questions (pit-harness points answer "
+            f"--questions questions.json), whose point_suite_sha256 is its question digest "
+            f"{point_set.question_digest}",
+        )
+
+
+def _received_sealed(user: User, point_set: PointSet, body: dict[str, Any], sha: str) -> AnswerSet:
+    assert point_set.reveal_on is not None  # a sealed set has its date (point_set_upload)
+    agent = (body.get("experiment") or {}).get("agent") or {}
+    entry = Answers(
+        answer_set=sha,
+        model=str(agent.get("model") or "unnamed model")[:500],
+        point_set=point_set.name,
+        point_set_commitment=point_set.commitment,
+        question_digest=point_set.question_digest,
+        reveal_on=point_set.reveal_on.isoformat(),
+        submitter=user.username,
+    )
+
+    def store(row: LogEntry) -> AnswerSet:
+        answer_set = answer_set_store(point_set, body, AnswerSet.Origin.UPLOADED, user, row)
+        audit_record(
+            actor=user, action="answers_received", public=True,
+            reason=f"answers {sha} to sealed point set {point_set.name} (log entry {row.seq})",
+        )  # fmt: skip
+        return answer_set
+
+    return answers_log(entry, store)
 
 
 def _said(exc: Exception) -> str:

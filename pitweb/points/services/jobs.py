@@ -88,6 +88,14 @@ def judge_job_request(
     verdicts for is judged here, an imported or uploaded one included."""
     if not 2 <= stability_k <= 10 or not 1 <= stride <= 1000:
         raise SubmissionError("invalid_input", "stability_k 2-10, stride 1-1000")
+    if answer_set.awaits_reveal:
+        raise SubmissionError(
+            "sealed_until_reveal",
+            f"these answers were received while point set {answer_set.point_set.name} is "
+            f"sealed: they are judged at its reveal ({answer_set.point_set.reveal_on}), "
+            "not before",
+            409,
+        )
     return _request(
         PointsJob(
             kind=PointsJob.Kind.JUDGE, point_set=answer_set.point_set, endpoint=endpoint,

@@ -25,7 +25,7 @@ from pitweb.points.archives import ArchiveError, Limits, unpack
 from pitweb.points.models import Point, PointSet, PointSetState
 
 NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
-RESERVED_NAMES = {"upload", "models"}  # a page of its own under /points/
+RESERVED_NAMES = {"upload", "models", "board", "jobs"}  # a page of its own under /points/
 
 
 def _loaded(folder: Path) -> list[EnginePoint]:
@@ -147,8 +147,10 @@ def point_set_upload(
         spooled.unlink(missing_ok=True)
 
 
-def point_set_reveal(*, point_set: PointSet, user: User, today: dt.date | None = None) -> None:
-    """Publish a sealed set's salt and hidden sections, on or after its reveal date."""
+def point_set_unseal(*, point_set: PointSet, user: User, today: dt.date | None = None) -> None:
+    """Publish a sealed set's salt and hidden sections, on or after its reveal date (the
+    reveal itself, with the judgment of what was answered while sealed, is
+    ``answers.point_set_reveal``)."""
     today = today or timezone.localdate()
     with transaction.atomic():
         locked = PointSet.objects.select_for_update().get(pk=point_set.pk)

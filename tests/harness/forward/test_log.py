@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.forward.log import (
+    Answers,
     Commit,
     CommittedAgent,
     CommittedBenchmark,
@@ -384,3 +385,39 @@ def test_any_single_byte_change_to_any_field_is_detected(
 def test_the_stamped_clock_is_the_sites_in_utc() -> None:
     moment = datetime(2026, 3, 8, 7, 0, tzinfo=UTC)  # the day New York moves its clocks
     assert stamp(moment) == "2026-03-08T07:00:00Z"
+
+
+def answers(point_set: str = "cohort-2027q1") -> Answers:
+    return Answers(
+        answer_set="sha256:" + "12" * 32, model="m-1", point_set=point_set,
+        point_set_commitment="sha256:" + "34" * 32, question_digest="sha256:" + "56" * 32,
+        reveal_on="2027-01-04", submitter="ada",
+    )  # fmt: skip
+
+
+def test_an_answers_entry_is_chained_like_any_other_and_cannot_be_withdrawn() -> None:
+    first = build("2026-12-01T00:00:00Z")
+    received = next_entry(first[-1], stamped_at="2026-12-02T00:00:00Z", answers=answers())
+    entries = [*first, received]
+    assert received.kind == "answers" and received.commit is None
+    assert [e.seq for e in verify_log(document(entries))] == [1, 2]
+    assert live_commitments(entries) == first  # an answers entry commits no agent
+    # its part is closed and its own: an answers entry carrying a commit is refused
+    body = document(entries)
+    body["entries"][1]["commit"] = body["entries"][0]["commit"]
+    with pytest.raises(LogError, match="carries exactly its own part"):
+        verify_log(body)
+    # one changed byte of the answers (a later, better answer set swapped in) breaks it
+    body = document(entries)
+    body["entries"][1]["answers"]["answer_set"] = "sha256:" + "13" * 32
+    with pytest.raises(LogError, match="head"):
+        verify_log(body)
+    # a withdrawal names a commitment, never answers
+    forged = next_entry(received, stamped_at="2026-12-03T00:00:00Z", withdraw=withdraw(received))
+    with pytest.raises(LogError, match="not a commitment"):
+        verify_log(document([*entries, forged]))
+    with pytest.raises(LogError, match="exactly one of"):
+        next_entry(received, stamped_at="2026-12-03T00:00:00Z", commit=commit(), answers=answers())
+    with pytest.raises(LogError):
+        parse_entry({**body["entries"][1], "answers": {**body["entries"][1]["answers"],
+                                                       "reveal_on": "soon"}})  # fmt: skip

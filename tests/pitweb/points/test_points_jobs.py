@@ -254,24 +254,6 @@ def test_an_uploaded_answer_set_is_checked_stored_and_judged_by_the_site(
     assert again.status_code == 200 and AnswerSet.objects.count() == 2
 
 
-def test_a_sealed_set_takes_no_uploaded_answers(staff: User, submitter: User) -> None:
-    from tests.pitweb.conftest import token_client
-
-    sealed = services.point_set_upload(
-        user=staff, name="sealed", title="", archive=io.BytesIO(zipped(point_files(2))),
-        state="sealed", reveal_on=__import__("datetime").date(2030, 1, 1),
-    )  # fmt: skip
-    upload = io.BytesIO(b'{"artifact_type": "pit_answer_set"}')
-    upload.name = "a.json"
-    response = token_client(submitter).post(
-        f"/api/points/{sealed.name}/answer-sets/", {"answers": upload}
-    )
-    assert response.status_code == 409 and response.json()["error"]["code"] == "sealed_point_set"
-    assert AnswerSet.objects.count() == 0
-    anonymous = Client().post(f"/api/points/{sealed.name}/answer-sets/", {})
-    assert anonymous.status_code in (401, 403)
-
-
 def test_a_revealed_set_ranks_its_pinned_usable_judged_sets_with_rank_ranges(
     staff: User, chat: tuple[Chat, str]
 ) -> None:
