@@ -41,6 +41,13 @@ def entry_line(entry: Entry, withdrawn: set[int]) -> str:
     elif entry.withdraw is not None:
         what = f"withdraws entry {entry.withdraw.withdraws} {_short(entry.withdraw.entry)}"
         status = "-"
+    elif entry.seal is not None:
+        seal = entry.seal
+        what = (
+            f"seals live-shadow cohort {seal.point_set} ({seal.points} point(s), "
+            f"as of {seal.first_as_of}, resolving by {seal.last_resolves_on})"
+        )
+        status = "-"
     else:
         assert entry.answers is not None
         answers = entry.answers

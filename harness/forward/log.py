@@ -7,7 +7,7 @@ after it. The log's **head** is its last entry's sequence number and digest: a r
 kept a head can later check that the log they are shown still holds that entry, unchanged
 (:func:`verify_log` with ``heads``), which is how removal is caught.
 
-Three kinds of entry::
+Four kinds of entry::
 
     commit    an agent package (its content digest), the benchmark it enters and, for a
               model agent, its declared model and training cutoff
@@ -17,6 +17,8 @@ Three kinds of entry::
               set's digest, the set's name, its sealed commitment and Questions' digest,
               and the reveal date; stamped before the labels were public, which is what
               makes its judgment a formal result
+    seal      a live-shadow cohort sealed: its public plan's commitment (each point's
+              Question hash, as-of and resolution dates and rule), before any as-of date
 
 ``stamped_at`` is the site's own time (UTC, whole seconds, ``Z``), never the submitter's,
 and never goes backwards along the chain. The log is a JSON document::
@@ -48,6 +50,7 @@ Sha256 = Annotated[str, Meta(pattern="^sha256:[0-9a-f]{64}$")]
 # by code point rather than by time
 Stamp = Annotated[str, Meta(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")]
 Text = Annotated[str, Meta(max_length=500)]
+Day = Annotated[str, Meta(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
 _STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 
 
@@ -99,11 +102,23 @@ class Answers(Closed, frozen=True, forbid_unknown_fields=True):
     answer_set: Sha256
     model: Text
     point_set: Annotated[str, Meta(min_length=1, max_length=100)]
-    # the sealed set's salted commitment to its hidden sections, and its Questions' digest:
-    # the answers were made against these, before either was opened
+    # the sealed set's salted commitment to its hidden sections (a live-shadow cohort's: its
+    # plan's), and its Questions' digest: the answers were made against these
     point_set_commitment: Sha256
     question_digest: Sha256
-    reveal_on: Annotated[str, Meta(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
+    # the set's reveal date (a live-shadow cohort's: its last resolution date)
+    reveal_on: Day
+    submitter: Annotated[str, Meta(min_length=1, max_length=150)]
+
+
+class Seal(Closed, frozen=True, forbid_unknown_fields=True):
+    # a live-shadow cohort (``harness.points.live``): its plan's commitment and Questions
+    point_set: Annotated[str, Meta(min_length=1, max_length=100)]
+    plan: Sha256
+    question_digest: Sha256
+    points: Annotated[int, Meta(ge=1)]
+    first_as_of: Day
+    last_resolves_on: Day
     submitter: Annotated[str, Meta(min_length=1, max_length=150)]
 
 
@@ -111,11 +126,12 @@ class Entry(Closed, frozen=True, forbid_unknown_fields=True):
     log: Literal["pitweb-commitments/1"]
     seq: Annotated[int, Meta(ge=1)]
     prev: Sha256 | None
-    kind: Literal["commit", "withdraw", "answers"]
+    kind: Literal["commit", "withdraw", "answers", "seal"]
     stamped_at: Stamp
     commit: Commit | None = None
     withdraw: Withdraw | None = None
     answers: Answers | None = None
+    seal: Seal | None = None
 
 
 class Head(Closed, frozen=True, forbid_unknown_fields=True):
@@ -150,7 +166,12 @@ def parse_entry(value: Any) -> Entry:
         raise LogError(f"not a {FORMAT} entry: {exc}") from None
     except UnicodeEncodeError:  # a lone surrogate (JSON's \ud800): no text holds it
         raise LogError(f"not a {FORMAT} entry: text that is not Unicode") from None
-    parts = {"commit": entry.commit, "withdraw": entry.withdraw, "answers": entry.answers}
+    parts = {
+        "commit": entry.commit,
+        "withdraw": entry.withdraw,
+        "answers": entry.answers,
+        "seal": entry.seal,
+    }
     if any((kind == entry.kind) != (part is not None) for kind, part in parts.items()):
         raise LogError(f"entry {entry.seq}: a {entry.kind} entry carries exactly its own part")
     stamped_instant(entry.stamped_at)  # the pattern admits 2026-02-30; a stamp is an instant
@@ -183,12 +204,13 @@ def next_entry(
     commit: Commit | None = None,
     withdraw: Withdraw | None = None,
     answers: Answers | None = None,
+    seal: Seal | None = None,
 ) -> Entry:
     """The entry that follows ``previous`` (None: the first entry of a log)."""
-    given = {"commit": commit, "withdraw": withdraw, "answers": answers}
+    given = {"commit": commit, "withdraw": withdraw, "answers": answers, "seal": seal}
     kinds = [kind for kind, part in given.items() if part is not None]
     if len(kinds) != 1:
-        raise LogError("an entry is exactly one of a commit, a withdrawal or answers")
+        raise LogError("an entry is exactly one of a commit, a withdrawal, answers or a seal")
     if previous is not None and stamped_at < previous.stamped_at:
         raise LogError(
             f"stamped_at {stamped_at} is before entry {previous.seq}'s {previous.stamped_at}: "

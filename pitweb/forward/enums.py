@@ -12,6 +12,8 @@ ENTRY_KIND_WORDS = {
     LogEntry.Kind.WITHDRAW: "withdraw: a commitment withdrawn (it stays in the log)",
     LogEntry.Kind.ANSWERS: "answers: an answer set received for a sealed point set before "
     "its reveal (its digest, stamped before the labels were public)",
+    LogEntry.Kind.SEAL: "seal: a live-shadow cohort sealed (its plan's commitment), before "
+    "any of its as-of dates",
 }
 COMMITMENT_STATE_WORDS = {
     "live": "live: committed and not withdrawn",

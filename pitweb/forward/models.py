@@ -25,6 +25,7 @@ class LogEntry(models.Model):
         COMMIT = "commit"
         WITHDRAW = "withdraw"
         ANSWERS = "answers"  # an answer set received for a sealed point set
+        SEAL = "seal"  # a live-shadow cohort sealed
 
     seq = models.PositiveIntegerField(unique=True)
     digest = models.CharField(max_length=71, unique=True)

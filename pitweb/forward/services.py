@@ -1,6 +1,6 @@
 """Writes on the commitment log: a registered agent committed to a release line's
-benchmark, a commitment withdrawn, and an answer set received for a sealed point set
-before its reveal. Each appends one entry (``harness.forward.log``)
+benchmark, a commitment withdrawn, an answer set received for a sealed point set before
+its reveal, and a live-shadow cohort sealed. Each appends one entry (``harness.forward.log``)
 stamped with the site's time; nothing here edits or removes an entry. And the
 forward-tested mark on the runs the site executed with a package a forward run proved.
 
@@ -34,6 +34,7 @@ from harness.forward.log import (
     DeclaredModel,
     Entry,
     LogError,
+    Seal,
     Withdraw,
     entry_digest,
     next_entry,
@@ -128,12 +129,13 @@ def _append(
     commit: Commit | None = None,
     withdraw: Withdraw | None = None,
     answers: Answers | None = None,
+    seal: Seal | None = None,
 ) -> LogEntry:
     """Append one entry at the log's tail, in the caller's transaction."""
     previous = _previous(_locked_tail())
     try:
         entry = next_entry(previous, stamped_at=_stamp(previous, at), commit=commit,
-                           withdraw=withdraw, answers=answers)  # fmt: skip
+                           withdraw=withdraw, answers=answers, seal=seal)  # fmt: skip
     except LogError as exc:
         raise SubmissionError("invalid_commitment", str(exc)) from None
     return LogEntry.objects.create(
@@ -330,16 +332,23 @@ def commitment_withdraw(*, by: User, commitment: Commitment, reason: str) -> Log
     return row
 
 
-# -- answers received for a sealed point set ----------------------------------------------
+# -- the judged points' entries ----------------------------------------------------------------
 
 
-def answers_log(answers: Answers, then: Callable[[LogEntry], T]) -> T:
-    """An answer set received for a sealed point set: an answers entry appended, stamped
-    with the site's time, and ``then`` (which stores the answer set against the entry)
-    in the same transaction: no entry without its answers, no answers without an entry."""
+def points_logged(
+    then: Callable[[LogEntry], T],
+    *,
+    answers: Answers | None = None,
+    seal: Seal | None = None,
+    at: datetime | None = None,
+) -> T:
+    """An entry for the judged points appended, stamped with the site's time: answers
+    received for a sealed set, or a live-shadow cohort sealed; and ``then`` (which stores
+    what the entry acknowledges against it) in the same transaction, so neither exists
+    without the other. ``at``: a stated stamp, for the demo's management commands only."""
 
     def write() -> T:
-        return then(_append(at=None, answers=answers))
+        return then(_append(at=at, answers=answers, seal=seal))
 
     return _with_retries(write)
 

@@ -30,9 +30,16 @@ class PointSetState(models.TextChoices):
 
 
 class PointSet(models.Model):
-    """One point set, identified by its suite digest (``harness.points.markdown``)."""
+    """One point set, identified by its suite digest (``harness.points.markdown``); a
+    live-shadow cohort's is its plan's commitment until every member is resolved."""
+
+    class Kind(models.TextChoices):
+        FIXED = "fixed"  # point files whose Ground Truth exists when the set is made
+        # live-shadow points (harness.points.live): resolved after their outcome exists
+        LIVE_SHADOW = "live_shadow"
 
     name = models.SlugField(max_length=100, unique=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.FIXED)
     title = models.CharField(max_length=200, blank=True)
     suite_sha256 = models.CharField(max_length=64, unique=True)
     question_digest = models.CharField(max_length=71)
@@ -47,12 +54,21 @@ class PointSet(models.Model):
     )
     created_at = models.DateTimeField(default=timezone.now)
     revealed_at = models.DateTimeField(null=True, blank=True)
+    # a live-shadow cohort's seal: its entry of the commitment log
+    seal_entry = models.OneToOneField(
+        "forward.LogEntry", null=True, blank=True, on_delete=models.PROTECT,
+        related_name="sealed_point_set",
+    )  # fmt: skip
 
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return f"point set {self.name}"
+
+    @property
+    def live(self) -> bool:
+        return self.kind == self.Kind.LIVE_SHADOW
 
     @property
     def discloses_hidden(self) -> bool:
@@ -95,6 +111,15 @@ class Point(models.Model):
     provenance = models.TextField()
     point_sha256 = models.CharField(max_length=64)
     ground_truth_sha256 = models.CharField(max_length=64)
+    # a live-shadow point's dates and resolution (empty text until it is resolved)
+    as_of = models.DateField(null=True, blank=True)
+    resolves_on = models.DateField(null=True, blank=True)
+    rule = models.TextField(blank=True)  # how its outcome is read: public from the seal
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )  # fmt: skip
 
     class Meta:
         ordering = ["point_set", "position"]

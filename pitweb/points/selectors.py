@@ -71,7 +71,10 @@ def public_points(point_set: PointSet) -> QuerySet[Point]:
     points = point_set.points.order_by("position")
     if point_set.discloses_hidden:
         return points
-    return points.only("point_set", "point_id", "suite", "position", "question", "question_sha256")
+    return points.only(
+        "point_set", "point_id", "suite", "position", "question", "question_sha256", "as_of",
+        "resolves_on", "rule", "resolved_at",
+    )  # fmt: skip
 
 
 def question_rows(point_set: PointSet) -> list[dict[str, Any]]:

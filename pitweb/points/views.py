@@ -13,15 +13,19 @@ from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from harness.points.live import LivePoint, answers_close, market_day
 from harness.points.metrics import CLASSES
 from pitweb import charts
 from pitweb.accounts.access import staff_required
 from pitweb.core.errors import SubmissionError, bad_request_page
+from pitweb.core.inputs import read_json
 from pitweb.core.params import parse_id
 from pitweb.core.tables import table_response
 from pitweb.points import board, selectors, services
+from pitweb.points.engine import live_points
 from pitweb.points.models import (
     AnswerSet,
     ModelEndpoint,
@@ -120,6 +124,7 @@ def point_set_page(request: HttpRequest, name: str) -> HttpResponse:
     suite_figure = charts.suite_accuracy(pd.DataFrame(suites)) if suites else None
     if suite_figure is not None:
         figures["suites"] = _figure(suite_figure)
+    today = market_day(timezone.now())
     points = [
         {
             "point_id": p.point_id,
@@ -131,6 +136,7 @@ def point_set_page(request: HttpRequest, name: str) -> HttpResponse:
             }
             if point_set.discloses_hidden
             else None,
+            "live": _live_row(request, point_set, p, today) if point_set.live else None,
         }
         for p in selectors.public_points(point_set)
     ]
@@ -149,8 +155,12 @@ def point_set_page(request: HttpRequest, name: str) -> HttpResponse:
             )[:20],
             "answer_sets": point_set.answer_sets.defer("body"),
             "received": selectors.received_before_reveal(point_set),
+            "answers_close": answers_close(live_points(point_set))
+            if point_set.live and point_set.state == PointSetState.SEALED
+            else None,
             "endpoints": ModelEndpoint.objects.all() if request.user.is_staff else [],
             "may_reveal": request.user.is_staff
+            and not point_set.live
             and point_set.state == PointSetState.SEALED
             and point_set.reveal_on is not None
             and dt.date.today() >= point_set.reveal_on,
@@ -218,6 +228,17 @@ def questions_json(request: HttpRequest, name: str) -> JsonResponse:
     ``pit_sealed_questions`` document): what anyone may answer a sealed set from."""
     point_set = _point_set(name)
     return JsonResponse(selectors.questions_document(point_set))
+
+
+def _live_row(request: HttpRequest, point_set: PointSet, p: Any, today: dt.date) -> dict[str, Any]:
+    """A live-shadow point's dates and state, and whether staff may resolve it now."""
+    return {
+        "as_of": p.as_of,
+        "resolves_on": p.resolves_on,
+        "rule": markdown_html(p.rule),
+        "resolved_at": p.resolved_at,
+        "may_resolve": request.user.is_staff and p.resolved_at is None and today > p.resolves_on,
+    }
 
 
 def judged_set_page(request: HttpRequest, name: str, judged_id: str) -> HttpResponse:
@@ -291,6 +312,92 @@ def point_set_upload_page(request: HttpRequest) -> HttpResponse:
     except SubmissionError as exc:
         return _refused(request, exc)
     return redirect(reverse("point-set", args=[point_set.name]))
+
+
+LIVE_PLAN_BYTES = 1_000_000
+LIVE_PLAN_POINTS = 500
+LIVE_POINT_KEYS = {"id", "question", "as_of", "resolves_on", "resolution"}
+
+
+def _live_plan(upload: Any) -> list[LivePoint]:
+    """A live-shadow cohort's plan as staff upload it, read strictly: every point the five
+    fields, dates as dates; the engine's rules follow in the service."""
+    if upload is None:
+        raise SubmissionError("invalid_input", "send the plan as the JSON file 'plan'")
+    data = upload.read(LIVE_PLAN_BYTES + 1)
+    if len(data) > LIVE_PLAN_BYTES:
+        raise SubmissionError("too_large", f"the plan is larger than {LIVE_PLAN_BYTES} bytes", 413)
+    body = read_json(data, "plan")
+    raw = body.get("points") if isinstance(body, dict) else None
+    if not isinstance(raw, list) or not 1 <= len(raw) <= LIVE_PLAN_POINTS:
+        raise SubmissionError(
+            "invalid_live_cohort", f"the plan holds 'points': a list of 1 to {LIVE_PLAN_POINTS}"
+        )
+    points = []
+    for n, item in enumerate(raw, start=1):
+        if not isinstance(item, dict) or set(item) != LIVE_POINT_KEYS:
+            raise SubmissionError(
+                "invalid_live_cohort", f"point {n}: exactly {', '.join(sorted(LIVE_POINT_KEYS))}"
+            )
+        if not all(isinstance(item[k], str) for k in LIVE_POINT_KEYS):
+            raise SubmissionError("invalid_live_cohort", f"point {n}: every field is text")
+        try:
+            as_of, resolves_on = (dt.date.fromisoformat(item[k]) for k in ("as_of", "resolves_on"))
+        except ValueError:
+            raise SubmissionError(
+                "invalid_live_cohort", f"point {n}: as_of and resolves_on are YYYY-MM-DD"
+            ) from None
+        points.append(LivePoint(id=item["id"], question=item["question"], as_of=as_of,
+                                resolves_on=resolves_on, resolution=item["resolution"]))  # fmt: skip
+    return points
+
+
+@staff_required
+@require_POST
+def live_cohort_create_page(request: HttpRequest) -> HttpResponse:
+    try:
+        cohort = services.live_cohort_create(
+            user=_user(request),
+            name=request.POST.get("name", ""),
+            title=request.POST.get("title", "")[:200],
+            points=_live_plan(request.FILES.get("plan")),
+            source=request.POST.get("source", "")[:2000],
+        )
+    except SubmissionError as exc:
+        return _refused(request, exc)
+    messages.success(
+        request,
+        f"Cohort {cohort.name} sealed: log entry {cohort.seal_entry.seq if cohort.seal_entry else '?'}.",
+    )
+    return redirect(reverse("point-set", args=[cohort.name]))
+
+
+@staff_required
+@require_POST
+def live_point_resolve_page(request: HttpRequest, name: str) -> HttpResponse:
+    """Staff: a live-shadow point's outcome entered after its resolution date."""
+    cohort = _point_set(name)
+    try:
+        point = cohort.points.filter(point_id=request.POST.get("point_id", "")[:200]).first()
+        if point is None:
+            raise SubmissionError("invalid_input", "point_id: one of this cohort's points")
+        jobs = services.live_point_resolve(
+            user=_user(request),
+            point=point,
+            ground_truth=request.POST.get("ground_truth", "")[:20000],
+            provenance=request.POST.get("provenance", "")[:20000],
+        )
+    except SubmissionError as exc:
+        return _refused(request, exc)
+    cohort.refresh_from_db()
+    finalized = (
+        f" Every point is resolved: the cohort is finalized, {len(jobs)} answer set(s) sent "
+        "to the judge."
+        if cohort.state == PointSetState.REVEALED
+        else ""
+    )
+    messages.success(request, f"Point {point.point_id} resolved.{finalized}")
+    return redirect(reverse("point-set", args=[cohort.name]) + f"#point-{point.point_id}")
 
 
 @staff_required

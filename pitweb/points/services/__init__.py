@@ -1,9 +1,10 @@
 """Writes for judged points, one module per idea: point sets (``point_sets``: an upload,
-the reveal), the points jobs (``jobs``: models, requests, dispatch, the sweep's share) and
-the answer and judged sets they make (``answers``: the workers' results, a submitter's
-upload, PITFALL's import). Callers use this package's names; the modules import one way
-(``answers`` -> ``jobs`` -> ``point_sets``), and none of them imports ``work``: the work
-calls these services, never the reverse.
+the reveal), live-shadow cohorts (``live``: sealed, resolved, finalized), the points jobs
+(``jobs``: models, requests, dispatch, the sweep's share) and the answer and judged sets
+they make (``answers``: the workers' results, a submitter's upload, PITFALL's import).
+Callers use this package's names; the modules import one way (``live`` -> ``answers`` ->
+``jobs`` -> ``point_sets``), and none of them imports ``work``: the work calls these
+services, never the reverse.
 """
 
 from pitweb.points.services.answers import (
@@ -23,6 +24,7 @@ from pitweb.points.services.jobs import (
     points_job_finish,
     points_requeue_stale,
 )
+from pitweb.points.services.live import live_cohort_create, live_point_resolve
 from pitweb.points.services.point_sets import (
     point_set_create,
     point_set_upload,
@@ -36,6 +38,8 @@ __all__ = [
     "enqueue_points_job",
     "judge_job_finish",
     "judge_job_request",
+    "live_cohort_create",
+    "live_point_resolve",
     "model_register",
     "pitfall_import",
     "point_set_create",

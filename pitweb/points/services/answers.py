@@ -12,6 +12,7 @@ from typing import IO, Any
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.utils import timezone
 
 from harness import canonical
 from harness.forward.log import Answers
@@ -19,6 +20,7 @@ from harness.points.artifacts import ANSWER_SET, PointsArtifactError, typed
 from harness.points.baseline import answers_from_baseline, import_baseline
 from harness.points.demo import DEMO_MODEL
 from harness.points.gates import withheld_because
+from harness.points.live import LiveError, check_answerable, market_day, question_points
 from harness.points.markdown import load_points, suite_sha256
 from harness.points.metrics import outcome
 from harness.points.model import AnswerSet as AnswerSetRecord
@@ -29,8 +31,8 @@ from pitweb.core.audit import audit_record
 from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import read_json
 from pitweb.forward.models import LogEntry
-from pitweb.forward.services import answers_log
-from pitweb.points.engine import engine_points
+from pitweb.forward.services import points_logged
+from pitweb.points.engine import engine_points, live_points
 from pitweb.points.models import (
     AnswerSet,
     JudgedSet,
@@ -195,7 +197,16 @@ def answer_set_upload(
     if not isinstance(body, dict) or body.get("artifact_type") != ANSWER_SET:
         raise SubmissionError("invalid_answer_set", f"answers is not a {ANSWER_SET} artifact")
     sealed = point_set.state == PointSetState.SEALED
-    points = engine_points(point_set)
+    if point_set.live and sealed:
+        # a live-shadow cohort: its Questions alone exist, and only until its first as-of
+        planned = live_points(point_set)
+        try:
+            check_answerable(planned, market_day(timezone.now()))
+        except LiveError as exc:
+            raise SubmissionError("answers_closed", str(exc), 409) from None
+        points = question_points(planned)
+    else:
+        points = engine_points(point_set)
     if sealed:
         _bound_by_questions(point_set, body, len(points))
     try:
@@ -288,7 +299,7 @@ def _received_sealed(user: User, point_set: PointSet, body: dict[str, Any], sha:
         )  # fmt: skip
         return answer_set
 
-    return answers_log(entry, store)
+    return points_logged(store, answers=entry)
 
 
 def _said(exc: Exception) -> str:

@@ -25,7 +25,7 @@ from pitweb.points.archives import ArchiveError, Limits, unpack
 from pitweb.points.models import Point, PointSet, PointSetState
 
 NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
-RESERVED_NAMES = {"upload", "models", "board", "jobs"}  # a page of its own under /points/
+RESERVED_NAMES = {"upload", "models", "board", "jobs", "live"}  # a page of its own under /points/
 
 
 def _loaded(folder: Path) -> list[EnginePoint]:
@@ -156,6 +156,13 @@ def point_set_unseal(*, point_set: PointSet, user: User, today: dt.date | None =
         locked = PointSet.objects.select_for_update().get(pk=point_set.pk)
         if locked.state != PointSetState.SEALED:
             raise SubmissionError("not_sealed", f"point set {locked.name} is {locked.state}", 409)
+        if locked.live:
+            raise SubmissionError(
+                "live_cohort",
+                f"{locked.name} is a live-shadow cohort: it is finalized when its last point "
+                "is resolved, not revealed by hand",
+                409,
+            )
         if locked.reveal_on is None or today < locked.reveal_on:
             raise SubmissionError(
                 "too_early", f"point set {locked.name} may be revealed on {locked.reveal_on}", 409
