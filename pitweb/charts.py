@@ -345,39 +345,6 @@ CLASS_COLOURS = {
 }
 
 
-def class_distribution(frame: pd.DataFrame) -> go.Figure:
-    """Stacked bars: each judged set's share of the six classes (of its judged answers;
-    harness errors are outside the denominator and said in the table beside it).
-    ``frame``: one row per (label, class) with ``count`` and ``share``."""
-    figure = go.Figure()
-    labels = list(dict.fromkeys(frame["label"]))
-    for judged_class, colour in CLASS_COLOURS.items():
-        part = frame[frame["class"] == judged_class].set_index("label").reindex(labels)
-        figure.add_bar(
-            name=judged_class.replace("_", " "),
-            x=[literal(label) for label in labels],
-            y=(part["share"] * 100).tolist(),
-            customdata=part["count"].tolist(),
-            marker_color=colour,
-            hovertemplate="%{x}<br>"
-            + judged_class.replace("_", " ")
-            + ": %{y:.1f}% (%{customdata})<extra></extra>",
-        )
-    figure.update_layout(
-        title="Error-class distribution",
-        barmode="stack",
-        # the whole label is the category (and the hover's); its tick may be shortened
-        xaxis={
-            "tickmode": "array",
-            "tickvals": [literal(label) for label in labels],
-            "ticktext": [tick_label(label) for label in labels],
-        },
-        yaxis={"title": "% of judged answers", "range": [0, 100]},
-        **{**_LAYOUT, "height": 460, "legend": _BELOW, "margin": {**_LAYOUT["margin"], "b": 150}},
-    )
-    return figure
-
-
 def class_radar(frame: pd.DataFrame) -> go.Figure:
     """The results radar: one trace per judged set, its share of each of the six classes."""
     figure = go.Figure()

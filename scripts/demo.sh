@@ -28,6 +28,8 @@ for _ in $(seq 100); do [ -s var/demo-model.url ] && break; kill -0 $DEMO_MODEL 
 $BIN/python manage.py demo_seed --demo-model "$(cat var/demo-model.url)"
 # the forward track: two agents committed, executed on the days appended after them
 $BIN/python manage.py demo_forward --staff staff --submitter demo
+# formal cohorts: a live-shadow cohort resolved, a sealed cohort answered before its reveal
+$BIN/python manage.py demo_cohorts --demo-model "$(cat var/demo-model.url)" --staff staff --submitter demo
 echo "sign in at http://127.0.0.1:8000/accounts/login/ as demo, password $(cat var/demo-submitter-password) (staff: staff / staff-demo-password)"
 echo "serving http://127.0.0.1:8000 (Ctrl-C stops the site and the worker)"
 $BIN/gunicorn pitweb.wsgi --bind 127.0.0.1:8000 --workers 2 --access-logfile -

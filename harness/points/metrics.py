@@ -105,6 +105,20 @@ def summary(classes: Sequence[str | None]) -> dict[str, object]:
     }
 
 
+def class_shares(
+    class_counts: dict[str, int],
+) -> dict[str, tuple[float, float, float] | None]:
+    """Each of the six classes' share of the judged answers with its 95% Wilson interval
+    (None for every class when nothing was judged)."""
+    judged = sum(class_counts.get(c, 0) for c in CLASSES)
+    if not judged:
+        return dict.fromkeys(CLASSES)
+    return {
+        c: (class_counts.get(c, 0) / judged, *wilson(class_counts.get(c, 0), judged))
+        for c in CLASSES
+    }
+
+
 def harness_error_range(passed: int, failed: int, errors: int) -> tuple[float, float] | None:
     """The accuracy were every harness error resolved: (every one a fail, every one a
     pass), each over all ``passed + failed + errors`` answers. The accuracy over the

@@ -138,7 +138,7 @@ def board_rows(board: Board) -> list[dict[str, Any]]:
                 "class_intervals": {
                     c: None if v is None else {"share": v[0], "low": v[1], "high": v[2]}
                     for c, v in shares.items()
-                },
+                },  # as selectors.class_share_row gives a judged set's
                 "tokens": r.tokens,
                 "tool_calls": r.tool_calls,
             }

@@ -16,7 +16,15 @@ from harness.points.artifacts import typed
 from harness.points.demo import DEMO_MODEL
 from harness.points.gates import withheld_because
 from harness.points.markdown import Point as EnginePoint
-from harness.points.metrics import CLASSES, FAIL, PASS, harness_error_range, rank_ranges, wilson
+from harness.points.metrics import (
+    CLASSES,
+    FAIL,
+    PASS,
+    class_shares,
+    harness_error_range,
+    rank_ranges,
+    wilson,
+)
 from harness.points.model import Reliability, plain
 from harness.points.questions import questions_document as harness_questions_document
 from pitweb.points.models import AnswerSet, JudgedSet, Point, PointSet, PointsJob, Verdict
@@ -286,6 +294,21 @@ def not_ranked_because(judged: JudgedSet) -> str:
     if not point_set.rankable:
         return f"the point set is {point_set.state}: only revealed sets are ranked"
     return judged.not_rankable_because or "an unpinned judge"
+
+
+def class_share_row(judged: JudgedSet) -> dict[str, Any]:
+    """A judged set's six classes as the class chart draws them: each count, and each
+    share of the judged answers with its Wilson interval (``harness.points.metrics``)."""
+    counts = judged.summary.get("class_counts") or {}
+    shares = class_shares(counts)
+    return {
+        "judged": sum(counts.get(c, 0) for c in CLASSES),
+        **{c: counts.get(c, 0) for c in CLASSES},
+        "class_intervals": {
+            c: None if v is None else {"share": v[0], "low": v[1], "high": v[2]}
+            for c, v in shares.items()
+        },
+    }
 
 
 def class_frame(judged: list[JudgedSet]) -> pd.DataFrame:

@@ -117,10 +117,15 @@ def point_set_page(request: HttpRequest, name: str) -> HttpResponse:
             raise Http404("no such table")
         return response
     figures: dict[str, Any] = {}
-    frame = selectors.class_frame(judged)
-    if not frame.empty and frame["count"].sum() > 0:
-        figures["distribution"] = _figure(charts.class_distribution(frame))
-        figures["radar"] = _figure(charts.class_radar(frame))
+    drawn = selectors.shown(judged)
+    shares = charts.class_shares(
+        [selectors.class_share_row(j) for j in drawn], [selectors.judged_label(j) for j in drawn]
+    )
+    if shares is not None:
+        figures["distribution"] = _figure(shares)
+        frame = selectors.class_frame(judged)
+        if frame.loc[frame["count"] > 0, "label"].nunique() >= 2:  # an overlay, or nothing
+            figures["radar"] = _figure(charts.class_radar(frame))
     suite_figure = charts.suite_accuracy(pd.DataFrame(suites)) if suites else None
     if suite_figure is not None:
         figures["suites"] = _figure(suite_figure)
@@ -203,9 +208,9 @@ def points_board_page(request: HttpRequest) -> HttpResponse:
         return response
     labels = [board_label(r) for r in found["rows"]]
     figures: dict[str, Any] = {}
-    shares = charts.class_shares(found["rows"], labels)
-    if shares is not None:
-        figures["shares"] = _figure(shares)
+    drawn_shares = charts.class_shares(found["rows"], labels)
+    if drawn_shares is not None:
+        figures["shares"] = _figure(drawn_shares)
     drawn = [(r, label) for r, label in zip(found["rows"], labels, strict=True) if r["judged"]]
     if len(drawn) >= 2:  # a radar reads only as an overlay of several models
         frame = pd.DataFrame(

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.points.metrics import wilson
+from harness.points.metrics import CLASSES, class_shares, wilson
 from pitweb import charts
 
 
@@ -63,16 +63,25 @@ def test_a_long_hostile_label_is_shown_as_text() -> None:
     assert "<a" not in tick and "&lt;a" in tick
 
 
-def test_the_distribution_hovers_the_whole_label_its_tick_shortened() -> None:
-    label = "a model with a very long name that will not fit one tick (judged set 12)"
-    frame = pd.DataFrame(
-        [{"label": label, "class": c, "count": 1, "share": 1 / 6} for c in charts.CLASS_COLOURS]
-    )
-    figure = charts.class_distribution(frame)
-    assert figure.data[0].x == (label,)
-    assert figure.layout.xaxis.tickvals == (label,)
-    assert figure.layout.xaxis.ticktext == (charts.tick_label(label),)
-    assert "%{x}" in figure.data[0].hovertemplate
+def test_the_class_shares_draw_each_class_with_the_harness_wilson_interval() -> None:
+    label = "a model <b>with</b> a long name (judged set 12)"
+    counts = {"completely_correct": 7, "numeric_factual_error": 3}
+    shares = class_shares(counts)
+    row = {
+        "judged": 10, **{c: counts.get(c, 0) for c in CLASSES},
+        "class_intervals": {c: {"share": v[0], "low": v[1], "high": v[2]}
+                            for c, v in shares.items() if v is not None},
+    }  # fmt: skip
+    nothing = {"judged": 0, "class_intervals": dict.fromkeys(CLASSES)}
+    figure = charts.class_shares([row, nothing], [label, "never judged"])
+    assert figure is not None and len(figure.data) == 1  # a row with no judged answer: no bars
+    [bars] = figure.data
+    assert bars.name == charts.literal(label) and "<b>" not in bars.name
+    low, high = wilson(7, 10)
+    assert bars.y[0] == pytest.approx(70.0)
+    assert bars.error_y.array[0] == pytest.approx((high - 0.7) * 100)
+    assert bars.error_y.arrayminus[0] == pytest.approx((0.7 - low) * 100)
+    assert charts.class_shares([nothing], ["never judged"]) is None
 
 
 def test_accuracy_per_suite_draws_the_harness_wilson_interval() -> None:

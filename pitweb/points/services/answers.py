@@ -6,6 +6,7 @@ anything is stored; a refused artifact leaves no row.
 from __future__ import annotations
 
 import datetime as dt
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -175,7 +176,7 @@ def _changes(
 
 
 def answer_set_upload(
-    *, user: User, point_set: PointSet, upload: IO[bytes]
+    *, user: User, point_set: PointSet, upload: IO[bytes], at: datetime | None = None
 ) -> tuple[AnswerSet, bool]:
     """A submitter's answer set (the engine's ``pit_answer_set``), checked whole against the
     set's points by the engine before it is stored; ``(answer set, created)``.
@@ -187,7 +188,10 @@ def answer_set_upload(
     hidden section, which would tell the sender whether a guess of it was right), stored,
     and acknowledged by an entry of the commitment log (their digest, the site's time). They
     are not judged until the reveal, and the sender learns nothing but that they were
-    received: the same answer whatever the answers say."""
+    received: the same answer whatever the answers say.
+
+    ``at``: a stated time instead of now, for the demo's management commands only (as
+    ``commitment_create``'s); no page or API passes it."""
     data = upload.read(settings.PITWEB_MAX_TRAJECTORY_BYTES + 1)
     if len(data) > settings.PITWEB_MAX_TRAJECTORY_BYTES:
         raise SubmissionError(
@@ -201,7 +205,7 @@ def answer_set_upload(
         # a live-shadow cohort: its Questions alone exist, and only until its first as-of
         planned = live_points(point_set)
         try:
-            check_answerable(planned, market_day(timezone.now()))
+            check_answerable(planned, market_day(at or timezone.now()))
         except LiveError as exc:
             raise SubmissionError("answers_closed", str(exc), 409) from None
         points = question_points(planned)
@@ -219,7 +223,7 @@ def answer_set_upload(
     if found is not None:
         return found, False
     if sealed:
-        return _received_sealed(user, point_set, body, sha), True
+        return _received_sealed(user, point_set, body, sha, at), True
     with transaction.atomic():
         answer_set = answer_set_store(point_set, body, AnswerSet.Origin.UPLOADED, user)
         judge = ModelEndpoint.objects.filter(name=settings.PITWEB_POINTS_JUDGE).first()
@@ -229,33 +233,42 @@ def answer_set_upload(
 
 
 def point_set_reveal(
-    *, point_set: PointSet, user: User, today: dt.date | None = None
+    *,
+    point_set: PointSet,
+    user: User,
+    today: dt.date | None = None,
+    judge: ModelEndpoint | None = None,
 ) -> list[PointsJob]:
     """The reveal: a sealed set's salt and hidden sections published (on or after its
     reveal date), and every answer set received while it was sealed sent to the site's
     judge, controls and gates first, in the same transaction. Returns the judge jobs;
-    none when no judge is registered (``PITWEB_POINTS_JUDGE``): the answers then wait,
-    as the set's page says, until staff register it and ask again."""
+    none when no judge is registered (``PITWEB_POINTS_JUDGE``, or ``judge``): the answers
+    then wait, as the set's page says, until staff register it and ask again."""
     with transaction.atomic():
         point_set_unseal(point_set=point_set, user=user, today=today)
-        return sealed_answers_judge(point_set=point_set, user=user)
+        return sealed_answers_judge(point_set=point_set, user=user, judge=judge)
 
 
-def sealed_answers_judge(*, point_set: PointSet, user: User | None) -> list[PointsJob]:
-    """A judge job for each answer set received while ``point_set`` was sealed that no
-    judge has judged or is judging; nothing before the reveal."""
+def sealed_answers_judge(
+    *, point_set: PointSet, user: User | None, judge: ModelEndpoint | None = None
+) -> list[PointsJob]:
+    """A judge job for each answer set made while ``point_set`` was sealed (uploaded, or
+    the site's workers') that no judge has judged or is judging; nothing before the
+    reveal. ``judge``: the site's judge (``PITWEB_POINTS_JUDGE``) unless given."""
     if point_set.state != PointSetState.REVEALED:
         raise SubmissionError(
             "not_revealed", f"point set {point_set.name} is {point_set.state}: its answers "
             "are judged at its reveal", 409,
         )  # fmt: skip
-    judge = ModelEndpoint.objects.filter(name=settings.PITWEB_POINTS_JUDGE).first()
+    judge = judge or ModelEndpoint.objects.filter(name=settings.PITWEB_POINTS_JUDGE).first()
     if judge is None:
         return []
-    waiting = point_set.answer_sets.filter(
-        origin=AnswerSet.Origin.UPLOADED, timing=AnswerSet.Timing.BEFORE_REVEAL,
-        judged__isnull=True, jobs__isnull=True,
-    ).order_by("created_at")  # fmt: skip
+    waiting = (
+        point_set.answer_sets.filter(timing=AnswerSet.Timing.BEFORE_REVEAL, judged__isnull=True)
+        .exclude(jobs__kind=PointsJob.Kind.JUDGE)
+        .exclude(origin=AnswerSet.Origin.IMPORTED)
+        .order_by("created_at")
+    )
     return [judge_job_request(user=user, answer_set=a, endpoint=judge) for a in waiting]
 
 
@@ -278,7 +291,9 @@ def _bound_by_questions(point_set: PointSet, body: dict[str, Any], count: int) -
         )
 
 
-def _received_sealed(user: User, point_set: PointSet, body: dict[str, Any], sha: str) -> AnswerSet:
+def _received_sealed(
+    user: User, point_set: PointSet, body: dict[str, Any], sha: str, at: datetime | None
+) -> AnswerSet:
     assert point_set.reveal_on is not None  # a sealed set has its date (point_set_upload)
     agent = (body.get("experiment") or {}).get("agent") or {}
     entry = Answers(
@@ -299,7 +314,7 @@ def _received_sealed(user: User, point_set: PointSet, body: dict[str, Any], sha:
         )  # fmt: skip
         return answer_set
 
-    return points_logged(store, answers=entry)
+    return points_logged(store, answers=entry, at=at)
 
 
 def _said(exc: Exception) -> str:

@@ -31,7 +31,7 @@ from pitweb.core.errors import SubmissionError
 from pitweb.forward.models import LogEntry
 from pitweb.forward.services import points_logged
 from pitweb.points.engine import engine_points, live_points
-from pitweb.points.models import Point, PointSet, PointSetState, PointsJob
+from pitweb.points.models import ModelEndpoint, Point, PointSet, PointSetState, PointsJob
 from pitweb.points.services.answers import sealed_answers_judge
 from pitweb.points.services.point_sets import NAME, RESERVED_NAMES
 
@@ -119,12 +119,14 @@ def live_point_resolve(
     ground_truth: str,
     provenance: str,
     at: datetime | None = None,
+    judge: ModelEndpoint | None = None,
 ) -> list[PointsJob]:
     """Staff enter a live-shadow point's outcome after its resolution date (market time):
     its file written and parsed by the engine, its Question unchanged. The last member
     resolved finalizes the cohort: revealed, its suite digest now over the resolved
     files, and every answer set received while sealed sent to the judge (the jobs
-    returned; none before the last)."""
+    returned; none before the last). ``at``: a stated time, for the demo's management
+    commands only; ``judge``: the site's judge unless given."""
     moment = _now(at)
     with transaction.atomic():
         locked = Point.objects.select_for_update().select_related("point_set").get(pk=point.pk)
@@ -151,10 +153,12 @@ def live_point_resolve(
         )  # fmt: skip
         if cohort.points.filter(resolved_at__isnull=True).exists():
             return []
-        return _finalized(cohort, user, moment)
+        return _finalized(cohort, user, moment, judge)
 
 
-def _finalized(cohort: PointSet, user: User, moment: datetime) -> list[PointsJob]:
+def _finalized(
+    cohort: PointSet, user: User, moment: datetime, judge: ModelEndpoint | None
+) -> list[PointsJob]:
     """Every member resolved: the cohort revealed, its answers sent to the judge."""
     cohort = PointSet.objects.select_for_update().get(pk=cohort.pk)
     cohort.suite_sha256 = suite_sha256(engine_points(cohort))
@@ -165,4 +169,4 @@ def _finalized(cohort: PointSet, user: User, moment: datetime) -> list[PointsJob
         actor=user, action="live_cohort_finalized", public=True,
         reason=f"live-shadow cohort {cohort.name}: every member resolved",
     )  # fmt: skip
-    return sealed_answers_judge(point_set=cohort, user=user)
+    return sealed_answers_judge(point_set=cohort, user=user, judge=judge)
