@@ -86,6 +86,7 @@ class Row:
     answer_sets: list[str] = field(default_factory=list)
     judged_sets: list[str] = field(default_factory=list)
     unscored: list[str] = field(default_factory=list)  # first answer sets without a judgment
+    unscored_because: list[str] = field(default_factory=list)  # why, one per unscored
     attempts: int = 0  # later answer sets of the family on the same sets: never counted
     passed: int = 0
     failed: int = 0
@@ -175,6 +176,7 @@ def points_board(results: Iterable[Result]) -> Board:
         because = why_informal(result)
         if because:
             row.unscored.append(result.answer_set)
+            row.unscored_because.append(because)
             apart.append(Apart(result, f"the family's first on this set, unscored: {because}"))
             continue
         assert result.summary is not None

@@ -122,6 +122,13 @@ class JudgedRowOut(Serializer):
     negative_controls_failed = serializers.IntegerField(allow_null=True)
     flip_rate = serializers.FloatField(allow_null=True)
     fleiss_kappa = serializers.FloatField(allow_null=True)
+    tokens = serializers.DictField(
+        child=serializers.IntegerField(), help_text="the answers' tokens by kind, as reported"
+    )
+    tool_calls = serializers.IntegerField(
+        allow_null=True, help_text="tool calls (web searches among them) the answers made"
+    )
+    cost_usd = serializers.FloatField(allow_null=True, help_text="null: not every cost known")
     ranked = serializers.BooleanField()
     rank = serializers.CharField(allow_null=True, help_text="a range where intervals overlap")
     not_ranked_because = serializers.CharField()
@@ -298,6 +305,7 @@ class PointsBoardRowOut(Serializer):
     point_set_names = serializers.ListField(child=serializers.CharField())
     judged_sets = serializers.ListField(child=serializers.IntegerField())
     unscored = serializers.IntegerField(help_text="first answer sets with no usable judgment")
+    unscored_because = serializers.CharField(help_text="why they are unscored (empty: none)")
     attempts = serializers.IntegerField(help_text="later answer sets: counted, never ranked")
     passed = serializers.IntegerField()
     failed = serializers.IntegerField()

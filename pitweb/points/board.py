@@ -125,6 +125,7 @@ def board_rows(board: Board) -> list[dict[str, Any]]:
                 "point_set_names": r.point_sets,
                 "judged_sets": [int(j) for j in r.judged_sets],
                 "unscored": len(r.unscored),
+                "unscored_because": "; ".join(dict.fromkeys(r.unscored_because)),
                 "attempts": r.attempts,
                 "pass": r.passed,
                 "fail": r.failed,

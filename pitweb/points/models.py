@@ -84,7 +84,8 @@ class PointSet(models.Model):
     @property
     def state_words(self) -> str:
         when = self.reveal_on.isoformat() if self.reveal_on else "a date staff set"
-        return STATE_WORDS[PointSetState(self.state)].format(when=when)
+        words = LIVE_STATE_WORDS if self.live else STATE_WORDS
+        return words[PointSetState(self.state)].format(when=when)
 
 
 # a set's state as its page says it (``{when}``: a sealed set's reveal date)
@@ -94,6 +95,16 @@ STATE_WORDS = {
     "Provenance are committed to and hidden",
     PointSetState.REVEALED: "revealed: its salt and hidden sections are published, and its "
     "judged sets are ranked where their judge is the pinned one and its controls held",
+}
+
+
+# a live-shadow cohort's state as its page says it (``{when}``: its last resolution date)
+LIVE_STATE_WORDS = {
+    **STATE_WORDS,
+    PointSetState.SEALED: "sealed: its Questions and plan are shown; its points resolve as "
+    "their outcomes come to exist, the last on {when}",
+    PointSetState.REVEALED: "finalized: every point is resolved, and its judged sets are "
+    "ranked where their judge is the pinned one and its controls held",
 }
 
 

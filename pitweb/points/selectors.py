@@ -48,6 +48,7 @@ def judged_set_of(point_set: PointSet, pk: int) -> JudgedSet | None:
         JudgedSet.objects.filter(pk=pk, answer_set__point_set=point_set)
         .select_related("answer_set", "answer_set__point_set", "previous")
         .defer("answer_set__body", "previous__body", "previous__changes")
+        .annotate(usage=KeyTransform("summary", "answer_set__body"))
         .first()
     )
 
@@ -149,7 +150,10 @@ def judged_sets(point_set: PointSet) -> list[JudgedSet]:
         JudgedSet.objects.filter(answer_set__point_set=point_set)
         .select_related("answer_set", "answer_set__point_set", "previous")
         .defer("body", "changes", "answer_set__body", "previous__body", "previous__changes")
-        .annotate(reliability=KeyTransform("reliability", "body"))
+        .annotate(
+            reliability=KeyTransform("reliability", "body"),
+            usage=KeyTransform("summary", "answer_set__body"),
+        )
         .order_by("answer_set__model", "-created_at")
     )
 
@@ -245,11 +249,23 @@ def judged_rows(judged: list[JudgedSet]) -> list[dict[str, Any]]:
                 **(dict.fromkeys(FIGURES) if because else figures(j.summary)),
                 "figures_withheld_because": because or "",
                 **controls(reliability),
+                **_usage(j),
                 "ranked": j.rankable,
                 "not_ranked_because": "" if j.rankable else not_ranked_because(j),
             }
         )
     return rows
+
+
+def _usage(judged: JudgedSet) -> dict[str, Any]:
+    """What the answer set measured of its answering: tokens by kind, tool calls (web
+    searches among them, as PITFALL's artifacts count them) and cost, where it says."""
+    usage = judged.__dict__.get("usage") or {}  # annotated by judged_sets, judged_set_of
+    return {
+        "tokens": usage.get("tokens") or {},
+        "tool_calls": usage.get("tool_calls"),
+        "cost_usd": usage.get("cost_usd"),
+    }
 
 
 def with_ranks(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -45,7 +45,8 @@ JUDGED_COLUMNS = (
     "judged_set", "model", "answers", "judge", "judge_pinned", "judge_is_demo", "origin", "status", "pass",
     "fail", "harness_error", "accuracy", "accuracy_low", "accuracy_high",
     "accuracy_if_errors_fail", "accuracy_if_errors_pass", "pass_at_k", *CLASSES,
-    "figures_withheld_because", *selectors.CONTROLS, "ranked", "rank", "not_ranked_because",
+    "figures_withheld_because", *selectors.CONTROLS, "tokens", "tool_calls", "cost_usd",
+    "ranked", "rank", "not_ranked_because",
 )  # fmt: skip
 SUITE_COLUMNS = (
     "judged_set", "label", "suite", "judged", "pass", "harness_error", "accuracy",
@@ -175,7 +176,7 @@ def point_set_page(request: HttpRequest, name: str) -> HttpResponse:
 
 BOARD_COLUMNS = (
     "rank", "family", "model", "effort", "harness", "tools", "point_sets", "unscored",
-    "attempts", "pass", "fail", "judged", "harness_error", "accuracy", "accuracy_low",
+    "unscored_because", "attempts", "pass", "fail", "judged", "harness_error", "accuracy", "accuracy_low",
     "accuracy_high", *CLASSES, "tokens", "tool_calls",
 )  # fmt: skip
 APART_COLUMNS = (

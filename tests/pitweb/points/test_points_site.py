@@ -78,7 +78,9 @@ def test_pitfalls_real_points_and_baseline_import_and_show_their_distribution() 
     assert (row["pass"], row["fail"], row["harness_error"]) == (132, 42, 0)
     assert row["ranked"] is False and "public" in row["not_ranked_because"]
     page = client.get("/points/pitfall-public/").content.decode()
-    assert "development data" in page.lower() and 'data-figure="fig-radar"' in page
+    assert "development data" in page.lower() and 'data-figure="fig-distribution"' in page
+    # one judged set: its class bars with intervals, and no radar (nothing to overlay)
+    assert 'data-figure="fig-radar"' not in page
     assert "75.9%" in page  # 132/174, with its Wilson interval beside it
     csv = client.get(
         f"/points/pitfall-public/judged/{row['judged_set']}/?class=analysis_logic_error&format=csv"

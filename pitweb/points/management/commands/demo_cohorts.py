@@ -192,15 +192,18 @@ class Command(BaseCommand):
             services.point_set_reveal(point_set=cohort, user=self.staff, judge=self.judge)
             self.stdout.write(f"sealed cohort {SEALED}: revealed, its answers sent to the judge")
         self._judged(cohort)
-        if not cohort.answer_sets.filter(timing=AnswerSet.Timing.AFTER_REVEAL).exists():
-            self._upload(cohort, "demo-reader-hasty-not-a-model", label="-after-the-reveal")
-            self._judged(cohort)
+        late = cohort.answer_sets.filter(timing=AnswerSet.Timing.AFTER_REVEAL).first()
+        if late is None:
+            late = self._upload(cohort, "demo-reader-hasty-not-a-model", label="-after-the-reveal")
+        if not late.jobs.exists():  # the site's judge in the demo is the demo judge
+            services.judge_job_request(user=self.staff, answer_set=late, endpoint=self.judge)
+        self._judged(cohort)
 
     # -- shared ---------------------------------------------------------------------------
 
     def _upload(
         self, cohort: PointSet, reader: str, at: datetime | None = None, label: str = ""
-    ) -> None:
+    ) -> AnswerSet:
         """``reader``'s answers to the cohort's published Questions, uploaded by the demo
         submitter as any submitter would (``label`` names the answering model apart)."""
         asked = questions_points(json.loads(json.dumps(questions_document(cohort))))
@@ -214,6 +217,7 @@ class Command(BaseCommand):
         )
         when = f"stated {at:%Y-%m-%d}" if at else answer_set.timing
         self.stdout.write(f"  {cohort.name}: answers of {answer_set.model} received ({when})")
+        return answer_set
 
     def _judged(self, cohort: PointSet) -> None:
         while (
