@@ -78,8 +78,11 @@ def check_plan_commitment(plan: Verified[SuitePlan], public: Verified[PlanCommit
     """The public commitment is the one ``suite preregister`` wrote beside this plan."""
     with _between(plan, public):
         p, c = plan.record, public.record
-        _same("plan_commitment_sha256 (the private plan's digest)",
-              c.plan_commitment_sha256, plan.digest)  # fmt: skip
+        _same(
+            "plan_commitment_sha256 (the private plan's digest)",
+            c.plan_commitment_sha256,
+            plan.digest,
+        )
         _same("policy_sha256", c.policy_sha256, _policy_sha256(p.policy))
         _same("suite_id", c.suite_id, p.suite_id)
         _same("registered_at", c.registered_at, p.registered_at)
@@ -87,8 +90,9 @@ def check_plan_commitment(plan: Verified[SuitePlan], public: Verified[PlanCommit
         _same("case_count", c.case_count, len(p.cases))
         _same("family_counts", c.family_counts, dict(Counter(case.family for case in p.cases)))
         _same("first_as_of", c.first_as_of, min(s.as_of for s in scenarios).isoformat())
-        _same("last_window_end", c.last_window_end,
-              max(s.window_end for s in scenarios).isoformat())  # fmt: skip
+        _same(
+            "last_window_end", c.last_window_end, max(s.window_end for s in scenarios).isoformat()
+        )
         _same("required_model_count", c.required_model_count, len(p.policy.required_models))
         _same("repeats", c.repeats, p.policy.repeats)
 
@@ -103,8 +107,7 @@ def check_suite_commitment(suite: Verified[SealedSuite], public: Verified[PlanCo
         _same("suite_id", s.suite_id, c.suite_id)
         _same("the policy's digest", _policy_sha256(s.policy), c.policy_sha256)
         _same("member count", len(s.members), c.case_count)
-        _same("members' family counts", dict(Counter(m.family for m in s.members)),
-              c.family_counts)  # fmt: skip
+        _same("members' family counts", dict(Counter(m.family for m in s.members)), c.family_counts)
         _same("first member as_of", min(m.as_of for m in s.members), c.first_as_of)
         _same("last member window_end", max(m.window_end for m in s.members), c.last_window_end)
         if moment(s.created_at, "created_at") < moment(c.registered_at, "registered_at"):
@@ -124,14 +127,22 @@ def check_suite_plan(suite: Verified[SealedSuite], plan: Verified[SuitePlan]) ->
             for case, sc in zip(p.cases, plan_scenarios(p), strict=True)
         }
         members = {
-            m.scenario_sha256: (m.slot_id, m.family, m.scenario_id, day(m.as_of, "as_of"),
-                                day(m.window_end, "window_end"))
+            m.scenario_sha256: (
+                m.slot_id,
+                m.family,
+                m.scenario_id,
+                day(m.as_of, "as_of"),
+                day(m.window_end, "window_end"),
+            )
             for m in s.members
-        }  # fmt: skip
+        }
         _same("members' scenario digests", sorted(members), sorted(planned))
         for sha, member in members.items():
-            _same(f"member {member[0]} (slot, family, scenario, as_of, window_end)",
-                  member, planned[sha])  # fmt: skip
+            _same(
+                f"member {member[0]} (slot, family, scenario, as_of, window_end)",
+                member,
+                planned[sha],
+            )
         if moment(s.created_at, "created_at") < moment(p.registered_at, "registered_at"):
             raise Rule("the suite was finalized before its plan was registered")
 
@@ -156,8 +167,10 @@ def _check_seal(
     _same("the seal's repeats", s.matrix.repeats, policy.repeats)
     for a in s.results:
         if a.status == "completed" and a.web_search_calls < policy.required_web_search_calls:
-            raise Rule(f"{a.model} repeat {a.repeat_index} completed with {a.web_search_calls} "
-                       f"search(es): the policy requires {policy.required_web_search_calls}")  # fmt: skip
+            raise Rule(
+                f"{a.model} repeat {a.repeat_index} completed with {a.web_search_calls} "
+                f"search(es): the policy requires {policy.required_web_search_calls}"
+            )
     if registered is not None:
         if moment(s.started_at, "started_at") < registered:
             raise Rule("the seal predates the plan's registration")
@@ -166,14 +179,22 @@ def _check_seal(
     record = registry.record
     if isinstance(record, SealedSuite):
         member = next(m for m in record.members if m.scenario_sha256 == s.scenario_sha256)
-        _same(f"member {member.slot_id}'s seal_commitment_sha256",
-              member.seal_commitment_sha256, seal.digest)  # fmt: skip
+        _same(
+            f"member {member.slot_id}'s seal_commitment_sha256",
+            member.seal_commitment_sha256,
+            seal.digest,
+        )
         _same(f"member {member.slot_id}'s attempt_count", member.attempt_count, len(s.results))
-        _same(f"member {member.slot_id}'s completed_count", member.completed_count,
-              sum(a.status == "completed" for a in s.results))  # fmt: skip
-        _same(f"member {member.slot_id}'s (scenario, as_of, window_end)",
-              (member.scenario_id, member.as_of, member.window_end),
-              (scenario.id, scenario.as_of.isoformat(), scenario.window_end.isoformat()))  # fmt: skip
+        _same(
+            f"member {member.slot_id}'s completed_count",
+            member.completed_count,
+            sum(a.status == "completed" for a in s.results),
+        )
+        _same(
+            f"member {member.slot_id}'s (scenario, as_of, window_end)",
+            (member.scenario_id, member.as_of, member.window_end),
+            (scenario.id, scenario.as_of.isoformat(), scenario.window_end.isoformat()),
+        )
         if moment(record.created_at, "created_at") < moment(s.completed_at, "completed_at"):
             raise Rule("the suite was finalized before this seal was completed")
 
@@ -192,8 +213,10 @@ def check_seals(
             if slot is None:
                 raise Rule("the seal's scenario was not pre-registered")
             if slot in taken:
-                raise Rule(f"slot {slot} has a seal already ({taken[slot].where}): exactly one "
-                           "seal per slot")  # fmt: skip
+                raise Rule(
+                    f"slot {slot} has a seal already ({taken[slot].where}): exactly one "
+                    "seal per slot"
+                )
             taken[slot] = seal
             _check_seal(registry, seal, seal_scenario(seal.record), registered)
 
@@ -202,11 +225,14 @@ def _check_label(scenario: Scenario, label: Label, made: datetime | None) -> dic
     _same("scenario_id", label.scenario_id, scenario.id)
     resolved = day(label.resolved_at, "resolved_at")
     if not scenario.as_of < resolved <= scenario.window_end:
-        raise Rule(f"resolved_at {resolved} is outside the prediction window "
-                   f"({scenario.as_of} .. {scenario.window_end}]")  # fmt: skip
+        raise Rule(
+            f"resolved_at {resolved} is outside the prediction window "
+            f"({scenario.as_of} .. {scenario.window_end}]"
+        )
     if made is not None and resolved > scenario.market_date(made):
-        raise Rule(f"resolved_at {resolved} was still to come in its market when the "
-                   "resolution was made")  # fmt: skip
+        raise Rule(
+            f"resolved_at {resolved} was still to come in its market when the resolution was made"
+        )
     return realized_metrics(scenario, label.realized, label.event_occurred)
 
 
@@ -226,20 +252,27 @@ def check_resolution(seal: Verified[Seal], resolution: Verified[Resolution]) -> 
         label = typed(r.label, Label)
         metrics = _check_label(scenario, label, moment(r.created_at, "created_at"))
         _same("realized_metrics", r.realized_metrics, metrics)
-        _same("attempts (model, effort, repeat, status)",
-              [(a.model, a.reasoning_effort, a.repeat_index, a.status) for a in r.results],
-              [(a.model, a.reasoning_effort, a.repeat_index, a.status) for a in s.results])  # fmt: skip
+        _same(
+            "attempts (model, effort, repeat, status)",
+            [(a.model, a.reasoning_effort, a.repeat_index, a.status) for a in r.results],
+            [(a.model, a.reasoning_effort, a.repeat_index, a.status) for a in s.results],
+        )
         for scored, sealed in zip(r.results, s.results, strict=True):
             if scored.submission != sealed.submission:
-                raise Rule(f"{scored.model} repeat {scored.repeat_index}: the scored answer "
-                           "is not the sealed one")  # fmt: skip
+                raise Rule(
+                    f"{scored.model} repeat {scored.repeat_index}: the scored answer "
+                    "is not the sealed one"
+                )
 
 
 def check_label_resolution(label: Verified[Label], resolution: Verified[Resolution]) -> None:
     """The resolution holds this very label, byte for byte once canonical."""
     with _between(label, resolution):
-        _same("the label the resolution holds (its digest)",
-              digest_of(resolution.record.label), label.digest)  # fmt: skip
+        _same(
+            "the label the resolution holds (its digest)",
+            digest_of(resolution.record.label),
+            label.digest,
+        )
 
 
 @dataclass
@@ -276,8 +309,11 @@ def _one_per_suite(artifacts: list[Verified[Any]], together: Together) -> dict[s
     for artifact in artifacts:
         first = chosen.setdefault(artifact.record.suite_id, artifact)
         if first.digest != artifact.digest:
-            together.refuse(f"{first.where} with {artifact.where}", artifact.artifact_type,
-                            f"two different artifacts for suite {artifact.record.suite_id!r}")  # fmt: skip
+            together.refuse(
+                f"{first.where} with {artifact.where}",
+                artifact.artifact_type,
+                f"two different artifacts for suite {artifact.record.suite_id!r}",
+            )
     return chosen
 
 
@@ -285,20 +321,34 @@ def _check_suites(
     kinds: dict[str, list[Verified[Any]]], together: Together
 ) -> dict[str, dict[str, Verified[Any]]]:
     """Plan, public commitment and suite of each suite id, checked pairwise."""
-    by_kind = {kind: _one_per_suite(kinds.get(kind, []), together)
-               for kind in (PLAN, PLAN_COMMITMENT, SUITE)}  # fmt: skip
+    by_kind = {
+        kind: _one_per_suite(kinds.get(kind, []), together)
+        for kind in (PLAN, PLAN_COMMITMENT, SUITE)
+    }
     plans, publics, suites = by_kind[PLAN], by_kind[PLAN_COMMITMENT], by_kind[SUITE]
     for suite_id, plan in plans.items():
         if suite_id in publics:
-            together.attempt(f"{publics[suite_id].where} commits to the plan {plan.where}",
-                             check_plan_commitment, plan, publics[suite_id])  # fmt: skip
+            together.attempt(
+                f"{publics[suite_id].where} commits to the plan {plan.where}",
+                check_plan_commitment,
+                plan,
+                publics[suite_id],
+            )
         if suite_id in suites:
-            together.attempt(f"{suites[suite_id].where} finalizes the plan {plan.where}",
-                             check_suite_plan, suites[suite_id], plan)  # fmt: skip
+            together.attempt(
+                f"{suites[suite_id].where} finalizes the plan {plan.where}",
+                check_suite_plan,
+                suites[suite_id],
+                plan,
+            )
     for suite_id, suite in suites.items():
         if suite_id in publics:
-            together.attempt(f"{suite.where} was finalized under {publics[suite_id].where}",
-                             check_suite_commitment, suite, publics[suite_id])  # fmt: skip
+            together.attempt(
+                f"{suite.where} was finalized under {publics[suite_id].where}",
+                check_suite_commitment,
+                suite,
+                publics[suite_id],
+            )
     return by_kind
 
 
@@ -318,14 +368,20 @@ def _check_seals(
     for seal in seals:
         owners = [r for r in registries if seal.record.scenario_sha256 in _slots(r)]
         if registries and not owners:
-            together.refuse(seal.where, SEAL, "its scenario is pre-registered in no plan or "
-                            "suite given with it")  # fmt: skip
+            together.refuse(
+                seal.where, SEAL, "its scenario is pre-registered in no plan or suite given with it"
+            )
     for registry in registries:
         mine = [s for s in seals if s.record.scenario_sha256 in _slots(registry)]
         if mine:
             registered = _registered_at(registry.record.suite_id, by_kind)
-            together.attempt(f"{len(mine)} seal(s) hold under {registry.where}",
-                             check_seals, registry, mine, registered)  # fmt: skip
+            together.attempt(
+                f"{len(mine)} seal(s) hold under {registry.where}",
+                check_seals,
+                registry,
+                mine,
+                registered,
+            )
 
 
 def _check_outcomes(kinds: dict[str, list[Verified[Any]]], together: Together) -> None:
@@ -335,8 +391,12 @@ def _check_outcomes(kinds: dict[str, list[Verified[Any]]], together: Together) -
     for resolution in kinds.get(RESOLUTION, []):
         seal = seals.get(resolution.record.seal_commitment_sha256)
         if seal is not None:
-            together.attempt(f"{resolution.where} resolves the seal {seal.where}",
-                             check_resolution, seal, resolution)  # fmt: skip
+            together.attempt(
+                f"{resolution.where} resolves the seal {seal.where}",
+                check_resolution,
+                seal,
+                resolution,
+            )
         elif (seals or members) and resolution.record.seal_commitment_sha256 not in members:
             together.refuse(resolution.where, RESOLUTION, "it resolves no seal given with it")
     for label in kinds.get(LABEL, []):
@@ -344,11 +404,16 @@ def _check_outcomes(kinds: dict[str, list[Verified[Any]]], together: Together) -
         mine = [s for s in seals.values() if s.record.scenario_source.get("id") == scenario_id]
         resolutions = [r for r in kinds.get(RESOLUTION, []) if r.record.scenario_id == scenario_id]
         for seal in mine:
-            together.attempt(f"{label.where} labels the seal {seal.where}",
-                             check_label, seal, label)  # fmt: skip
+            together.attempt(
+                f"{label.where} labels the seal {seal.where}", check_label, seal, label
+            )
         for resolution in resolutions:
-            together.attempt(f"{resolution.where} holds the label {label.where}",
-                             check_label_resolution, label, resolution)  # fmt: skip
+            together.attempt(
+                f"{resolution.where} holds the label {label.where}",
+                check_label_resolution,
+                label,
+                resolution,
+            )
         if (seals or kinds.get(RESOLUTION)) and not mine and not resolutions:
             together.refuse(label.where, LABEL, "it labels no seal or resolution given with it")
 
@@ -441,24 +506,39 @@ def _plan_cases(plan: SuitePlan, known: _Known) -> list[CaseSummary]:
         seal = known.seals.get(case.scenario_sha256)
         results = seal.record.results if seal else None
         digest = seal.digest if seal else None
-        cases.append(CaseSummary(
-            case.slot_id, case.family, sc.id, sc.as_of.isoformat(), sc.window_end.isoformat(),
-            digest, len(results) if results is not None else None,
-            sum(a.status == "completed" for a in results) if results is not None else None,
-            seal is not None, _resolution(digest, known),
-        ))  # fmt: skip
+        cases.append(
+            CaseSummary(
+                case.slot_id,
+                case.family,
+                sc.id,
+                sc.as_of.isoformat(),
+                sc.window_end.isoformat(),
+                digest,
+                len(results) if results is not None else None,
+                sum(a.status == "completed" for a in results) if results is not None else None,
+                seal is not None,
+                _resolution(digest, known),
+            )
+        )
     return sorted(cases, key=lambda c: c.slot_id)
 
 
 def _member_cases(suite: SealedSuite, known: _Known) -> list[CaseSummary]:
     return [
         CaseSummary(
-            m.slot_id, m.family, m.scenario_id, m.as_of, m.window_end, m.seal_commitment_sha256,
-            m.attempt_count, m.completed_count, m.seal_commitment_sha256 in known.seal_digests,
+            m.slot_id,
+            m.family,
+            m.scenario_id,
+            m.as_of,
+            m.window_end,
+            m.seal_commitment_sha256,
+            m.attempt_count,
+            m.completed_count,
+            m.seal_commitment_sha256 in known.seal_digests,
             _resolution(m.seal_commitment_sha256, known),
         )
         for m in suite.members
-    ]  # fmt: skip
+    ]
 
 
 def _registered(public: Verified[PlanCommitment]) -> SuiteSummary:

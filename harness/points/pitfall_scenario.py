@@ -23,10 +23,20 @@ from harness.points.pitfall_records import Rule, Score
 
 SCENARIO_FIELDS = frozenset(
     {
-        "schema_version", "id", "suite", "mode", "security", "as_of", "prediction_window",
-        "target", "prompt", "search_policy", "response_contract", "authoring_provenance",
+        "schema_version",
+        "id",
+        "suite",
+        "mode",
+        "security",
+        "as_of",
+        "prediction_window",
+        "target",
+        "prompt",
+        "search_policy",
+        "response_contract",
+        "authoring_provenance",
     }
-)  # fmt: skip
+)
 # PITFALL dates a scenario in its market's calendar: China's exchanges, else UTC
 SHANGHAI_EXCHANGES = frozenset({"SSE", "SZSE", "BSE"})
 COMPARISONS = (">", ">=", "<", "<=", "==")
@@ -143,6 +153,27 @@ def _criteria(target: Mapping[str, Any], schema_version: int) -> tuple[str, list
     return str(mode), criteria
 
 
+def _check_texts(source: Mapping[str, Any]) -> None:
+    """The scenario's text fields are there, as PITFALL requires: bound by its digest,
+    never read here."""
+    for field in ("suite", "prompt"):
+        text(source[field], f"scenario {field}")
+    security = mapping(source["security"], "security")
+    for field in ("order_book_id", "ticker", "name_as_of", "exchange"):
+        text(security.get(field), f"security.{field}")
+    text(
+        mapping(source["prediction_window"], "prediction_window").get("description"),
+        "prediction_window.description",
+    )
+    target = mapping(source["target"], "target")
+    for field in ("event", "definition"):
+        text(target.get(field), f"target.{field}")
+    properties = mapping(source["response_contract"], "response_contract").get("properties")
+    if not isinstance(properties, dict) or not set(SUBMISSION_FIELDS) <= set(properties):
+        raise Rule("response_contract is missing required properties")
+    mapping(source["authoring_provenance"], "authoring_provenance")
+
+
 def scenario_of(source: Any) -> Scenario:
     """A live-shadow scenario's fields, once they hold together as PITFALL requires."""
     source = mapping(source, "scenario")
@@ -153,9 +184,9 @@ def scenario_of(source: Any) -> Scenario:
         raise Rule("scenario schema_version must be 1 or 2")
     if source["mode"] != "live_shadow":
         raise Rule(f"scenario mode must be live_shadow, not {source['mode']!r:.40}")
+    _check_texts(source)
     as_of = day(source["as_of"], "scenario as_of")
-    window_end = day(mapping(source["prediction_window"], "prediction_window").get("end"),
-                     "scenario prediction_window.end")  # fmt: skip
+    window_end = day(source["prediction_window"].get("end"), "scenario prediction_window.end")
     if window_end <= as_of:
         raise Rule("scenario prediction window must end after as_of")
     search = mapping(source["search_policy"], "search_policy")
@@ -166,17 +197,19 @@ def scenario_of(source: Any) -> Scenario:
     domains = search.get("allowed_domains")
     if not isinstance(domains, list) or not domains:
         raise Rule("search_policy.allowed_domains must be a non-empty list")
-    security = mapping(source["security"], "security")
-    mode, criteria = _criteria(mapping(source["target"], "target"), source["schema_version"])
+    allowed = tuple(text(d, "allowed_domains item") for d in domains)
+    if len(set(allowed)) != len(allowed):
+        raise Rule("search_policy.allowed_domains must be unique")
+    mode, criteria = _criteria(source["target"], source["schema_version"])
     return Scenario(
         id=text(source["id"], "scenario id"),
         schema_version=source["schema_version"],
-        exchange=text(security.get("exchange"), "security.exchange"),
+        exchange=text(source["security"]["exchange"], "security.exchange"),
         as_of=as_of,
         window_end=window_end,
         criteria_mode=mode,
         criteria=tuple(criteria),
-        allowed_domains=tuple(text(d, "allowed_domains item") for d in domains),
+        allowed_domains=allowed,
     )
 
 
@@ -233,8 +266,11 @@ def _legacy_metrics(realized: Mapping[str, Any]) -> dict[str, float]:
         raise Rule("realized loss and ratio must be non-negative, equity positive")
     if not math.isclose(ratio, loss / equity, rel_tol=1e-8, abs_tol=1e-10):
         raise Rule("realized ratio does not equal loss / equity")
-    return {"asset_impairment_loss": loss, "pre_as_of_equity": equity,
-            "asset_impairment_ratio": ratio}  # fmt: skip
+    return {
+        "asset_impairment_loss": loss,
+        "pre_as_of_equity": equity,
+        "asset_impairment_ratio": ratio,
+    }
 
 
 def _two(inputs: list[float], operation: str) -> tuple[float, float]:
@@ -304,8 +340,10 @@ def realized_metrics(scenario: Scenario, realized: Any, event_occurred: bool) ->
         raise Rule(f"realized metrics are missing {', '.join(missing)}")
     met = [c.holds(metrics[c.metric]) for c in scenario.criteria]
     if event_occurred != (all(met) if scenario.criteria_mode == "all" else any(met)):
-        raise Rule("event_occurred disagrees with what the realized figures give under the "
-                   "scenario's criteria")  # fmt: skip
+        raise Rule(
+            "event_occurred disagrees with what the realized figures give under the "
+            "scenario's criteria"
+        )
     return metrics
 
 

@@ -87,8 +87,9 @@ BASELINE = "pitfall_point_baseline"
 R = TypeVar("R", bound=Record)
 
 
+# Generic and TypeVars, not class Verified[R: ...]: the harness runs on Python 3.11 too
 @dataclass(frozen=True)
-class Verified(Generic[R]):
+class Verified(Generic[R]):  # noqa: UP046, RUF100
     """An artifact that held every check of its own: where it was read, its type, its
     digest (the commitment's ``payload_sha256``; a label, which has no commitment, the
     sha256 of its own canonical bytes) and its typed record."""
@@ -129,19 +130,27 @@ def _commitment(record: Any) -> str:
         raise Rule("its commitment is missing (or not an object)")
     if set(found) != COMMITMENT_FIELDS:
         # a field beside the three is outside what the digest binds
-        raise Rule(f"its commitment must hold exactly {', '.join(sorted(COMMITMENT_FIELDS))}, "
-                   f"not {', '.join(sorted(map(str, found)))}")  # fmt: skip
+        raise Rule(
+            f"its commitment must hold exactly {', '.join(sorted(COMMITMENT_FIELDS))}, "
+            f"not {', '.join(sorted(map(str, found)))}"
+        )
     if found["algorithm"] != ALGORITHM:
-        raise Rule(f"commitment algorithm {found['algorithm']!r:.40} is unsupported "
-                   f"(PITFALL commits with {ALGORITHM!r})")  # fmt: skip
+        raise Rule(
+            f"commitment algorithm {found['algorithm']!r:.40} is unsupported "
+            f"(PITFALL commits with {ALGORITHM!r})"
+        )
     if found["canonicalization"] != CANONICALIZATION:
-        raise Rule(f"commitment canonicalization {found['canonicalization']!r:.40} is "
-                   f"unsupported (PITFALL's is {CANONICALIZATION!r})")  # fmt: skip
+        raise Rule(
+            f"commitment canonicalization {found['canonicalization']!r:.40} is "
+            f"unsupported (PITFALL's is {CANONICALIZATION!r})"
+        )
     stated = sha256_hex(found["payload_sha256"], "commitment payload_sha256")
     calculated = payload_sha256(record)
     if stated != calculated:
-        raise Rule(f"commitment digest mismatch: the record hashes to {calculated}, its "
-                   f"commitment says {stated} (a byte changed since it was committed)")  # fmt: skip
+        raise Rule(
+            f"commitment digest mismatch: the record hashes to {calculated}, its "
+            f"commitment says {stated} (a byte changed since it was committed)"
+        )
     return calculated
 
 
@@ -162,7 +171,7 @@ def _naming(where: str, kind: str) -> Iterator[None]:
         raise PitfallArtifactError(where, kind, str(broken)) from None
 
 
-def _committed(data: Any, kind: type[R]) -> tuple[str, R]:
+def _committed(data: Any, kind: type[R]) -> tuple[str, R]:  # noqa: UP047, RUF100
     return _commitment(data), typed(data, kind)
 
 
@@ -194,12 +203,14 @@ def check_distribution(count: int, families: Counter[str], policy: Policy) -> No
     if count < policy.minimum_case_count:
         raise Rule(f"{count} case(s): the policy needs at least {policy.minimum_case_count}")
     if len(families) < policy.minimum_family_count:
-        raise Rule(f"{len(families)} famil(ies): the policy needs at least "
-                   f"{policy.minimum_family_count}")  # fmt: skip
+        raise Rule(
+            f"{len(families)} famil(ies): the policy needs at least {policy.minimum_family_count}"
+        )
     thin = sorted(name for name, n in families.items() if n < policy.minimum_cases_per_family)
     if thin:
-        raise Rule(f"famil(ies) {', '.join(thin)} hold fewer than "
-                   f"{policy.minimum_cases_per_family} cases")  # fmt: skip
+        raise Rule(
+            f"famil(ies) {', '.join(thin)} hold fewer than {policy.minimum_cases_per_family} cases"
+        )
 
 
 def _unique(seen: set[Any], value: Any, what: str) -> None:
@@ -222,8 +233,10 @@ def plan_scenarios(plan: SuitePlan) -> list[Scenario]:
         except Rule as broken:
             raise Rule(f"cases[{i}]: {broken}") from None
         if scenario.as_of < scenario.market_date(registered):
-            raise Rule(f"cases[{i}]: as_of {scenario.as_of} was already past at registration "
-                       f"({plan.registered_at}): a plan cannot preregister a past as_of")  # fmt: skip
+            raise Rule(
+                f"cases[{i}]: as_of {scenario.as_of} was already past at registration "
+                f"({plan.registered_at}): a plan cannot preregister a past as_of"
+            )
         if case.scenario_sha256 != digest_of(case.scenario_source):
             raise Rule(f"cases[{i}] scenario digest mismatch")
         _unique(seen, ("slot", text(case.slot_id, f"cases[{i}].slot_id")), "slot")
@@ -281,13 +294,18 @@ def verify_suite(data: Any, *, where: str = "artifact") -> Verified[SealedSuite]
         families: Counter[str] = Counter()
         for i, member in enumerate(suite.members):
             _unique(seen, ("slot", text(member.slot_id, f"members[{i}].slot_id")), "slot")
-            _unique(seen, ("digest", sha256_hex(member.scenario_sha256,
-                                                f"members[{i}].scenario_sha256")), "scenario")  # fmt: skip
+            _unique(
+                seen,
+                ("digest", sha256_hex(member.scenario_sha256, f"members[{i}].scenario_sha256")),
+                "scenario",
+            )
             sha256_hex(member.seal_commitment_sha256, f"members[{i}].seal_commitment_sha256")
             families[text(member.family, f"members[{i}].family")] += 1
             if member.attempt_count != attempts:
-                raise Rule(f"members[{i}] attempt_count {member.attempt_count}: the policy "
-                           f"requires {attempts} (models x repeats)")  # fmt: skip
+                raise Rule(
+                    f"members[{i}] attempt_count {member.attempt_count}: the policy "
+                    f"requires {attempts} (models x repeats)"
+                )
             if not 0 <= member.completed_count <= attempts:
                 raise Rule(f"members[{i}] completed_count is outside 0..{attempts}")
             as_of = day(member.as_of, f"members[{i}].as_of")
@@ -295,8 +313,9 @@ def verify_suite(data: Any, *, where: str = "artifact") -> Verified[SealedSuite]
                 raise Rule(f"members[{i}] window_end must come after as_of")
         check_distribution(len(suite.members), families, suite.policy)
         if suite.outcome_status != "unresolved":
-            raise Rule(f"outcome_status {suite.outcome_status!r:.40}: a finalized suite "
-                       "remains unresolved")  # fmt: skip
+            raise Rule(
+                f"outcome_status {suite.outcome_status!r:.40}: a finalized suite remains unresolved"
+            )
         moment(suite.created_at, "created_at")
         sha256_hex(suite.plan_commitment_sha256, "plan_commitment_sha256")
         sha256_hex(suite.public_plan_commitment_sha256, "public_plan_commitment_sha256")
@@ -319,8 +338,10 @@ def _check_attempt(i: int, attempt: Attempt, seal: Seal, scenario: Scenario) -> 
     if attempt.events_sha256 != digest_of(attempt.events):
         raise Rule(f"{where} trace digest mismatch")
     if attempt.web_search_calls != search_calls(attempt.events):
-        raise Rule(f"{where} web_search_calls {attempt.web_search_calls}, but its trace "
-                   f"holds {search_calls(attempt.events)}")  # fmt: skip
+        raise Rule(
+            f"{where} web_search_calls {attempt.web_search_calls}, but its trace "
+            f"holds {search_calls(attempt.events)}"
+        )
     if attempt.reasoning_effort != seal.matrix.reasoning_effort:
         raise Rule(f"{where} reasoning_effort differs from the seal's matrix")
     if attempt.status not in STATUSES:
@@ -334,7 +355,7 @@ def _check_attempt(i: int, attempt: Attempt, seal: Seal, scenario: Scenario) -> 
         except Rule as broken:
             raise Rule(f"{where}: {broken}") from None
     elif attempt.submission is not None or not isinstance(attempt.error, str):
-        raise Rule(f"{where} failed: it holds its error and no submission")
+        raise Rule(f"{where}: a failed attempt holds its error and no submission")
     executed = moment(attempt.executed_at, f"{where} executed_at")
     start, end = moment(seal.started_at, "started_at"), moment(seal.completed_at, "completed_at")
     if not start <= executed <= end:
@@ -350,8 +371,10 @@ def seal_scenario(seal: Seal) -> Scenario:
     scenario = scenario_of(seal.scenario_source)
     shown = seal.agent_payload
     if (shown.get("scenario_id"), shown.get("as_of"), shown.get("prediction_window_end")) != (
-        scenario.id, scenario.as_of.isoformat(), scenario.window_end.isoformat()
-    ):  # fmt: skip
+        scenario.id,
+        scenario.as_of.isoformat(),
+        scenario.window_end.isoformat(),
+    ):
         raise Rule("the agent payload names another scenario, as-of date or window end")
     return scenario
 
@@ -370,12 +393,16 @@ def verify_seal(data: Any, *, where: str = "artifact") -> Verified[Seal]:
         if start > moment(seal.completed_at, "completed_at"):
             raise Rule("started_at is after completed_at")
         if scenario.market_date(start) != scenario.as_of:
-            raise Rule(f"run on {scenario.market_date(start)} in its market, not on its "
-                       f"as-of date {scenario.as_of}: a live run after as_of can see later "
-                       "news, one before it cannot have been made by shadow run")  # fmt: skip
+            raise Rule(
+                f"run on {scenario.market_date(start)} in its market, not on its "
+                f"as-of date {scenario.as_of}: a live run after as_of can see later "
+                "news, one before it cannot have been made by shadow run"
+            )
         matrix = seal.matrix
         if not matrix.models or len(set(matrix.models)) != len(matrix.models):
             raise Rule("matrix models must be unique and at least one")
+        if matrix.repeats < 1:
+            raise Rule("matrix repeats must be at least 1")
         expected = {(m, r) for m in matrix.models for r in range(1, matrix.repeats + 1)}
         found = [(a.model, a.repeat_index) for a in seal.results]
         if len(set(found)) != len(found) or set(found) != expected:
@@ -401,8 +428,10 @@ def _label(data: Any, now: datetime | None) -> Label:
         ):
             raise Rule(f"label outcome_sources[{i}] is published after resolved_at")
     if now is not None and resolved > latest_date_anywhere(now):
-        raise Rule(f"label resolved_at {resolved} has not begun anywhere yet: a label "
-                   "cannot resolve in the future")  # fmt: skip
+        raise Rule(
+            f"label resolved_at {resolved} has not begun anywhere yet: a label "
+            "cannot resolve in the future"
+        )
     return label
 
 
@@ -436,23 +465,32 @@ def _check_scores(resolution: Resolution) -> None:
         assert item.submission is not None  # probability_of refuses a missing one
         expected = score(probability, item.submission["prediction"], resolution.event_occurred)
         if item.score != expected:
-            raise Rule(f"{where} score differs from its probability scored against the "
-                       f"outcome ({expected})")  # fmt: skip
+            raise Rule(
+                f"{where} score differs from its probability scored against the "
+                f"outcome ({expected})"
+            )
 
 
-def verify_resolution(data: Any, *, where: str = "artifact") -> Verified[Resolution]:
+def verify_resolution(
+    data: Any, *, where: str = "artifact", now: datetime | None = None
+) -> Verified[Resolution]:
     """A resolution (``pitfall_live_shadow_resolution``): its commitment (``shadow
     verify``), then what ``shadow resolve`` guarantees of what it holds: the label it
-    embeds agrees with it and was not dated after it was made, and every completed
-    attempt's score is its probability scored against the outcome."""
+    embeds agrees with it and was not dated after it was made (nor, given ``now``, after
+    today anywhere), and every completed attempt's score is its probability scored
+    against the outcome."""
     with _naming(where, RESOLUTION):
         digest, resolution = _committed(data, Resolution)
         created = moment(resolution.created_at, "created_at")
         sha256_hex(resolution.seal_commitment_sha256, "seal_commitment_sha256")
         label = _label(resolution.label, created)
+        if now is not None:
+            _label(resolution.label, now)
         if (label.scenario_id, label.resolved_at, label.event_occurred) != (
-            resolution.scenario_id, resolution.resolved_at, resolution.event_occurred
-        ):  # fmt: skip
+            resolution.scenario_id,
+            resolution.resolved_at,
+            resolution.event_occurred,
+        ):
             raise Rule("its label names another scenario_id, resolved_at or event_occurred")
         _check_scores(resolution)
         return Verified(where, RESOLUTION, digest, resolution)
@@ -463,7 +501,6 @@ VERIFIERS: dict[str, Callable[..., Verified[Any]]] = {
     PLAN_COMMITMENT: verify_plan_commitment,
     SUITE: verify_suite,
     SEAL: verify_seal,
-    RESOLUTION: verify_resolution,
 }
 
 
@@ -473,9 +510,11 @@ def _kind(data: Any) -> str:
         raise Rule("not a PITFALL artifact (a JSON object is expected)")
     kind = data.get("artifact_type")
     if isinstance(kind, str) and kind.startswith(LEGACY_PREFIX):
-        raise Rule("the earlier finagentbench_* namespace: PITFALL's current verifier "
-                   "accepts only pitfall_* artifacts, and keeps such a seal as history, never "
-                   "a member of a sealed suite")  # fmt: skip
+        raise Rule(
+            "the earlier finagentbench_* namespace: PITFALL's current verifier "
+            "accepts only pitfall_* artifacts, and keeps such a seal as history, never "
+            "a member of a sealed suite"
+        )
     if kind == BASELINE:
         raise Rule("a judged-point baseline: `pit-harness points import` reads it")
     if kind not in ARTIFACT_TYPES:
@@ -487,12 +526,14 @@ def _kind(data: Any) -> str:
 
 def verify(data: Any, *, where: str = "artifact", now: datetime | None = None) -> Verified[Any]:
     """Any of the six artifacts, by its ``artifact_type``, every check of its own made
-    (``now``: when a label's date must have begun somewhere)."""
+    (``now``: the time by which a label's date must have begun somewhere)."""
     raw = data.get("artifact_type") if isinstance(data, dict) else None
     with _naming(where, str(raw)):
         kind = _kind(data)
     if kind == LABEL:
         return verify_label(data, where=where, now=now)
+    if kind == RESOLUTION:
+        return verify_resolution(data, where=where, now=now)
     return VERIFIERS[kind](data, where=where)
 
 
