@@ -15,7 +15,6 @@ shown, never ranked (``Imported.rankable``).
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -24,16 +23,14 @@ from typing import Any
 
 from harness.points import model
 from harness.points.artifacts import answer_set
+from harness.points.jsonfile import MAX_BYTES, JsonFileError, read_json
 from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL, JudgeOutputError, parse_verdict
 from harness.points.markdown import Point, suite_sha256
 from harness.points.metrics import CLASSES, summary
 
 ARTIFACT_TYPE = "pitfall_point_baseline"
 PINNED_JUDGE = {"model": DEFAULT_MODEL, "reasoning_effort": DEFAULT_EFFORT}
-# The 174 public points' artifact is about 1.3 MB and nests 5 deep; these leave room for
-# suites many times larger while refusing a file built to exhaust memory or the parser.
-MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
-MAX_DEPTH = 32
+MAX_ARTIFACT_BYTES = MAX_BYTES  # the limits of every file read from elsewhere
 STATUS_REFUSED = {
     "running": "the run was still going when the file was written",
     "incomplete": "some of its points did not complete (PITFALL's own verify refuses it too)",
@@ -110,46 +107,12 @@ def _legacy(data: dict[str, Any]) -> str | None:
     return None
 
 
-def _text(file: Path) -> str:
-    with file.open("rb") as handle:  # read at most one byte past the limit, whatever the file
-        raw = handle.read(MAX_ARTIFACT_BYTES + 1)
-    if len(raw) > MAX_ARTIFACT_BYTES:
-        raise ArtifactError(
-            f"{file}: larger than {MAX_ARTIFACT_BYTES} bytes "
-            f"({MAX_ARTIFACT_BYTES >> 20} MiB), the limit for an artifact"
-        )
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ArtifactError(f"{file}: not UTF-8 text") from None
-
-
-def _deeper_than(data: Any, limit: int) -> bool:
-    stack = [(data, 1)]
-    while stack:  # a loop, not recursion: the depth is what is being checked
-        node, depth = stack.pop()
-        if isinstance(node, dict | list):
-            if depth > limit:
-                return True
-            children = node.values() if isinstance(node, dict) else node
-            stack.extend((child, depth + 1) for child in children)
-    return False
-
-
 def read_artifact(path: str | os.PathLike[str]) -> dict[str, Any]:
     file = Path(path)
-    text = _text(file)
-    too_deep = f"{file}: nested deeper than {MAX_DEPTH} levels, the limit for an artifact"
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ArtifactError(f"{file}: not complete JSON (truncated?): {exc}") from None
-    except RecursionError:  # deeper than the parser goes is deeper than the limit
-        raise ArtifactError(too_deep) from None
-    except ValueError as exc:  # a number longer than Python converts
-        raise ArtifactError(f"{file}: not JSON that can be read: {exc}") from None
-    if _deeper_than(data, MAX_DEPTH):
-        raise ArtifactError(too_deep)
+        data = read_json(file)
+    except JsonFileError as exc:
+        raise ArtifactError(str(exc)) from None
     if not isinstance(data, dict):
         raise ArtifactError(f"{file}: not a PITFALL artifact (a JSON object is expected)")
     legacy = _legacy(data)

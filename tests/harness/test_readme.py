@@ -73,7 +73,8 @@ NOT_RUN = {
     ("docs/sandbox.md", '"capabilities": {'): "an excerpt of a receipt, not a command",
     ("docs/points.md", "pit-harness points validate"): "a list of the verbs; tests/harness/points/"
     "test_points.py runs validate, list, render and show on the real points, and its own "
-    "walk-through runs validate, answer, judge and verify",
+    "walk-through runs validate, answer, judge and verify; test_points_pitfall_suite.py runs "
+    "pitfall-suite on a cohort built as PITFALL writes one",
     ("docs/site.md", "cp .env.example .env"): "needs a Docker engine; test_deploy checks the "
     "compose file, the proxy configuration and the image's runtime instead",
     ("docs/release.md", "curl --fail"): "downloads from the SEC; tests/harness/release/"
