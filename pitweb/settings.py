@@ -295,6 +295,7 @@ SPECTACULAR_SETTINGS = {
         "JudgedSetOriginEnum": "pitweb.points.enums.JUDGED_ORIGIN",
         "AnswerSetOriginEnum": "pitweb.points.enums.ANSWER_ORIGIN",
         "AnswerSetTimingEnum": "pitweb.points.enums.ANSWER_TIMING",
+        "PointSetKindEnum": "pitweb.points.enums.POINT_SET_KIND",
         "LogEntryKindEnum": "pitweb.forward.enums.ENTRY_KIND",
         "CommitmentStateEnum": "pitweb.forward.enums.COMMITMENT_STATE",
         "ForwardRunKindEnum": "pitweb.forward.enums.RUN_KIND",

@@ -58,6 +58,7 @@ class PointSetOut(Serializer):
 
     name = serializers.CharField()
     title = serializers.CharField()
+    kind = serializers.ChoiceField(choices=enums.POINT_SET_KIND)
     state = serializers.ChoiceField(choices=enums.POINT_SET_STATE)
     points = serializers.IntegerField()
     reveal_on = serializers.DateField(allow_null=True)

@@ -11,7 +11,7 @@ from django.utils.text import capfirst
 
 from harness.points.gates import UNRELIABLE, USABLE
 from harness.points.metrics import CLASSES, FAIL, HARNESS_ERROR, PASS
-from pitweb.points.models import STATE_WORDS, AnswerSet, JudgedSet, PointSetState
+from pitweb.points.models import STATE_WORDS, AnswerSet, JudgedSet, PointSet, PointSetState
 from pitweb.runs.presentation import words
 
 Choices = list[tuple[str, str]]
@@ -64,5 +64,10 @@ POINT_SET_STATE: Choices = [
     (str(s), STATE_WORDS[s].format(when="its reveal date")) for s in PointSetState
 ]
 JUDGED_ORIGIN: Choices = [(str(o), _said(o, JUDGED_ORIGIN_WORDS[o])) for o in JudgedSet.Origin]
+POINT_SET_KIND: Choices = [
+    (str(PointSet.Kind.FIXED), "fixed: point files whose Ground Truth existed when the set was made"),
+    (str(PointSet.Kind.LIVE_SHADOW), "live_shadow: Questions whose outcome did not exist yet, "
+     "each resolved after its resolution date"),
+]  # fmt: skip
 ANSWER_TIMING: Choices = [(str(t), _said(t, ANSWER_TIMING_WORDS[t])) for t in AnswerSet.Timing]
 ANSWER_ORIGIN: Choices = [(str(o), _said(o, ANSWER_ORIGIN_WORDS[o])) for o in AnswerSet.Origin]

@@ -277,6 +277,28 @@ class Verdict(models.Model):
         ]
 
 
+class PitfallArtifact(models.Model):
+    """One of PITFALL's sealed-suite or live-shadow artifacts (``harness.points.
+    pitfall_suite``), kept as the bytes uploaded: each verified on its own by the engine,
+    and all of them together, before any is stored. Its digest is its commitment's
+    payload digest (a label's: the sha256 of the label itself)."""
+
+    digest = models.CharField(max_length=64, unique=True)
+    artifact_type = models.CharField(max_length=64)
+    name = models.TextField()  # the file's name as uploaded
+    raw = models.TextField()  # the file's text, exactly
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    imported_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["imported_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.artifact_type} {self.digest[:12]}"
+
+
 class ModelEndpoint(models.Model):
     """A model staff register for the workers to call: an OpenAI-compatible endpoint, the
     model id sent to it, and how hard the workers may push it. The API key is never

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 from django.db.models import Count, Prefetch, QuerySet
 from django.db.models.fields.json import KeyTransform
+from django.utils import timezone
 
 from harness.points.artifacts import typed
 from harness.points.demo import DEMO_MODEL
@@ -26,8 +27,20 @@ from harness.points.metrics import (
     wilson,
 )
 from harness.points.model import Reliability, plain
+from harness.points.pitfall_cohort import SuiteSummary, check_together, summarize
+from harness.points.pitfall_records import PitfallArtifactError
+from harness.points.pitfall_suite import Verified, verify
 from harness.points.questions import questions_document as harness_questions_document
-from pitweb.points.models import AnswerSet, JudgedSet, Point, PointSet, PointsJob, Verdict
+from pitweb.core.inputs import read_json
+from pitweb.points.models import (
+    AnswerSet,
+    JudgedSet,
+    PitfallArtifact,
+    Point,
+    PointSet,
+    PointsJob,
+    Verdict,
+)
 
 # a set's name is a slug: anything else (a NUL, a path, a long string) names no set and
 # never reaches the database
@@ -62,6 +75,7 @@ def point_set_rows(sets: QuerySet[PointSet]) -> list[dict[str, Any]]:
         {
             "name": s.name,
             "title": s.title,
+            "kind": s.kind,
             "state": s.state,
             "points": s.point_count,  # type: ignore[attr-defined]
             "reveal_on": s.reveal_on.isoformat() if s.reveal_on else None,
@@ -440,3 +454,23 @@ def job_progress(job: PointsJob) -> dict[str, Any]:
         "answer_set": job.answer_set_id,
         "judged_set": job.judged_set_id,
     }
+
+
+def stored_artifacts() -> list[Verified[Any]]:
+    """Every stored PITFALL artifact, verified again by the engine (what a page shows of
+    them is never taken on trust from the database)."""
+    now = timezone.now()
+    return [
+        verify(read_json(a.raw.encode("utf-8"), a.name), where=a.name, now=now)
+        for a in PitfallArtifact.objects.all()
+    ]
+
+
+def pitfall_suites() -> tuple[list[SuiteSummary], list[str]]:
+    """What the stored PITFALL artifacts show, suite by suite, and the checks between
+    them that held (in words): a page shows this, from artifacts verified again."""
+    artifacts = stored_artifacts()
+    together = check_together(artifacts)
+    if together.failures:  # the import refuses this; say it if the rows were edited
+        raise PitfallArtifactError("the stored artifacts", "cohort", str(together.failures[0]))
+    return summarize(artifacts), together.held

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_POST
 
 from harness.points.live import LivePoint, answers_close, market_day
 from harness.points.metrics import CLASSES
+from harness.points.pitfall_records import PitfallArtifactError
 from pitweb import charts
 from pitweb.accounts.access import staff_required
 from pitweb.core.errors import SubmissionError, bad_request_page
@@ -29,6 +30,7 @@ from pitweb.points.engine import live_points
 from pitweb.points.models import (
     AnswerSet,
     ModelEndpoint,
+    PitfallArtifact,
     PointSet,
     PointSetState,
     PointsJob,
@@ -36,7 +38,7 @@ from pitweb.points.models import (
 from pitweb.points.render import markdown_html
 
 SET_COLUMNS = (
-    "name", "title", "state", "points", "reveal_on", "commitment", "question_digest",
+    "name", "title", "kind", "state", "points", "reveal_on", "commitment", "question_digest",
     "suite_sha256", "salt", "ranked",
 )  # fmt: skip
 # a set whose judge failed its controls has every figure empty, the rule it broke in
@@ -227,6 +229,47 @@ def points_board_page(request: HttpRequest) -> HttpResponse:
         "points/board.html",
         {**found, "figures": figures, "classes": CLASSES, "error_classes": CLASSES[1:]},
     )
+
+
+def pitfall_page(request: HttpRequest) -> HttpResponse:
+    """PITFALL's own cohorts (sealed suites, live-shadow seals and resolutions), as its
+    tools wrote them: every artifact verified again by the engine on each view, and what
+    they show suite by suite. Staff upload more here (POST)."""
+    if request.method == "POST":
+        if not request.user.is_staff:
+            return render(request, "403.html", status=403)
+        try:
+            files = request.FILES.getlist("artifacts")
+            if not files:
+                raise SubmissionError("invalid_input", "send the artifacts as files 'artifacts'")
+            stored = services.pitfall_artifacts_import(
+                user=_user(request), uploads=[(f.name or "artifact.json", f) for f in files]
+            )
+        except SubmissionError as exc:
+            return _refused(request, exc)
+        messages.success(request, f"{len(stored)} new artifact(s) verified and stored.")
+        return redirect(reverse("pitfall-cohorts"))
+    try:
+        suites, held = selectors.pitfall_suites()
+    except PitfallArtifactError as exc:
+        return render(
+            request, "400.html", {"message": f"Stored artifacts do not hold: {exc}"}, status=500
+        )
+    return render(
+        request,
+        "points/pitfall.html",
+        {"suites": suites, "held": held, "artifacts": PitfallArtifact.objects.all()},
+    )
+
+
+def pitfall_artifact_json(request: HttpRequest, digest: str) -> HttpResponse:
+    """One stored PITFALL artifact, byte for byte as uploaded."""
+    found = (
+        PitfallArtifact.objects.filter(digest=digest[:64]).first() if len(digest) == 64 else None
+    )
+    if found is None:
+        raise Http404("no such artifact")
+    return HttpResponse(found.raw.encode("utf-8"), content_type="application/json")
 
 
 def questions_json(request: HttpRequest, name: str) -> JsonResponse:

@@ -19,7 +19,7 @@ from pitweb.execution.models import ExecutionCell, ExecutionJob, ExecutionState
 from pitweb.forward import enums as forward_enums
 from pitweb.forward.models import ForwardRun, LogEntry
 from pitweb.points import enums as points_enums
-from pitweb.points.models import AnswerSet, JudgedSet, PointSetState
+from pitweb.points.models import AnswerSet, JudgedSet, PointSet, PointSetState
 from pitweb.runs import enums as run_enums
 from pitweb.runs.models import (
     CutoffRelation,
@@ -77,6 +77,7 @@ CLOSED: dict[tuple[str, str], tuple[str, set[str]]] = {
     ("VerdictOut", "outcome"): ("VerdictOutcomeEnum", OUTCOMES),
     ("AnswerSetOut", "origin"): ("AnswerSetOriginEnum", set(AnswerSet.Origin.values)),
     ("AnswerSetOut", "timing"): ("AnswerSetTimingEnum", set(AnswerSet.Timing.values)),
+    ("PointSetOut", "kind"): ("PointSetKindEnum", set(PointSet.Kind.values)),
     ("CommitmentOut", "state"): ("CommitmentStateEnum", {"live", "withdrawn"}),
     ("ForwardRunOut", "kind"): ("ForwardRunKindEnum", set(ForwardRun.Kind.values)),
     ("ForwardRunOut", "status"): ("ForwardRunStatusEnum", set(ForwardRun.Status.values)),

@@ -1,7 +1,8 @@
 """Writes for judged points, one module per idea: point sets (``point_sets``: an upload,
 the reveal), live-shadow cohorts (``live``: sealed, resolved, finalized), the points jobs
 (``jobs``: models, requests, dispatch, the sweep's share) and the answer and judged sets
-they make (``answers``: the workers' results, a submitter's upload, PITFALL's import).
+they make (``answers``: the workers' results, a submitter's upload, PITFALL's import), and
+PITFALL's own cohorts' artifacts (``pitfall``).
 Callers use this package's names; the modules import one way (``live`` -> ``answers`` ->
 ``jobs`` -> ``point_sets``), and none of them imports ``work``: the work calls these
 services, never the reverse.
@@ -25,6 +26,7 @@ from pitweb.points.services.jobs import (
     points_requeue_stale,
 )
 from pitweb.points.services.live import live_cohort_create, live_point_resolve
+from pitweb.points.services.pitfall import pitfall_artifacts_import
 from pitweb.points.services.point_sets import (
     point_set_create,
     point_set_upload,
@@ -41,6 +43,7 @@ __all__ = [
     "live_cohort_create",
     "live_point_resolve",
     "model_register",
+    "pitfall_artifacts_import",
     "pitfall_import",
     "point_set_create",
     "point_set_reveal",

@@ -25,7 +25,14 @@ from pitweb.points.archives import ArchiveError, Limits, unpack
 from pitweb.points.models import Point, PointSet, PointSetState
 
 NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
-RESERVED_NAMES = {"upload", "models", "board", "jobs", "live"}  # a page of its own under /points/
+RESERVED_NAMES = {
+    "upload",
+    "models",
+    "board",
+    "jobs",
+    "live",
+    "pitfall",
+}  # a page of its own under /points/
 
 
 def _loaded(folder: Path) -> list[EnginePoint]:
