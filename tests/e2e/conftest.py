@@ -17,6 +17,7 @@ from tests.pitweb.conftest import (  # noqa: F401 - fixtures shared with the sit
     fresh_cache,
     longer_window_run,
     memory_cheat_run,
+    other,
     picky_run,
     priced_release,
     private_storage,

@@ -11,7 +11,9 @@ fails, so one run lists all that is left to fix."""
 
 from __future__ import annotations
 
+import datetime as dt
 import io
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,14 +26,18 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
 from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
 
+from harness.points.live import LivePoint, market_day
 from pitweb.board.services import snapshot_publish
 from pitweb.execution.models import ExecutionJob, ExecutionState, RegisteredAgent
+from pitweb.points import services as points_services
 from pitweb.points.models import JudgedSet
 from pitweb.runs.models import Run
 from tests.e2e.conftest import settled
 from tests.e2e.test_site import submit
 from tests.pitweb.conftest import Artifacts
+from tests.support import pitfall_cohort as pitfall_build
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -51,6 +57,7 @@ class Seeded:
     execution: int
     point_set: str
     judged: int
+    live_cohort: str
 
 
 @dataclass(frozen=True)
@@ -96,6 +103,10 @@ PAGE_TYPES = [
     PageType("point-set", lambda s: f"/points/{s.point_set}/", staff_differs=True),
     PageType("judged-set", lambda s: f"/points/{s.point_set}/judged/{s.judged}/"),
     PageType("points-models", lambda s: "/points/models/", staff_only=True),
+    PageType("points-board", lambda s: "/points/board/"),
+    PageType("live-cohort", lambda s: f"/points/{s.live_cohort}/", staff_differs=True),
+    PageType("pitfall-cohorts", lambda s: "/points/pitfall/", staff_differs=True),
+    PageType("point-set-upload", lambda s: "/points/upload/", staff_only=True),
     PageType("agents", lambda s: "/agents/", staff_differs=True, signed_in_only=True),
     PageType("execution", lambda s: f"/executions/{s.execution}/", staff_differs=True),
     PageType("forward", lambda s: "/forward/", staff_differs=True),
@@ -211,7 +222,23 @@ def seeded(
     settled()
     judged = JudgedSet.objects.select_related("answer_set__point_set").order_by("pk").first()
     assert judged is not None
-    return Seeded(a, b, snapshot.pk, execution.pk, judged.answer_set.point_set.name, judged.pk)
+    # a live-shadow cohort sealed today, and a PITFALL cohort as its tools write one
+    today = market_day(timezone.now())
+    live = points_services.live_cohort_create(
+        user=staff, name="live-tour", title="", points=[LivePoint(
+            id="close-up", question="Will the index close higher in a week?", as_of=today,
+            resolves_on=today + dt.timedelta(days=7), resolution="The exchange's closes.")],
+    )  # fmt: skip
+    built = pitfall_build.cohort()
+    uploads = [
+        (f"{n}.json", io.BytesIO(json.dumps(artifact).encode()))
+        for n, artifact in enumerate([built["plan"], built["public"], *built["seals"],
+                                      built["suite"], built["label"], built["resolution"]])
+    ]  # fmt: skip
+    points_services.pitfall_artifacts_import(user=staff, uploads=uploads)
+    return Seeded(
+        a, b, snapshot.pk, execution.pk, judged.answer_set.point_set.name, judged.pk, live.name
+    )
 
 
 def _audiences(kind: PageType, submitter: User, staff: User) -> list[tuple[str, User | None]]:
