@@ -45,6 +45,11 @@ NOT_RUN = {
     "minutes of it; .ci/run runs it after the tests, and tests/harness/agents/test_inspect.py "
     "runs the Inspect half",
     ("docs/architecture.md", " submitter's machine"): "a diagram, not a command",
+    ("docs/points.md", "pit-harness points answer --questions questions.json"): (
+        "needs a model and a site's sealed set: tests/harness/points/test_points_questions.py "
+        "runs `points answer --questions` on a published Questions document against a "
+        "loopback model, and tests/pitweb/points/test_sealed_answers.py uploads such answers"
+    ),
     ("docs/site.md", 'curl -o commitments-log.json "$PITWEB_URL/forward/log.json"'): (
         "needs a site that serves a log and a head the reader kept: "
         "tests/pitweb/forward/test_forward_execution.py downloads /forward/log.json and runs "
