@@ -7,18 +7,20 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from harness.points.live import LivePoint
+from harness.points.live import LivePoint, question_points
 from harness.points.markdown import Point as EnginePoint
 from harness.points.markdown import parse_point
 from pitweb.points.models import Point, PointSet, PointsJob
 
 
 def engine_points(point_set: PointSet) -> list[EnginePoint]:
-    """The set's points as the engine parses them, from the stored files."""
-    return [
-        parse_point(p.text, Path(p.suite or ".") / f"{p.point_id}.md")
-        for p in point_set.points.order_by("position")
-    ]
+    """The set's points as the engine parses them, from the stored files; a live-shadow
+    cohort's, until its last point is resolved, as their Questions alone (no file exists
+    yet: what an answer is made from and bound by)."""
+    rows = list(point_set.points.order_by("position"))
+    if point_set.live and any(p.resolved_at is None for p in rows):
+        return question_points(live_points(point_set, only=rows))
+    return [parse_point(p.text, Path(p.suite or ".") / f"{p.point_id}.md") for p in rows]
 
 
 def live_points(point_set: PointSet, only: list[Point] | None = None) -> list[LivePoint]:

@@ -11,12 +11,14 @@ from urllib.parse import urlsplit
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.utils import timezone
 
+from harness.points.live import LiveError, check_answerable, market_day
 from pitweb.core.audit import audit_record
 from pitweb.core.errors import SubmissionError
 from pitweb.jobs import machine
 from pitweb.jobs.dispatch import send_on_commit
-from pitweb.points.engine import estimated_calls
+from pitweb.points.engine import estimated_calls, live_points
 from pitweb.points.models import AnswerSet, ModelEndpoint, PointSet, PointSetState, PointsJob
 from pitweb.points.services.point_sets import NAME
 
@@ -67,6 +69,11 @@ def answer_job_request(
     """Have the workers answer every point of ``point_set`` with ``endpoint``."""
     if not 1 <= samples <= 20:
         raise SubmissionError("invalid_input", "samples: 1 to 20 answers per point")
+    if point_set.live and point_set.state == PointSetState.SEALED:
+        try:
+            check_answerable(live_points(point_set), market_day(timezone.now()))
+        except LiveError as exc:
+            raise SubmissionError("answers_closed", str(exc), 409) from None
     return _request(
         PointsJob(
             kind=PointsJob.Kind.ANSWER, point_set=point_set, endpoint=endpoint, samples=samples,
@@ -88,6 +95,13 @@ def judge_job_request(
     verdicts for is judged here, an imported or uploaded one included."""
     if not 2 <= stability_k <= 10 or not 1 <= stride <= 1000:
         raise SubmissionError("invalid_input", "stability_k 2-10, stride 1-1000")
+    if answer_set.point_set.live and answer_set.point_set.state == PointSetState.SEALED:
+        raise SubmissionError(
+            "not_finalized",
+            f"live-shadow cohort {answer_set.point_set.name} is judged when its last point "
+            "is resolved: its outcomes do not all exist yet",
+            409,
+        )
     if answer_set.awaits_reveal:
         raise SubmissionError(
             "sealed_until_reveal",

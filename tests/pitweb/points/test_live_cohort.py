@@ -111,6 +111,15 @@ def test_a_live_cohort_from_seal_to_judgment(
     closed = _upload(other, answers_other)
     assert closed.status_code == 409 and closed.json()["error"]["code"] == "answers_closed"
     assert AnswerSet.objects.count() == 1
+    # the site's workers are held to the same date; and nothing is judged before the last
+    # outcome exists
+    late_job = client.post("/points/march-cohort/jobs/", {"kind": "answer", "endpoint": "agent"})
+    assert late_job.status_code == 409 and b"answers closed" in late_job.content
+    early_judge = client.post(
+        "/points/march-cohort/jobs/",
+        {"kind": "judge", "endpoint": "judge", "answer_set": AnswerSet.objects.get().pk},
+    )
+    assert early_judge.status_code == 409 and not PointsJob.objects.exists()
     # a point resolves only once its resolution date has passed in New York
     clock("2026-03-11T03:00")  # 23:00 on the 10th there
     early = _resolve(client, "up-by-tenth")

@@ -12,11 +12,15 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from harness import canonical
 from harness.forward.log import verify_log
 from harness.points.artifacts import as_stored
+from harness.points.live import LivePoint, market_day
 from harness.points.model import plain
 from harness.points.questions import questions_points
 from harness.points.run import answer_points
@@ -80,8 +84,19 @@ def test_answers_to_a_sealed_set_are_logged_and_judged_only_at_the_reveal(
     right = _answers(url, asked, model="knows-all")
     server.agent = lambda question, n: "It is 99."
     wrong = _answers(url, asked, model="knows-none")
-    replies = [_upload(submitter, sealed, right), _upload(other, sealed, wrong)]
+    # the log holds an entry already (another cohort's seal): both uploads append after it
+    today = market_day(timezone.now())
+    services.live_cohort_create(user=staff, name="elsewhere", title="", points=[LivePoint(
+        id="q", question="Will it rain?", as_of=today, resolves_on=today, resolution="Sky.")])  # fmt: skip
+    replies, work = [], []
+    for user, body in ((submitter, right), (other, wrong)):
+        with CaptureQueriesContext(connection) as queries:
+            replies.append(_upload(user, sealed, body))
+        work.append([q["sql"][:60] for q in queries.captured_queries])
     assert [r.status_code for r in replies] == [201, 201]
+    # the same work for right and wrong answers: the same statements, in the same order
+    # (nothing reads a hidden section, nothing is judged), so no timing tells them apart
+    assert work[0] == work[1], "\n".join(map(str, work))
     acks = [r.json() for r in replies]
     # the sender learns that it was received, sealed until the reveal: nothing that
     # differs between right and wrong answers but the digest and the model it names
@@ -89,16 +104,16 @@ def test_answers_to_a_sealed_set_are_logged_and_judged_only_at_the_reveal(
     assert acks[0]["received"] == f"received, sealed until {sealed.reveal_on}"
     assert acks[0]["judge_jobs"] == [] and acks[0]["timing"] == "before_reveal"
     assert not PointsJob.objects.exists() and not JudgedSet.objects.exists()
-    entries = list(LogEntry.objects.order_by("seq"))
-    assert [e.kind for e in entries] == ["answers", "answers"]
+    entries = list(LogEntry.objects.filter(kind="answers").order_by("seq"))
+    assert [e.kind for e in LogEntry.objects.order_by("seq")] == ["seal", "answers", "answers"]
     assert entries[0].body["answers"]["answer_set"] == canonical.digest(right)
     assert entries[0].body["answers"]["point_set_commitment"] == sealed.commitment
-    assert acks[0]["log_entry"] == {"seq": 1, "digest": entries[0].digest,
+    assert acks[0]["log_entry"] == {"seq": 2, "digest": entries[0].digest,
                                     "stamped_at": entries[0].body["stamped_at"]}  # fmt: skip
     verify_log(Client().get("/forward/log.json").json())
     # the same body again: the same acknowledgement, no second entry
     again = _upload(submitter, sealed, right)
-    assert again.status_code == 200 and LogEntry.objects.count() == 2
+    assert again.status_code == 200 and LogEntry.objects.count() == 3
     # nobody, staff included, has it judged before the reveal
     staff_client = Client()
     staff_client.force_login(staff)
