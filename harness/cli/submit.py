@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cli.common import UsageError
-from harness.outcomes import EXIT_INTERNAL, EXIT_USAGE
+from harness.outcomes import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 from harness.progress import terminal_bar
 from harness.submit.client import Part, Refused, SiteClient, SiteFailure, is_loopback, printable
 from harness.submit.credentials import SITE_VARIABLE, TokenError, find_token
@@ -30,7 +30,10 @@ Upload a run (its receipt and trajectory, the price file it was priced with, and
 optionally its config) or an answer set to a pitweb site, then wait for the site's
 verdict: each state is printed once as the site reaches it (received, verifying,
 verified or mismatch with the check named; an answer set's judge job: queued,
-running, judged), and the page on the site is printed. A bar shows the upload's
+running, judged), and the page on the site is printed. An answer set for a sealed
+point set (made with `pit-harness points answer --questions`) is not judged before
+the set's reveal: the site's receipt (received, sealed until DATE, and its
+commitment log entry) is printed, and nothing is waited for. A bar shows the upload's
 progress when stdout and stderr are terminals (never when output is piped;
 PIT_PROGRESS=0 turns it off).
 
@@ -44,7 +47,8 @@ line lands in the shell's history. The site's address is --site, else PITWEB_URL
 EPILOG = """\
 exit codes:
   0  verified: every hash and score re-derived by the site and equal (an answer
-     set: judged by the site's judge, its controls held)
+     set: judged by the site's judge, its controls held; for a sealed set:
+     received and logged, judged at its reveal)
   1  refuted: the site re-derived the run and a hash or a score differs (named)
   2  refused: the site refused the upload (a bad token, a file too large, a field
      it does not take, a receipt that is not what it claims; its words are
@@ -157,6 +161,19 @@ def _submit_answers(client: SiteClient, args: argparse.Namespace, parts: list[Pa
     else:
         print(f"already uploaded: the same answers are answer set {number}", flush=True)
     print(f"point set: {_page(client, answer_set)}", flush=True)
+    received = answer_set.get("received")
+    if isinstance(received, str) and received:
+        # a sealed set: stored and logged, judged at the reveal; nothing more to wait for
+        entry = answer_set.get("log_entry") or {}
+        print(printable(received, 200), flush=True)
+        if isinstance(entry, dict) and entry.get("digest"):
+            print(
+                f"commitment log entry {printable(str(entry.get('seq')), 20)} "
+                f"{printable(str(entry.get('digest')), 80)} at "
+                f"{printable(str(entry.get('stamped_at')), 40)} (keep it: it is your receipt)",
+                flush=True,
+            )
+        return EXIT_OK
     urls = answer_set.get("judge_job_urls")
     if not isinstance(urls, list) or not urls:
         print(

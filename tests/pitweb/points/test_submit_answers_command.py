@@ -2,7 +2,8 @@
 the site's judge on arrival (the loopback chat server plays the models), its figures and
 page told (exit 0); a judge that fails its controls is the site's problem (exit 3); a
 tampered or misdirected answer set is refused in the API's words with nothing stored
-(exit 2); a site that judges no upload on arrival gives no verdict to wait for (exit 3)."""
+(exit 2); answers to a sealed set are received and logged, nothing to wait for (exit 0);
+a site that judges no upload on arrival gives no verdict to wait for (exit 3)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,15 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
+from harness.points.artifacts import as_stored
+from harness.points.model import plain
+from harness.points.questions import questions_points
+from harness.points.run import answer_points
 from pitweb.points import services
 from pitweb.points.models import AnswerSet, JudgedSet, PointSet
+from pitweb.points.selectors import questions_document
 from tests.support.chat_server import Chat
+from tests.support.points import answerer
 from tests.support.points_site import answered_by, endpoints, knows_first, point_files, zipped
 from tests.support.submit import Done, submit
 
@@ -107,18 +114,30 @@ def test_a_tampered_answer_set_is_refused_exit_2_in_words_and_nothing_is_stored(
     assert AnswerSet.objects.count() == before and done.out == ""
 
 
-def test_answers_for_a_sealed_set_are_refused_exit_2(
-    live_server: Any, answers: Path, token: str, staff: User, tmp_path: Path
-) -> None:
+def test_answers_for_a_sealed_set_are_received_and_logged_exit_0(
+    live_server: Any, answers: Path, token: str, staff: User, tmp_path: Path,
+    chat: tuple[Chat, str],
+) -> None:  # fmt: skip
     import datetime as dt
 
-    services.point_set_upload(
-        user=staff, name="sealed", title="", archive=io.BytesIO(zipped(point_files(2))),
+    _, url = chat
+    sealed = services.point_set_upload(
+        user=staff, name="sealed", title="", archive=io.BytesIO(zipped(point_files(5))),
         state="sealed", reveal_on=dt.date(2030, 1, 1),
     )  # fmt: skip
+    # another set's answers: refused, nothing stored
     done = send(answers, live_server.url, token, tmp_path, point_set="sealed")
     assert done.code == 2, done
-    assert "(HTTP 409, sealed_point_set)" in done.err and "is sealed until 2030-01-01" in done.err
+    assert "(HTTP 400, incomplete_cohort)" in done.err and not sealed.answer_sets.exists()
+    # answers made from its published Questions: received, and the log entry told
+    asked = questions_points(json.loads(json.dumps(questions_document(sealed))))
+    made = tmp_path / "sealed-answers.json"
+    made.write_text(json.dumps(as_stored(plain(answer_points(answerer(url), asked)))))
+    done = send(made, live_server.url, token, tmp_path, point_set="sealed")
+    assert done.code == 0, done
+    assert "received, sealed until 2030-01-01" in done.out
+    assert "commitment log entry 1 sha256:" in done.out and "judged" not in done.out
+    assert not JudgedSet.objects.exists()
 
 
 def test_an_unknown_point_set_is_refused_exit_2(
