@@ -23,8 +23,6 @@ import shutil
 import tarfile
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -36,15 +34,15 @@ from django.utils import timezone
 
 from harness.market.prices import load_prices
 from harness.points.answer import AgentConfig, Answerer
-from harness.points.demo import DEMO_MODEL, READERS, served
+from harness.points.demo import DEMO_MODEL, READERS
 from harness.points.live import LivePoint
-from harness.points.markdown import load_points
 from harness.points.model import plain
 from harness.points.questions import questions_points
 from harness.points.replies import NO_KEY
 from harness.points.run import answer_points
 from pitweb.points import services
 from pitweb.points.board import points_board_view
+from pitweb.points.management.commands.demo_points import demo_model_at
 from pitweb.points.models import AnswerSet, PointSet, PointSetState, PointsJob
 from pitweb.points.selectors import questions_document
 
@@ -62,15 +60,6 @@ RESOLVED_AT = datetime(2024, 3, 18, 15, 0, tzinfo=UTC)
 
 def prices_file() -> Path:
     return Path(settings.VAR_DIR) / "demo" / "forward" / "reference-prices-SYNTHETIC.csv"
-
-
-@contextmanager
-def _served(url: str | None, folder: Path) -> Iterator[str]:
-    if url:
-        yield url
-        return
-    with served(load_points(folder)) as here:
-        yield here
 
 
 class Command(BaseCommand):
@@ -91,7 +80,7 @@ class Command(BaseCommand):
         self.submitter = users.objects.get(username=options["submitter"])
         self.deadline = time.monotonic() + options["timeout"]
         folder = Path(settings.BASE_DIR) / "examples" / "finance-points"
-        with _served(options["demo_model"], folder) as url:
+        with demo_model_at(options["demo_model"], folder) as url:
             self.url = url
             self.judge = services.model_register(
                 user=self.staff, name="demo-judge", base_url=url, model=DEMO_MODEL,

@@ -40,7 +40,7 @@ def _archive(folder: Path) -> io.BytesIO:
 
 
 @contextmanager
-def _served(url: str | None, folder: Path) -> Iterator[str]:
+def demo_model_at(url: str | None, folder: Path) -> Iterator[str]:
     """The demo model at ``url``, or one served here for as long as the command runs."""
     if url:
         yield url
@@ -77,7 +77,7 @@ class Command(BaseCommand):
                 source="written by the pitweb project for its demo (examples/finance-points)",
             )  # fmt: skip
             self.stdout.write(f"point set {NAME}: sealed, commitment {point_set.commitment}")
-        with _served(options["demo_model"], folder) as url:
+        with demo_model_at(options["demo_model"], folder) as url:
             judge = services.model_register(
                 user=staff, name="demo-judge", base_url=url, model=DEMO_MODEL, concurrency=2
             )
