@@ -98,6 +98,7 @@ class JudgedRowOut(Serializer):
     judged_set = serializers.IntegerField()
     model = serializers.CharField(help_text="the answering model")
     answers = serializers.ChoiceField(choices=enums.ANSWER_ORIGIN)  # where they came from
+    timing = serializers.ChoiceField(choices=enums.ANSWER_TIMING)  # beside the labels' reveal
     judge = serializers.CharField(help_text="model/effort")
     judge_pinned = serializers.BooleanField()
     judge_is_demo = serializers.BooleanField()

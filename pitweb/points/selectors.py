@@ -254,6 +254,7 @@ def judged_rows(judged: list[JudgedSet]) -> list[dict[str, Any]]:
                 "judged_set": j.pk,
                 "model": j.answer_set.model,
                 "answers": j.answer_set.origin,
+                "timing": j.answer_set.timing,
                 "judge": f"{j.judge_model}/{j.judge_effort}",
                 "judge_pinned": j.judge_pinned,
                 "judge_is_demo": j.judge_model == DEMO_MODEL,

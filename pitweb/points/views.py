@@ -44,7 +44,7 @@ SET_COLUMNS = (
 # a set whose judge failed its controls has every figure empty, the rule it broke in
 # figures_withheld_because, and its controls' figures beside it
 JUDGED_COLUMNS = (
-    "judged_set", "model", "answers", "judge", "judge_pinned", "judge_is_demo", "origin", "status", "pass",
+    "judged_set", "model", "answers", "timing", "judge", "judge_pinned", "judge_is_demo", "origin", "status", "pass",
     "fail", "harness_error", "accuracy", "accuracy_low", "accuracy_high",
     "accuracy_if_errors_fail", "accuracy_if_errors_pass", "pass_at_k", *CLASSES,
     "figures_withheld_because", *selectors.CONTROLS, "tokens", "tool_calls", "cost_usd",

@@ -77,6 +77,7 @@ CLOSED: dict[tuple[str, str], tuple[str, set[str]]] = {
     ("VerdictOut", "outcome"): ("VerdictOutcomeEnum", OUTCOMES),
     ("AnswerSetOut", "origin"): ("AnswerSetOriginEnum", set(AnswerSet.Origin.values)),
     ("AnswerSetOut", "timing"): ("AnswerSetTimingEnum", set(AnswerSet.Timing.values)),
+    ("JudgedRowOut", "timing"): ("AnswerSetTimingEnum", set(AnswerSet.Timing.values)),
     ("PointSetOut", "kind"): ("PointSetKindEnum", set(PointSet.Kind.values)),
     ("CommitmentOut", "state"): ("CommitmentStateEnum", {"live", "withdrawn"}),
     ("ForwardRunOut", "kind"): ("ForwardRunKindEnum", set(ForwardRun.Kind.values)),
