@@ -457,13 +457,15 @@ def point_set_reveal_page(request: HttpRequest, name: str) -> HttpResponse:
         jobs = services.point_set_reveal(point_set=point_set, user=_user(request))
     except SubmissionError as exc:
         return _refused(request, exc)
-    waiting = point_set.answer_sets.filter(timing=AnswerSet.Timing.BEFORE_REVEAL,
-                                           origin=AnswerSet.Origin.UPLOADED).count()  # fmt: skip
-    judged = (
-        f" {len(jobs)} answer set(s) received while it was sealed sent to the judge."
-        if len(jobs) == waiting
-        else f" {waiting} answer set(s) received while it was sealed wait for a judge: "
-        "register the site's judge, then ask for their judgment."
+    waiting = (
+        point_set.answer_sets.filter(timing=AnswerSet.Timing.BEFORE_REVEAL, judged__isnull=True)
+        .exclude(jobs__kind=PointsJob.Kind.JUDGE)
+        .count()
+    )
+    judged = f" {len(jobs)} answer set(s) made while it was sealed sent to the judge." + (
+        f" {waiting} wait for a judge: register the site's judge, then ask for their judgment."
+        if waiting
+        else ""
     )
     messages.success(
         request, f"Point set {point_set.name} revealed; its salt is published.{judged}"

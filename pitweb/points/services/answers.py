@@ -21,7 +21,7 @@ from harness.points.artifacts import ANSWER_SET, PointsArtifactError, typed
 from harness.points.baseline import answers_from_baseline, import_baseline
 from harness.points.demo import DEMO_MODEL
 from harness.points.gates import withheld_because
-from harness.points.live import LiveError, check_answerable, market_day, question_points
+from harness.points.live import LiveError, check_answerable, market_day
 from harness.points.markdown import load_points, suite_sha256
 from harness.points.metrics import outcome
 from harness.points.model import AnswerSet as AnswerSetRecord
@@ -201,16 +201,12 @@ def answer_set_upload(
     if not isinstance(body, dict) or body.get("artifact_type") != ANSWER_SET:
         raise SubmissionError("invalid_answer_set", f"answers is not a {ANSWER_SET} artifact")
     sealed = point_set.state == PointSetState.SEALED
-    if point_set.live and sealed:
-        # a live-shadow cohort: its Questions alone exist, and only until its first as-of
-        planned = live_points(point_set)
+    if point_set.live and sealed:  # answered only until its earliest as-of date passes
         try:
-            check_answerable(planned, market_day(at or timezone.now()))
+            check_answerable(live_points(point_set), market_day(at or timezone.now()))
         except LiveError as exc:
             raise SubmissionError("answers_closed", str(exc), 409) from None
-        points = question_points(planned)
-    else:
-        points = engine_points(point_set)
+    points = engine_points(point_set)  # a live cohort's: its Questions alone, until resolved
     if sealed:
         _bound_by_questions(point_set, body, len(points))
     try:
