@@ -142,6 +142,11 @@ def test_answers_to_a_sealed_set_are_logged_and_judged_only_at_the_reveal(
     assert [(a["model"], a["timing"]) for a in apart] == [("came-late", "after_reveal")]
     assert "labels were public" in apart[0]["because"]
     assert "knows-all" in Client().get("/points/board/").content.decode()
+    csv = Client().get("/points/board/?table=board&format=csv").content.decode().splitlines()
+    assert csv[0].startswith("rank,family,model") and len(csv) == 3
+    api = Client().get("/api/points/board/").json()
+    assert [r["model"] for r in api["rows"]] == ["knows-all", "knows-none"]
+    assert api["rows"][0]["class_intervals"]["completely_correct"]["share"] == 1.0
 
 
 def test_a_sealed_set_refuses_what_would_tell_a_guess_apart(
