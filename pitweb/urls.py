@@ -42,7 +42,9 @@ urlpatterns = [
     path("points/board/", points.points_board_page, name="points-board"),
     path("points/live/", points.live_cohort_create_page, name="live-cohort-create"),
     path("points/pitfall/", points.pitfall_page, name="pitfall-cohorts"),
-    path("points/pitfall/<str:digest>.json", points.pitfall_artifact_json, name="pitfall-artifact"),
+    path(
+        "points/pitfall/<str:artifact>.json", points.pitfall_artifact_json, name="pitfall-artifact"
+    ),
     path("points/<str:name>/", points.point_set_page, name="point-set"),
     path("points/<str:name>/questions.json", points.questions_json, name="point-set-questions"),
     path("points/<str:name>/reveal/", points.point_set_reveal_page, name="point-set-reveal"),

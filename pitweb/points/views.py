@@ -23,7 +23,7 @@ from pitweb import charts
 from pitweb.accounts.access import staff_required
 from pitweb.core.errors import SubmissionError, bad_request_page
 from pitweb.core.inputs import read_json
-from pitweb.core.params import parse_id
+from pitweb.core.params import digest_or_none, parse_id
 from pitweb.core.tables import table_response
 from pitweb.points import board, selectors, services
 from pitweb.points.engine import live_points
@@ -262,10 +262,14 @@ def pitfall_page(request: HttpRequest) -> HttpResponse:
     )
 
 
-def pitfall_artifact_json(request: HttpRequest, digest: str) -> HttpResponse:
-    """One stored PITFALL artifact, byte for byte as uploaded."""
+def pitfall_artifact_json(request: HttpRequest, artifact: str) -> HttpResponse:
+    """One stored PITFALL artifact by its digest (bare or after ``sha256:``), byte for byte
+    as uploaded."""
+    digest = digest_or_none(artifact)
     found = (
-        PitfallArtifact.objects.filter(digest=digest[:64]).first() if len(digest) == 64 else None
+        PitfallArtifact.objects.filter(digest=digest.removeprefix("sha256:")).first()
+        if digest
+        else None
     )
     if found is None:
         raise Http404("no such artifact")

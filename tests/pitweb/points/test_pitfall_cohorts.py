@@ -61,6 +61,8 @@ def test_a_cohort_registered_with_pitfall_s_tools_is_checked_and_shown(
     stored = PitfallArtifact.objects.get(artifact_type="pitfall_sealed_suite")
     served = Client().get(f"/points/pitfall/{stored.digest}.json")
     assert json.loads(served.content) == cohort["suite"]
+    prefixed = Client().get(f"/points/pitfall/sha256:{stored.digest}.json")
+    assert prefixed.content == served.content
     # the same files again: nothing new
     assert client.post("/points/pitfall/", {"artifacts": _files(*rest)}).status_code == 302
     assert PitfallArtifact.objects.count() == len(rest) + 1
