@@ -28,6 +28,7 @@ from zoneinfo import ZoneInfo
 
 from harness import canonical
 from harness.points.markdown import ID, Point, PointError, parse_point
+from harness.points.questions import question_only_points
 
 MARKET = ZoneInfo("America/New_York")
 
@@ -98,11 +99,7 @@ def plan_commitment(points: Sequence[LivePoint]) -> str:
 def question_points(points: Sequence[LivePoint]) -> list[Point]:
     """The points as the engine holds a sealed set's Questions (every hidden part empty,
     ``harness.points.questions``): what answers are made from and bound by."""
-    return [
-        Point(id=p.id, path=Path(f"{p.id}.md"), text="", question=p.question, ground_truth="",
-              provenance="")
-        for p in sorted(points, key=lambda p: p.id)
-    ]  # fmt: skip
+    return question_only_points((p.id, p.question) for p in points)
 
 
 def check_sealable(points: Sequence[LivePoint], today: date) -> None:

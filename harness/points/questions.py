@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,15 @@ def question_only(point: Point) -> bool:
     """Whether ``point`` holds its Question alone (read from a questions document): no
     point file is empty, so an empty text can only mean the file was never seen."""
     return point.text == ""
+
+
+def question_only_points(pairs: Iterable[tuple[str, str]]) -> list[Point]:
+    """Points holding only their Question (every hidden part empty), from ``(id,
+    Question)`` pairs, sorted by id: what a sealed set's answers are made from."""
+    return [
+        Point(id=i, path=Path(f"{i}.md"), text="", question=q, ground_truth="", provenance="")
+        for i, q in sorted(pairs)
+    ]
 
 
 def questions_document(
@@ -77,7 +86,6 @@ def questions_points(document: Any, where: str = "the questions") -> list[Point]
     raw = document["points"]
     if not isinstance(raw, list) or not raw:
         raise PointError(f"{where}: no points")
-    points = []
     for item in raw:
         if not isinstance(item, dict) or set(item) != POINT_KEYS:
             raise PointError(f"{where}: a point is not {{id, question, question_sha256}}")
@@ -85,13 +93,10 @@ def questions_points(document: Any, where: str = "the questions") -> list[Point]
             raise PointError(f"{where}: a point's id, question and hash are non-empty text")
         if sha256_text(item["question"]) != item["question_sha256"]:
             raise PointError(f"{where}: point {item['id']}'s Question differs from its hash")
-        points.append(
-            Point(id=item["id"], path=Path(f"{item['id']}.md"), text="",
-                  question=item["question"], ground_truth="", provenance="")
-        )  # fmt: skip
-    ids = [p.id for p in points]
+    ids = [item["id"] for item in raw]
     if ids != sorted(set(ids)):
         raise PointError(f"{where}: point ids repeat or are not sorted")
+    points = question_only_points((item["id"], item["question"]) for item in raw)
     if question_digest(points) != document["question_digest"]:
         raise PointError(f"{where}: the Questions do not give its question_digest")
     return points

@@ -12,10 +12,10 @@ from typing import Any
 from django.db.models import QuerySet
 from django.db.models.fields.json import KeyTransform
 
-from harness.points.metrics import CLASSES, ERROR_CLASSES
+from harness.points.metrics import CLASSES
 from harness.points.standing import Board, Result, Row, points_board
 from pitweb.points.models import AnswerSet, JudgedSet, PointSetState
-from pitweb.points.selectors import not_ranked_because
+from pitweb.points.selectors import class_intervals, not_ranked_because
 
 SITE_WORKERS = "the site's workers"
 IMPORTED = "imported from PITFALL"
@@ -111,7 +111,6 @@ def board_rows(board: Board) -> list[dict[str, Any]]:
     rows = []
     for r in board.rows:
         low, high = _interval(r)
-        shares = r.class_intervals()
         config = r.configuration
         rows.append(
             {
@@ -135,11 +134,7 @@ def board_rows(board: Board) -> list[dict[str, Any]]:
                 "accuracy_low": low,
                 "accuracy_high": high,
                 **{c: r.class_counts.get(c, 0) for c in CLASSES},
-                **{f"{c}_share": (shares[c] or (None,))[0] for c in ERROR_CLASSES},
-                "class_intervals": {
-                    c: None if v is None else {"share": v[0], "low": v[1], "high": v[2]}
-                    for c, v in shares.items()
-                },  # as selectors.class_share_row gives a judged set's
+                "class_intervals": class_intervals(r.class_counts),
                 "tokens": r.tokens,
                 "tool_calls": r.tool_calls,
             }

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -16,7 +15,6 @@ from django.utils import timezone
 from harness.points.artifacts import typed
 from harness.points.demo import DEMO_MODEL
 from harness.points.gates import withheld_because
-from harness.points.markdown import Point as EnginePoint
 from harness.points.metrics import (
     CLASSES,
     FAIL,
@@ -30,6 +28,7 @@ from harness.points.model import Reliability, plain
 from harness.points.pitfall_cohort import SuiteSummary, check_together, summarize
 from harness.points.pitfall_records import PitfallArtifactError
 from harness.points.pitfall_suite import Verified, verify
+from harness.points.questions import question_only_points
 from harness.points.questions import questions_document as harness_questions_document
 from pitweb.core.inputs import read_json
 from pitweb.points.models import (
@@ -123,11 +122,7 @@ def question_rows(point_set: PointSet) -> list[dict[str, Any]]:
 def questions_document(point_set: PointSet) -> dict[str, Any]:
     """The set's Questions as ``harness.points.questions`` publishes them (never a hidden
     section: the points are read with their Questions alone)."""
-    points = [
-        EnginePoint(id=p.point_id, path=Path(f"{p.point_id}.md"), text="", question=p.question,
-                    ground_truth="", provenance="")
-        for p in point_set.points.only("point_id", "question").order_by("point_id")
-    ]  # fmt: skip
+    points = question_only_points(point_set.points.values_list("point_id", "question"))
     return harness_questions_document(
         point_set=point_set.name,
         reveal_on=point_set.reveal_on.isoformat() if point_set.reveal_on else "",
@@ -331,14 +326,19 @@ def class_share_row(judged: JudgedSet) -> dict[str, Any]:
     """A judged set's six classes as the class chart draws them: each count, and each
     share of the judged answers with its Wilson interval (``harness.points.metrics``)."""
     counts = judged.summary.get("class_counts") or {}
-    shares = class_shares(counts)
     return {
         "judged": sum(counts.get(c, 0) for c in CLASSES),
         **{c: counts.get(c, 0) for c in CLASSES},
-        "class_intervals": {
-            c: None if v is None else {"share": v[0], "low": v[1], "high": v[2]}
-            for c, v in shares.items()
-        },
+        "class_intervals": class_intervals(counts),
+    }
+
+
+def class_intervals(counts: dict[str, int]) -> dict[str, dict[str, float] | None]:
+    """``harness.points.metrics.class_shares`` as the charts and the API read it: each
+    class's share, low and high (None when nothing was judged)."""
+    return {
+        c: None if v is None else {"share": v[0], "low": v[1], "high": v[2]}
+        for c, v in class_shares(counts).items()
     }
 
 
