@@ -62,6 +62,8 @@ EXIT_MISMATCH = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 EXIT_AGENT_FAILED = 4
+# a signed statement that holds, but whose revocation was not checked (no list given)
+EXIT_UNCHECKED = 6
 
 
 @dataclass(frozen=True)
