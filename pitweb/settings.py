@@ -90,6 +90,7 @@ INSTALLED_APPS = [
     "pitweb.points",
     "pitweb.execution",
     "pitweb.forward",
+    "pitweb.certificates",
 ]
 
 MIDDLEWARE = [

@@ -25,7 +25,7 @@ from pitweb.core.errors import SubmissionError
 from pitweb.jobs import machine
 from pitweb.jobs.dispatch import send_on_commit
 from pitweb.runs.models import JobState, Run, VerificationJob, VerificationLevel
-from pitweb.runs.signals import run_proven
+from pitweb.runs.signals import run_proven, run_taken_down
 
 
 def verification_request(
@@ -119,6 +119,11 @@ def verification_finish(
         )
         if done and state == JobState.VERIFIED:
             run_proven.send(sender=Run, run=Run.objects.get(jobs__pk=job_id))
+        elif done and state == JobState.MISMATCH:
+            run_taken_down.send(
+                sender=Run, run=Run.objects.get(jobs__pk=job_id),
+                reason=f"a verification refuted it: {mismatch_check or 'a check'} differs",
+            )  # fmt: skip
     return done
 
 
