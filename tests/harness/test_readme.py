@@ -45,6 +45,11 @@ NOT_RUN = {
     "minutes of it; .ci/run runs it after the tests, and tests/harness/agents/test_inspect.py "
     "runs the Inspect half",
     ("docs/architecture.md", " submitter's machine"): "a diagram, not a command",
+    ("docs/site.md", "pit-harness certificate verify certificate.json --keys pitweb-keys.json"): (
+        "needs a site's certificate, keys and list: tests/pitweb/runs/test_verify_yourself.py "
+        "runs the run page's certificate commands against a live site, offline, and sees "
+        "them fail once the certificate is revoked"
+    ),
     ("docs/points.md", "pit-harness points answer --questions questions.json"): (
         "needs a model and a site's sealed set: tests/harness/points/test_points_questions.py "
         "runs `points answer --questions` on a published Questions document against a "
