@@ -15,6 +15,7 @@ from harness.cli import (
     commitments,
     export,
     figures,
+    gate,
     prices,
     release,
     run,
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_parsers(sub)
     figures.add_parsers(sub)
     verify.add_parser(sub)
+    gate.add_parser(sub)
     snapshot.add_parser(sub)
     commitments.add_parser(sub)
     export.add_parser(sub)
