@@ -52,15 +52,18 @@ EXCERPTS_PER_CELL = 50
 EXCERPT_CHARS = 160
 SEARCH_ARG = "query"  # pit_search's argument: the one tool argument an agent writes freely
 
-SCOPE = (
-    "Scanned: on the redacted and shifted arms (and the shifted arm's mask probe), every "
-    "decision text, probe answer, pit_search query and model response text the recording "
-    "proxy kept, for the real dates (shifted: a full date, never a bare year) and the issuer "
-    "names or tickers (redacted) of the rows each cell was served or named; not scanned: the "
-    "main arm, issuer names on shifted and dates on redacted (those arms show them), model "
-    "requests, base64 response bodies, order rationales (the trajectory does not keep them), "
-    "and anything paraphrased or kept unwritten."
+SCANNED = (
+    "on the redacted and shifted arms (and the shifted arm's mask probe), every decision "
+    "text, probe answer, pit_search query and model response text the recording proxy kept, "
+    "for the real dates (shifted: a full date, never a bare year) and the issuer names or "
+    "tickers (redacted) of the rows each cell was served or named"
 )
+NOT_SCANNED = (
+    "the main arm, issuer names on shifted and dates on redacted (those arms show them), "
+    "model requests, base64 response bodies, order rationales and sharpebench observations "
+    "(the trajectory does not keep them), and anything paraphrased or kept unwritten"
+)
+SCOPE = f"Scanned: {SCANNED}; not scanned: {NOT_SCANNED}."
 
 # Keys of a model's JSON answer that carry no text the model wrote (ids, names of
 # models, roles, reasons it stopped), and logprobs, which repeat the text token by token.
@@ -560,6 +563,7 @@ def _artifact(
         "trajectory_sha256": trajectory_sha,
         "bundle_content_digest": bundle.content_digest,
         "scope": SCOPE,
+        "not_scanned": f"Not scanned: {NOT_SCANNED}.",
         "limits": {"excerpts_per_cell": EXCERPTS_PER_CELL, "excerpt_chars": EXCERPT_CHARS},
         "cells": rows,
         "totals": {

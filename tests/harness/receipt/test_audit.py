@@ -122,6 +122,8 @@ def test_a_stub_run_audits_to_no_findings(march_release: Path, tmp_path: Path) -
         "unscanned_responses": 0,
     }
     assert all(c["excerpts"] == [] for c in artifact["cells"])
+    assert artifact["scope"].startswith("Scanned: on the redacted and shifted arms")
+    assert artifact["not_scanned"].startswith("Not scanned: the main arm")
     assert (
         artifact["trajectory_sha256"]
         == "sha256:" + hashlib.sha256(trajectory.read_bytes()).hexdigest()
