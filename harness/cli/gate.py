@@ -199,7 +199,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "site serves for a verified run). Rules: comparable (the same release, forms, window, "
         "arms, clocks and hold; otherwise the comparison is void and nothing else is judged); "
         "valid (both valid, neither aborted); contamination (with --max-contamination: main "
-        "minus each control arm, per clock, at most the limit, with its 95%% interval when "
+        "minus each control arm, per clock, at most the limit, with its 95% interval when "
         "--trajectory, --bundle and --prices let one be drawn); mask (with "
         "--require-mask-holds the probe must have run and held; otherwise only a mask that "
         "held in the baseline and leaks now fails); protocol_gaps (no gap open that the "

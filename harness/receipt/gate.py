@@ -133,6 +133,10 @@ def _points(value: float) -> str:
     return f"{value * 100:.2f} pp"
 
 
+def _counted(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def _listed(items: Sequence[str]) -> str:
     return ", ".join(items) if items else "none"
 
@@ -234,26 +238,28 @@ def _contamination(
                     value=value,
                     limit=limit,
                     interval=interval,
-                    message=f"{subject} {_pp(value)} {_interval_words(interval, limit, because)}, "
+                    message=f"{subject} {_pp(value)} ({_interval_words(interval, because)}): "
                     + ("above" if value > limit else "within")
-                    + f" the limit {_points(limit)}",
+                    + f" the limit {_points(limit)}"
+                    + _interval_reach(interval, value, limit),
                 )
             )
     return rules
 
 
-def _interval_words(interval: list[float] | None, limit: float, because: str | None) -> str:
+def _interval_words(interval: list[float] | None, because: str | None) -> str:
     if interval is None:
-        return f"({NO_INTERVAL}: {because})" if because else f"({NO_INTERVAL})"
+        return f"{NO_INTERVAL}: {because}" if because else NO_INTERVAL
     low, high = interval
-    where = (
-        "wholly above the limit"
-        if low > limit
-        else "wholly within the limit"
-        if high <= limit
-        else "across the limit"
-    )
-    return f"(95% [{_pp(low)}, {_pp(high)}], {where})"
+    return f"95% [{low * 100:+.2f}, {high * 100:+.2f}] pp"
+
+
+def _interval_reach(interval: list[float] | None, value: float, limit: float) -> str:
+    """What the interval adds when it lies across the limit: chance alone may have put
+    the delta on its side."""
+    if interval is None or not interval[0] <= limit < interval[1]:
+        return ""
+    return "; its interval reaches " + ("below it" if value > limit else "above it")
 
 
 def _probe_words(body: ReceiptBody) -> str:
@@ -370,8 +376,8 @@ def _audit(audit: Mapping[str, Any], limit: int) -> Rule:
         limit=float(limit),
         items=cells,
         message=f"{hits} hits ({dates} real dates, {issuers} real issuers) in "
-        f"{int(totals.get('cells_with_hits') or 0)} cells over {int(totals.get('texts') or 0)} "
-        f"texts, "
+        f"{_counted(int(totals.get('cells_with_hits') or 0), 'cell')} over "
+        f"{_counted(int(totals.get('texts') or 0), 'text')}, "
         + ("above" if hits > limit else "within")
         + f" the limit {limit}"
         + (f": {', '.join(cells)}" if cells else ""),
@@ -379,6 +385,4 @@ def _audit(audit: Mapping[str, Any], limit: int) -> Rule:
 
 
 def _cell_hits(cell: Mapping[str, Any]) -> int:
-    counts = cell.get("counts")
-    found: Mapping[str, Any] = counts if isinstance(counts, Mapping) else cell
-    return int(found.get("date_hits") or 0) + int(found.get("issuer_hits") or 0)
+    return int(cell.get("date_hits") or 0) + int(cell.get("issuer_hits") or 0)

@@ -185,7 +185,12 @@ def test_contamination_above_its_limit_fails_saying_the_delta(
     with_interval = gate(cheat, baseline, max_contamination=delta / 2, intervals=intervals)
     pit = next(r for r in with_interval.failed if r.subject == "pit main_minus_shifted")
     assert pit.interval == [low, high]
-    assert f"95% [{low * 100:+.2f} pp, {high * 100:+.2f} pp]" in pit.message
+    assert f"(95% [{low * 100:+.2f}, {high * 100:+.2f}] pp): above the limit" in pit.message
+    assert "reaches" not in pit.message  # the interval lies wholly above the limit
+    # a limit inside the interval: the delta fails, and the message says chance reaches it
+    across = gate(cheat, baseline, max_contamination=(low + delta) / 2, intervals=intervals)
+    pit = next(r for r in across.failed if r.subject == "pit main_minus_shifted")
+    assert pit.message.endswith("; its interval reaches below it")
 
 
 def test_a_return_drop_beyond_its_tolerance_fails(receipts: dict[str, Path]) -> None:
@@ -218,21 +223,13 @@ def test_an_invalid_baseline_fails_valid(receipts: dict[str, Path]) -> None:
 
 
 def _audit(date_hits: int, issuer_hits: int) -> dict[str, Any]:
-    """An artifact of the reasoning audit's shape (harness.receipt.audit)."""
+    """An artifact of the reasoning audit's shape (``harness.receipt.audit``), made up."""
+    hits = {"date_hits": date_hits, "issuer_hits": issuer_hits}
     return {
-        "totals": {
-            "texts": 40,
-            "date_hits": date_hits,
-            "issuer_hits": issuer_hits,
-            "cells_with_hits": 1 if date_hits + issuer_hits else 0,
-        },
+        "totals": {"texts": 40, **hits, "cells_with_hits": 1 if date_hits + issuer_hits else 0},
         "cells": [
-            {
-                "arm": "shifted",
-                "clock": "pit",
-                "counts": {"date_hits": date_hits, "issuer_hits": issuer_hits},
-            },
-            {"arm": "main", "clock": "pit", "counts": {"date_hits": 0, "issuer_hits": 0}},
+            {"arm": "shifted", "clock": "probe", "texts": 10, **hits, "excerpts": []},
+            {"arm": "shifted", "clock": "pit", "texts": 30, "date_hits": 0, "issuer_hits": 0},
         ],
     }
 
@@ -242,8 +239,8 @@ def test_reasoning_audit_hits_above_the_limit_fail(receipts: dict[str, Path]) ->
     result = gate(stub_body, stub_body, audit=_audit(2, 1))
     assert failed(result) == ["reasoning_audit"]
     [audit] = result.failed
-    assert audit.value == 3 and audit.items == ["shifted/pit 3"]
-    assert "3 hits (2 real dates, 1 real issuers)" in audit.message
+    assert audit.value == 3 and audit.items == ["shifted/probe 3"]
+    assert "3 hits (2 real dates, 1 real issuers) in 1 cell over 40 texts" in audit.message
     assert gate(stub_body, stub_body, audit=_audit(2, 1), max_audit_hits=3).passed
     assert gate(stub_body, stub_body, audit=_audit(0, 0)).passed
 
