@@ -149,43 +149,80 @@ def _readings(form: str, found: re.Match[str]) -> list[tuple[str, date]]:
     return [(rendering, d) for y in years if (d := _day(y, number, int(parts["day"]))) is not None]
 
 
+def date_spans(text: str) -> list[tuple[int, int, str, str, date]]:
+    """What :func:`find_dates` finds, in the same order, each with where it is in
+    ``text``: (start, end, the text, the rendering, the date)."""
+    found = []
+    for form, pattern in _FORMS:
+        for match in pattern.finditer(text):
+            for rendering, day in _readings(form, match):
+                found.append((match.start(), match.end(), match.group(0), rendering, day))
+    return found
+
+
 def find_dates(text: str) -> list[tuple[str, str, date]]:
     """Every full date (day, month and year) written in ``text``, as (the text, the
     rendering, the date). Numeric day-month forms such as ``3/1/23`` give both readings
     and two-digit years both centuries; relative phrases ("yesterday") and dates without
     a year are not dates here, since they would resolve against the day of reading."""
-    found = []
-    for form, pattern in _FORMS:
-        for match in pattern.finditer(text):
-            for rendering, day in _readings(form, match):
-                found.append((match.group(0), rendering, day))
-    return found
+    return [(written, rendering, day) for _, _, written, rendering, day in date_spans(text)]
 
 
 def _words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def _issuer_named(answer: str, issuer: str | None, ticker: str | None) -> str | None:
+def name_words(issuer: str) -> list[str]:
+    """The words that name an issuer, as the matcher compares them: lower case, letters
+    and digits, without the legal suffixes (``Inc``, ``Corp``, ``The`` ...)."""
+    return [w for w in _words(issuer) if w not in _SUFFIXES]
+
+
+def _word_spans(text: str) -> list[tuple[str, int, int]]:
+    """``_words(text)`` with each word's place in ``text`` itself. A few characters grow
+    when lowered (U+0130 is two), so a text that is not ASCII is lowered one character at
+    a time; only Final_Sigma lowers by context, and it never gives a letter a-z, so the
+    words are those ``_words`` reads."""
+    if text.isascii():
+        return [(m.group(0), m.start(), m.end()) for m in _WORD.finditer(text.lower())]
+    lowered: list[str] = []
+    origin: list[int] = []
+    for i, char in enumerate(text):
+        low = char.lower()
+        lowered.append(low)
+        origin.extend([i] * len(low))
+    flat = "".join(lowered)
+    return [(m.group(0), origin[m.start()], origin[m.end() - 1] + 1) for m in _WORD.finditer(flat)]
+
+
+def issuer_span(answer: str, issuer: str | None, ticker: str | None) -> tuple[str, int, int] | None:
+    """Whether ``answer`` names the issuer, and where: (``"name"`` or ``"ticker"``, start,
+    end) of the first naming, or None. The name counts when its words (``name_words``)
+    follow one another in the answer's words; a ticker of two or more characters as a
+    whole token (case as written); a one-letter ticker only after ``$``, ``(`` or
+    ``ticker``."""
     if issuer:
-        core = [w for w in _words(issuer) if w not in _SUFFIXES]
+        core = name_words(issuer)
         if core:
-            needle = " " + " ".join(core) + " "
-            if needle in " " + " ".join(_words(answer)) + " ":
-                return "name"
-    if (
-        ticker
-        and len(ticker) >= 2
-        and re.search(rf"(?<![A-Za-z0-9]){re.escape(ticker)}(?![A-Za-z0-9])", answer)
-    ):
-        return "ticker"
-    if (
-        ticker
-        and len(ticker) == 1
-        and re.search(rf"(\$|\(|ticker:?\s*){re.escape(ticker)}\b", answer)
-    ):
-        return "ticker"
+            spans = _word_spans(answer)
+            size = len(core)
+            for at in range(len(spans) - size + 1):
+                if all(spans[at + k][0] == word for k, word in enumerate(core)):
+                    return "name", spans[at][1], spans[at + size - 1][2]
+    if ticker and len(ticker) >= 2:
+        found = re.search(rf"(?<![A-Za-z0-9]){re.escape(ticker)}(?![A-Za-z0-9])", answer)
+        if found:
+            return "ticker", found.start(), found.end()
+    if ticker and len(ticker) == 1:
+        found = re.search(rf"(\$|\(|ticker:?\s*){re.escape(ticker)}\b", answer)
+        if found:
+            return "ticker", found.start(), found.end()
     return None
+
+
+def _issuer_named(answer: str, issuer: str | None, ticker: str | None) -> str | None:
+    found = issuer_span(answer, issuer, ticker)
+    return None if found is None else found[0]
 
 
 def answer_key(main_row: dict[str, Any]) -> dict[str, Any]:
