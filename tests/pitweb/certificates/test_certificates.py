@@ -136,3 +136,15 @@ def test_the_run_page_offers_the_certificate(proven_run: Run, client: Client) ->
     text = page.content.decode()
     assert 'id="certificate-download"' in text
     assert "pit-harness certificate verify certificate.json --keys pitweb-keys.json" in text
+
+
+def test_the_run_api_names_the_certificate_only_for_a_proven_public_run(
+    proven_run: Run, staff: User, client: Client
+) -> None:
+    sha = proven_run.body_sha256.removeprefix("sha256:")
+    answer = _get(client, f"/api/runs/{sha}/?submission={proven_run.pk}")
+    assert answer["certificate"] == _certificate_url(proven_run)
+    assert _get(client, answer["certificate"])["payloadType"] == "application/vnd.in-toto+json"
+    run_set_hidden(run=proven_run, staff=staff, hidden=True, reason="checking the API")
+    client.force_login(staff)
+    assert _get(client, f"/api/runs/{sha}/?submission={proven_run.pk}")["certificate"] is None
