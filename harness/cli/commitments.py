@@ -149,7 +149,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--signed-head",
         action="append",
         metavar="HEAD.json",
-        help="a head the site signed (/forward/log/head.json's signature, kept earlier): its "
+        help="a head the site signed (/forward/log/head.signed.json, kept earlier): its "
         "signature checked against --keys, then held like --head; repeatable",
     )
     ver.add_argument("--keys", help="the site's published keys (/.well-known/pitweb-keys.json)")

@@ -60,6 +60,16 @@ NOT_RUN = {
         "tests/pitweb/forward/test_forward_execution.py downloads /forward/log.json and runs "
         "`pit-harness commitments verify` and `verify --log` on it"
     ),
+    ("docs/site.md", 'curl -o pitweb-keys.json "$PITWEB_URL/.well-known/pitweb-keys.json"'): (
+        "needs a site with a board's snapshots and its key set: tests/pitweb/board/"
+        "test_snapshot_chain.py downloads the signed snapshots of a chain and runs "
+        "`pit-harness snapshot verify --keys` on them, edited and not"
+    ),
+    ("docs/site.md", 'curl -o head.json "$PITWEB_URL/forward/log/head.signed.json"'): (
+        "needs a site that serves a signed head and, later, its log: tests/pitweb/forward/"
+        "test_signed_head.py keeps a signed head and runs `pit-harness commitments verify "
+        "--signed-head` on the log as it grew and as rewritten"
+    ),
     ("README.md", "pit-harness commitments verify commitments-log.json --head SEQ:DIGEST"): (
         "a sketch with the reader's placeholders (a head kept, a release and a day's index): "
         "tests/harness/cli/test_commitments_cli.py runs `commitments verify`, the growing "
