@@ -55,7 +55,6 @@ from pitweb.runs.presentation import agent_name
 KEPT = ("isolated", "cutoff", "page", "after", "before")
 # the site's published key set (pitweb.core.signing.published_keys), served at this
 # well-known address by the certificates app
-KEYS_PATH = "/.well-known/pitweb-keys.json"
 
 
 def _figure(figure: Any) -> Any:
@@ -289,7 +288,7 @@ def snapshot_page(request: HttpRequest, snapshot_id: str) -> HttpResponse:
                 request.build_absolute_uri(reverse("snapshot-signed", args=[link.pk]))
                 for link in place.chain
             ],
-            "keys_url": request.build_absolute_uri(KEYS_PATH),
+            "keys_url": request.build_absolute_uri(reverse("signing-keys")),
         },
     )
 

@@ -36,7 +36,6 @@ COLUMNS = (
 
 
 # the site's published key set, served at this well-known address by the certificates app
-KEYS_PATH = "/.well-known/pitweb-keys.json"
 
 
 RUN_COLUMNS = (
@@ -81,7 +80,7 @@ def forward_page(request: HttpRequest) -> HttpResponse:
         {"head": selectors.log_head(), "rows": rows, "runs": runs,
          "log_url": request.build_absolute_uri(reverse("forward-log")),
          "signed_head_url": request.build_absolute_uri(reverse("forward-log-head-signed")),
-         "keys_url": request.build_absolute_uri(KEYS_PATH)},
+         "keys_url": request.build_absolute_uri(reverse("signing-keys"))},
     )  # fmt: skip
 
 
