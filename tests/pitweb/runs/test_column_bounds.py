@@ -42,6 +42,9 @@ NOT_FROM_A_BODY = {
     "column by the service",
     "board.Snapshot.previous_digest": "the content digest of the board's snapshot before it, "
     "from its own column",
+    "certificates.Certificate.certificate_id": "the site's sha256 of the statement it signed",
+    "certificates.Certificate.claims": "the site's sha256 of what a certificate says",
+    "certificates.Certificate.keyid": "the sha256 (64 hex) of the site's own public key",
     "points.PointSet.name": "staff, a kebab-case name the upload form checks against its column",
     "points.PointSet.title": "staff, cut to the column by the upload form",
     "points.PointSet.state": "a choice of the upload form, moved by the reveal",
