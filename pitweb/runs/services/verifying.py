@@ -25,6 +25,11 @@ from pitweb.core.errors import SubmissionError
 from pitweb.jobs import machine
 from pitweb.jobs.dispatch import send_on_commit
 from pitweb.runs.models import JobState, Run, VerificationJob, VerificationLevel
+from pitweb.runs.services.audits import (
+    StoredAudit,
+    reasoning_audit_record,
+    reasoning_audit_remove,
+)
 from pitweb.runs.signals import run_proven
 
 
@@ -87,9 +92,13 @@ def verification_finish(
     checks: Iterable[dict[str, str]] = (),
     mismatch_check: str = "",
     message: str = "",
+    audit: StoredAudit | None = None,
 ) -> bool:
     """verifying -> a final state, only by the worker that holds the job. A verdict
-    (verified, mismatch) sets the run's level; a harness error says nothing about it."""
+    (verified, mismatch) sets the run's level; a harness error says nothing about it.
+    ``audit``: the reasoning audit the verification re-derived, the run's from now on if
+    it verified the run (before the run is announced proven, so that whoever listens
+    finds it); a refuted run keeps none."""
     run_fields: dict[str, Any] = {}
     if state in (JobState.VERIFIED, JobState.MISMATCH):
         run_fields = {
@@ -117,8 +126,14 @@ def verification_finish(
             mismatch_check=mismatch_check,
             message=message,
         )
-        if done and state == JobState.VERIFIED:
-            run_proven.send(sender=Run, run=Run.objects.get(jobs__pk=job_id))
+        if done and state in (JobState.VERIFIED, JobState.MISMATCH):
+            run = Run.objects.get(jobs__pk=job_id)
+            if state == JobState.MISMATCH:
+                reasoning_audit_remove(run=run)
+            else:
+                if audit is not None:
+                    reasoning_audit_record(run=run, stored=audit)
+                run_proven.send(sender=Run, run=run)
     return done
 
 
