@@ -62,6 +62,11 @@ EXIT_MISMATCH = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 EXIT_AGENT_FAILED = 4
+# ``pit-harness gate``: the run and its baseline are not comparable (another release, or
+# another shape of run), so nothing was judged: neither a pass nor a rule failed.
+EXIT_VOID = 5
+# a signed statement that holds, but whose revocation was not checked (no list given)
+EXIT_UNCHECKED = 6
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,7 @@ INSTALLED_APPS = [
     "pitweb.points",
     "pitweb.execution",
     "pitweb.forward",
+    "pitweb.certificates",
 ]
 
 MIDDLEWARE = [
@@ -160,6 +161,24 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         "init_command": "PRAGMA journal_mode=WAL;",
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# The site's Ed25519 signing key (PEM, PKCS#8, unencrypted): it signs run certificates,
+# board snapshots, the commitment log's head and the revocation list. Unset: a key made on
+# first use under PITWEB_VAR_DIR/signing (with the time it was made as its start), fine for
+# one machine; production keeps its key outside the var folder, backed up, and says from
+# when it signs (ISO 8601). Earlier keys stay published (a key set JSON file) so what they
+# signed still verifies.
+PITWEB_SIGNING_KEY_FILE = os.environ.get("PITWEB_SIGNING_KEY_FILE", "")
+PITWEB_SIGNING_KEY_VALID_FROM = os.environ.get("PITWEB_SIGNING_KEY_VALID_FROM", "")
+PITWEB_SIGNING_KEY_VALID_UNTIL = os.environ.get("PITWEB_SIGNING_KEY_VALID_UNTIL", "")
+PITWEB_RETIRED_SIGNING_KEYS = os.environ.get("PITWEB_RETIRED_SIGNING_KEYS", "")
+if PITWEB_SIGNING_KEY_FILE and not PITWEB_SIGNING_KEY_VALID_FROM:
+    raise ImproperlyConfigured(
+        "PITWEB_SIGNING_KEY_FILE needs PITWEB_SIGNING_KEY_VALID_FROM: the time (ISO 8601) "
+        "from which the key signs, published beside it"
+    )
+# who the published key set says signs (the site's public address, say)
+PITWEB_SIGNING_ISSUER = os.environ.get("PITWEB_SIGNING_ISSUER", "pitweb")
 
 # the footer's link to the site's source code (empty: no link)
 PITWEB_SOURCE_URL = os.environ.get("PITWEB_SOURCE_URL", "")

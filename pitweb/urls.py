@@ -28,6 +28,7 @@ urlpatterns = [
     path("", include("pitweb.pricing.urls")),
     path("", include("pitweb.accounts.urls")),
     path("", include("pitweb.forward.urls")),
+    path("", include("pitweb.certificates.urls")),
     # POST only (Django's rule); back to the page it was asked from (``next``), else home
     path("logout/", LogoutView.as_view(next_page="home"), name="logout"),
     path("protocol/", protocol.protocol_index, name="protocol"),

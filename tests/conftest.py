@@ -101,6 +101,7 @@ SLOW_MODULES = {
     "test_run",
     "test_run_inputs",
     "test_verify_cli",
+    "test_ci_workflow",  # examples/ci's workflow steps run as CI runs them
     "test_submit_cli",
     "test_progress",  # whole runs on a terminal (a pty)
     "test_progress_bars",

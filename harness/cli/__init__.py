@@ -1,7 +1,7 @@
 """pit-harness: build releases, run agents over arms x clocks, verify receipts offline.
 
 One module per command group (``release``, ``prices``, ``run``, ``figures``, ``verify``,
-``audit``, ``snapshot``, ``commitments``, ``export``, ``submit``; ``points`` is ``harness.points.cli``); this one builds the parser
+``audit``, ``snapshot``, ``commitments``, ``certificate``, ``export``, ``submit``; ``points`` is ``harness.points.cli``); this one builds the parser
 from them and turns what a command raises into its exit code."""
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ from collections.abc import Sequence
 from harness.canonical import CanonicalError
 from harness.cli import (
     audit,
+    certificate,
     commitments,
     export,
     figures,
+    gate,
     prices,
     release,
     run,
@@ -46,9 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_parsers(sub)
     figures.add_parsers(sub)
     verify.add_parser(sub)
+    gate.add_parser(sub)
     audit.add_parser(sub)
     snapshot.add_parser(sub)
     commitments.add_parser(sub)
+    certificate.add_parser(sub)
     export.add_parser(sub)
     submit.add_parser(sub)
     points_cli.add_parser(sub)

@@ -12,6 +12,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness.attest.heads import verify_head
+from harness.attest.keys import stamp
+from harness.attest.statement import StatementError
+from harness.cli.certificate import read_document, read_keys
 from harness.cli.common import UsageError
 from harness.forward.log import Entry, LogError, entry_digest, head_of, parse_head, verify_log
 from harness.outcomes import EXIT_MISMATCH, EXIT_OK
@@ -59,14 +63,39 @@ def entry_line(entry: Entry, withdrawn: set[int]) -> str:
     return f"{entry.seq:>5}  {entry.kind:<8}  {entry.stamped_at}  {what}  {status}"
 
 
+def _signed_heads(args: argparse.Namespace) -> list[str] | None:
+    """The heads the site signed (``--signed-head``), each checked against ``--keys``,
+    as kept heads; None (after saying why) if a signature does not hold."""
+    files = getattr(args, "signed_head", None) or ()
+    if not files:
+        return []
+    if not args.keys:
+        raise UsageError("--signed-head needs --keys (the site's published keys)")
+    keys = read_keys(args.keys)
+    kept = []
+    for path in files:
+        try:
+            head = verify_head(read_document(path, "--signed-head"), keys)
+        except StatementError as exc:
+            print(f"signed head BROKEN  {path}: {exc}")
+            return None
+        print(f"signed head ok  {head.kept()}  signed {stamp(head.signed_at)}")
+        kept.append(head.kept())
+    return kept
+
+
 def _verified(args: argparse.Namespace) -> list[Entry] | None:
     for kept in getattr(args, "head", None) or ():
         try:  # a mistyped head is the reader's slip (exit 2), not a broken log
             parse_head(kept)
         except LogError as exc:
             raise UsageError(f"--head: {exc}") from None
+    signed = _signed_heads(args)
+    if signed is None:
+        return None
+    args.head = [*(getattr(args, "head", None) or ()), *signed]
     try:
-        return verify_log(_read(args.log), heads=getattr(args, "head", None) or ())
+        return verify_log(_read(args.log), heads=args.head)
     except LogError as exc:
         print(f"chain BROKEN  {exc}")
         return None
@@ -116,6 +145,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="a head kept earlier (SEQ:sha256:... or a bare sha256:...), which the log must "
         "still hold unchanged; repeatable",
     )
+    ver.add_argument(
+        "--signed-head",
+        action="append",
+        metavar="HEAD.json",
+        help="a head the site signed (/forward/log/head.signed.json, kept earlier): its "
+        "signature checked against --keys, then held like --head; repeatable",
+    )
+    ver.add_argument("--keys", help="the site's published keys (/.well-known/pitweb-keys.json)")
     ver.set_defaults(func=cmd_commitments_verify)
     head = groupsub.add_parser(
         "head",

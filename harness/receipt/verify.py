@@ -14,6 +14,7 @@ from harness.forward.check import ForwardStatus, forward_status
 from harness.forward.log import Entry
 from harness.receipt.binding import bound_prices, config_binding, stated_prices
 from harness.receipt.build import ReceiptError, read_receipt, receipt_text
+from harness.receipt.model import BodyError, ReceiptBody, body_from_dict
 from harness.release.bundle import Bundle
 from harness.release.store import ReleaseError
 from harness.rundata.trajectory import file_sha256, first_event
@@ -86,6 +87,19 @@ def check_receipt(path: str | os.PathLike[str]) -> tuple[Report, dict[str, Any]]
                 report.failures.append(report.lines[-1])
     report.body = body
     return report, body
+
+
+def sound_body(path: str | os.PathLike[str]) -> ReceiptBody:
+    """The typed body of a receipt file whose hashes hold (``check_receipt``'s checks: its
+    body_sha256, its layout, its bound config and prices); ReceiptError naming the first
+    that does not, or the field a body the harness could not have written gets wrong."""
+    report, body = check_receipt(path)
+    if not report.ok:
+        raise ReceiptError(report.failures[0])
+    try:
+        return body_from_dict(body)
+    except BodyError as exc:
+        raise ReceiptError(f"{Path(path).name}: {exc}") from None
 
 
 def prices_disagreement(body: dict[str, Any]) -> str | None:

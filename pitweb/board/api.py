@@ -66,6 +66,20 @@ class SnapshotOut(Serializer):
         "digest from it, a row removed after the snapshot (its run withdrawn or hidden) "
         "counting by the row digest it carries"
     )
+    previous_snapshot = serializers.CharField(
+        allow_null=True,
+        help_text="the content digest of the snapshot of the same board before this one, "
+        "named in its content (so its digest covers it): null for the board's first, and "
+        "for a snapshot published before snapshots were chained (signature_url null)",
+    )
+    signature_url = serializers.URLField(
+        allow_null=True,
+        help_text="the snapshot signed by the site (a DSSE envelope over its digest beside "
+        "the snapshot): `pit-harness snapshot verify s1.json s2.json ... --keys "
+        "pitweb-keys.json` checks a chain of them, oldest first, against the site's keys "
+        "(/.well-known/pitweb-keys.json); null for a snapshot published before snapshots "
+        "were signed",
+    )
 
 
 class BoardRowOut(Serializer):
@@ -99,6 +113,10 @@ def _snapshot_out(request: Request, snapshot: Any, *, content: bool) -> dict[str
         "page": request.build_absolute_uri(reverse("snapshot", args=[snapshot.pk])),
         "json": request.build_absolute_uri(reverse("snapshot", args=[snapshot.pk]))
         + "?format=json",
+        "previous_snapshot": snapshot.previous_digest,
+        "signature_url": request.build_absolute_uri(reverse("snapshot-signed", args=[snapshot.pk]))
+        if snapshot.signature
+        else None,
     }
     if content:
         board = snapshots.snapshot_board(snapshot)

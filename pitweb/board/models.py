@@ -47,7 +47,14 @@ class SnapshotEdited(Exception):
 class Snapshot(models.Model):
     """A board as it stood, frozen: its filters, every row of every section as the public
     saw them, in canonical JSON (``content``), and the sha256 of those bytes. Never
-    edited; what happened since to the runs it holds is read from their own history."""
+    edited; what happened since to the runs it holds is read from their own history.
+
+    The snapshots of one board (one ``filters_key``) form a chain: each names the digest
+    of the one before it (``previous_digest``, also in its content, so its digest covers
+    it) and is signed by the site (``signature``). The constraints make a fork
+    impossible: no two snapshots of a board name the same predecessor, and a board has
+    one first signed snapshot. Snapshots published before this have a blank signature
+    and no predecessor, and are no link of any chain but the one a later snapshot names."""
 
     content = models.TextField()  # harness.canonical.line of the board, served as is
     content_digest = models.CharField(max_length=71, unique=True)
@@ -59,10 +66,29 @@ class Snapshot(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )  # null: the weekly schedule
     reason = models.TextField()
+    # the content digest of the board's snapshot before this one (null: the board's first,
+    # or published before snapshots were chained)
+    previous_digest = models.CharField(max_length=71, null=True, blank=True)
+    # the DSSE envelope of the site's signed statement over the content digest, as
+    # canonical JSON (harness.attest.snapshots); blank: published before signing
+    signature = models.TextField(blank=True, default="")
 
     class Meta:
         db_table = "runs_snapshot"
         ordering = ["-taken_at", "-id"]
+        constraints = [
+            # two publications of one board racing cannot both follow the same snapshot
+            # (the loser publishes again after the winner: services.snapshot_publish)
+            models.UniqueConstraint(
+                fields=["filters_key", "previous_digest"], name="snapshot_one_successor"
+            ),
+            # nor both be the board's first (a null is distinct from every other null)
+            models.UniqueConstraint(
+                fields=["filters_key"],
+                condition=models.Q(previous_digest__isnull=True) & ~models.Q(signature=""),
+                name="snapshot_one_first_per_board",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"snapshot {self.pk} ({self.content_digest[:19]})"

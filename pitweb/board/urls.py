@@ -14,6 +14,7 @@ urlpatterns = [
     path("snapshots/", views.snapshots_page, name="snapshots"),
     path("snapshots/publish", views.snapshot_publish_action, name="snapshot-publish"),
     path("snapshots/<str:snapshot_id>/", views.snapshot_page, name="snapshot"),
+    path("snapshots/<str:snapshot_id>/signed.json", views.snapshot_signed, name="snapshot-signed"),
     path("compare/", views.compare_page, name="compare"),
     path("api/families/<str:family_id>/", api.FamilyApi.as_view(), name="api-family"),
     path("api/snapshots/", api.SnapshotsApi.as_view(), name="api-snapshots"),

@@ -18,6 +18,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from harness import canonical
 from harness import snapshot as snapshots
 from harness.rundata.benchmark import is_key
 from pitweb import charts
@@ -34,8 +35,11 @@ from pitweb.board.rows import APART_TITLES, leaderboard_row
 from pitweb.board.services import snapshot_publish
 from pitweb.board.snapshots import (
     latest_snapshot,
+    signed_snapshot,
     snapshot_board,
     snapshot_by_id,
+    snapshot_chain,
+    snapshot_signer,
     snapshot_since,
     snapshot_text,
 )
@@ -49,6 +53,8 @@ from pitweb.runs.presentation import agent_name
 
 # what stays in the address when a query is sent on to one benchmark's board
 KEPT = ("isolated", "cutoff", "page", "after", "before")
+# the site's published key set (pitweb.core.signing.published_keys), served at this
+# well-known address by the certificates app
 
 
 def _figure(figure: Any) -> Any:
@@ -256,6 +262,7 @@ def snapshot_page(request: HttpRequest, snapshot_id: str) -> HttpResponse:
         )
         response["Content-Disposition"] = f'attachment; filename="snapshot-{snapshot.pk}.csv"'
         return response
+    place = snapshot_chain(snapshot)
     return render(
         request,
         "snapshot.html",
@@ -275,8 +282,37 @@ def snapshot_page(request: HttpRequest, snapshot_id: str) -> HttpResponse:
                 if content["board"].get(name)
             ],
             "url": request.build_absolute_uri(reverse("snapshot", args=[snapshot.pk])),
+            "signer": snapshot_signer(snapshot),
+            "place": place,
+            "chain_urls": [
+                request.build_absolute_uri(reverse("snapshot-signed", args=[link.pk]))
+                for link in place.chain
+            ],
+            "keys_url": request.build_absolute_uri(reverse("signing-keys")),
         },
     )
+
+
+def snapshot_signed(request: HttpRequest, snapshot_id: str) -> HttpResponse:
+    """A snapshot's signed form, what ``pit-harness snapshot verify --keys`` checks: the
+    snapshot as the public may see it now and the site's signature over its digest."""
+    snapshot = snapshot_by_id(id_or_none(snapshot_id))
+    if snapshot is None:
+        return JsonResponse(error_body("not_found", "no such snapshot"), status=404)
+    document = signed_snapshot(snapshot)
+    if document is None:
+        return JsonResponse(
+            error_body(
+                "not_signed",
+                f"snapshot {snapshot.pk} was published before snapshots were signed: its "
+                f"JSON ({reverse('snapshot', args=[snapshot.pk])}?format=json) and content "
+                "digest are all there is to check",
+            ),
+            status=404,
+        )
+    response = HttpResponse(canonical.line(document), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="snapshot-{snapshot.pk}.signed.json"'
+    return response
 
 
 def snapshots_page(request: HttpRequest) -> HttpResponse:

@@ -8,6 +8,7 @@ urlpatterns = [
     path("forward/board/", views.forward_board_page, name="forward-board"),
     path("forward/log.json", views.log_json, name="forward-log"),
     path("forward/log/head.json", views.head_json, name="forward-log-head"),
+    path("forward/log/head.signed.json", views.head_signed_json, name="forward-log-head-signed"),
     path("forward/commit/", views.commit_page, name="forward-commit"),
     path("forward/commitments/<str:seq>/", views.commitment_page, name="forward-commitment"),
     path(

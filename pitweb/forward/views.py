@@ -11,16 +11,18 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import condition, require_POST
 
 from harness import canonical
+from harness.attest.heads import head_statement
 from harness.forward.standing import METHOD
 from pitweb import charts
-from pitweb.core.errors import SubmissionError
+from pitweb.core.errors import SubmissionError, error_body
 from pitweb.core.params import id_or_none
+from pitweb.core.signing import now_stamp, signing_key, site_sign
 from pitweb.core.tables import table_response
 from pitweb.forward import selectors, services, standings
 from pitweb.forward.forms import CommitForm, WithdrawForm
@@ -31,6 +33,9 @@ COLUMNS = (
     "hold_sessions", "clocks", "arms", "model_version", "training_cutoff", "committed_at",
     "entry_digest", "state", "withdrawn_by_entry", "forward_runs",
 )  # fmt: skip
+
+
+# the site's published key set, served at this well-known address by the certificates app
 
 
 RUN_COLUMNS = (
@@ -73,7 +78,9 @@ def forward_page(request: HttpRequest) -> HttpResponse:
         request,
         "forward/track.html",
         {"head": selectors.log_head(), "rows": rows, "runs": runs,
-         "log_url": request.build_absolute_uri(reverse("forward-log"))},
+         "log_url": request.build_absolute_uri(reverse("forward-log")),
+         "signed_head_url": request.build_absolute_uri(reverse("forward-log-head-signed")),
+         "keys_url": request.build_absolute_uri(reverse("signing-keys"))},
     )  # fmt: skip
 
 
@@ -86,6 +93,21 @@ def log_json(request: HttpRequest) -> HttpResponse:
 @condition(etag_func=_head_etag)
 def head_json(request: HttpRequest) -> HttpResponse:
     return _json(selectors.log_head())
+
+
+def head_signed_json(request: HttpRequest) -> HttpResponse:
+    """The log's head signed by the site now (``harness.attest.heads``): the DSSE
+    envelope a reader keeps and later passes to ``pit-harness commitments verify
+    --signed-head``. Apart from ``head.json``, whose body and ETag stay the head's alone:
+    this one's bytes change with the time it is signed at, so it has no ETag."""
+    head = selectors.log_head()
+    if not head["seq"]:
+        return JsonResponse(
+            error_body("empty_log", "the commitment log is empty: it has no head to sign"),
+            status=404,
+        )
+    signing_key()  # a key made on first use is made before the time it signs at
+    return _json(site_sign(head_statement(head["seq"], head["digest"], now_stamp())))
 
 
 def _detail_or_404(seq: str) -> selectors.CommitmentDetail:

@@ -139,6 +139,17 @@ class RunOut(Serializer):
 class RunDetailOut(RunOut):
     receipt_body = serializers.JSONField(source="body")
     jobs = serializers.SerializerMethodField()
+    certificate = serializers.SerializerMethodField()
+
+    def get_certificate(self, run: Run) -> str | None:
+        """Where the site's signed verdict over the run is (an in-toto Statement in a DSSE
+        envelope; ``pit-harness certificate verify``): only for a public run whose numbers
+        were proved, null otherwise."""
+        public = run.visibility == "public" and not run.hidden and run.withdrawn_at is None
+        if not (public and run.proven):
+            return None
+        sha = run.body_sha256.removeprefix("sha256:")
+        return reverse("run-certificate", args=[sha]) + f"?submission={run.pk}"
 
     def get_jobs(self, run: Run) -> list[dict[str, Any]]:
         jobs = selectors.run_jobs(run, user=requester(self.context))

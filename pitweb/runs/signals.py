@@ -6,3 +6,8 @@ from django.dispatch import Signal
 # Sent with ``run=`` inside the transaction that proved the run (a verification passed):
 # pricing scores it with the release's reference prices.
 run_proven = Signal()
+
+# Sent with ``run=`` and ``reason=`` inside the transaction that took a run down (withdrawn
+# by its submitter, hidden by staff, refuted by a verification): whatever the site signed
+# about it is revoked.
+run_taken_down = Signal()

@@ -45,6 +45,11 @@ NOT_RUN = {
     "minutes of it; .ci/run runs it after the tests, and tests/harness/agents/test_inspect.py "
     "runs the Inspect half",
     ("docs/architecture.md", " submitter's machine"): "a diagram, not a command",
+    ("docs/site.md", "pit-harness certificate verify certificate.json --keys pitweb-keys.json"): (
+        "needs a site's certificate, keys and list: tests/pitweb/runs/test_verify_yourself.py "
+        "runs the run page's certificate commands against a live site, offline, and sees "
+        "them fail once the certificate is revoked"
+    ),
     ("docs/points.md", "pit-harness points answer --questions questions.json"): (
         "needs a model and a site's sealed set: tests/harness/points/test_points_questions.py "
         "runs `points answer --questions` on a published Questions document against a "
@@ -54,6 +59,16 @@ NOT_RUN = {
         "needs a site that serves a log and a head the reader kept: "
         "tests/pitweb/forward/test_forward_execution.py downloads /forward/log.json and runs "
         "`pit-harness commitments verify` and `verify --log` on it"
+    ),
+    ("docs/site.md", 'curl -o pitweb-keys.json "$PITWEB_URL/.well-known/pitweb-keys.json"'): (
+        "needs a site with a board's snapshots and its key set: tests/pitweb/board/"
+        "test_snapshot_chain.py downloads the signed snapshots of a chain and runs "
+        "`pit-harness snapshot verify --keys` on them, edited and not"
+    ),
+    ("docs/site.md", 'curl -o head.json "$PITWEB_URL/forward/log/head.signed.json"'): (
+        "needs a site that serves a signed head and, later, its log: tests/pitweb/forward/"
+        "test_signed_head.py keeps a signed head and runs `pit-harness commitments verify "
+        "--signed-head` on the log as it grew and as rewritten"
     ),
     ("README.md", "pit-harness commitments verify commitments-log.json --head SEQ:DIGEST"): (
         "a sketch with the reader's placeholders (a head kept, a release and a day's index): "

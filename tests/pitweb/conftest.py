@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
@@ -18,6 +19,7 @@ from harness import RunConfig, run
 from harness.agents import memory_cheat, stub
 from harness.agents.adapters.plain import from_callable
 from harness.agents.external import command_agent
+from harness.attest.keys import private_key_pem
 from harness.market.prices import load_prices
 from pitweb import celery_app
 from tests.support.data import build_prices, build_release
@@ -253,6 +255,33 @@ def eager_celery() -> Any:
     celery_app.conf.task_eager_propagates = True
     yield
     celery_app.conf.task_always_eager = False
+
+
+SITE_KEY_VALID_FROM = "2020-01-01T00:00:00Z"
+
+
+@pytest.fixture(scope="session")
+def site_key_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Ed25519PrivateKey]:
+    key = Ed25519PrivateKey.generate()
+    path = tmp_path_factory.mktemp("signing") / "site-key.pem"
+    path.write_bytes(private_key_pem(key))
+    return path, key
+
+
+@pytest.fixture(autouse=True)
+def site_key(settings: Any, site_key_file: tuple[Path, Ed25519PrivateKey]) -> Any:
+    """The site signs with a key of the tests' own, valid from 2020 (none is made under
+    the checkout's var/ on first use), and reads it again in each test."""
+    from pitweb.core import signing
+
+    path, key = site_key_file
+    settings.PITWEB_SIGNING_KEY_FILE = str(path)
+    settings.PITWEB_SIGNING_KEY_VALID_FROM = SITE_KEY_VALID_FROM
+    settings.PITWEB_SIGNING_KEY_VALID_UNTIL = ""
+    settings.PITWEB_RETIRED_SIGNING_KEYS = ""
+    signing._loaded.cache_clear()  # the key is read once per process: read this one
+    yield key
+    signing._loaded.cache_clear()
 
 
 @pytest.fixture()

@@ -52,6 +52,7 @@ ASKED = {
     "run-staff": ("post", {"action": "flag"}, {"reason": "both ways", "flag": ""}, "staff"),
     "run-withdraw": ("post", {}, {"reason": "both ways"}, "owner"),
     "api-run": ("get", {}, {}, None),
+    "run-certificate": ("get", {}, {}, None),
     "api-reverify": ("post", {}, {"reason": "both ways"}, "staff"),
     "api-withdraw": ("post", {}, {"reason": "both ways"}, "owner"),
     "api-reexecute": ("post", {}, {"reason": "both ways"}, "staff"),

@@ -15,6 +15,7 @@ from pitweb.core.audit import audit_record
 from pitweb.core.inputs import readable, require_reason
 from pitweb.runs.models import Run, VerificationJob
 from pitweb.runs.services.verifying import verification_request, verification_requeue_stale
+from pitweb.runs.signals import run_taken_down
 
 
 def jobs_requeue(*, staff: User, run: Run | None, reason: str) -> list[int]:
@@ -54,6 +55,8 @@ def _staff_change(*, run: Run, staff: User, action: str, reason: str, **fields: 
     with transaction.atomic():
         Run.objects.filter(pk=run.pk).update(**fields)
         board_changed(runs=[run.pk], taken_off=fields.get("hidden") is True)
+        if fields.get("hidden") is True:
+            run_taken_down.send(sender=Run, run=run, reason=f"hidden by staff: {reason}")
         audit_record(
             actor=staff, action=action, run=run, reason=reason, public=run.visibility == "public"
         )
@@ -90,6 +93,7 @@ def run_withdraw(*, run: Run, owner: User, reason: str) -> Run:
         moved = Run.objects.filter(pk=run.pk, withdrawn_at=None).update(withdrawn_at=timezone.now())
         if moved:
             board_changed(runs=[run.pk], taken_off=True)
+            run_taken_down.send(sender=Run, run=run, reason=f"withdrawn by its submitter: {reason}")
             audit_record(
                 actor=owner, action="withdraw", run=run, reason=reason,
                 public=run.visibility == "public",

@@ -30,7 +30,7 @@ from pitweb.runs.services.audits import (
     reasoning_audit_record,
     reasoning_audit_remove,
 )
-from pitweb.runs.signals import run_proven
+from pitweb.runs.signals import run_proven, run_taken_down
 
 
 def verification_request(
@@ -126,14 +126,18 @@ def verification_finish(
             mismatch_check=mismatch_check,
             message=message,
         )
-        if done and state in (JobState.VERIFIED, JobState.MISMATCH):
+        if done and state == JobState.VERIFIED:
             run = Run.objects.get(jobs__pk=job_id)
-            if state == JobState.MISMATCH:
-                reasoning_audit_remove(run=run)
-            else:
-                if audit is not None:
-                    reasoning_audit_record(run=run, stored=audit)
-                run_proven.send(sender=Run, run=run)
+            if audit is not None:  # the run's before it is announced proven
+                reasoning_audit_record(run=run, stored=audit)
+            run_proven.send(sender=Run, run=run)
+        elif done and state == JobState.MISMATCH:
+            run = Run.objects.get(jobs__pk=job_id)
+            reasoning_audit_remove(run=run)
+            run_taken_down.send(
+                sender=Run, run=run,
+                reason=f"a verification refuted it: {mismatch_check or 'a check'} differs",
+            )  # fmt: skip
     return done
 
 

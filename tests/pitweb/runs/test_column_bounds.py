@@ -40,6 +40,8 @@ NOT_FROM_A_BODY = {
     "board.Snapshot.content_digest": "the site's sha256 over the snapshot's row digests",
     "board.Snapshot.filters_key": "the site's JSON of the board's filters, refused past its "
     "column by the service",
+    "board.Snapshot.previous_digest": "the content digest of the board's snapshot before it, "
+    "from its own column",
     "points.PointSet.name": "staff, a kebab-case name the upload form checks against its column",
     "points.PointSet.title": "staff, cut to the column by the upload form",
     "points.PointSet.state": "a choice of the upload form, moved by the reveal",

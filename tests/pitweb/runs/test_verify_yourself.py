@@ -3,7 +3,8 @@ receipt, the trajectory, the release's archive and its reference prices from the
 site into an empty folder and check their sha256; then, with no network at all, unpack
 the release and run ``pit-harness verify`` (and ``rescore``) on the downloads. A tampered
 download fails. The reasoning audit's commands, run after them, make the audit's file
-again and check it against the digest the page shows."""
+again and check it against the digest the page shows. The run's certificate, fetched into
+the same folder, checks offline too, and fails once the site revokes it."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from pitweb.runs.models import Run
+from pitweb.runs.services import run_set_hidden
 from tests.pitweb.conftest import Artifacts, make_run, submit_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -209,3 +211,43 @@ def test_the_reasoning_audit_is_made_again_offline_with_the_digest_the_page_show
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "reasoning-audit.json: OK" in checked.stdout
     assert (folder / "reasoning-audit.json").read_bytes().startswith(b'{"audit_version":1,')
+
+
+# -- the certificate, checked in the same folder -------------------------------------------
+
+
+def certificate_block(run: Run, live_server: Any) -> list[str]:
+    sha = run.body_sha256.removeprefix("sha256:")
+    with urlopen(f"{live_server.url}/runs/{sha}/?submission={run.pk}", timeout=60) as page:
+        text = page.read().decode()
+    found = re.search(r'<pre id="certificate-commands"[^>]*>(.*?)</pre>', text, re.S)
+    assert found is not None, "the run page offers no certificate"
+    return html.unescape(found[1]).splitlines()
+
+
+def test_the_certificate_verifies_offline_and_fails_once_revoked(
+    reference_download: Downloaded, live_server: Any, staff: User
+) -> None:
+    run, _block, folder = reference_download
+    lines = certificate_block(run, live_server)
+    online = [line for line in lines if line.startswith("curl ")]
+    offline = [line for line in lines if line.startswith("pit-harness ")]
+    assert len(online) == 3 and len(offline) == 1
+    fetched = shell(online, folder, offline=False)
+    assert fetched.returncode == 0, fetched.stdout + fetched.stderr
+    checked = shell(offline, folder, offline=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "receipt ok" in checked.stdout and checked.stdout.rstrip().endswith("certificate ok")
+    # one changed byte in the receipt: not the certificate's subject
+    receipt = folder / "receipt.json"
+    kept = receipt.read_text()
+    receipt.write_text(kept.replace('"valid":true', '"valid":false', 1))
+    assert shell(offline, folder, offline=True).returncode == 1
+    receipt.write_text(kept)
+    # staff hide the run: its certificate is revoked, and the new list says so
+    run_set_hidden(run=run, staff=staff, hidden=True, reason="the agent was copied")
+    refetched = shell([line for line in online if "revocations" in line], folder, offline=False)
+    assert refetched.returncode == 0, refetched.stderr
+    revoked = shell(offline, folder, offline=True)
+    assert revoked.returncode == 1, revoked.stdout
+    assert "revocation FAILED" in revoked.stdout and "the agent was copied" in revoked.stdout

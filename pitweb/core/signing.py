@@ -1,0 +1,116 @@
+"""The site's signing key: what every signed statement of the site is signed with, and the
+key set it publishes (``/.well-known/pitweb-keys.json``).
+
+The key is ``PITWEB_SIGNING_KEY_FILE`` with the dates the settings give, or, unset, one made
+on first use under ``PITWEB_VAR_DIR/signing`` (created exclusively, owner-only, so two
+processes starting together end with one key), whose start is the moment it was made,
+written beside it. Earlier keys (``PITWEB_RETIRED_SIGNING_KEYS``, a published key set) stay
+in the published set, so what they signed still verifies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.utils import timezone
+
+from harness.attest import keys as keysets
+from harness.attest.keys import KeySetError, PublishedKey
+from harness.attest.statement import sign
+
+GENERATED = "ed25519.pem"
+GENERATED_DATES = "ed25519.json"
+
+
+def _generated(folder: Path) -> tuple[bytes, str]:
+    """The key made on first use, and when it was made."""
+    folder.mkdir(parents=True, exist_ok=True)
+    pem_path, dates_path = folder / GENERATED, folder / GENERATED_DATES
+    try:
+        fd = os.open(pem_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    else:
+        made = keysets.stamp(timezone.now())
+        key = Ed25519PrivateKey.generate()
+        dates_path.write_text(json.dumps({"valid_from": made}), encoding="utf-8")
+        with os.fdopen(fd, "wb") as handle:  # the key last: a reader seeing it finds its dates
+            handle.write(keysets.private_key_pem(key))
+    for _ in range(100):  # another process may be writing it this instant
+        pem = pem_path.read_bytes()
+        if pem and dates_path.exists():
+            return pem, json.loads(dates_path.read_text(encoding="utf-8"))["valid_from"]
+        os.sched_yield()
+    raise ImproperlyConfigured(f"{pem_path}: an empty signing key (remove it to make another)")
+
+
+@cache
+def _loaded() -> tuple[Ed25519PrivateKey, PublishedKey]:
+    if settings.PITWEB_SIGNING_KEY_FILE:
+        pem = Path(settings.PITWEB_SIGNING_KEY_FILE).read_bytes()
+        valid_from, valid_until = (
+            settings.PITWEB_SIGNING_KEY_VALID_FROM,
+            settings.PITWEB_SIGNING_KEY_VALID_UNTIL,
+        )
+    else:
+        pem, valid_from = _generated(Path(settings.VAR_DIR) / "signing")
+        valid_until = ""
+    try:
+        key = keysets.private_key_from_pem(pem)
+        start = keysets.parse_stamp(valid_from, "PITWEB_SIGNING_KEY_VALID_FROM")
+        end = (
+            keysets.parse_stamp(valid_until, "PITWEB_SIGNING_KEY_VALID_UNTIL")
+            if valid_until
+            else None
+        )
+    except KeySetError as exc:
+        raise ImproperlyConfigured(f"the site's signing key: {exc}") from None
+    return key, keysets.published(key.public_key(), start, end)
+
+
+def signing_key() -> tuple[Ed25519PrivateKey, PublishedKey]:
+    """The key the site signs with now, and how it is published."""
+    return _loaded()
+
+
+def _retired() -> list[PublishedKey]:
+    if not settings.PITWEB_RETIRED_SIGNING_KEYS:
+        return []
+    try:
+        found = keysets.read_keyset(
+            json.loads(Path(settings.PITWEB_RETIRED_SIGNING_KEYS).read_text(encoding="utf-8"))
+        )
+    except (OSError, ValueError) as exc:
+        raise ImproperlyConfigured(f"PITWEB_RETIRED_SIGNING_KEYS: {exc}") from None
+    return list(found.values())
+
+
+def published_keys() -> dict[str, Any]:
+    """The key set the site publishes: the signing key and every retired one."""
+    _key, current = signing_key()
+    retired = [k for k in _retired() if k.keyid != current.keyid]
+    return keysets.keyset(settings.PITWEB_SIGNING_ISSUER, [current, *retired])
+
+
+def now_stamp(at: datetime | None = None) -> str:
+    """A statement's ``signed_at``: the site's time, to the second."""
+    return keysets.stamp(at or timezone.now())
+
+
+def site_sign(statement: dict[str, Any]) -> dict[str, Any]:
+    """The statement in a DSSE envelope signed with the site's key."""
+    key, current = signing_key()
+    at = keysets.parse_stamp(statement["predicate"]["signed_at"], "signed_at")
+    if not current.valid_at(at):
+        raise ImproperlyConfigured(
+            f"the site's signing key is valid {current.dates()}, not at {keysets.stamp(at)}"
+        )
+    return sign(statement, key)
