@@ -209,3 +209,19 @@ def test_a_run_verified_before_audits_says_a_reverification_makes_one(
     shown = section(page(run))
     assert "a re-verification makes one" in shown
     assert Client().get(f"/runs/{run.run_id}/reasoning-audit.json").status_code == 404
+
+
+def test_a_proven_runs_certificate_claims_its_audit(
+    registered: Any, submitter: User, planted_run: Artifacts
+) -> None:
+    from pitweb.certificates.claims import run_predicate
+
+    run = submit_run(submitter, planted_run)
+    audit = run.reasoning_audit
+    assert run_predicate(Run.objects.get(pk=run.pk))["reasoning_audit"] == {
+        "digest": audit.digest,
+        "texts": audit.texts,
+        "date_hits": audit.date_hits,
+        "issuer_hits": audit.issuer_hits,
+    }
+    assert audit.date_hits > 0
