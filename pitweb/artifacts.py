@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO
 
 from django.conf import settings
+from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
 from harness.release.bundle import Bundle
@@ -174,6 +175,26 @@ def copy_to(name: str, target: Path) -> Path:
     with default_storage.open(name, "rb") as source, open(target, "wb") as out:
         shutil.copyfileobj(source, out, CHUNK)
     return target
+
+
+def stored_sha256(name: str) -> str:
+    """``sha256:<hex>`` of the stored artifact ``name``, read back from storage."""
+    with default_storage.open(name, "rb") as handle:
+        return "sha256:" + hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def store_bytes(name: str, data: bytes) -> str:
+    """Put ``data`` into storage under ``name``, content-addressed (the name is made from
+    the bytes' hash): stored once; a file under the name with other bytes (damaged) is
+    replaced. Returns the stored file's sha256, read back."""
+    sha = "sha256:" + hashlib.sha256(data).hexdigest()
+    if default_storage.exists(name) and stored_sha256(name) != sha:
+        default_storage.delete(name)
+    if not default_storage.exists(name):
+        saved = default_storage.save(name, ContentFile(data))
+        if saved != name:  # a concurrent writer stored the same bytes first
+            default_storage.delete(saved)
+    return stored_sha256(name)
 
 
 def release_held(release: Release) -> bool:

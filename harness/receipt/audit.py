@@ -418,11 +418,14 @@ def _real_days(main_row: dict[str, Any]) -> list[date]:
 
 def _hidden_values(cells: list[_Cell], bundle: Bundle) -> None:
     """Each cell's rows joined to the main arm by the release's order, and what its arm
-    hides of them: the real days on shifted, the issuers on redacted."""
+    hides of them: the real days on shifted, the issuers on redacted. Only the served
+    rows are parsed; the lines read are dropped afterwards (keys are kept), as the runner
+    drops an arm's, so a whole release's audit holds no arm's lines for long."""
     main_texts = bundle.texts("main")
     parsed: dict[int, dict[str, Any]] = {}
     for arm in sorted({c.arm for c in cells}):
         position = {key: i for i, key in enumerate(bundle.row_keys(arm))}
+        bundle.release_rows(arm)
         for cell in (c for c in cells if c.arm == arm):
             for key in cell.served:
                 if key not in position:
@@ -447,6 +450,7 @@ def _hidden_values(cells: list[_Cell], bundle: Bundle) -> None:
                 else:
                     for day in _real_days(main):
                         cell.dates.setdefault(day, key)
+    bundle.release_rows("main")
 
 
 # -- the scan ---------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from pitweb.admin_base import ReadOnlyAdmin
-from pitweb.runs.models import Run, VerificationJob
+from pitweb.runs.models import ReasoningAudit, Run, VerificationJob
 
 
 @admin.register(Run)
@@ -48,4 +48,10 @@ class VerificationJobAdmin(ReadOnlyAdmin):
     )
     list_filter = ("state", "kind")
     search_fields = ("run__run_id", "worker", "mismatch_check", "reason")
+    list_select_related = ("run",)
+
+
+@admin.register(ReasoningAudit)
+class ReasoningAuditAdmin(ReadOnlyAdmin):
+    list_display = ("run", "digest", "texts", "date_hits", "issuer_hits", "created_at")
     list_select_related = ("run",)

@@ -5,6 +5,7 @@ from functools import cached_property
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from harness.receipt.model import ReceiptBody, body_from_dict
 from pitweb.jobs.models import ClaimableJob
@@ -224,6 +225,31 @@ class Run(models.Model):
         if self.status == JobState.MISMATCH:
             return f"failed verification: {self.failed_check or 'a check'} differs"
         return "pending verification: no numbers until the system has re-derived them"
+
+
+class ReasoningAudit(models.Model):
+    """The reasoning audit of a run (``harness.receipt.audit``): what its agent wrote on
+    the control arms, scanned for the real dates and issuers they hide, re-derived by the
+    worker from the stored trajectory and release when it verified the run. The artifact
+    itself (with its excerpts) is stored by its digest; the row keeps its counts. Each
+    verification that verifies the run replaces it, one that refutes the run removes it,
+    so a row is always of the run's latest conclusive verification."""
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="reasoning_audit")
+    audit_version = models.PositiveIntegerField()
+    digest = models.CharField(max_length=71)  # audit_digest: sha256 of the canonical artifact
+    artifact_sha256 = models.CharField(max_length=71)  # the stored file's, read back
+    artifact_name = models.CharField(max_length=200)
+    texts = models.PositiveIntegerField()
+    date_hits = models.PositiveIntegerField()
+    issuer_hits = models.PositiveIntegerField()
+    # per control cell: arm, clock, what it hides, texts, rows, hits (no excerpts)
+    cells = models.JSONField(default=list)
+    not_scanned = models.TextField()  # the artifact's own sentence
+    created_at = models.DateTimeField(default=timezone.now)  # when it was (re-)derived
+
+    def __str__(self) -> str:
+        return f"reasoning audit of run {self.run_id}"
 
 
 class VerificationJob(ClaimableJob):

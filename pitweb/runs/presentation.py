@@ -407,6 +407,69 @@ WORDS = {
 }
 
 
+AUDIT_HIDES = {
+    "dates": "the real dates (every date shown ten years on)",
+    "issuer": "the issuer (its name, CIK and ticker removed)",
+}
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
+
+
+def _audit_findings(date_hits: int, issuer_hits: int) -> str:
+    found = [
+        _count(n, what, whats)
+        for n, what, whats in (
+            (date_hits, "real date named", "real dates named"),
+            (issuer_hits, "issuer named", "issuers named"),
+        )
+        if n
+    ]
+    return " and ".join(found) if found else "none"
+
+
+def audit_rows(audit: dict[str, Any]) -> list[dict[str, str]]:
+    """The reasoning audit's control cells in words, for the run page's table."""
+    rows = []
+    for cell in audit["cells"]:
+        probe = cell["clock"] == "probe"
+        rows.append(
+            {
+                "cell": f"{cell['arm']} mask probe" if probe else f"{cell['arm']}/{cell['clock']}",
+                "hides": AUDIT_HIDES.get(cell["hides"], cell["hides"]),
+                "texts": _count(cell["texts"], "text scanned", "texts scanned"),
+                "rows": _count(cell["rows_served"], "row", "rows"),
+                "findings": _audit_findings(cell["date_hits"], cell["issuer_hits"]),
+                "unscanned": _count(
+                    cell["unscanned_responses"], "model response", "model responses"
+                )
+                + " kept as base64, not scanned"
+                if cell["unscanned_responses"]
+                else "",
+                "flagged": "bad" if cell["date_hits"] or cell["issuer_hits"] else "",
+            }
+        )
+    return rows
+
+
+def audit_summary(audit: dict[str, Any]) -> str:
+    """The reasoning audit in one sentence."""
+    texts = _count(audit["texts"], "text", "texts")
+    if not audit["texts"]:
+        return "The agent wrote no text on the control arms: there was nothing to scan."
+    if not audit["date_hits"] and not audit["issuer_hits"]:
+        return (
+            f"Of the {texts} the agent wrote on the control arms, none named a real date or an "
+            "issuer its arm hid from it."
+        )
+    return (
+        f"Of the {texts} the agent wrote on the control arms, some named what their arm hid "
+        f"from it: {_audit_findings(audit['date_hits'], audit['issuer_hits'])}, each quoted "
+        "in the audit's file."
+    )
+
+
 def words(value: object) -> str:
     """A closed value in words: ``numeric_factual_error`` -> "numeric factual error"."""
     text = "" if value is None or value is UNSET else str(value)

@@ -19,7 +19,13 @@ from pitweb.core.models import AuditEvent
 from pitweb.core.params import parse_run_key
 from pitweb.jobs import machine
 from pitweb.jobs.models import WorkerBeat
-from pitweb.runs.models import PROVEN_LEVELS, CutoffRelation, Run, VerificationJob
+from pitweb.runs.models import (
+    PROVEN_LEVELS,
+    CutoffRelation,
+    ReasoningAudit,
+    Run,
+    VerificationJob,
+)
 
 
 def visible_runs(user: User | AnonymousUser) -> QuerySet[Run]:
@@ -176,6 +182,30 @@ def job_diffs(jobs: list[VerificationJob]) -> list[dict[str, Any]]:
             before = now
         previous_state = job.state
     return out
+
+
+def reasoning_audit_of(run: Run) -> dict[str, Any] | None:
+    """The run's reasoning audit as its last verification re-derived it: its digest, the
+    stored artifact's name and sha256, its counts and its cells (no excerpts: they are in
+    the artifact). None for a run whose numbers the system has not proved, or that has
+    none. One query."""
+    if not run.proven:
+        return None
+    audit = ReasoningAudit.objects.filter(run=run).first()
+    if audit is None:
+        return None
+    return {
+        "audit_version": audit.audit_version,
+        "digest": audit.digest,
+        "artifact_sha256": audit.artifact_sha256,
+        "artifact_name": audit.artifact_name,
+        "texts": audit.texts,
+        "date_hits": audit.date_hits,
+        "issuer_hits": audit.issuer_hits,
+        "cells": list(audit.cells),
+        "not_scanned": audit.not_scanned,
+        "created_at": audit.created_at,
+    }
 
 
 def changelog(limit: int = 200) -> QuerySet[AuditEvent]:

@@ -8,6 +8,11 @@ urlpatterns = [
     path("runs/<str:sha>/tables/<str:name>", views.run_table, name="run-table"),
     path("runs/<str:sha>/status.json", views.run_status_json, name="run-status-json"),
     path("runs/<str:sha>/download/<str:what>", views.run_download, name="run-download"),
+    path(
+        "runs/<str:sha>/reasoning-audit.json",
+        views.run_reasoning_audit_json,
+        name="run-reasoning-audit",
+    ),
     path("runs/<str:sha>/staff/<str:action>", views.staff_action, name="run-staff"),
     path("runs/<str:sha>/withdraw", views.withdraw_action, name="run-withdraw"),
     path("methodology/", views.methodology_page, name="methodology"),

@@ -1,6 +1,7 @@
 """The work behind the verification task: claim the job, re-derive the run with the
-harness while the job heart-beats, and record the outcome on the side it belongs to:
-what the submitted bytes cause is theirs (mismatch), our own faults are retried and then
+harness while the job heart-beats (its scores, then the reasoning audit of what its agent
+wrote, from the same copies), and record the outcome on the side it belongs to: what the
+submitted bytes cause is theirs (mismatch), our own faults are retried and then
 harness_error, a timeout is final.
 """
 
@@ -13,12 +14,14 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 from harness.market.prices import Prices, load_prices
+from harness.receipt.audit import AuditError, reasoning_audit, run_bundle
 from harness.receipt.rederive import Rederivation, rederive
 from pitweb.artifacts import copy_to, job_folder, release_copy, release_held
 from pitweb.jobs import machine
 from pitweb.jobs.machine import Outcome, retry_outcome
 from pitweb.runs import services
 from pitweb.runs.models import JobState, Run, VerificationJob
+from pitweb.runs.services.audits import StoredAudit, reasoning_audit_store
 
 log = logging.getLogger(__name__)
 # Checks that passed at upload or at registration: failing now means our stored copy is
@@ -48,17 +51,28 @@ def _submitted_prices(run: Run, work: Path) -> Prices | None:
     )
 
 
-def _rederived(job_id: int, run: Run, release_dir: Path) -> Rederivation:
+def _rederived(job_id: int, run: Run, release_dir: Path) -> tuple[Rederivation, StoredAudit | None]:
     """The run re-derived from copies of its artifacts, made for this job (the folder is
-    removed however the job ends; a killed worker's by the next sweep)."""
+    removed however the job ends; a killed worker's by the next sweep), and, once every
+    check holds, its reasoning audit from the same copies, stored."""
     with job_folder("verify", job_id) as work:
-        return rederive(
+        trajectory = copy_to(run.trajectory_name, work / "trajectory.jsonl")
+        result = rederive(
             copy_to(run.receipt_name, work / "receipt.json"),
-            trajectory=copy_to(run.trajectory_name, work / "trajectory.jsonl"),
+            trajectory=trajectory,
             release=release_dir,
             prices=_submitted_prices(run, work),
             check_release=False,  # the copy was checked against the release's digest
         )
+        if not result.ok:
+            return result, None
+        try:
+            artifact = reasoning_audit(trajectory, run_bundle(release_dir, trajectory))
+        except AuditError as exc:  # the bytes the submitter sent cannot be read as a run's
+            result.add("reasoning_audit", False, f"the trajectory cannot be audited: {exc}")
+            return result, None
+        result.add("reasoning_audit", True)
+        return result, reasoning_audit_store(artifact=artifact)
 
 
 def verify_job(*, job_id: int, worker: str) -> Outcome:
@@ -73,7 +87,7 @@ def verify_job(*, job_id: int, worker: str) -> Outcome:
         )  # fmt: skip
     try:
         with machine.Heartbeat(VerificationJob, job_id, worker):
-            result = _rederived(job_id, run, release_copy(run.release))
+            result, audit = _rederived(job_id, run, release_copy(run.release))
     except SoftTimeLimitExceeded:  # the same bytes would take as long again: final, ours
         limit = settings.CELERY_TASK_SOFT_TIME_LIMIT
         return _finish(
@@ -83,7 +97,7 @@ def verify_job(*, job_id: int, worker: str) -> Outcome:
     except Exception as exc:  # our failure, never the submitter's
         log.exception("verification job %s failed in the verifier", job_id)
         return _our_failure(job_id, worker, f"verifier error: {type(exc).__name__}: {exc}")
-    return _verdict(job_id, worker, result)
+    return _verdict(job_id, worker, result, audit)
 
 
 def _finish(job_id: int, worker: str, state: str, **fields: object) -> Outcome:
@@ -97,11 +111,11 @@ def _our_failure(job_id: int, worker: str, message: str) -> Outcome:
     return retry_outcome(VerificationJob, retry_in)
 
 
-def _verdict(job_id: int, worker: str, result: Rederivation) -> Outcome:
+def _verdict(job_id: int, worker: str, result: Rederivation, audit: StoredAudit | None) -> Outcome:
     checks = [c.to_json() for c in result.checks]
     mismatch = result.first_mismatch
     if mismatch is None:
-        return _finish(job_id, worker, JobState.VERIFIED, checks=checks)
+        return _finish(job_id, worker, JobState.VERIFIED, checks=checks, audit=audit)
     if mismatch.name in SERVER_SIDE_CHECKS:
         return _finish(
             job_id, worker, JobState.HARNESS_ERROR, checks=checks, mismatch_check=mismatch.name,

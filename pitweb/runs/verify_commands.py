@@ -2,7 +2,8 @@
 the release's archive and its reference prices from this site into an empty folder,
 check the downloads' sha256, unpack, and run ``pit-harness verify`` (and ``rescore``,
 which reproduces the platform figures) offline. Every word is quoted for a POSIX shell,
-so the commands work as written."""
+so the commands work as written. After them, in the same folder, the run's reasoning
+audit is made again (``audit_commands``) and checked against the digest the page shows."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pitweb.runs.models import Run
 
 RECEIPT, TRAJECTORY, ARCHIVE = "receipt.json", "trajectory.jsonl", "release.tar"
 LOG = "commitments-log.json"
+AUDIT = "reasoning-audit.json"
 
 
 @dataclass
@@ -53,6 +55,32 @@ def stated_prices_sha(run: Run) -> str | None:
     """The sha256 of the price file the receipt binds (None: the run was not priced)."""
     prices = run.receipt.protocol.p4.prices
     return getattr(prices, "file_sha256", None) or None
+
+
+def _bundle_word(run: Run) -> str | None:
+    """The release folder the verify commands unpack (None: this site does not hold it)."""
+    release = run.release
+    if release is None or not files_held(release) or not release.archive_sha256:
+        return None
+    return archive.folder_name(release)
+
+
+def audit_commands(run: Run, digest: str) -> VerifyCommands:
+    """In the folder the verify commands made: the run's reasoning audit re-derived
+    offline from the receipt, the trajectory and the release, and its file checked
+    against ``digest`` (the digest is the sha256 of the file the command writes)."""
+    folder = _bundle_word(run)
+    out = VerifyCommands()
+    if folder is None:
+        name = run.release.name if run.release else run.release_digest
+        folder = _q(f"<your copy of {name}>")
+        out.caveats.append("this site does not hold the run's release: use your own copy of it")
+    out.lines.append(
+        f"pit-harness audit-reasoning --receipt {RECEIPT} --trajectory {TRAJECTORY} "
+        f"--bundle {folder} --out {AUDIT}"
+    )
+    out.lines.append(_sha_check(digest, AUDIT))
+    return out
 
 
 def verify_commands(run: Run, *, site: str) -> VerifyCommands:

@@ -31,7 +31,7 @@ from pitweb.execution.services import agent_of_run, reexecution_request
 from pitweb.runs import presentation, selectors, services, tables
 from pitweb.runs.api import submission_wanted
 from pitweb.runs.models import Run
-from pitweb.runs.verify_commands import verify_commands
+from pitweb.runs.verify_commands import audit_commands, verify_commands
 
 
 def _figure(figure: Any) -> Any:
@@ -191,9 +191,24 @@ def run_page(request: HttpRequest, sha: str) -> HttpResponse:
             "min_ranked_trades": settings.PITWEB_MIN_RANKED_TRADES,
             "registered_agent": _registered_agent(request, run),
             "verify": verify_commands(run, site=request.build_absolute_uri("/").rstrip("/")),
+            **_audit_context(run),
             **_platform_context(run, proven),
         },
     )
+
+
+def _audit_context(run: Run) -> dict[str, Any]:
+    """The run page's reasoning audit: its cells and its sentence in words, and the
+    commands that make it again (nothing for a run the system has not proved)."""
+    audit = selectors.reasoning_audit_of(run)
+    if audit is None:
+        return {"audit": None}
+    return {
+        "audit": audit,
+        "audit_rows": presentation.audit_rows(audit),
+        "audit_summary": presentation.audit_summary(audit),
+        "audit_commands": audit_commands(run, audit["digest"]),
+    }
 
 
 def _registered_agent(request: HttpRequest, run: Run) -> Any:
@@ -244,6 +259,23 @@ def run_status_json(request: HttpRequest, sha: str) -> JsonResponse:
     job = run.jobs.first()
     return JsonResponse(
         {"status": run.status, "job": job.pk if job else None, "state": job.state if job else None}
+    )
+
+
+@refuses_bad_queries
+def run_reasoning_audit_json(request: HttpRequest, sha: str) -> HttpResponseBase:
+    """The run's reasoning audit as the worker stored it: its canonical bytes, whose
+    sha256 is the digest the run page shows."""
+    run = _run_or_404(request, sha)
+    if not run.proven:
+        return JsonResponse({"withheld": run.withheld_reason}, status=409)
+    audit = selectors.reasoning_audit_of(run)
+    if audit is None:
+        raise Http404("this run has no reasoning audit")
+    return FileResponse(
+        default_storage.open(audit["artifact_name"], "rb"),
+        content_type="application/json",
+        filename=f"reasoning-audit-{run.run_id}.json",
     )
 
 

@@ -48,6 +48,7 @@ ASKED = {
     "run-table": ("get", {"name": "cells"}, {"format": "json"}, None),
     "run-status-json": ("get", {}, {}, None),
     "run-download": ("get", {"what": "receipt"}, {}, None),
+    "run-reasoning-audit": ("get", {}, {}, None),
     "run-staff": ("post", {"action": "flag"}, {"reason": "both ways", "flag": ""}, "staff"),
     "run-withdraw": ("post", {}, {"reason": "both ways"}, "owner"),
     "api-run": ("get", {}, {}, None),

@@ -393,6 +393,7 @@ def run_urls(sha: str) -> list[str]:
         f"/runs/{sha}/tables/jobs?format=csv",
         f"/runs/{sha}/status.json",
         f"/runs/{sha}/download/receipt",
+        f"/runs/{sha}/reasoning-audit.json",
         f"/api/runs/{sha}/",
     ]
 

@@ -1,6 +1,6 @@
 """Writes on runs, one module per concern: ``intake`` (an upload checked and stored),
-``verifying`` (verification jobs on the claimable-job machine), ``staff`` (staff
-actions, audited). Every function is the only way its rows change.
+``verifying`` (verification jobs on the claimable-job machine), ``audits`` (a run's
+reasoning audit stored), ``staff`` (staff actions, audited). Every function is the only way its rows change.
 
 Imports go one way: services import models, ``pitweb.jobs``, ``pitweb.core`` and the
 harness; tasks import services. A service reaches a task only through

@@ -25,6 +25,11 @@ from pitweb.core.errors import SubmissionError
 from pitweb.jobs import machine
 from pitweb.jobs.dispatch import send_on_commit
 from pitweb.runs.models import JobState, Run, VerificationJob, VerificationLevel
+from pitweb.runs.services.audits import (
+    StoredAudit,
+    reasoning_audit_record,
+    reasoning_audit_remove,
+)
 from pitweb.runs.signals import run_proven, run_taken_down
 
 
@@ -87,9 +92,13 @@ def verification_finish(
     checks: Iterable[dict[str, str]] = (),
     mismatch_check: str = "",
     message: str = "",
+    audit: StoredAudit | None = None,
 ) -> bool:
     """verifying -> a final state, only by the worker that holds the job. A verdict
-    (verified, mismatch) sets the run's level; a harness error says nothing about it."""
+    (verified, mismatch) sets the run's level; a harness error says nothing about it.
+    ``audit``: the reasoning audit the verification re-derived, the run's from now on if
+    it verified the run (before the run is announced proven, so that whoever listens
+    finds it); a refuted run keeps none."""
     run_fields: dict[str, Any] = {}
     if state in (JobState.VERIFIED, JobState.MISMATCH):
         run_fields = {
@@ -118,10 +127,15 @@ def verification_finish(
             message=message,
         )
         if done and state == JobState.VERIFIED:
-            run_proven.send(sender=Run, run=Run.objects.get(jobs__pk=job_id))
+            run = Run.objects.get(jobs__pk=job_id)
+            if audit is not None:  # the run's before it is announced proven
+                reasoning_audit_record(run=run, stored=audit)
+            run_proven.send(sender=Run, run=run)
         elif done and state == JobState.MISMATCH:
+            run = Run.objects.get(jobs__pk=job_id)
+            reasoning_audit_remove(run=run)
             run_taken_down.send(
-                sender=Run, run=Run.objects.get(jobs__pk=job_id),
+                sender=Run, run=run,
                 reason=f"a verification refuted it: {mismatch_check or 'a check'} differs",
             )  # fmt: skip
     return done

@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 from harness import RunConfig, canonical, run
 from harness.agents import stub
-from harness.agents.adapters.plain import from_callable
 from harness.agents.base import AgentSpec
 from harness.receipt.audit import (
     EXCERPTS_PER_CELL,
@@ -29,6 +28,7 @@ from harness.receipt.audit import (
 )
 from harness.release.bundle import Bundle
 from harness.vocabulary import ARMS
+from tests.support.planted import date_planter, issuer_namer
 
 WINDOW = {"forms": ["8-K"], "start": "2023-03-01", "end": "2023-03-10"}
 
@@ -65,43 +65,6 @@ def events(trajectory: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in trajectory.read_text().splitlines()]
 
 
-def unshift(day: str) -> str:
-    """A shifted arm's date moved back the ten years the arm moved it."""
-    shown = date.fromisoformat(day[:10])
-    return shown.replace(year=shown.year - 10).isoformat()
-
-
-def plants_the_real_date(prompt: str, tools: Any) -> dict[str, Any] | str:
-    """Writes the date of the first row it is served into its reasoning, un-shifted on the
-    shifted arm (what an agent that knows the period does), and answers the probe the
-    same way; a bare year rides along, which is no finding."""
-    if prompt.startswith("Mask probe"):
-        row = json.loads(prompt.splitlines()[1])
-        return f"I believe it was filed on {unshift(row['partition_date'])}."
-    rows = tools.pit_list(limit=1)["rows"]
-    if not rows:
-        return "nothing new at this bell"
-    day = rows[0]["partition_date"]
-    if "(shifted arm" in prompt:
-        day = unshift(day)
-    return {"picks": [], "text": f"{rows[0]['row_key']} was filed on {day}, early in 2023."}
-
-
-def names_the_issuer(memory: dict[str, str]) -> AgentSpec:
-    """Names the issuer of the first row it is served, from a memory of the release
-    joined across arms (the memory a contaminated model carries)."""
-
-    def agent(prompt: str, tools: Any) -> str:
-        if prompt.startswith("Mask probe"):
-            return "no idea"
-        rows = tools.pit_list(limit=1)["rows"]
-        if not rows:
-            return "nothing new"
-        return f"This one is {memory[rows[0]['row_key']]}, I remember the company."
-
-    return from_callable(agent, name="remembers-issuers")
-
-
 # -- runs ---------------------------------------------------------------------------------
 
 
@@ -134,7 +97,7 @@ def test_a_stub_run_audits_to_no_findings(march_release: Path, tmp_path: Path) -
 def test_a_real_date_written_on_the_shifted_arm_is_found(
     march_release: Path, tmp_path: Path
 ) -> None:
-    trajectory = ran(march_release, tmp_path, from_callable(plants_the_real_date))
+    trajectory = ran(march_release, tmp_path, date_planter())
     artifact = audited(march_release, trajectory)
     bundle = run_bundle(march_release, trajectory)
     real = {
@@ -168,7 +131,7 @@ def test_a_real_date_written_on_the_shifted_arm_is_found(
 def test_the_same_date_on_main_or_redacted_is_no_finding(
     march_release: Path, tmp_path: Path
 ) -> None:
-    trajectory = ran(march_release, tmp_path, from_callable(plants_the_real_date))
+    trajectory = ran(march_release, tmp_path, date_planter())
     artifact = audited(march_release, trajectory)
     # the agent wrote the real date on main and on redacted too (both arms show it)
     decisions = [e for e in events(trajectory) if e["event"] == "decision"]
@@ -192,7 +155,7 @@ def test_an_issuer_named_on_redacted_is_found_and_on_shifted_is_not(
         for arm in ARMS
         for key, row in zip(bundle.row_keys(arm), main, strict=True)
     }
-    trajectory = ran(march_release, tmp_path, names_the_issuer(memory))
+    trajectory = ran(march_release, tmp_path, issuer_namer(memory))
     artifact = audited(march_release, trajectory)
     for clock in ("leaky", "dump", "pit"):
         found = cell(artifact, "redacted", clock)
@@ -212,7 +175,7 @@ def test_an_issuer_named_on_redacted_is_found_and_on_shifted_is_not(
 
 
 def test_two_audits_give_the_same_bytes_and_digest(march_release: Path, tmp_path: Path) -> None:
-    trajectory = ran(march_release, tmp_path, from_callable(plants_the_real_date))
+    trajectory = ran(march_release, tmp_path, date_planter())
     first, second = audited(march_release, trajectory), audited(march_release, trajectory)
     assert audit_bytes(first) == audit_bytes(second)
     assert audit_digest(first) == audit_digest(second)

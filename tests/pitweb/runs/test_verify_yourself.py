@@ -2,8 +2,9 @@
 receipt, the trajectory, the release's archive and its reference prices from the live
 site into an empty folder and check their sha256; then, with no network at all, unpack
 the release and run ``pit-harness verify`` (and ``rescore``) on the downloads. A tampered
-download fails. The run's certificate, fetched into the same folder, checks offline too, and
-fails once the site revokes it."""
+download fails. The reasoning audit's commands, run after them, make the audit's file
+again and check it against the digest the page shows. The run's certificate, fetched into
+the same folder, checks offline too, and fails once the site revokes it."""
 
 from __future__ import annotations
 
@@ -64,11 +65,14 @@ def block_of(run: Run, live_server: Any) -> Block:
     return Block(lines[:cut], lines[cut:], folder[1])
 
 
-def shell(lines: list[str], cwd: Path, *, offline: bool) -> subprocess.CompletedProcess[str]:
+def shell(
+    lines: list[str], cwd: Path, *, offline: bool, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {
         "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
         "HOME": str(cwd),
         "LANG": "C.UTF-8",
+        **(env or {}),
     }
     command = [*(no_network_prefix() if offline else []), "bash", "-e", "-c", "\n".join(lines)]
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
@@ -189,6 +193,24 @@ def test_a_tampered_archive_fails_its_sha256_check_before_anything_runs(
     check = [line for line in block.online if "release.tar" in line and "sha256sum" in line]
     checked = shell(check, folder, offline=True)
     assert checked.returncode != 0 and "FAILED" in checked.stdout
+
+
+def test_the_reasoning_audit_is_made_again_offline_with_the_digest_the_page_shows(
+    reference_download: Downloaded, live_server: Any
+) -> None:
+    run, block, folder = reference_download
+    sha = run.body_sha256.removeprefix("sha256:")
+    with urlopen(f"{live_server.url}/runs/{sha}/?submission={run.pk}", timeout=60) as page:
+        text = page.read().decode()
+    found = re.search(r'<pre id="audit-commands"[^>]*>(.*?)</pre>', text, re.S)
+    assert found is not None
+    audit = html.unescape(found[1]).splitlines()
+    # the harness of this checkout, the one the site's worker ran
+    here = {"PYTHONPATH": str(Path(__file__).resolve().parents[3])}
+    checked = shell([*block.offline, *audit], folder, offline=True, env=here)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "reasoning-audit.json: OK" in checked.stdout
+    assert (folder / "reasoning-audit.json").read_bytes().startswith(b'{"audit_version":1,')
 
 
 # -- the certificate, checked in the same folder -------------------------------------------
