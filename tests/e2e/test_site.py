@@ -202,7 +202,9 @@ def test_a_forged_runs_number_appears_nowhere_but_in_its_refuted_claim(
     data = json.loads(stub_run.receipt.read_text())
     body = data["body"]
     cell = next(c for c in body["cells"] if (c["arm"], c["clock"]) == ("main", "pit"))
-    cell["total_return"] = 0.4321  # one score edited, the body honestly re-hashed
+    # one score edited, the body honestly re-hashed; a figure no time of day can spell (a
+    # job created 43.21 s past a minute would put "43.21" in the jobs table's times)
+    cell["total_return"] = 0.8642
     forged = stub_run.files(receipt=receipt_text(body, data["emitted_at"]).encode())
     run = services.run_submit(
         user=submitter,
@@ -213,7 +215,7 @@ def test_a_forged_runs_number_appears_nowhere_but_in_its_refuted_claim(
     other = submit(submitter, picky_run)
     run.refresh_from_db()
     assert run.status == "mismatch" and run.failed_check == "cell main/pit total_return"
-    shown = ("0.4321", "43.21")
+    shown = ("0.8642", "86.42")
 
     page.goto(live_server.url + "/benchmarks/")
     board = (
@@ -246,7 +248,7 @@ def test_a_forged_runs_number_appears_nowhere_but_in_its_refuted_claim(
 
     page.goto(live_server.url + f"/runs/{sha}/")
     claim = page.locator("#unproven-claim").inner_text()
-    assert "refuted claim" in claim and "43.21%" in claim
+    assert "refuted claim" in claim and "86.42%" in claim
     outside = page.evaluate(
         "() => { const c = document.body.cloneNode(true);"
         " c.querySelectorAll('.claim').forEach(e => e.remove()); return c.innerText; }"
