@@ -508,6 +508,16 @@ def _mode(config: RunConfig) -> tuple[str, str]:
     return mode, reason
 
 
+def agent_process(spec: AgentSpec, config: RunConfig) -> str:
+    """Where ``open_drivers`` will run the agent (``isolated``, ``in_process`` or
+    ``remote``), found without starting anything: a checkpoint's contract, which the run's
+    identity is part of, is checked before a run starts. Refused as ``open_drivers``
+    refuses a mode it cannot have."""
+    if spec.external is not None and spec.external.transport == "http":
+        return REMOTE
+    return _mode(config)[0]
+
+
 def _payload(spec: AgentSpec, shut: list[str]) -> outside.AgentPayload:
     """How the cells get the agent; refused if it would show what the agent never sees
     (``shut``: the release's folder, the price file, this run's outputs)."""

@@ -162,14 +162,16 @@ class Started:
     run_id: str
 
 
-def identity(inputs: Inputs, drivers: Drivers) -> Started:
+def identity(inputs: Inputs, drivers: Drivers | str) -> Started:
     """The run's identity: its scoring config as resolved, bound with the release and
-    the harness version."""
+    the harness version. ``drivers``: the run's, or the agent process they will have
+    (``harness.isolation.drivers.agent_process``: a checkpoint's contract is made before
+    they start)."""
     config_body = inputs.config.scoring_body(
         start=inputs.start,
         end=inputs.end,
         forms=inputs.forms,
-        agent_process=drivers.mode,
+        agent_process=drivers if isinstance(drivers, str) else drivers.mode,
         agent=inputs.spec.name,
         agent_source_sha256=inputs.spec.source_sha256(),
         prices=None if inputs.prices is None else inputs.prices.reference(),
