@@ -30,15 +30,19 @@ def retrying(
     times. A failed attempt's decisions and tool calls leave the trajectory; in their
     place go an ``attempt_failed`` event (the ledger entry, which the hashed body holds
     too) and, again, every egress attempt and model exchange it made: those count and
-    invalidate as if the attempt had succeeded, so a retry cannot launder them."""
-    exits = 0
+    invalidate as if the attempt had succeeded, so a retry cannot launder them. With a
+    checkpoint (``ctx.saved``) each failed attempt is saved before the next starts, and a
+    resumed run writes the ones saved first and has only the attempts left."""
     ctx.cell = label
-    for attempt in range(1, outcomes.RUNTIME_ATTEMPTS + 1):
+    # a resumed run goes on from the attempts an earlier process saw fail (a checkpoint)
+    made, exits = (0, 0) if ctx.saved is None else ctx.saved.replay(ctx, label)
+    for attempt in range(made + 1, outcomes.RUNTIME_ATTEMPTS + 1):
         mark = ctx.writer.checkpoint()
         try:
             return Tries(True, attempt_fn())
         except outcomes.RuntimeFailure as exc:
-            exits += isinstance(exc, outcomes.AgentProcessExited)
+            exited = isinstance(exc, outcomes.AgentProcessExited)
+            exits += exited
             # model traffic the proxy still holds belongs to this attempt
             ctx.record_attempts(ctx.drivers.orphan_attempts())
             kept = ctx.writer.events_since(mark, KEPT_FROM_FAILED_ATTEMPTS)
@@ -60,4 +64,8 @@ def retrying(
             for event in kept:
                 fields = {k: v for k, v in event.items() if k not in ("event", "seq")}
                 ctx.writer.write(str(event["event"]), **fields)
+            if ctx.saved is not None:
+                ctx.saved.failed(
+                    label, entry, [{k: v for k, v in e.items() if k != "seq"} for e in kept], exited
+                )
     return Tries(False, agent_exited=exits == outcomes.RUNTIME_ATTEMPTS)

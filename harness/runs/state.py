@@ -5,7 +5,7 @@ outcome as it is counted, the grid of outcomes, and the abort that ends a run.""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from harness import outcomes
 from harness.isolation.drivers import Drivers, HasAttempts
@@ -64,6 +64,7 @@ class RunContext:
 
     ledger: list[dict[str, Any]] = field(default_factory=list)
     model_exchanges: dict[str, int] = field(default_factory=dict)  # by endpoint, as written
+    saved: SavedAttempts | None = None  # a checkpoint's failed attempts (``retries``)
     # sessions walked so far, for a bar on a terminal (never part of what the run writes)
     progress: OnProgress | None = None
     sessions_walked: int = 0
@@ -122,3 +123,21 @@ class Grid:
     cells: dict[tuple[str, str], CellOutcome]
     probe: model.Probe
     aborted: str | None = None
+
+
+class SavedAttempts(Protocol):
+    """Failed attempts kept outside the run as they happen (``harness.runs.checkpoint``),
+    so that a run resumed in another process goes on counting them."""
+
+    def replay(self, ctx: RunContext, label: str) -> tuple[int, int]:
+        """Write ``label``'s failed attempts saved by an earlier process into this run as
+        ``retrying`` wrote them; return how many, and in how many the agent's process
+        exited."""
+        ...
+
+    def failed(
+        self, label: str, entry: dict[str, Any], kept: list[dict[str, Any]], exited: bool
+    ) -> None:
+        """One more failed attempt: its ledger entry and the events that outlive it,
+        saved before the next attempt starts."""
+        ...
