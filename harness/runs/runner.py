@@ -2,12 +2,12 @@
 cell, a fresh agent per cell, everything into the trajectory; then score and write
 the receipt.
 
-The entry points: ``run`` (the whole grid and the probe), ``run_cell`` (one cell in a
-sandbox of its own, a worker's job) and ``assemble`` (the run whose cells were run one by
-one). The rooms they walk through: what a run reads (``inputs``), the cell loop
-(``cells``), what the agent is shown at each step (``observe``), the probe (``probe``),
-retries (``retries``), cell records (``records``) and the scoring and receipt
-(``finish``)."""
+The entry points: ``run`` (the whole grid and the probe, resumed from a checkpoint when
+given one), ``run_cell`` (one cell in a sandbox of its own, a worker's job) and
+``assemble`` (the run whose cells were run one by one). The rooms they walk through: what
+a run reads (``inputs``), the cell loop (``cells``), what the agent is shown at each step
+(``observe``), the probe (``probe``), retries (``retries``), cell records (``records``),
+the checkpoint (``checkpoint``) and the scoring and receipt (``finish``)."""
 
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ from harness.rundata.config import ConfigError, RunConfig
 from harness.rundata.trajectory import TrajectoryWriter
 from harness.runs import observe
 from harness.runs.cells import cell_with_retries
+from harness.runs.checkpoint import Checkpoint
 from harness.runs.finish import Ran, RunResult, finish
 from harness.runs.inputs import (
     Inputs,
@@ -66,6 +67,7 @@ def run(
     model_replay: list[dict[str, Any]] | None = None,
     hide: Sequence[str | os.PathLike[str]] = (),
     progress: OnProgress | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
 ) -> RunResult:
     """Run ``agent`` over the config's arms x clocks and write trajectory and receipt.
 
@@ -78,9 +80,25 @@ def run(
     ``model_exchange`` events instead of its endpoints (``harness.isolation.egress.Replay``).
     ``progress`` is told each session walked (``harness.progress``); nothing it does
     reaches the trajectory or the receipt.
+    ``checkpoint``: a file the run's progress is saved in as it is made, and resumed from
+    when it exists (``harness.runs.checkpoint``); a file made by another invocation is
+    refused (``CheckpointRefused``) before anything runs.
     """
     inputs = resolve_inputs(agent, config, bundle, prices)
-    return execute(inputs, sandbox=sandbox, model_replay=model_replay, hide=hide, progress=progress)
+    saved = None
+    if checkpoint is not None:
+        if model_replay is not None:  # a replay answers in order, from the first cell
+            raise ConfigError("a checkpoint cannot resume a run whose model calls are replayed")
+        cells = cell_order(config)
+        saved = Checkpoint.open(checkpoint, inputs, cells, sandbox or SandboxSettings())
+    return execute(
+        inputs,
+        sandbox=sandbox,
+        model_replay=model_replay,
+        hide=hide,
+        progress=progress,
+        checkpoint=saved,
+    )
 
 
 def cell_order(config: RunConfig) -> list[tuple[str, str]]:
@@ -193,12 +211,21 @@ def execute(
     model_replay: list[dict[str, Any]] | None = None,
     recorded: dict[tuple[str, str], CellRecord] | None = None,
     progress: OnProgress | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> RunResult:
     """The run: its trajectory written from the first event to the last (each cell run
-    here, or written from its ``recorded`` record), then scored and its receipt written."""
+    here, or written from its ``recorded`` record), then scored and its receipt written.
+    With a ``checkpoint`` the cells it finished are written from their records and
+    every cell and failed attempt run here is saved in it as it ends."""
     config = inputs.config
+    if checkpoint is not None:
+        recorded = checkpoint.finished()
+        hide = [*hide, checkpoint.path]
+        checkpoint.path.parent.mkdir(parents=True, exist_ok=True)  # hidden as a folder below
     writer = TrajectoryWriter(config.trajectory_path)
     hidden, shut = out_of_reach(inputs, writer, hide)
+    if checkpoint is not None:  # and its folder: the saves' temporary siblings are there
+        hidden.append(os.path.abspath(checkpoint.path.parent))
     settings = sandbox or SandboxSettings()
     try:
         # an isolated run's sandbox starts here and comes up while the indexes are built
@@ -211,9 +238,12 @@ def execute(
             started = start(writer, inputs, drivers, window)
             ctx = context(inputs, writer, drivers, window)
             ctx.progress = progress
+            if checkpoint is not None:
+                checkpoint.begin(started.config_sha)
+                ctx.saved = checkpoint
             if recorded is not None:
                 check_records(recorded, started.config_sha)
-            grid = run_grid(ctx, inputs.bundle, window, recorded)
+            grid = run_grid(ctx, inputs.bundle, window, recorded, checkpoint)
             capabilities = drivers.capabilities()
             if recorded is not None:
                 capabilities = weakest(capabilities, [r.capabilities for r in recorded.values()])
@@ -255,9 +285,12 @@ def run_grid(
     bundle: Bundle,
     window: Window,
     recorded: dict[tuple[str, str], CellRecord] | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> Grid:
     """Every cell, arm by arm (one arm's rows in memory at a time), and the probe. With
-    ``recorded``, each cell is written from its record instead of run."""
+    ``recorded``, each cell it holds is written from its record instead of run (every
+    cell, for ``assemble``; those a checkpoint saved, for a resumed run); with a
+    ``checkpoint``, each cell run is saved in it as it ends."""
     config = ctx.config
     grid = Grid(
         cells={
@@ -276,13 +309,16 @@ def run_grid(
             last: tuple[CellOutcome, Toolbox] | None = None
             for clock in config.clocks:
                 index = window.indexes[clock]
-                if recorded is None:
-                    outcome, tools = cell_with_retries(
+                record = None if recorded is None else recorded.get((arm, clock))
+                if record is not None:
+                    outcome, tools = recorded_cell(ctx, grid.cells, record, index, rows, served)
+                elif checkpoint is not None:
+                    outcome, tools = checkpoint.run_cell(
                         ctx, grid.cells, arm, clock, index, rows, served
                     )
                 else:
-                    outcome, tools = recorded_cell(
-                        ctx, grid.cells, recorded[(arm, clock)], index, rows, served
+                    outcome, tools = cell_with_retries(
+                        ctx, grid.cells, arm, clock, index, rows, served
                     )
                 if tools is not None:
                     last = (outcome, tools)
