@@ -11,9 +11,10 @@ from typing import Any
 from harness.agents.base import AgentSpec
 from harness.agents.external import configured_agent
 from harness.cli.common import UsageError, external_agent_arguments, fmt_return, placebo_lines
-from harness.outcomes import EXIT_AGENT_FAILED, EXIT_INTERNAL, EXIT_OK
+from harness.outcomes import EXIT_AGENT_FAILED, EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK
 from harness.progress import terminal_bar
 from harness.rundata.config import RunConfig, replace_config
+from harness.runs.checkpoint import CheckpointRefused
 from harness.runs.finish import RunResult
 from harness.runs.reports import clock_report
 from harness.runs.runner import run
@@ -74,8 +75,12 @@ def _exit_code(result: RunResult) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     config, spec = _run_config(args)
-    with terminal_bar("run: sessions walked", unit="sessions") as progress:
-        result = run(spec, config, progress=progress)
+    try:
+        with terminal_bar("run: sessions walked", unit="sessions") as progress:
+            result = run(spec, config, progress=progress, checkpoint=args.checkpoint)
+    except CheckpointRefused as exc:  # another invocation's progress: nothing ran
+        print(f"pit-harness: error: {exc}", file=sys.stderr)
+        return EXIT_MISMATCH
     body = result.body
     print(f"run {body['run_id']}  valid={body['valid']}  receipt {result.receipt['body_sha256']}")
     print(
@@ -145,9 +150,11 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "run",
         help="run an agent over arms x clocks and write trajectory and receipt",
         description="Run an agent over arms x clocks and write trajectory and receipt. Exit "
-        "codes: 0 the run completed; 2 a usage or input error; 3 a harness problem (a cell "
-        "the harness could not run after three attempts: the receipt is written and says the "
-        "run is not rankable); 4 the agent failed in at least one cell (receipt written).",
+        "codes: 0 the run completed; 1 a --checkpoint file made by another invocation (its "
+        "contract differs: nothing ran, the file is left as it is); 2 a usage or input error; "
+        "3 a harness problem (a cell the harness could not run after three attempts: the "
+        "receipt is written and says the run is not rankable); 4 the agent failed in at least "
+        "one cell (receipt written).",
     )
     runs.add_argument("--config", required=True, help="run.json (keys follow RunConfig)")
     runs.add_argument("--trajectory", help="trajectory path (overrides trajectory_path)")
@@ -168,6 +175,18 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         metavar="NAME",
         help="an environment variable (an API key) to hand to the agent's process in a run "
         "with model_endpoints; repeatable; its value is never written anywhere",
+    )
+    runs.add_argument(
+        "--checkpoint",
+        metavar="FILE",
+        help="keep the run's progress in FILE (each cell as it ends, each failed attempt, "
+        "saved atomically), bound to this invocation: release, config, agent, harness "
+        "version, retry policy, cells. If FILE exists, resume: its finished cells are "
+        "written from it, the others run again from their first session with a fresh agent, "
+        "and the probe runs again; an agent whose decisions repeat gets the receipt an "
+        "uninterrupted run gets. A FILE of another invocation is refused (exit 1, nothing "
+        "run, FILE untouched). FILE stays when the run completes: the same command again "
+        "writes the same run",
     )
     runs.set_defaults(func=cmd_run)
 
