@@ -113,6 +113,29 @@ def test_an_unreadable_checkpoint_is_refused_with_exit_2(
     assert not (tmp_path / "out").exists()
 
 
+def test_a_checkpoint_the_system_will_not_read_is_refused_with_exit_2(
+    march_release: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As the test above, where the file's mode cannot refuse (root reads anything)."""
+    file = tmp_path / "checkpoint.json"
+    file.write_text("{}")
+    read_bytes = Path.read_bytes
+
+    def refused(self: Path) -> bytes:
+        if self == file:
+            raise PermissionError(13, "Permission denied")
+        return read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", refused)
+    code, _, err = _main(capsys, *_args(_config(tmp_path, march_release), tmp_path / "out", file))
+    assert code == 2 and "cannot be read (Permission denied)" in err, err
+    assert file.read_text() == "{}"
+    assert not (tmp_path / "out").exists()
+
+
 def test_run_help_says_what_a_checkpoint_keeps_and_when_it_is_refused(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
