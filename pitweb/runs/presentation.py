@@ -484,3 +484,61 @@ def agent_name(agent: str) -> str:
     "earliest five"; anything else (``stub``, ``my-agent``, a command) as it is."""
     path = _MODULE_PATH.fullmatch(agent)
     return words(path.group(1)) if path else agent
+
+
+# what each fault plan mode shows the agent, in words
+FAULT_MODES = {
+    "projection_lag": "positions shown a step late after a trade (read_your_writes)",
+    "amount_sign": "held positions shown with the opposite sign (position_sign_convention)",
+    "rate_limit": "a decision with orders refused by showing the same task again "
+    "(submission_acceptance)",
+}
+
+
+def fault_rows(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A run's fault plan, fault by fault: what it shows, its bound, the cells it was
+    assigned to and fired in, and the agent's graded responses counted by grade (all
+    rank-neutral: nothing here enters a figure or a rank)."""
+    report = body.get("fault_injection")
+    plan = (body.get("config") or {}).get("fault_plan")
+    if not report or not plan:
+        return []
+    grades: dict[str, dict[str, int]] = {}
+    limited: dict[str, list[int]] = {}
+    for cell in report["evidence"]:
+        for event in cell["events"]:
+            counted = grades.setdefault(event["fault_id"], {})
+            for response in event.get("responses") or []:
+                counted[response["grade"]] = counted.get(response["grade"], 0) + 1
+            if event.get("fault_event") == "rate_limited":
+                limited.setdefault(event["fault_id"], []).append(event["rejected_presentations"])
+            elif event.get("fault_event") in ("projection_converged", "projection_unconverged"):
+                word = event["fault_event"].removeprefix("projection_")
+                counted[word] = counted.get(word, 0) + 1
+    denominators = {d["fault_id"]: d for d in report["denominators"]}
+    rows = []
+    for fault in plan["faults"]:
+        mode = fault["fault"]["mode"]
+        bound = next(v for k, v in fault["fault"].items() if k != "mode")
+        counted = grades.get(fault["id"], {})
+        refused = limited.get(fault["id"], [])
+        responses = ", ".join(
+            f"{n} {grade.replace('_', ' ')}" for grade, n in sorted(counted.items())
+        )
+        if refused:
+            responses = (responses + "; " if responses else "") + (
+                f"{sum(refused)} presentation(s) refused in {len(refused)} cell(s)"
+            )
+        d = denominators.get(fault["id"], {})
+        rows.append(
+            {
+                "id": fault["id"],
+                "shows": FAULT_MODES.get(mode, mode),
+                "bound": bound,
+                "cells": d.get("cells", 0),
+                "assigned": d.get("assigned", 0),
+                "fired": d.get("fired", 0),
+                "responses": responses or "none graded",
+            }
+        )
+    return rows
