@@ -504,31 +504,43 @@ def fault_rows(body: dict[str, Any]) -> list[dict[str, Any]]:
     if not report or not plan:
         return []
     grades: dict[str, dict[str, int]] = {}
-    limited: dict[str, list[int]] = {}
+    notes: dict[str, dict[str, int]] = {}  # what a fault's events say beside the grades
     for cell in report["evidence"]:
         for event in cell["events"]:
-            counted = grades.setdefault(event["fault_id"], {})
+            fault_id, kind = event["fault_id"], event.get("fault_event")
+            counted = grades.setdefault(fault_id, {})
             for response in event.get("responses") or []:
                 counted[response["grade"]] = counted.get(response["grade"], 0) + 1
-            if event.get("fault_event") == "rate_limited":
-                limited.setdefault(event["fault_id"], []).append(event["rejected_presentations"])
-            elif event.get("fault_event") in ("projection_converged", "projection_unconverged"):
-                word = event["fault_event"].removeprefix("projection_")
-                counted[word] = counted.get(word, 0) + 1
+            said = notes.setdefault(fault_id, {})
+            if kind == "rate_limited":
+                said["refused"] = said.get("refused", 0) + event["rejected_presentations"]
+                said["limited"] = said.get("limited", 0) + 1
+                said["restated"] = said.get("restated", 0) + bool(
+                    event["resubmitted_after_deadline"]
+                )
+            elif kind in ("projection_converged", "projection_unconverged"):
+                said[kind] = said.get(kind, 0) + 1
     denominators = {d["fault_id"]: d for d in report["denominators"]}
     rows = []
     for fault in plan["faults"]:
         mode = fault["fault"]["mode"]
         bound = next(v for k, v in fault["fault"].items() if k != "mode")
         counted = grades.get(fault["id"], {})
-        refused = limited.get(fault["id"], [])
-        responses = ", ".join(
-            f"{n} {grade.replace('_', ' ')}" for grade, n in sorted(counted.items())
-        )
-        if refused:
-            responses = (responses + "; " if responses else "") + (
-                f"{sum(refused)} presentation(s) refused in {len(refused)} cell(s)"
+        said = notes.get(fault["id"], {})
+        parts = [
+            ", ".join(f"{n} {grade.replace('_', ' ')}" for grade, n in sorted(counted.items()))
+        ] if counted else []  # fmt: skip
+        if "projection_converged" in said or "projection_unconverged" in said:
+            parts.append(
+                f"converged in {said.get('projection_converged', 0)} cell(s), not by the "
+                f"window's end in {said.get('projection_unconverged', 0)}"
             )
+        if said.get("limited"):
+            parts.append(
+                f"{said['refused']} presentation(s) refused in {said['limited']} cell(s); "
+                f"it resubmitted after the limit in {said['restated']}"
+            )
+        responses = "; ".join(parts)
         d = denominators.get(fault["id"], {})
         rows.append(
             {

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from harness.runs.observe import PIT, SHARPEBENCH
 from harness.runs.reexecute import REPRODUCED, reexecute
 from tests.support.http_agents import first_two, serving
 
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "agents"
 MODES = {
     "projection_lag": ("max_lag_steps", "read_your_writes"),
     "amount_sign": ("max_span_steps", "position_sign_convention"),
@@ -393,3 +395,40 @@ def test_a_hold_never_starts_a_rate_limit_but_waits_under_one() -> None:
                        "waits_under_limit": 1, "resubmitted_after_deadline": False}  # fmt: skip
     faults.show(2, _task({}))
     assert not faults.refuses(_decide("b"))  # fired once per cell
+
+
+def test_the_command_line_runs_a_stdio_agent_under_a_plan_and_verifies_it(
+    march_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As an operator types it: describe, run, verify and re-execute, over stdio."""
+    agent = f"{sys.executable} {EXAMPLES / 'pit_stdio.py'}"
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps(plan("rate_limit")))
+    config = tmp_path / "run.json"
+    config.write_text(json.dumps({
+        "bundle_path": str(march_release), "forms": ["8-K"], "start": "2023-03-01",
+        "end": "2023-03-08", "probe": 2, "agent_process": "in_process",
+    }))  # fmt: skip
+    receipt, trajectory = tmp_path / "r.json", tmp_path / "t.jsonl"
+    paths = ["--receipt", str(receipt), "--trajectory", str(trajectory)]
+    assert main(["fault-plan", "describe", str(plan_file)]) == 0
+    declared = capsys.readouterr().out
+    assert "- submission acceptance is relaxed" in declared
+    assert main(["run", "--config", str(config), "--agent-cmd", agent,
+                 "--fault-plan", str(plan_file), *paths]) == 0  # fmt: skip
+    capsys.readouterr()
+    body = json.loads(receipt.read_text())["body"]
+    assert body["fault_injection"]["plan_sha256"] in declared
+    assert body["fault_injection"]["denominators"][0]["fired"] > 0
+    verify = ["verify", str(receipt), "--trajectory", str(trajectory), "--bundle",
+              str(march_release)]  # fmt: skip
+    assert main([*verify, "--reexecute", "--agent-cmd", agent]) == 0
+    out = capsys.readouterr().out
+    assert "scores re-derived ok" in out and "reexecution ok" in out
+    # the same run without the plan is another run: another id
+    assert main(["run", "--config", str(config), "--agent-cmd", agent,
+                 "--receipt", str(tmp_path / "plain.json"),
+                 "--trajectory", str(tmp_path / "plain.jsonl")]) == 0  # fmt: skip
+    plain = json.loads((tmp_path / "plain.json").read_text())["body"]
+    assert plain["run_id"] != body["run_id"] and "fault_injection" not in plain
+    assert [c["trades"] for c in plain["cells"]] == [c["trades"] for c in body["cells"]]
