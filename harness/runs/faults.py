@@ -115,10 +115,12 @@ class CellFaults:
                     self._lag = _Lag(armed, dict(previous), armed.amount)
                     break
         lag = self._lag
-        if lag is not None and lag.left > 0:
+        stale = lag is not None and lag.left > 0
+        if lag is not None and stale:
             shown = dict(lag.stale)
             lag.left -= 1
             lag.presented += 1
+        projected = dict(shown)  # the holdings as the lag leaves them, before any sign
         for armed in self._of("amount_sign"):
             if armed.at <= step < armed.at + armed.amount:
                 flipped = {k: -v if v else v for k, v in shown.items()}
@@ -130,18 +132,19 @@ class CellFaults:
                     }
                     shown = flipped
                 break
-        if lag is not None:
-            if lag.presented and shown == canonical and self._inverting is None:
+        if lag is not None and lag.presented:
+            if projected == canonical and self._inverting is None:
+                # observed, not timed: this step shows the canonical holdings again
                 events.append(
                     {
                         "fault_event": "projection_converged",
                         "fault_id": lag.armed.fault.id,
                         "step": step,
-                        "stale_presentations": lag.presented,
+                        "stale_presentations": lag.presented - stale,
                     }
                 )
                 self._lag = None
-            elif lag.presented and lag.left >= 0 and shown != canonical:
+            elif stale:
                 keys = dict.fromkeys([*canonical, *lag.stale])
                 self._hidden = {
                     k: (canonical.get(k, 0.0), lag.stale.get(k, 0.0))

@@ -432,3 +432,27 @@ def test_the_command_line_runs_a_stdio_agent_under_a_plan_and_verifies_it(
     plain = json.loads((tmp_path / "plain.json").read_text())["body"]
     assert plain["run_id"] != body["run_id"] and "fault_injection" not in plain
     assert [c["trades"] for c in plain["cells"]] == [c["trades"] for c in body["cells"]]
+
+
+def test_a_step_still_flipped_is_not_convergence() -> None:
+    both = {
+        **plan("projection_lag"),
+        "declared_relaxations": ["read_your_writes", "position_sign_convention"],
+        "faults": plan("projection_lag")["faults"] + plan("amount_sign")["faults"],
+    }
+    faults = CellFaults.open(parse_plan(json.dumps(both).encode()), PIT, (0, 10, 0), 10)
+    lag, flip = faults.armed
+    lag.at, lag.amount = 0, 1
+    flip.at, flip.amount = 2, 1
+    faults.show(0, _task({}))
+    faults.accepted(_decide())
+    shown, events = faults.show(1, _task({"a": 1.0}))  # the write, hidden
+    assert shown.positions == () and events == []
+    faults.accepted(_decide())
+    shown, events = faults.show(2, _task({"a": 1.0}))  # the lag is over, but flipped
+    assert shown.positions == (("a", -1.0),) and events == []
+    faults.accepted(_decide())
+    shown, events = faults.show(3, _task({"a": 1.0}))
+    assert shown.positions == (("a", 1.0),)
+    assert [e["fault_event"] for e in events] == ["projection_converged"]
+    assert events[0]["step"] == 3 and events[0]["stale_presentations"] == 1
