@@ -33,6 +33,9 @@ class Task:
     # the harness built for this bell (wire form), and which of its symbols are held
     observation: dict[str, Any] | None = None
     held: tuple[str, ...] = ()
+    # a trade task in our dialect: the open positions as shown, (row key, units) in the
+    # order they were first bought; one unit per pick still within its hold
+    positions: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -257,6 +257,7 @@ def _speak_pit(link: _Link, task: Task, tools: Toolbox, deadline: float, budget:
         session_date=task.session_date,
         known_at=task.known_at,
         newly_knowable=tools.newly_knowable(),
+        positions=[pit.Position(key, units) for key, units in task.positions],
     )
     while True:
         answer = link.exchange(message, deadline, budget)

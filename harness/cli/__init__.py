@@ -1,7 +1,7 @@
 """pit-harness: build releases, run agents over arms x clocks, verify receipts offline.
 
 One module per command group (``release``, ``prices``, ``run``, ``figures``, ``verify``,
-``audit``, ``snapshot``, ``commitments``, ``certificate``, ``export``, ``submit``; ``points`` is ``harness.points.cli``); this one builds the parser
+``audit``, ``snapshot``, ``commitments``, ``certificate``, ``faultplan``, ``export``, ``submit``; ``points`` is ``harness.points.cli``); this one builds the parser
 from them and turns what a command raises into its exit code."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from harness.cli import (
     certificate,
     commitments,
     export,
+    faultplan,
     figures,
     gate,
     prices,
@@ -53,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     snapshot.add_parser(sub)
     commitments.add_parser(sub)
     certificate.add_parser(sub)
+    faultplan.add_parser(sub)
     export.add_parser(sub)
     submit.add_parser(sub)
     points_cli.add_parser(sub)

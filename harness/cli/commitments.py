@@ -8,28 +8,14 @@ to pass to a later ``verify --head``."""
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
-from typing import Any
 
 from harness.attest.heads import verify_head
 from harness.attest.keys import stamp
 from harness.attest.statement import StatementError
 from harness.cli.certificate import read_document, read_keys
-from harness.cli.common import UsageError
+from harness.cli.common import UsageError, read_json_document
 from harness.forward.log import Entry, LogError, entry_digest, head_of, parse_head, verify_log
 from harness.outcomes import EXIT_MISMATCH, EXIT_OK
-
-
-def _read(path: str) -> Any:
-    """The log document, or a usage error (exit 2): a file that cannot be read is not a
-    broken log."""
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise UsageError(f"{path}: not a readable JSON document ({exc})") from None
 
 
 def _short(digest: str) -> str:
@@ -95,7 +81,7 @@ def _verified(args: argparse.Namespace) -> list[Entry] | None:
         return None
     args.head = [*(getattr(args, "head", None) or ()), *signed]
     try:
-        return verify_log(_read(args.log), heads=args.head)
+        return verify_log(read_json_document(args.log), heads=args.head)
     except LogError as exc:
         print(f"chain BROKEN  {exc}")
         return None

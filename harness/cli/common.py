@@ -1,11 +1,13 @@
-"""What the command groups share: the usage error, dates and returns as the command line
-reads and prints them (a placebo split among them), and the options that name an external
-agent."""
+"""What the command groups share: the usage error, a JSON file read as a reader's document,
+dates and returns as the command line reads and prints them (a placebo split among them), and
+the options that name an external agent."""
 
 from __future__ import annotations
 
 import argparse
+import json
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 from harness.receipt.placebo import SIDES, placebo_reading
@@ -14,6 +16,17 @@ from harness.vocabulary import CLOCKS
 
 class UsageError(Exception):
     pass
+
+
+def read_json_document(path: str) -> Any:
+    """A JSON file a reader names, parsed; a usage error (exit 2) when it cannot be read:
+    a file that is missing or not JSON is the reader's slip, not a broken document."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise UsageError(f"{path}: not a readable JSON document ({exc})") from None
 
 
 def day(text: str) -> date:

@@ -14,6 +14,7 @@ from harness.cli.common import UsageError, external_agent_arguments, fmt_return,
 from harness.outcomes import EXIT_AGENT_FAILED, EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK
 from harness.progress import terminal_bar
 from harness.rundata.config import RunConfig, replace_config
+from harness.rundata.faultplan import FaultPlanError, load_plan
 from harness.runs.checkpoint import CheckpointRefused
 from harness.runs.finish import RunResult
 from harness.runs.reports import clock_report
@@ -40,6 +41,11 @@ def _run_config(args: argparse.Namespace, **forced: Any) -> tuple[RunConfig, Age
         changes["agent_process"] = args.agent_process
     if args.pass_env:
         changes["pass_env"] = tuple(dict.fromkeys((*config.pass_env, *args.pass_env)))
+    if getattr(args, "fault_plan", None):
+        try:
+            changes["fault_plan"] = load_plan(args.fault_plan)
+        except FaultPlanError as exc:
+            raise UsageError(f"--fault-plan {exc}") from None
     if changes:
         config = replace_config(config, **changes)
     if not config.bundle_path:
@@ -187,6 +193,15 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "uninterrupted run gets. A FILE of another invocation is refused (exit 1, nothing "
         "run, FILE untouched). FILE stays when the run completes: the same command again "
         "writes the same run",
+    )
+    runs.add_argument(
+        "--fault-plan",
+        metavar="FILE",
+        help="run the external agent (--agent-cmd or --agent-http) under a seeded fault plan "
+        "(sharpebench.fault-plan.v1): faults change what the agent is shown or which of its "
+        "submissions is accepted, never the book; the plan must declare exactly the "
+        "relaxations its faults use; any refusal exits 2 before anything starts; publish "
+        "'pit-harness fault-plan describe FILE' to the entrant first (overrides fault_plan)",
     )
     runs.set_defaults(func=cmd_run)
 

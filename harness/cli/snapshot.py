@@ -6,22 +6,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from harness.attest.snapshots import split, verify_chain
 from harness.cli.certificate import read_keys
-from harness.cli.common import UsageError
+from harness.cli.common import UsageError, read_json_document
 from harness.outcomes import EXIT_MISMATCH, EXIT_OK
 from harness.snapshot import SnapshotError, verify_snapshot
-
-
-def _parsed(path: str) -> object:
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise UsageError(f"{path}: not a readable JSON document ({exc})") from None
 
 
 def cmd_snapshot_verify(args: argparse.Namespace) -> int:
@@ -32,7 +22,7 @@ def cmd_snapshot_verify(args: argparse.Namespace) -> int:
         return _one(args.file[0], args.digest)
     if args.digest:
         raise UsageError("--digest checks one snapshot; a chain is checked link by link")
-    check = verify_chain([(path, _parsed(path)) for path in args.file], keys)
+    check = verify_chain([(path, read_json_document(path)) for path in args.file], keys)
     for line in check.lines:
         print(line)
     if not check.ok:
@@ -44,7 +34,7 @@ def cmd_snapshot_verify(args: argparse.Namespace) -> int:
 
 def _one(path: str, expected: str | None) -> int:
     try:
-        snapshot, _signature = split(_parsed(path))
+        snapshot, _signature = split(read_json_document(path))
         check = verify_snapshot(json.dumps(snapshot), expected)
     except SnapshotError as exc:
         raise UsageError(f"{path}: {exc}") from None

@@ -25,8 +25,20 @@ class Message(msgspec.Struct, forbid_unknown_fields=True, tag_field="type"):
     """A message of the ``pit/1`` dialect."""
 
 
-class Task(Message, tag="task"):
-    """Harness to agent: one question, asked at one session's opening bell."""
+class Position(msgspec.Struct, forbid_unknown_fields=True):
+    """One open position as the task shows it: a row the agent bought within its hold
+    and how many units of it are open (one per pick). A fault plan (seed 002) may show
+    these at their values before the last pick executed (``read_your_writes``) or with
+    their sign flipped (``position_sign_convention``); the book itself never changes."""
+
+    row_key: RowKey
+    units: float
+
+
+class Task(Message, tag="task", omit_defaults=True):
+    """Harness to agent: one question, asked at one session's opening bell. A trade
+    task shows the open positions (``positions``; absent when none is open, and on a
+    probe)."""
 
     kind: Literal["trade", "probe"]
     prompt: str
@@ -35,6 +47,7 @@ class Task(Message, tag="task"):
     session_date: str  # as the arm shows it: ten years on, on the shifted arm
     known_at: str  # the opening bell, as the arm shows it
     newly_knowable: Annotated[int, Meta(ge=0)]
+    positions: Annotated[list[Position], Meta(max_length=100_000)] = []
 
 
 class ToolCall(Message, tag="tool"):
@@ -83,4 +96,4 @@ OPERATIONS: dict[str, dict[str, bool]] = {
     "result": {"changes_state": False, "idempotent": True, "retryable": True},
     "decision": {"changes_state": True, "idempotent": True, "retryable": False},
 }
-WIRE_TYPES = (Task, ToolCall, ToolResult, Decision, Step)
+WIRE_TYPES = (Task, Position, ToolCall, ToolResult, Decision, Step)

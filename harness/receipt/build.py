@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
-from msgspec import UnsetType
+from msgspec import UNSET, UnsetType
 
 from harness import canonical, outcomes
 from harness.market.scoring import Trade, delta
@@ -249,6 +249,8 @@ class Outcome:
     aborted: str | None
     attempts: list[model.Attempt]
     trades: Callable[[str, str], list[Trade]] | None = None
+    # what a fault plan did (``harness.receipt.faults``); None without one
+    fault_injection: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -381,6 +383,11 @@ def build_body(
             [(c.arm, c.clock) for c in outcome.cells],
             config.clocks,
             outcome.trades,
+        ),
+        fault_injection=(
+            UNSET
+            if outcome.fault_injection is None
+            else msgspec.convert(outcome.fault_injection, model.FaultInjection)
         ),
     )
 

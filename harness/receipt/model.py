@@ -133,6 +133,85 @@ class Config(Part, frozen=True, forbid_unknown_fields=True):
     ) = UNSET
     # the commitment the run executes; absent for an ordinary run
     forward: ForwardBinding | UnsetType = UNSET
+    # the fault plan its agent ran under; absent without one
+    fault_plan: FaultPlanBinding | UnsetType = UNSET
+
+
+Hex64 = Annotated[str, Meta(pattern="^[0-9a-f]{64}$")]
+Relaxation = Literal[
+    "read_your_writes", "position_sign_convention", "submission_acceptance", "complete_results"
+]
+FaultName = Annotated[str, Meta(pattern="^[a-z0-9_-]{1,64}$")]
+
+
+class FaultMode(Part, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
+    """A fault's mode and its one parameter (the largest lag, span or rejection count)."""
+
+    mode: Literal["projection_lag", "amount_sign", "rate_limit"]
+    max_lag_steps: Count | UnsetType = UNSET
+    max_span_steps: Count | UnsetType = UNSET
+    max_rejected_presentations: Count | UnsetType = UNSET
+
+
+class PlannedFault(Part, frozen=True, forbid_unknown_fields=True):
+    id: FaultName
+    cohort_ppm: Count
+    fault: FaultMode
+    group: FaultName | UnsetType = UNSET
+
+
+class FaultPlanBinding(Part, frozen=True, forbid_unknown_fields=True):
+    """The fault plan the run's agent ran under (seed 002, ``sharpebench.fault-plan.v1``),
+    whole, with its digest: sha256 of the validated plan's compact JSON."""
+
+    sha256: Hex64
+    schema_version: Literal["sharpebench.fault-plan.v1"]
+    seed: Annotated[
+        int,
+        Meta(
+            ge=0,
+            description="the plan's seed, a u64 (0 to 2**64 - 1): kept in the body, "
+            "never in a column",
+        ),
+    ]
+    declared_relaxations: list[Relaxation]
+    faults: Annotated[list[PlannedFault], Meta(min_length=1, max_length=64)]
+
+
+class FaultDenominator(Part, frozen=True, forbid_unknown_fields=True):
+    """How often one fault met the run: cells run, cells it was assigned to, cells
+    whose evidence shows it fired."""
+
+    fault_id: FaultName
+    cells: Count
+    assigned: Count
+    fired: Count
+
+
+class FaultEvidence(Part, frozen=True, forbid_unknown_fields=True):
+    """One cell's faults: the cell as the draws know it, the faults assigned to it and
+    the events they made (with the agent's graded responses)."""
+
+    arm: Arm
+    clock: Clock
+    window_start: Count  # the day ordinal of the window's first session
+    window_end: Count  # and of the day after its last
+    seed: Count  # the cell's place in the grid of arms by clocks
+    assigned: list[FaultName]
+    events: Annotated[list[dict[str, Any]], Meta(max_length=100_000)]
+
+
+class FaultInjection(Part, frozen=True, forbid_unknown_fields=True):
+    """What a fault plan did to the run: rank-neutral evidence, never in a return, a
+    figure or a rank."""
+
+    schema_version: Literal["pit-harness.fault-injection-report.v1"]
+    rank_neutral: Literal[True]
+    plan_sha256: Hex64
+    declared_relaxations: list[Relaxation]
+    entrant_declaration: Annotated[str, Meta(max_length=10_000)]
+    denominators: list[FaultDenominator]
+    evidence: list[FaultEvidence]
 
 
 class Harness(Part, frozen=True, forbid_unknown_fields=True):
@@ -529,6 +608,8 @@ class ReceiptBody(Part, frozen=True, forbid_unknown_fields=True):
     ]
     # a window that crosses the declared training cutoff: the delta on each side of it
     placebo: Placebo | UnsetType = UNSET
+    # a run under a fault plan: what the plan's faults did, rank-neutral
+    fault_injection: FaultInjection | UnsetType = UNSET
 
 
 class BodyError(ValueError):

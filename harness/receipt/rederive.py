@@ -57,9 +57,11 @@ from harness.receipt.build import (
     training_cutoff_slot,
     wire_counts,
 )
+from harness.receipt.faults import fault_report
 from harness.receipt.placebo import placebo
 from harness.receipt.verify import check_receipt
 from harness.release.bundle import Bundle
+from harness.rundata.faultplan import FaultPlanError
 from harness.rundata.probe_scoring import score_answer, verdict
 from harness.rundata.trajectory import file_sha256
 from harness.vocabulary import ARMS, CLOCKS
@@ -109,6 +111,7 @@ class _Trail:
     events: int = 0
     attempt_events: list[dict[str, Any]] = field(default_factory=list)
     wire_events: list[dict[str, Any]] = field(default_factory=list)  # without their times
+    fault_events: list[dict[str, Any]] = field(default_factory=list)  # a fault plan's evidence
 
     def cell(self, event: dict[str, Any]) -> _CellTrail:
         key = (event["arm"], event["clock"])
@@ -242,6 +245,8 @@ def _take(trail: _Trail, event: dict[str, Any]) -> None:
             trail.failed.append(what)
     elif kind == "attempt_failed":
         trail.attempts.append({k: v for k, v in event.items() if k not in ("event", "seq")})
+    elif kind == "fault_event":
+        trail.fault_events.append(event)
 
 
 def _take_egress(trail: _Trail, event: dict[str, Any]) -> None:
@@ -398,6 +403,37 @@ def _check_claims(result: Rederivation, body: dict[str, Any], trail: _Trail) -> 
     _check_probe(result, body.get("probe") or {}, trail.probe_items)
     _check_probe_status(result, body.get("probe") or {}, trail, config)
     _check_protocol(result, body, config)
+    _check_faults(result, body, trail, config)
+
+
+def _check_faults(
+    result: Rederivation, body: dict[str, Any], trail: _Trail, config: dict[str, Any]
+) -> None:
+    """The fault plan's report, drawn again from the plan and gathered again from the
+    trajectory's ``fault_event`` events; no report, and no such event, without a plan."""
+    stated = body.get("fault_injection")
+    plan = config.get("fault_plan")
+    if plan is None:
+        result.add(
+            "fault_injection",
+            stated is None and not trail.fault_events,
+            "the run names no fault plan, yet its receipt or trajectory reports faults",
+        )
+        return
+    cells = [(a, c) for a in config.get("arms", []) for c in config.get("clocks", [])]
+    try:
+        derived = fault_report(
+            plan, cells, list(trail.start.get("sessions") or []), trail.fault_events
+        )
+    except FaultPlanError as exc:
+        result.add("fault_injection", False, f"the config's fault plan is refused: {exc}")
+        return
+    where = _first_difference(stated, derived, "fault_injection")
+    result.add(
+        "fault_injection",
+        where is None,
+        f"the receipt's fault report is not the one its trajectory and plan give ({where})",
+    )
 
 
 # A cell's fields that its events decide, by how the trail counts them.

@@ -2,7 +2,9 @@
 
 A benchmark is (release, forms, window, hold, clocks): the release's content digest, the
 forms the run read, its window's first and last day, the sessions a position is held, and
-the clocks it walked. Absolute returns belong to their window and their rules, so a
+the clocks it walked; and, for a run whose agent ran under a fault plan, that plan's
+digest (such a run answers another question, so it is ranked only beside runs under the
+same plan; a run without one keeps the key it always had). Absolute returns belong to their window and their rules, so a
 ranking exists only inside one benchmark. ``benchmark_key`` is its stable identity (the
 same on the submitter's machine and on the site), ``benchmark_name`` its name in words.
 """
@@ -39,6 +41,7 @@ class Benchmark:
     end: str
     hold_sessions: int
     clocks: tuple[str, ...]
+    fault_plan: str | None = None  # the plan's sha256 hex, for a run under a fault plan
 
     @classmethod
     def of(
@@ -50,6 +53,7 @@ class Benchmark:
         end: str,
         hold_sessions: int,
         clocks: Iterable[str],
+        fault_plan: str | None = None,
     ) -> Benchmark:
         digest = release_digest.lower()
         digest = digest if digest.startswith("sha256:") else f"sha256:{digest}"
@@ -60,6 +64,7 @@ class Benchmark:
             end=end,
             hold_sessions=int(hold_sessions),
             clocks=tuple(sorted(set(clocks), key=_clock_order)),
+            fault_plan=fault_plan or None,
         )
 
     @classmethod
@@ -73,6 +78,7 @@ class Benchmark:
             end=config["end"],
             hold_sessions=config["hold_sessions"],
             clocks=config["clocks"],
+            fault_plan=(config.get("fault_plan") or {}).get("sha256"),
         )
 
     def values(self) -> dict[str, Any]:
@@ -83,6 +89,7 @@ class Benchmark:
             "end": self.end,
             "hold_sessions": self.hold_sessions,
             "clocks": list(self.clocks),
+            **({} if self.fault_plan is None else {"fault_plan": self.fault_plan}),
         }
 
     @property
@@ -100,6 +107,7 @@ class Benchmark:
             f"release {short}, forms {'/'.join(self.forms) or 'none'}, "
             f"{window_words(self.start, self.end)}, hold {self.hold_sessions}, "
             f"clocks {'/'.join(self.clocks) or 'none'}"
+            + ("" if self.fault_plan is None else f", under fault plan {self.fault_plan[:12]}")
         )
 
 

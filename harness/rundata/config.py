@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.rundata.endpoints import EndpointError, parse_endpoint
+from harness.rundata.faultplan import FaultPlan, FaultPlanError, plan_from_record
 from harness.vocabulary import ARMS, CLOCKS, NETWORK_POLICIES
 
 # ``auto`` isolates the agent where bubblewrap works and falls back (saying so) elsewhere;
@@ -131,6 +132,10 @@ class RunConfig:
     # the commitment this run executes (the forward track); None: an ordinary run, and
     # the key is left out of its config altogether
     forward: ForwardSpec | None = None
+    # the fault plan an external agent runs under (seed 002; ``harness.rundata.faultplan``):
+    # given as the plan's JSON object; None: no faults, and the key is left out of the
+    # config altogether
+    fault_plan: FaultPlan | None = None
     trajectory_path: str = "trajectory.jsonl"
     receipt_path: str = "receipt.json"
     _extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -159,6 +164,8 @@ class RunConfig:
             object.__setattr__(self, "prices", _price_spec(self.prices))
         if isinstance(self.forward, dict):
             object.__setattr__(self, "forward", forward_spec(self.forward))
+        if self.fault_plan is not None and not isinstance(self.fault_plan, FaultPlan):
+            object.__setattr__(self, "fault_plan", _fault_plan(self.fault_plan))
         validate(self)
 
     def scoring_body(
@@ -203,6 +210,12 @@ class RunConfig:
             **({"agent_env": dict(self.agent_env)} if self.agent_env else {}),
             # the commitment it executes (absent for an ordinary run)
             **({"forward": self.forward.to_json()} if self.forward is not None else {}),
+            # the fault plan it ran under, whole, with its digest (absent without one)
+            **(
+                {"fault_plan": {"sha256": self.fault_plan.sha256, **self.fault_plan.record()}}
+                if self.fault_plan is not None
+                else {}
+            ),
         }
 
     @classmethod
@@ -265,10 +278,19 @@ class RunConfig:
             values["prices"] = _price_spec(values["prices"])
         if "forward" in values and values["forward"] is not None:
             values["forward"] = forward_spec(values["forward"])
+        if "fault_plan" in values and values["fault_plan"] is not None:
+            values["fault_plan"] = _fault_plan(values["fault_plan"])
         try:
             return cls(**values)
         except TypeError as exc:
             raise ConfigError(str(exc)) from None
+
+
+def _fault_plan(data: Any) -> FaultPlan:
+    try:
+        return plan_from_record(data)
+    except FaultPlanError as exc:
+        raise ConfigError(f"fault_plan: {exc}") from None
 
 
 def _price_spec(data: Any) -> PriceSpec:
@@ -398,8 +420,19 @@ def _check_day(key: str, value: Any) -> None:
 def validate(config: RunConfig) -> None:
     """Every key's type and range; the first problem is raised, naming its key."""
     for check in (_check_strings, _check_window, _check_grid, _check_numbers, _check_choices,
-                  _check_egress, _check_forward, _check_outputs):  # fmt: skip
+                  _check_egress, _check_forward, _check_faults, _check_outputs):  # fmt: skip
         check(config)
+
+
+def _check_faults(config: RunConfig) -> None:
+    # a Python agent named here; an external one passed without agent_cmd or agent_http
+    # (the site's) is checked when the run resolves its agent
+    named = config.agent != "stub" and not (config.agent_cmd or config.agent_http)
+    if config.fault_plan is not None and named:
+        raise ConfigError(
+            "fault_plan: a fault plan needs an external agent (agent_cmd or agent_http): "
+            "it changes what the agent is shown on the wire"
+        )
 
 
 def _check_strings(config: RunConfig) -> None:

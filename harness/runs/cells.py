@@ -120,11 +120,15 @@ def run_sessions(
     view = observe.CellView(
         ctx.dialect, arm=arm, clock=clock, hold_sessions=ctx.config.hold_sessions, rows=rows
     )
+    faults = ctx.cell_faults(arm, clock)
     try:
         for s in window:
             tools = session_toolbox(ctx, outcome, index, rows, s, served)
             outcome.last_session = s
             task = view.trade_task(s, tools)
+            shown: list[dict[str, Any]] = []
+            if faults is not None:
+                task, shown = faults.show(s - window.start, task)
             session_date = table.sessions[s].isoformat()
             writer.write(
                 "session",
@@ -136,7 +140,21 @@ def run_sessions(
                 newly_knowable=tools.newly_knowable(),
             )
             outcome.sessions += 1
+            write_faults(ctx, outcome, session_date, shown)
             decision, fault = decide(ctx, agent, task, tools)
+            while fault is None and faults is not None and faults.refuses(decision):
+                # refused under a rate limit: the identical task is presented again
+                writer.write(
+                    "presentation_refused",
+                    arm=arm,
+                    clock=clock,
+                    session=session_date,
+                    picks=[p for p in decision.picks if isinstance(p, str)],
+                    text=ctx.redacted(decision.text[:4000]),
+                    **({} if decision.wire is None else {"orders": decision.wire.get("orders")}),
+                )
+                decision, fault = decide(ctx, agent, task, tools)
+            stated = decision
             said: dict[str, Any] = {}
             if fault is None:
                 decision, said, fault = view.read(decision, task)
@@ -167,7 +185,11 @@ def run_sessions(
                 agent_error=error,
                 **said,
             )
+            if faults is not None and fault is None:
+                write_faults(ctx, outcome, session_date, faults.accepted(stated))
             ctx.session_walked()
+        if faults is not None and outcome.status == "running":
+            write_faults(ctx, outcome, None, faults.end())
     finally:
         agent.close()
     # what the agent's process sent between its last decision and its end is the cell's
@@ -176,6 +198,16 @@ def run_sessions(
         outcome.status = outcomes.COMPLETE
     writer.write("cell_end", arm=arm, clock=clock)
     return tools
+
+
+def write_faults(
+    ctx: RunContext, outcome: CellOutcome, session: str | None, events: list[dict[str, Any]]
+) -> None:
+    """A fault plan's evidence, in the trajectory beside the step it concerns."""
+    for event in events:
+        fields = {"arm": outcome.arm, "clock": outcome.clock, "session": session, **event}
+        ctx.writer.write("fault_event", **fields)
+        outcome.fault_events.append(fields)
 
 
 def session_toolbox(

@@ -23,6 +23,7 @@ from harness.market.scoring import (
 )
 from harness.receipt import model
 from harness.receipt.build import Bound, Outcome, WindowRead, build_body, write_receipt
+from harness.receipt.faults import fault_report
 from harness.runs.inputs import Inputs, Started, Window
 from harness.runs.state import CellOutcome, Grid, RunContext
 
@@ -152,6 +153,16 @@ def finish(ran: Ran) -> RunResult:
             aborted=grid.aborted,
             attempts=msgspec.convert(ctx.ledger, list[model.Attempt]),
             trades=lambda arm, clock: trader(grid.cells[(arm, clock)]),
+            fault_injection=(
+                None
+                if config.fault_plan is None
+                else fault_report(
+                    config.fault_plan,
+                    list(grid.cells),
+                    [table.sessions[s].isoformat() for s in window.sessions],
+                    [e for outcome in grid.cells.values() for e in outcome.fault_events],
+                )
+            ),
         ),
         # what the drivers report, typed: a field the receipt does not declare is refused
         capabilities=msgspec.convert(ran.capabilities, model.Capabilities),

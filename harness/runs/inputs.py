@@ -87,6 +87,11 @@ def resolve_inputs(
             "agent_cmd/agent_http: the config names an external agent, the agent passed is "
             f"{spec.name!r} (make it with harness.agents.external.configured_agent)"
         )
+    if config.fault_plan is not None and external is None:
+        raise ConfigError(
+            "fault_plan: a fault plan needs an external agent (agent_cmd or agent_http): "
+            f"it changes what the agent is shown on the wire, and {spec.name!r} is not one"
+        )
     if external is not None and external.dialect != config.dialect:
         raise ConfigError(
             f"dialect: the config says {config.dialect!r}, the agent speaks {external.dialect!r}"

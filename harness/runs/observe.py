@@ -8,10 +8,10 @@ tools), the probe's question (``probe_prompt``), and a dialect's own view of a s
 with the reading of its answer (its orders, checked against that observation). Each
 dialect is one entry of ``DIALECTS``; a Python agent is shown what the ``pit`` dialect is.
 
-This is the one place a change to what an agent is shown plugs in: a fault plan (seed 002)
-that alters only the agent's view of a step (a delayed filing, a dropped row, a perturbed
-prompt) wraps or replaces a ``Dialect`` here, and the runner, the scoring and the receipt
-stay as they are.
+This is the one place a change to what an agent is shown plugs in: a fault plan (seed 002,
+``harness.runs.faults``) perturbs only the holdings a dialect's task shows (``holdings``,
+``shown``) and grades what a decision states (``stated``), and the runner's book, the
+scoring and the receipt's figures stay as they are.
 """
 
 from __future__ import annotations
@@ -109,13 +109,59 @@ def _from_orders(decision: Decision, task: Task) -> Reading:
 
 
 def _as_prompted(task: Task, tools: Toolbox, rows: ArmRows, held: Held) -> Task:
-    """Our dialect and a Python agent: the prompt and the tools, nothing more."""
-    return task
+    """Our dialect and a Python agent: the prompt, the tools and the open positions
+    (one unit per pick still within its hold, by row key in the order first bought)."""
+    units: dict[str, float] = {}
+    for _, picked in held:
+        for key in picked:
+            units[key] = units.get(key, 0.0) + 1.0
+    return dataclasses.replace(task, positions=tuple(units.items()))
 
 
 def _as_decided(decision: Decision, task: Task) -> Reading:
     """Our dialect and a Python agent: the decision's picks as they are."""
     return decision, {}, None
+
+
+# -- what a fault plan perturbs: the holdings a task shows, and what a decision states --
+
+
+def _pit_holdings(task: Task) -> dict[str, float]:
+    return dict(task.positions)
+
+
+def _pit_shown(task: Task, holdings: dict[str, float]) -> Task:
+    return dataclasses.replace(task, positions=tuple(holdings.items()))
+
+
+def _pit_stated(decision: Decision) -> dict[str, float]:
+    """A pick states one unit of its row held from this bell."""
+    return {key: 1.0 for key in decision.picks if isinstance(key, str)}
+
+
+def _observed_holdings(task: Task) -> dict[str, float]:
+    assert task.observation is not None
+    return {p["symbol"]: float(p["shares"]) for p in task.observation["portfolio"]}
+
+
+def _observed_shown(task: Task, holdings: dict[str, float]) -> Task:
+    assert task.observation is not None
+    avg = {p["symbol"]: p["avg_price"] for p in task.observation["portfolio"]}
+    portfolio = [
+        {"symbol": key, "shares": units, "avg_price": avg.get(key, 0.0)}
+        for key, units in holdings.items()
+    ]
+    return dataclasses.replace(task, observation={**task.observation, "portfolio": portfolio})
+
+
+def _ordered(decision: Decision) -> dict[str, float]:
+    """An order states its target weight for its symbol."""
+    orders = (decision.wire or {}).get("orders") or []
+    return {
+        o["symbol"]: float(o["target_weight"])
+        for o in orders
+        if isinstance(o, dict) and isinstance(o.get("target_weight"), int | float)
+    }
 
 
 @dataclass(frozen=True)
@@ -127,9 +173,24 @@ class Dialect:
     read: Callable[[Decision, Task], Reading]
     asks_probe: bool  # the dialect has a message for the probe's question
     reports_ignored_orders: bool  # its cells count the orders that open no position
+    # what a fault plan perturbs: the held quantities a task shows (by symbol), the
+    # task showing others in their place, and what a decision states of each symbol
+    # (its target); a decision stating nothing is a hold
+    holdings: Callable[[Task], dict[str, float]]
+    shown: Callable[[Task, dict[str, float]], Task]
+    stated: Callable[[Decision], dict[str, float]]
 
 
-PIT = Dialect("pit", _as_prompted, _as_decided, asks_probe=True, reports_ignored_orders=False)
+PIT = Dialect(
+    "pit",
+    _as_prompted,
+    _as_decided,
+    asks_probe=True,
+    reports_ignored_orders=False,
+    holdings=_pit_holdings,
+    shown=_pit_shown,
+    stated=_pit_stated,
+)
 SHARPEBENCH = Dialect(
     "sharpebench",
     _with_observation,
@@ -137,6 +198,9 @@ SHARPEBENCH = Dialect(
     # the dialect has no message for the probe's question: said in limits
     asks_probe=False,
     reports_ignored_orders=True,
+    holdings=_observed_holdings,
+    shown=_observed_shown,
+    stated=_ordered,
 )
 DIALECTS = {d.name: d for d in (PIT, SHARPEBENCH)}
 

@@ -44,6 +44,7 @@ from harness import outcomes
 from harness.agents.base import AgentSpec
 from harness.receipt.verify import check_receipt
 from harness.rundata.config import RunConfig
+from harness.rundata.faultplan import plan_from_record
 from harness.runs.runner import run
 
 REPRODUCED, DIVERGED, FAILED = "reproduced", "diverged", "reexecution_failed"
@@ -450,7 +451,8 @@ def rerun_config(
     """The config that runs a recorded run's cells again (its receipt's ``config``):
     the same release, window, arms, clocks, hold, probe and network policy, ``agent``
     reached as it is, model endpoints and the agent's settings (``agent_env``) as recorded,
-    no prices (decisions never see them), outputs in ``folder``."""
+    no prices (decisions never see them), the fault plan as recorded, outputs in
+    ``folder``."""
     endpoints = tuple(f"https://{label}" for label in config.get("model_endpoints") or [])
     external = agent.external
     return RunConfig(
@@ -473,6 +475,8 @@ def rerun_config(
         agent_env=tuple((config.get("agent_env") or {}).items()),
         agent_process="in_process" if config["agent_process"] == "in_process" else "auto",
         probe=config["probe_items"],
+        # the fault plan it ran under, whole: the same faults at the same steps
+        fault_plan=plan_from_record(config["fault_plan"]) if config.get("fault_plan") else None,
         trajectory_path=str(Path(folder) / "trajectory.jsonl"),
         receipt_path=str(Path(folder) / "receipt.json"),
     )

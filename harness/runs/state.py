@@ -16,7 +16,9 @@ from harness.market.calendar import SessionTable
 from harness.progress import OnProgress
 from harness.receipt import model
 from harness.rundata.config import RunConfig
+from harness.rundata.faultplan import cell_coordinates
 from harness.rundata.trajectory import TrajectoryWriter
+from harness.runs.faults import CellFaults
 from harness.runs.observe import PIT, Dialect
 
 
@@ -43,6 +45,8 @@ class CellOutcome:
     ignored_orders: int = 0  # a sharpebench agent's orders that open no position
     # the window position of the cell's last toolbox (the probe is served with it)
     last_session: int | None = None
+    # what a fault plan did in the cell (its ``fault_event`` events, as written)
+    fault_events: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -68,6 +72,15 @@ class RunContext:
     # sessions walked so far, for a bar on a terminal (never part of what the run writes)
     progress: OnProgress | None = None
     sessions_walked: int = 0
+
+    def cell_faults(self, arm: str, clock: str) -> CellFaults | None:
+        """A fresh attempt of a cell under the run's fault plan (None without one)."""
+        plan = self.config.fault_plan
+        if plan is None:
+            return None
+        sessions = [self.table.sessions[s].isoformat() for s in self.window]
+        cell = cell_coordinates(arm, clock, sessions)
+        return CellFaults.open(plan, self.dialect, cell, len(self.window))
 
     def session_walked(self) -> None:
         """One more session walked: the bar's total is every cell's window (a retried

@@ -55,9 +55,12 @@ def _forward(run: Run) -> dict[str, Any]:
     binding = run.body.get("config", {}).get("forward")
     if binding is None:
         return {"status": "not_committed", "commitment": None}
-    status = "forward_tested" if run.forward_tested else f"{binding['kind']}_not_confirmed"
-    if binding["kind"] == "backtest":
-        status = "backtest"
+    kind = binding["kind"]
+    status = (
+        "backtest"
+        if kind == "backtest"
+        else ("forward_tested" if run.forward_tested else f"{kind}_not_confirmed")
+    )
     return {
         "status": status,
         "commitment": {"entry": binding["entry"], "seq": binding["seq"],

@@ -1,11 +1,12 @@
 """Certificates written: signed when asked for and the verdict is new, revoked by staff or
-when their run is taken down; the revocation list signed as it stands."""
+when their run is taken down; the revocation list signed as it stands, once per list."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth.models import User
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -20,6 +21,9 @@ from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import require_reason
 from pitweb.core.signing import now_stamp, signing_key, site_sign
 from pitweb.runs.models import Run, Visibility
+
+# the signed revocation list is signed again at least this often (seconds), unchanged or not
+REVOCATIONS_RESIGNED_AFTER = 3600
 
 
 def not_certifiable_because(run: Run) -> str | None:
@@ -91,15 +95,33 @@ def certificates_revoke_for_run(*, run: Run, reason: str) -> int:
     )
 
 
-def revocation_list() -> dict[str, Any]:
-    """The signed list of every certificate ever revoked, oldest revocation first."""
-    revoked = [
-        {
-            "certificate": c.certificate_id,
-            "revoked_at": now_stamp(c.revoked_at),
-            "reason": c.revoked_reason,
-        }
-        for c in Certificate.objects.exclude(revoked_at=None).order_by("revoked_at", "id")
-        if c.revoked_at is not None
+def _revoked() -> list[dict[str, Any]]:
+    """Every certificate ever revoked, oldest revocation first, as the list carries it."""
+    rows = (
+        Certificate.objects.exclude(revoked_at=None)
+        .order_by("revoked_at", "id")
+        .values_list("certificate_id", "revoked_at", "revoked_reason")
+    )
+    return [
+        {"certificate": certificate, "revoked_at": now_stamp(at), "reason": reason}
+        for certificate, at, reason in rows
     ]
-    return site_sign(revocations_statement(revoked, now_stamp()))
+
+
+def revocation_list() -> dict[str, Any]:
+    """The signed list of every certificate ever revoked, oldest revocation first.
+
+    Signed once per list, not per fetch: the rows are read on every fetch and the signed
+    document is cached under the digest of the list they make (and the key that signs
+    it), so a revocation, or any other change to the rows, is in the very next fetch
+    whichever way it was written and whatever the cache missed; a cache that lost the
+    entry only costs a signature. The entry expires after ``REVOCATIONS_RESIGNED_AFTER``,
+    so ``signed_at`` still tells a reader how fresh the list is."""
+    revoked = _revoked()
+    _key, current = signing_key()
+    key = f"revocations:{current.keyid}:{canonical.digest(revoked)}"
+    signed = cache.get(key)
+    if signed is None:
+        signed = site_sign(revocations_statement(revoked, now_stamp()))
+        cache.set(key, signed, timeout=REVOCATIONS_RESIGNED_AFTER)
+    return cast(dict[str, Any], signed)

@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any, cast
+from typing import cast
 
 from django.contrib import messages
 from django.contrib.auth.models import User
@@ -18,29 +17,20 @@ from pitweb.certificates import services
 from pitweb.certificates.models import Certificate
 from pitweb.core.errors import SubmissionError, error_body
 from pitweb.core.signing import published_keys
+from pitweb.core.tables import document_response
 from pitweb.runs import selectors as runs
 from pitweb.runs.api import submission_wanted
 from pitweb.runs.views import refuses_bad_queries
 
 
-def _json(document: dict[str, Any], filename: str | None = None) -> HttpResponse:
-    response = HttpResponse(
-        json.dumps(document, indent=1, ensure_ascii=False) + "\n", content_type="application/json"
-    )
-    response["Cache-Control"] = "no-cache"
-    if filename:
-        response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
-
-
 def keys_json(request: HttpRequest) -> HttpResponse:
     """The key set: every key the site signs or signed with, its id and dates."""
-    return _json(published_keys())
+    return document_response(published_keys())
 
 
 def revocations_json(request: HttpRequest) -> HttpResponse:
     """The signed list of every revoked certificate."""
-    return _json(services.revocation_list())
+    return document_response(services.revocation_list())
 
 
 @refuses_bad_queries

@@ -81,6 +81,12 @@ def signing_key() -> tuple[Ed25519PrivateKey, PublishedKey]:
     return _loaded()
 
 
+def forget_signing_key() -> None:
+    """Read the signing key again on its next use (it is read once per process): for tests
+    that sign with a key of their own, and for a key rotation without a restart."""
+    _loaded.cache_clear()
+
+
 def _retired() -> list[PublishedKey]:
     if not settings.PITWEB_RETIRED_SIGNING_KEYS:
         return []

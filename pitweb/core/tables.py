@@ -1,5 +1,6 @@
 """Every table on a page can also be had as CSV or JSON (``?format=csv|json``): one
-writer for every app's tables."""
+writer for every app's tables, and one for the JSON documents the site publishes whole (its
+key set, revocation list, commitment log)."""
 
 from __future__ import annotations
 
@@ -42,3 +43,15 @@ def table_response(
         response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
         return response
     return None
+
+
+def document_response(document: dict[str, Any], filename: str | None = None) -> HttpResponse:
+    """A published JSON document, indented for a reader, revalidated on every fetch
+    (``no-cache``); a download named ``filename`` when one is given."""
+    response = HttpResponse(
+        json.dumps(document, indent=1, ensure_ascii=False) + "\n", content_type="application/json"
+    )
+    response["Cache-Control"] = "no-cache"
+    if filename:
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response

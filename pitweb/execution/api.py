@@ -116,6 +116,12 @@ class ExecuteIn(Serializer):
         help_text="P2, declared: the model's training cutoff; the run is then marked "
         "post-cutoff, crossing or pre-cutoff against its window",
     )  # fmt: skip
+    fault_plan = serializers.JSONField(
+        required=False, allow_null=True, default=None,
+        help_text="staff only: a fault plan (sharpebench.fault-plan.v1) the agent runs "
+        "under; refused (400, nothing queued) unless it declares exactly the relaxations "
+        "its faults use and keeps every bound",
+    )  # fmt: skip
 
 
 class ReexecuteIn(Serializer):
@@ -170,6 +176,7 @@ class ExecuteApi(APIView):
             end=data["end"], forms=data.get("forms"), probe=data["probe"],
             model_version=data["model_version"],
             training_cutoff=data["training_cutoff"].isoformat() if data["training_cutoff"] else "",
+            fault_plan=data["fault_plan"],
         )  # fmt: skip
         return Response(ExecutionOut(job, context={"request": request}).data, status=202)
 

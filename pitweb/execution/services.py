@@ -37,6 +37,7 @@ from harness.agents.external import (
 )
 from harness.protocol import DIALECTS
 from harness.rundata.config import RunConfig
+from harness.rundata.faultplan import FaultPlan, FaultPlanError, parse_plan, plan_from_record
 from harness.runs.runner import cell_order
 from harness.vocabulary import ARMS, CLOCKS
 from pitweb.artifacts import release_held
@@ -237,13 +238,18 @@ def execution_request(
     probe: int = 10,
     model_version: str = "",
     training_cutoff: str = "",
+    fault_plan: Any = None,
 ) -> ExecutionJob:
     """The agent's owner (or staff) asks for a run of it on a release and window: executed
     by the workers with the release's current reference prices. ``model_version`` and
     ``training_cutoff``: the owner's declarations (P1, P2), written into the run's config
-    as declared; the cutoff is then checked against the window by the engine."""
+    as declared; the cutoff is then checked against the window by the engine.
+    ``fault_plan`` (staff only): the plan (``sharpebench.fault-plan.v1``, as parsed JSON)
+    the agent runs under, refused by rule before anything is queued; its declaration is
+    the operator's to publish to the agent's owner first."""
     if not (by.is_staff or agent.owner_id == by.pk):
         raise SubmissionError("not_owner", "only the agent's owner or staff ask for its runs", 403)
+    plan = _fault_plan(by, fault_plan)
     if not release_held(release):
         raise SubmissionError("unknown_release", f"the server does not hold {release.name}", 409)
     first = date.fromisoformat(str(release.window_start))
@@ -279,9 +285,27 @@ def execution_request(
         "network_policy": "fail_closed",
         "prices_id": None if prices is None else prices.pk,
         **declared,
+        **({} if plan is None else {"fault_plan": {"sha256": plan.sha256, **plan.record()}}),
     }
     return _create(kind=ExecutionJob.Kind.EXECUTE, agent=agent, release=release, config=config,
                    by=by, reason="")  # fmt: skip
+
+
+def _fault_plan(by: User, given: Any) -> FaultPlan | None:
+    """A staff member's fault plan, every rule checked; None when none was given."""
+    if given in (None, "", {}):
+        return None
+    if not by.is_staff:
+        raise SubmissionError("not_staff", "only staff run an agent under a fault plan", 403)
+    if isinstance(given, str):
+        try:
+            return parse_plan(given.encode())
+        except FaultPlanError as exc:
+            raise SubmissionError("invalid_fault_plan", f"fault_plan: {exc}") from None
+    try:
+        return plan_from_record(given)
+    except FaultPlanError as exc:
+        raise SubmissionError("invalid_fault_plan", f"fault_plan: {exc}") from None
 
 
 def _declarations(model_version: str, training_cutoff: str) -> dict[str, str]:

@@ -93,6 +93,7 @@ def agents_action(request: HttpRequest, action: str) -> HttpResponse:
                 forms=[f for f in form.get("forms", "").split(",") if f.strip()] or None,
                 model_version=form.get("model_version", "").strip(),
                 training_cutoff=form.get("training_cutoff", "").strip(),
+                fault_plan=form.get("fault_plan", "").strip() or None,
             )  # fmt: skip
             return redirect(reverse("execution", args=[job.pk]))
     except SubmissionError as exc:

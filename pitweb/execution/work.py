@@ -114,6 +114,8 @@ def execution_config(
         prices=prices,  # type: ignore[arg-type]
         # the forward track's binding (a commitment), absent from any other execution
         forward=fields.get("forward"),
+        # the fault plan staff chose (or a re-executed run's), absent from any other
+        fault_plan=fields.get("fault_plan"),
         model_version=fields.get("model_version", ""),
         training_cutoff=fields.get("training_cutoff", ""),
         trajectory_path=str(folder / "trajectory.jsonl"),

@@ -23,7 +23,7 @@ from pitweb import charts
 from pitweb.core.errors import SubmissionError, error_body
 from pitweb.core.params import id_or_none
 from pitweb.core.signing import now_stamp, signing_key, site_sign
-from pitweb.core.tables import table_response
+from pitweb.core.tables import document_response, table_response
 from pitweb.forward import selectors, services, standings
 from pitweb.forward.forms import CommitForm, WithdrawForm
 from pitweb.forward.models import Commitment
@@ -53,17 +53,6 @@ def _head_etag(request: HttpRequest, *args: Any) -> str:
     return f"{head['seq']}-{head['digest'] or 'empty'}"
 
 
-def _json(document: dict[str, Any], filename: str | None = None) -> HttpResponse:
-    response = HttpResponse(
-        json.dumps(document, indent=1, ensure_ascii=False) + "\n",
-        content_type="application/json",
-    )
-    response["Cache-Control"] = "no-cache"
-    if filename:
-        response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
-
-
 def forward_page(request: HttpRequest) -> HttpResponse:
     rows = selectors.commitment_rows(selectors.public_commitments())
     runs = selectors.forward_run_rows()
@@ -87,12 +76,12 @@ def forward_page(request: HttpRequest) -> HttpResponse:
 @condition(etag_func=_head_etag)
 def log_json(request: HttpRequest) -> HttpResponse:
     """The whole log, each entry's stored body as it was hashed."""
-    return _json(selectors.log_document(), filename="commitments-log.json")
+    return document_response(selectors.log_document(), filename="commitments-log.json")
 
 
 @condition(etag_func=_head_etag)
 def head_json(request: HttpRequest) -> HttpResponse:
-    return _json(selectors.log_head())
+    return document_response(selectors.log_head())
 
 
 def head_signed_json(request: HttpRequest) -> HttpResponse:
@@ -107,7 +96,7 @@ def head_signed_json(request: HttpRequest) -> HttpResponse:
             status=404,
         )
     signing_key()  # a key made on first use is made before the time it signs at
-    return _json(site_sign(head_statement(head["seq"], head["digest"], now_stamp())))
+    return document_response(site_sign(head_statement(head["seq"], head["digest"], now_stamp())))
 
 
 def _detail_or_404(seq: str) -> selectors.CommitmentDetail:

@@ -484,3 +484,73 @@ def agent_name(agent: str) -> str:
     "earliest five"; anything else (``stub``, ``my-agent``, a command) as it is."""
     path = _MODULE_PATH.fullmatch(agent)
     return words(path.group(1)) if path else agent
+
+
+# what each fault plan mode shows the agent, in words
+FAULT_MODES = {
+    "projection_lag": "positions shown a step late after a trade (read_your_writes)",
+    "amount_sign": "held positions shown with the opposite sign (position_sign_convention)",
+    "rate_limit": "a decision with orders refused by showing the same task again "
+    "(submission_acceptance)",
+}
+
+
+def fault_rows(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A run's fault plan, fault by fault: what it shows, its bound, the cells it was
+    assigned to and fired in, and the agent's graded responses counted by grade (all
+    rank-neutral: nothing here enters a figure or a rank)."""
+    report = body.get("fault_injection")
+    plan = (body.get("config") or {}).get("fault_plan")
+    if not report or not plan:
+        return []
+    grades: dict[str, dict[str, int]] = {}
+    notes: dict[str, dict[str, int]] = {}  # what a fault's events say beside the grades
+    for cell in report["evidence"]:
+        for event in cell["events"]:
+            fault_id, kind = event["fault_id"], event.get("fault_event")
+            counted = grades.setdefault(fault_id, {})
+            for response in event.get("responses") or []:
+                counted[response["grade"]] = counted.get(response["grade"], 0) + 1
+            said = notes.setdefault(fault_id, {})
+            if kind == "rate_limited":
+                said["refused"] = said.get("refused", 0) + event["rejected_presentations"]
+                said["limited"] = said.get("limited", 0) + 1
+                said["restated"] = said.get("restated", 0) + bool(
+                    event["resubmitted_after_deadline"]
+                )
+            elif kind in ("projection_converged", "projection_unconverged"):
+                said[kind] = said.get(kind, 0) + 1
+    denominators = {d["fault_id"]: d for d in report["denominators"]}
+    rows = []
+    for fault in plan["faults"]:
+        mode = fault["fault"]["mode"]
+        bound = next(v for k, v in fault["fault"].items() if k != "mode")
+        counted = grades.get(fault["id"], {})
+        said = notes.get(fault["id"], {})
+        parts = [
+            ", ".join(f"{n} {grade.replace('_', ' ')}" for grade, n in sorted(counted.items()))
+        ] if counted else []  # fmt: skip
+        if "projection_converged" in said or "projection_unconverged" in said:
+            parts.append(
+                f"converged in {said.get('projection_converged', 0)} cell(s), not by the "
+                f"window's end in {said.get('projection_unconverged', 0)}"
+            )
+        if said.get("limited"):
+            parts.append(
+                f"{said['refused']} presentation(s) refused in {said['limited']} cell(s); "
+                f"it resubmitted after the limit in {said['restated']}"
+            )
+        responses = "; ".join(parts)
+        d = denominators.get(fault["id"], {})
+        rows.append(
+            {
+                "id": fault["id"],
+                "shows": FAULT_MODES.get(mode, mode),
+                "bound": bound,
+                "cells": d.get("cells", 0),
+                "assigned": d.get("assigned", 0),
+                "fired": d.get("fired", 0),
+                "responses": responses or "none graded",
+            }
+        )
+    return rows

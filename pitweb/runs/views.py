@@ -191,6 +191,7 @@ def run_page(request: HttpRequest, sha: str) -> HttpResponse:
             "min_ranked_trades": settings.PITWEB_MIN_RANKED_TRADES,
             "registered_agent": _registered_agent(request, run),
             "verify": verify_commands(run, site=request.build_absolute_uri("/").rstrip("/")),
+            "fault_rows": presentation.fault_rows(run.body),
             **_audit_context(run),
             **_platform_context(run, proven),
         },

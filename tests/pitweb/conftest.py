@@ -279,9 +279,9 @@ def site_key(settings: Any, site_key_file: tuple[Path, Ed25519PrivateKey]) -> An
     settings.PITWEB_SIGNING_KEY_VALID_FROM = SITE_KEY_VALID_FROM
     settings.PITWEB_SIGNING_KEY_VALID_UNTIL = ""
     settings.PITWEB_RETIRED_SIGNING_KEYS = ""
-    signing._loaded.cache_clear()  # the key is read once per process: read this one
+    signing.forget_signing_key()  # the key is read once per process: read this one
     yield key
-    signing._loaded.cache_clear()
+    signing.forget_signing_key()
 
 
 @pytest.fixture()

@@ -48,6 +48,7 @@ class TaskFields(_Fields, omit_defaults=True):
     known_at: str
     observation: dict[str, Any] | None = None
     held: list[str] = []
+    positions: list[tuple[str, float]] = []
 
 
 # -- the control pipe: harness -> zygote ---------------------------------------------

@@ -696,6 +696,7 @@ class IsolatedAgent:
             known_at=task.known_at,
             observation=task.observation,
             held=list(task.held),
+            positions=list(task.positions),
         )
         self._send(msg.TaskRequest(task=fields, newly_knowable=tools.newly_knowable()).wire())
         while True:

@@ -171,7 +171,13 @@ def _make_agent(
 def _answer(chan: Channel, attempts: _Attempts, agent: Any, request: msg.TaskRequest) -> int | None:
     """One task: its decision sent, or None to go on; an exit code when the cell ends."""
     fields = msgspec.structs.asdict(request.task)
-    task = Task(**{**fields, "held": tuple(fields["held"])})
+    task = Task(
+        **{
+            **fields,
+            "held": tuple(fields["held"]),
+            "positions": tuple((str(k), float(u)) for k, u in fields.get("positions", ())),
+        }
+    )
     tools = RemoteToolbox(chan, task, request.newly_knowable)
     try:
         decision = Decision.coerce(agent.decide(task, tools))

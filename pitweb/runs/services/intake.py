@@ -16,6 +16,7 @@ from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
+from msgspec import UnsetType
 
 from harness import canonical
 from harness.receipt.binding import config_binding
@@ -360,6 +361,7 @@ def _insert_run(new: _NewRun) -> Submission:
     of = BenchmarkOf.of(
         release_digest=release.content_digest, forms=cfg.forms, start=cfg.start,
         end=cfg.end, hold_sessions=cfg.hold_sessions, clocks=cfg.clocks,
+        fault_plan=None if isinstance(cfg.fault_plan, UnsetType) else cfg.fault_plan.sha256,
     )  # fmt: skip
     with transaction.atomic():
         benchmark = benchmark_record(of=of)

@@ -25,6 +25,7 @@ from harness.market.prices import Prices
 from harness.receipt.build import receipt_text
 from harness.receipt.rederive import rederive
 from harness.receipt.schemas import leaf_paths, receipt_body_fields, receipt_body_schema
+from tests.harness.receipt.test_receipt_schema import FAULT_PLAN
 from tests.support.sandbox import crash_when_told as _crash_when_told
 from tests.support.sandbox import require_sandbox
 
@@ -136,6 +137,22 @@ def runs(
         ),
     )
     made.append(_Run(out / "sharpebench", march_release, None))
+    # the same agent under a fault plan: the plan in its config and the report it makes;
+    # each of its faults first once (a forgery changes an array's first element)
+    faults = FAULT_PLAN["faults"]
+    for first in range(len(faults)):
+        plan = {**FAULT_PLAN, "faults": faults[first:] + faults[:first]}
+        run(
+            command_agent(command, dialect="sharpebench"),
+            config(
+                f"faults-{first}",
+                agent_cmd=command,
+                dialect="sharpebench",
+                agent_process="in_process",
+                fault_plan=plan,
+            ),
+        )
+        made.append(_Run(out / f"faults-{first}", march_release, None))
     return made
 
 

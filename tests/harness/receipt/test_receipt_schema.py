@@ -44,6 +44,24 @@ FORWARD = {
 }
 
 
+# every mode once, one of them in a group: every key a plan and its report can hold
+FAULT_PLAN = {
+    "schema_version": "sharpebench.fault-plan.v1",
+    "seed": 2**64 - 1,
+    "declared_relaxations": [
+        "read_your_writes", "position_sign_convention", "submission_acceptance"
+    ],
+    "faults": [
+        {"id": "lag", "cohort_ppm": 1_000_000,
+         "fault": {"mode": "projection_lag", "max_lag_steps": 1}},
+        {"id": "flip", "group": "book", "cohort_ppm": 1_000_000,
+         "fault": {"mode": "amount_sign", "max_span_steps": 2}},
+        {"id": "limit", "cohort_ppm": 1_000_000,
+         "fault": {"mode": "rate_limit", "max_rejected_presentations": 2}},
+    ],
+}  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def bodies(
     march_release: Path, march_prices: Path, tmp_path_factory: pytest.TempPathFactory
@@ -78,6 +96,17 @@ def bodies(
                 dialect="sharpebench",
                 agent_process="in_process",
                 forward=FORWARD,  # and the commitment it runs (the forward track)
+            ),
+        ).body,
+        # the same agent under a fault plan: the plan in the config, the report beside it
+        run(
+            command_agent([sys.executable, str(SHARPEBENCH_AGENT)], dialect="sharpebench"),
+            config(
+                "faults",
+                agent_cmd="x",
+                dialect="sharpebench",
+                agent_process="in_process",
+                fault_plan=FAULT_PLAN,
             ),
         ).body,
     ]
@@ -174,6 +203,10 @@ def test_every_body_validates_and_integers_fit_the_sites_columns(
                 walk(value)
 
     walk(schema)
+    # a fault plan's seed is a u64 by the plan's format: kept in the body, never in a column
+    u64 = [i for i in integers if i.get("description", "").startswith("the plan's seed, a u64")]
+    assert len(u64) == 1 and u64[0].get("minimum") == 0
+    integers = [i for i in integers if i not in u64]
     assert integers and all(i.get("maximum") == INT_MAX and i.get("minimum") == 0 for i in integers)
     too_big = {**bodies[0], "cells": [{**bodies[0]["cells"][0], "trades": INT_MAX + 1}]}
     assert list(validator.iter_errors(too_big))

@@ -13,8 +13,9 @@ from django.test import Client
 from harness.attest.certificate import verify_certificate
 from harness.attest.keys import read_keyset
 from harness.attest.revocations import verify_revocations
+from pitweb.certificates import services
 from pitweb.certificates.models import Certificate
-from pitweb.certificates.services import certificate_current
+from pitweb.certificates.services import certificate_current, certificate_revoke
 from pitweb.runs.models import Run
 from pitweb.runs.services import run_set_hidden, run_withdraw
 from tests.pitweb.conftest import Artifacts, submit_run
@@ -148,3 +149,47 @@ def test_the_run_api_names_the_certificate_only_for_a_proven_public_run(
     run_set_hidden(run=proven_run, staff=staff, hidden=True, reason="checking the API")
     client.force_login(staff)
     assert _get(client, f"/api/runs/{sha}/?submission={proven_run.pk}")["certificate"] is None
+
+
+REVOCATIONS = "/.well-known/pitweb-revocations.json"
+
+
+@pytest.fixture()
+def signatures(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Every statement the revocation list's service signs from now on."""
+    signed: list[dict[str, Any]] = []
+    real = services.site_sign
+
+    def counting(statement: dict[str, Any]) -> dict[str, Any]:
+        signed.append(statement)
+        return real(statement)
+
+    monkeypatch.setattr(services, "site_sign", counting)
+    return signed
+
+
+def test_an_unchanged_revocation_list_is_signed_once(
+    proven_run: Run, staff: User, client: Client, signatures: list[dict[str, Any]]
+) -> None:
+    certificate_revoke(
+        certificate=certificate_current(run=proven_run), reason="signed in error", staff=staff
+    )
+    del signatures[:]  # the certificate's own signature
+    first = client.get(REVOCATIONS)
+    again = client.get(REVOCATIONS)
+    assert first.status_code == again.status_code == 200
+    assert again.content == first.content
+    assert len(signatures) == 1
+
+
+def test_a_revocation_is_in_the_very_next_revocation_list(
+    proven_run: Run, staff: User, client: Client, signatures: list[dict[str, Any]]
+) -> None:
+    certificate = certificate_current(run=proven_run)
+    keys = read_keyset(_get(client, "/.well-known/pitweb-keys.json"))
+    assert verify_revocations(_get(client, REVOCATIONS), keys).revoked == {}
+    certificate_revoke(certificate=certificate, reason="signed in error", staff=staff)
+    listed = verify_revocations(_get(client, REVOCATIONS), keys).revoked
+    assert list(listed) == [certificate.certificate_id]
+    assert listed[certificate.certificate_id]["reason"] == "signed in error"
+    assert len([s for s in signatures if "revoked" in s["predicate"]]) == 2

@@ -3,9 +3,10 @@
 Staff register the reference agent in our dialect (an installed package, examples/agents/
 pit_stdio.py) for the demo submitter; the submitter uploads a run of it made with the
 command line, and asks the workers for a run of it on the demo release; staff have the
-uploaded run re-executed by the workers. Both jobs are waited for: the executed run and the
-re-executed upload end at level ``reexecuted`` (or the page says why not, such as a worker
-that cannot isolate the agent).
+uploaded run re-executed by the workers; then staff have it executed under a fault plan
+(its run ranked apart, its graded responses on its page). The jobs are waited for: the
+executed runs and the re-executed upload end at level ``reexecuted`` (or the page says why
+not, such as a worker that cannot isolate the agent).
 """
 
 from __future__ import annotations
@@ -30,6 +31,22 @@ from pitweb.runs.models import FINAL_STATES, VerificationJob
 PACKAGE = "pit-stdio-python"
 NAME = "reference-pit"
 WINDOW = (date(2023, 3, 1), date(2023, 3, 10))
+# the demo's fault plan: every fault in every cell, each with its own arming step
+FAULT_PLAN = {
+    "schema_version": "sharpebench.fault-plan.v1",
+    "seed": 2026,
+    "declared_relaxations": [
+        "read_your_writes", "position_sign_convention", "submission_acceptance"
+    ],
+    "faults": [
+        {"id": "late-positions", "cohort_ppm": 1_000_000,
+         "fault": {"mode": "projection_lag", "max_lag_steps": 2}},
+        {"id": "flipped-signs", "cohort_ppm": 1_000_000,
+         "fault": {"mode": "amount_sign", "max_span_steps": 2}},
+        {"id": "busy", "cohort_ppm": 1_000_000,
+         "fault": {"mode": "rate_limit", "max_rejected_presentations": 3}},
+    ],
+}  # fmt: skip
 
 
 class Command(BaseCommand):
@@ -68,6 +85,15 @@ class Command(BaseCommand):
             ))  # fmt: skip
         self._wait(deadline, lambda: ExecutionJob.objects.exclude(state__in=ExecutionJob.FINAL))
         self._wait(deadline, lambda: VerificationJob.objects.exclude(state__in=FINAL_STATES))
+        # staff run the same agent under a fault plan (one execution of an agent at a time:
+        # after the first has ended); it is ranked apart, its evidence on its run page
+        if not ExecutionJob.objects.filter(agent=agent, config__has_key="fault_plan").exists():
+            services.execution_request(
+                by=staff, agent=agent, release=release, start=WINDOW[0], end=WINDOW[1],
+                forms=["8-K"], fault_plan=FAULT_PLAN,
+            )  # fmt: skip
+            self._wait(deadline, lambda: ExecutionJob.objects.exclude(state__in=ExecutionJob.FINAL))
+            self._wait(deadline, lambda: VerificationJob.objects.exclude(state__in=FINAL_STATES))
         for job in ExecutionJob.objects.filter(agent=agent).order_by("pk"):
             said = f" ({job.message})" if job.message else ""
             self.stdout.write(f"  execution {job.pk} {job.kind:<9} {job.state}{said}")
