@@ -456,3 +456,63 @@ def test_a_step_still_flipped_is_not_convergence() -> None:
     assert shown.positions == (("a", 1.0),)
     assert [e["fault_event"] for e in events] == ["projection_converged"]
     assert events[0]["step"] == 3 and events[0]["stale_presentations"] == 1
+
+
+ALL_MODES = {
+    "schema_version": "sharpebench.fault-plan.v1",
+    "seed": 5,
+    "declared_relaxations": [
+        "read_your_writes", "position_sign_convention", "submission_acceptance"
+    ],
+    "faults": [f for mode in MODES for f in plan(mode)["faults"]],
+}  # fmt: skip
+
+
+class _Stop(Exception):
+    """The run stops here, as a kill would stop it."""
+
+
+@pytest.mark.parametrize("dialect", ["pit", "sharpebench"])
+def test_a_sweep_under_a_plan_stopped_and_resumed_is_the_uninterrupted_run(
+    march_release: Path, march_prices: Path, tmp_path: Path, dialect: str
+) -> None:
+    from harness.runs.checkpoint import CheckpointRefused
+    from tests.support.golden import body_text
+
+    def stop_after(sessions: int) -> Any:
+        def progress(done: int, total: int) -> None:
+            if done == sessions:
+                raise _Stop
+
+        return progress
+
+    with serving(Seen(dialect).answer) as url:
+        agent = http_agent(url, dialect=dialect)
+        whole = _config(march_release, tmp_path / "whole", url, dialect, march_prices,
+                        fault_plan=ALL_MODES)  # fmt: skip
+        run(agent, whole)
+        resumed = _config(march_release, tmp_path / "resumed", url, dialect, march_prices,
+                          fault_plan=ALL_MODES)  # fmt: skip
+        file = tmp_path / "checkpoint.json"
+        with pytest.raises(_Stop):
+            run(agent, resumed, progress=stop_after(40), checkpoint=file)
+        saved = file.read_bytes()
+        # another plan (or none) is another invocation: refused, the file untouched
+        other = {**ALL_MODES, "seed": 6}
+        for changed in (other, None):
+            config = _config(march_release, tmp_path / "resumed", url, dialect, march_prices,
+                             fault_plan=changed)  # fmt: skip
+            with pytest.raises(CheckpointRefused, match="contract differs"):
+                run(agent, config, checkpoint=file)
+            assert file.read_bytes() == saved
+        run(agent, resumed, checkpoint=file)
+    for name in ("trajectory.jsonl",):
+        assert (tmp_path / "whole" / name).read_bytes() == (
+            tmp_path / "resumed" / name
+        ).read_bytes()
+    assert body_text(tmp_path / "whole" / "receipt.json") == body_text(
+        tmp_path / "resumed" / "receipt.json"
+    )
+    assert json.loads((tmp_path / "resumed" / "receipt.json").read_text())["body"][
+        "fault_injection"
+    ]
