@@ -27,9 +27,11 @@ class Message(msgspec.Struct, forbid_unknown_fields=True, tag_field="type"):
 
 class Position(msgspec.Struct, forbid_unknown_fields=True):
     """One open position as the task shows it: a row the agent bought within its hold
-    and how many units of it are open (one per pick). A fault plan (seed 002) may show
-    these at their values before the last pick executed (``read_your_writes``) or with
-    their sign flipped (``position_sign_convention``); the book itself never changes."""
+    and how many units of it are open (one per pick). Under a fault plan (seed 002) that
+    declares read_your_writes, positions may be shown at their values before the last
+    pick executed, for a bounded number of steps; under a plan that
+    declares position_sign_convention, a nonzero ``units`` may be shown with its sign
+    flipped. The book itself never changes."""
 
     row_key: RowKey
     units: float
@@ -38,7 +40,9 @@ class Position(msgspec.Struct, forbid_unknown_fields=True):
 class Task(Message, tag="task", omit_defaults=True):
     """Harness to agent: one question, asked at one session's opening bell. A trade
     task shows the open positions (``positions``; absent when none is open, and on a
-    probe)."""
+    probe). Under a fault plan that declares submission_acceptance, a decision with
+    picks may be refused by presenting the identical task again, a bounded number of
+    times; the decision answering the first task after that is the one taken."""
 
     kind: Literal["trade", "probe"]
     prompt: str

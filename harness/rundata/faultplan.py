@@ -208,14 +208,21 @@ def plan_from_record(data: Any) -> FaultPlan:
     """A plan given as parsed JSON (a config's ``fault_plan``), every rule checked."""
     if isinstance(data, FaultPlan):
         return checked(data)
+    claimed = data.get("sha256") if isinstance(data, dict) else None
     if isinstance(data, dict):  # a bound record carries its digest beside the plan
         data = {k: v for k, v in data.items() if k != "sha256"}
+    try:
+        size = len(json.dumps(data, separators=(",", ":")).encode())
+    except (TypeError, ValueError, RecursionError):
+        raise FaultPlanError("not a fault plan: not a JSON value") from None
+    if size > MAX_FAULT_PLAN_BYTES:
+        raise FaultPlanError(f"larger than {MAX_FAULT_PLAN_BYTES} bytes")
     try:
         plan = msgspec.convert(data, FaultPlan, strict=True)
     except msgspec.ValidationError as exc:
         raise FaultPlanError(f"not a fault plan: {exc}") from None
     checked_plan = checked(plan)
-    if isinstance(data, dict) and data.get("sha256") not in (None, checked_plan.sha256):
+    if claimed is not None and claimed != checked_plan.sha256:
         raise FaultPlanError("its sha256 is not the digest of the plan it names")
     return checked_plan
 
@@ -233,6 +240,12 @@ def checked(plan: FaultPlan) -> FaultPlan:
     seen: set[str] = set()
     groups: dict[str, int] = {}
     for fault in plan.faults:
+        if not MODES[fault.mode][2]:
+            raise FaultPlanError(
+                f"fault {fault.id!r}: mode {fault.mode} ({fault.relaxation}) cannot be armed: "
+                "it cuts a paged read short, and the observation has none (sharpebench's "
+                "reconciliation, row 29)"
+            )
         _check_fault(fault)
         if fault.id in seen:
             raise FaultPlanError(f"fault id {fault.id!r} is used twice")
@@ -257,12 +270,6 @@ def checked(plan: FaultPlan) -> FaultPlan:
         raise FaultPlanError(
             "the declared relaxations must be exactly those the faults use; " + "; ".join(said)
         )
-    for fault in plan.faults:
-        if not MODES[fault.mode][2]:
-            raise FaultPlanError(
-                f"fault {fault.id!r}: mode {fault.mode} ({fault.relaxation}) cannot be armed: "
-                "the observation has no paged read for it to cut short"
-            )
     ordered = sorted(declared, key=RELAXATIONS.index)
     return msgspec.structs.replace(plan, declared_relaxations=ordered)
 
@@ -339,13 +346,17 @@ def parameter(
     return scaled(draw_u64(f"parameter:{name}", fault.id, plan.sha256, plan.seed, cell), bound)
 
 
+# the name each mode draws its amount under (``parameter:<name>``), sharpebench's own
+AMOUNTS = {"projection_lag": "lag", "amount_sign": "span", "rate_limit": "rejected"}
+
+
 def arming(
     plan: FaultPlan, fault: Fault, steps: int, cell: tuple[int, int, int]
 ) -> tuple[int, int]:
     """Where a fault arms in a cell of ``steps`` steps and how far it reaches: the step
     in ``[0, steps)`` and its lag, span or rejection count in ``1..=bound``."""
-    at = parameter(plan, fault, "arm_step", max(steps, 1), cell)
-    amount = 1 + parameter(plan, fault, MODES[fault.mode][0], fault.bound, cell)
+    at = parameter(plan, fault, "arm_step", steps, cell)
+    amount = 1 + parameter(plan, fault, AMOUNTS[fault.mode], fault.bound, cell)
     return at, amount
 
 

@@ -76,20 +76,25 @@ class CellFaults:
     targets: dict[str, float] = field(default_factory=dict)  # the agent's own, as stated
     _previous: dict[str, float] | None = None  # the canonical holdings a step ago
     _lag: _Lag | None = None
+    # a lag that ran its course: (its fault, stale presentations) until a step shows
+    # the canonical holdings again
+    _converging: tuple[_Armed, int] | None = None
     _limit: _Limit | None = None
     _step: int = -1
-    _hidden: dict[str, tuple[float, float]] = field(default_factory=dict)  # (canonical, shown)
-    _inverted: dict[str, tuple[float, float]] = field(default_factory=dict)
-    _inverting: _Armed | None = None
+    # what this step showed, kept until its answer is accepted: the stale read (its
+    # fault, and per symbol whose write it hid: canonical and shown) and each inversion
+    _stale: tuple[_Armed, dict[str, tuple[float, float]]] | None = None
+    _inverted: list[tuple[_Armed, dict[str, float]]] = field(default_factory=list)
 
     @classmethod
     def open(
         cls, plan: FaultPlan, dialect: Dialect, cell: tuple[int, int, int], steps: int
     ) -> CellFaults:
         faults = cls(plan, dialect, cell, steps)
-        for fault in faultplan.cohort(plan, cell):
-            at, amount = faultplan.arming(plan, fault, steps, cell)
-            faults.armed.append(_Armed(fault, at, amount))
+        if steps > 0:
+            for fault in faultplan.cohort(plan, cell):
+                at, amount = faultplan.arming(plan, fault, steps, cell)
+                faults.armed.append(_Armed(fault, at, amount))
         return faults
 
     @property
@@ -103,54 +108,52 @@ class CellFaults:
         """The task of ``step`` as the agent is shown it, and the events it makes."""
         self._step, events = step, []
         canonical = self.dialect.holdings(task)
-        previous, self._previous = self._previous, canonical
+        wrote = self._previous is not None and self._previous != canonical
         shown = dict(canonical)
-        self._hidden, self._inverted, self._inverting = {}, {}, None
-        wrote = previous is not None and previous != canonical
+        self._stale, self._inverted = None, []
         if self._lag is None and wrote:
             for armed in self._of("projection_lag"):
                 if not armed.fired and step >= armed.at:
                     armed.fired = True
-                    assert previous is not None
-                    self._lag = _Lag(armed, dict(previous), armed.amount)
+                    assert self._previous is not None
+                    self._converging = None
+                    self._lag = _Lag(armed, dict(self._previous), armed.amount)
                     break
         lag = self._lag
-        stale = lag is not None and lag.left > 0
-        if lag is not None and stale:
+        if lag is not None:  # the holdings before the write, for the lag's steps
             shown = dict(lag.stale)
             lag.left -= 1
             lag.presented += 1
-        projected = dict(shown)  # the holdings as the lag leaves them, before any sign
+            keys = dict.fromkeys([*canonical, *shown])
+            hidden = {
+                k: (canonical.get(k, 0.0), shown.get(k, 0.0))
+                for k in keys
+                if canonical.get(k, 0.0) != shown.get(k, 0.0)
+            }
+            self._stale = (lag.armed, hidden)
+            if lag.left == 0:
+                self._converging, self._lag = (lag.armed, lag.presented), None
         for armed in self._of("amount_sign"):
             if armed.at <= step < armed.at + armed.amount:
-                flipped = {k: -v if v else v for k, v in shown.items()}
-                if flipped != shown:
+                inverted = {k: -v for k, v in shown.items() if v}
+                if inverted:  # fired only if something was inverted; zero has no sign
                     armed.fired = True
-                    self._inverting = armed
-                    self._inverted = {
-                        k: (canonical.get(k, 0.0), flipped[k]) for k in shown if shown[k]
-                    }
-                    shown = flipped
-                break
-        if lag is not None and lag.presented:
-            if projected == canonical and self._inverting is None:
-                # observed, not timed: this step shows the canonical holdings again
-                events.append(
-                    {
-                        "fault_event": "projection_converged",
-                        "fault_id": lag.armed.fault.id,
-                        "step": step,
-                        "stale_presentations": lag.presented - stale,
-                    }
-                )
-                self._lag = None
-            elif stale:
-                keys = dict.fromkeys([*canonical, *lag.stale])
-                self._hidden = {
-                    k: (canonical.get(k, 0.0), lag.stale.get(k, 0.0))
-                    for k in keys
-                    if canonical.get(k, 0.0) != lag.stale.get(k, 0.0)
+                    self._inverted.append((armed, inverted))
+                    shown = {k: inverted.get(k, v) for k, v in shown.items()}
+        if self._stale is None and self._converging is not None and shown == canonical:
+            # observed, not timed: the first step after the lag that shows the canonical
+            # holdings (a step another fault still perturbs does not count)
+            armed, stale = self._converging
+            events.append(
+                {
+                    "fault_event": "projection_converged",
+                    "fault_id": armed.fault.id,
+                    "step": step,
+                    "stale_presentations": stale,
                 }
+            )
+            self._converging = None
+        self._previous = canonical
         if shown == canonical:
             return task, events
         return self.dialect.shown(task, shown), events
@@ -186,34 +189,37 @@ class CellFaults:
         stated = self.dialect.stated(decision)
         events: list[dict[str, Any]] = []
         step = self._step
-        if self._hidden and self._lag is not None:
+        if self._stale is not None:
+            armed, hidden = self._stale
             events.append(
                 {
                     "fault_event": "projection_stale",
-                    "fault_id": self._lag.armed.fault.id,
+                    "fault_id": armed.fault.id,
                     "step": step,
                     "responses": [
                         {"symbol": k, "grade": self._stale_grade(k, stated, c - s)}
-                        for k, (c, s) in self._hidden.items()
+                        for k, (c, s) in hidden.items()
                     ],
                 }
             )
-        if self._inverted and self._inverting is not None:
+            self._stale = None
+        for armed, inverted in self._inverted:
             events.append(
                 {
                     "fault_event": "sign_inverted",
-                    "fault_id": self._inverting.fault.id,
+                    "fault_id": armed.fault.id,
                     "step": step,
                     "responses": [
                         {
                             "symbol": k,
-                            "presented": _sign(s),
-                            "grade": self._sign_grade(k, stated, s),
+                            "presented": _sign(v),
+                            "grade": self._sign_grade(k, stated, v),
                         }
-                        for k, (_, s) in self._inverted.items()
+                        for k, v in inverted.items()
                     ],
                 }
             )
+        self._inverted = []
         limit = self._limit
         if limit is not None and limit.rejected >= limit.armed.amount:
             events.append(
@@ -232,15 +238,18 @@ class CellFaults:
         return events
 
     def end(self) -> list[dict[str, Any]]:
-        """What the window's end leaves: a lag that never converged."""
+        """What the window's end leaves: a lag no step was seen to converge from."""
         lag, self._lag = self._lag, None
-        if lag is None or not lag.presented:
+        open_ = (lag.armed, lag.presented) if lag is not None else self._converging
+        self._converging = None
+        if open_ is None:
             return []
+        armed, stale = open_
         return [
             {
                 "fault_event": "projection_unconverged",
-                "fault_id": lag.armed.fault.id,
-                "stale_presentations": lag.presented,
+                "fault_id": armed.fault.id,
+                "stale_presentations": stale,
             }
         ]
 

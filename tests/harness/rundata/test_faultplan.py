@@ -180,3 +180,130 @@ def test_the_cell_coordinates_are_its_windows_days_and_its_place_in_the_grid() -
     start, end, seed = faultplan.cell_coordinates("redacted", "pit", sessions)
     assert (start, end) == (738580, 738583)
     assert seed == 1 * 3 + 2
+
+
+# -- sharpebench's own fixtures: its sample plan and the cases its tests hold ----------
+
+
+def _spec(id: str, group: str | None, ppm: int, mode: str, bound: int) -> dict[str, Any]:
+    parameter = faultplan.MODES[mode][0]
+    fault: dict[str, Any] = {"id": id, "cohort_ppm": ppm, "fault": {"mode": mode, parameter: bound}}
+    if group is not None:
+        fault["group"] = group
+    return fault
+
+
+def _sample(seed: int = 7, **changes: Any) -> dict[str, Any]:
+    """sharpebench's sample plan: a lag and a sign fault sharing the group "book", and an
+    independent rate limit."""
+    return {
+        "schema_version": "sharpebench.fault-plan.v1",
+        "seed": seed,
+        "declared_relaxations": [
+            "submission_acceptance", "read_your_writes", "position_sign_convention"
+        ],
+        "faults": [
+            _spec("lag", "book", 400_000, "projection_lag", 3),
+            _spec("sign", "book", 300_000, "amount_sign", 2),
+            _spec("limit", None, 500_000, "rate_limit", 4),
+        ],
+        **changes,
+    }  # fmt: skip
+
+
+def test_sharpebenchs_sample_plan_digest_ignores_formatting_and_declaration_order() -> None:
+    plan = parse_plan(_bytes(_sample()))
+    assert parse_plan(json.dumps(_sample(), indent=2).encode()).sha256 == plan.sha256
+    listed = _sample(declared_relaxations=[
+        "position_sign_convention", "read_your_writes", "submission_acceptance",
+        "read_your_writes",
+    ])  # fmt: skip
+    assert parse_plan(_bytes(listed)).sha256 == plan.sha256
+
+
+def test_every_field_of_sharpebenchs_sample_plan_is_bound_into_the_digest() -> None:
+    def edited(change: Any) -> str:
+        plan = _sample()
+        change(plan["faults"])
+        return parse_plan(_bytes(plan)).sha256
+
+    digests = [
+        parse_plan(_bytes(_sample())).sha256,
+        parse_plan(_bytes(_sample(seed=8))).sha256,
+        edited(lambda f: f[0].update(id="lag2")),
+        edited(lambda f: f[0].update(group="other")),
+        edited(lambda f: f[2].update(group="solo")),
+        edited(lambda f: f[0].update(cohort_ppm=400_001)),
+        edited(lambda f: f[0]["fault"].update(max_lag_steps=4)),
+        edited(lambda f: f[1]["fault"].update(max_span_steps=3)),
+        edited(lambda f: f[2]["fault"].update(max_rejected_presentations=5)),
+        edited(lambda f: f.insert(0, f.pop(1))),
+    ]
+    assert len(set(digests)) == len(digests)
+
+
+def test_sharpebenchs_malformed_plans_are_refused() -> None:
+    lag = lambda ppm, id="a": _spec(id, None, ppm, "projection_lag", 2)  # noqa: E731
+    ryw = ["read_your_writes"]
+
+    def plan(declared: list[str], faults: list[dict[str, Any]]) -> bytes:
+        return _bytes({**PLAN, "seed": 1, "declared_relaxations": declared, "faults": faults})
+
+    refused = [
+        plan([], []),  # no fault, so nothing declared: the count is what is refused
+        plan(ryw, [lag(0)]),
+        plan(ryw, [lag(1_000_001)]),
+        plan(ryw, [lag(1), lag(1)]),
+        plan([], [lag(1)]),  # undeclared
+        plan([*ryw, "submission_acceptance"], [lag(1)]),  # declared, used by nothing
+        plan(ryw, [lag(1, id="Upper Case")]),
+        plan(ryw, [_spec("a", None, 1, "projection_lag", 65)]),
+        plan(
+            ryw,
+            [
+                _spec("a", "g", 600_000, "projection_lag", 1),
+                _spec("b", "g", 600_000, "projection_lag", 1),
+            ],
+        ),
+        plan(
+            ryw,
+            [
+                {
+                    "id": "a",
+                    "cohort_ppm": 1,
+                    "fault": {"mode": "projection_lag", "max_lag_steps": 1, "extra": 1},
+                }
+            ],
+        ),
+        _bytes({**json.loads(plan(ryw, [lag(1)])), "schema_version": "v0"}),
+    ]
+    for raw in refused:
+        with pytest.raises(FaultPlanError):
+            parse_plan(raw)
+    assert parse_plan(plan(ryw, [lag(1)]))
+    with pytest.raises(FaultPlanError, match="1 to 64 faults"):
+        parse_plan(refused[0])
+    page = plan(["complete_results"], [_spec("page", None, 1_000_000, "limit_before_sort", 10)])
+    with pytest.raises(FaultPlanError, match="row 29"):
+        parse_plan(page)
+
+
+def test_sharpebenchs_grid_keeps_a_group_exclusive_and_each_rate_within_its_tolerance() -> None:
+    plan = parse_plan(_bytes(_sample()))
+    cells = [(w * 10, w * 10 + 30, seed) for w in range(40) for seed in range(25)]
+    assigned = {"lag": 0, "sign": 0, "limit": 0}
+    for cell in cells:
+        ids = [f.id for f in faultplan.cohort(plan, cell)]
+        assert len([i for i in ids if i in ("lag", "sign")]) <= 1
+        for i in ids:
+            assigned[i] += 1
+    for fault in plan.faults:
+        observed = assigned[fault.id] / len(cells)
+        assert abs(observed - fault.cohort_ppm / faultplan.PPM) < 0.06, fault.id
+    # only the digest moves an assignment: another digest string assigns some cell otherwise
+    other = "0" * 64
+    assert any(
+        faultplan.draw_u64("group", "book", plan.sha256, 7, cell)
+        != faultplan.draw_u64("group", "book", other, 7, cell)
+        for cell in cells
+    )

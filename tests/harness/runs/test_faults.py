@@ -179,6 +179,21 @@ def test_each_mode_changes_what_is_shown_and_never_the_book(
             kinds = [e["fault_event"] for e in events]
             assert "projection_stale" in kinds
             assert "projection_converged" in kinds or "projection_unconverged" in kinds
+            # per cell, as sharpebench holds it: a run of consecutive stale steps (at most
+            # the bound), then convergence observed on the very next step, or none by the end
+            for cell in report["evidence"]:
+                stale = [
+                    e["step"] for e in cell["events"] if e["fault_event"] == "projection_stale"
+                ]
+                ends = [e for e in cell["events"] if e["fault_event"] != "projection_stale"]
+                if not stale:
+                    assert ends == []
+                    continue
+                assert 1 <= len(stale) <= 3 and stale == list(range(stale[0], stale[-1] + 1))
+                (end,) = ends
+                assert end["stale_presentations"] == len(stale)
+                if end["fault_event"] == "projection_converged":
+                    assert end["step"] == stale[-1] + 1
 
     # verify re-derives the report; re-execution under the same plan reproduces the run
     checked = rederive(
@@ -516,3 +531,18 @@ def test_a_sweep_under_a_plan_stopped_and_resumed_is_the_uninterrupted_run(
     assert json.loads((tmp_path / "resumed" / "receipt.json").read_text())["body"][
         "fault_injection"
     ]
+
+
+def test_every_relaxation_is_stated_where_an_entrant_reads_the_contract() -> None:
+    """As sharpebench requires of its own: each relaxation named in the docs, and each
+    armable one in the published schema an entrant validates against."""
+    from harness.protocol.schemas import load
+    from harness.rundata.faultplan import MODES, RELAXATIONS
+
+    published = json.dumps(load("pit", "to-agent.schema.json"))
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "agents.md").read_text()
+    armable = {relaxation for _, relaxation, arms in MODES.values() if arms}
+    for relaxation in RELAXATIONS:
+        assert f"`{relaxation}`" in docs
+        if relaxation in armable:
+            assert f"declares {relaxation}" in published, relaxation
