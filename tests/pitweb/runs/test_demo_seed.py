@@ -44,16 +44,23 @@ def test_demo_seed_submits_and_verifies_three_baselines(settings: Any, tmp_path:
     assert {r.platform.state for r in Run.objects.select_related("platform")} == {"scored"}
     # the reference agent: registered, uploaded, executed by the workers and re-executed
     [agent] = RegisteredAgent.objects.all()
-    jobs = {j.kind: j for j in ExecutionJob.objects.filter(agent=agent)}
-    assert jobs["execute"].state == "executed" and jobs["reexecute"].state == "reproduced"
-    executed, uploaded = jobs["execute"].made, jobs["reexecute"].checked
+    # and executed again under the demo's fault plan, whose run is ranked apart
+    jobs = {(j.kind, "fault_plan" in j.config): j for j in ExecutionJob.objects.filter(agent=agent)}
+    assert set(jobs) == {("execute", False), ("reexecute", False), ("execute", True)}
+    execute, reexecute = jobs[("execute", False)], jobs[("reexecute", False)]
+    assert execute.state == "executed" and reexecute.state == "reproduced"
+    executed, uploaded = execute.made, reexecute.checked
     assert executed is not None and uploaded is not None and executed.executed
     assert {executed.verification_level, uploaded.verification_level} == {"reexecuted"}
+    under_plan = jobs[("execute", True)].made
+    assert under_plan is not None and under_plan.body["fault_injection"]["rank_neutral"]
+    assert "under fault plan" in under_plan.benchmark.name
     assert "execution" in text and "reproduced" in text
     assert "published snapshot " in text and " sha256:" in text
     board = Client().get("/api/leaderboard/").json()
-    # three holds among the baselines: three benchmarks, listed grouped, ranked across none
-    assert board["grouped"] and len(board["benchmarks"]) == 3
+    # three holds among the baselines and the run under a fault plan: four benchmarks,
+    # listed grouped, ranked across none
+    assert board["grouped"] and len(board["benchmarks"]) == 4
     assert all(r["rank"] is None for r in board["ranked"])
     assert {r["agent"].rsplit(":", 1)[-1] for r in board["mask_leaks"]} == {"date_reader"}
     assert board["ranked"] and all(r["prices_version"] == 1 for r in board["ranked"])
@@ -66,10 +73,10 @@ def test_demo_seed_submits_and_verifies_three_baselines(settings: Any, tmp_path:
         family = Client().get(f"/api/families/{row['family']}/").json()
         assert family["attempts"] == 1 and family["benchmark"]["key"] == row["benchmark"]
     call_command("demo_seed", rows=3000, stdout=io.StringIO())  # twice: nothing new
-    assert Run.objects.count() == 9 and ReferencePrices.objects.count() == 1
-    assert Snapshot.objects.count() == 3  # one per benchmark, not one per seeding
+    assert Run.objects.count() == 10 and ReferencePrices.objects.count() == 1
+    assert Snapshot.objects.count() == 4  # one per benchmark, not one per seeding
     assert [f.attempts for f in Family.objects.filter(submitter__username="tuner")] == [1, 1, 1]
-    assert ExecutionJob.objects.count() == 2
+    assert ExecutionJob.objects.count() == 3
 
 
 def test_demo_seed_fails_when_a_baseline_does_not_complete(
