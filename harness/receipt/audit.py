@@ -180,7 +180,7 @@ def _from_dict(number: int, value: dict[str, Any]) -> _Event:
             raise TrajectoryFormatError(f"line {number}: a tool call served a row without a key")
         event.served = [r["row_key"] for r in rows]
         event.texts = _search_texts(value.get("args"))
-    elif kind == "decision":
+    elif kind in ("decision", "presentation_refused"):  # a refused decision is one too
         event.texts = _strings([("decision", value.get("text"))])
         event.named = [k for k in value.get("picks") or [] if isinstance(k, str)]
         for order in value.get("orders") or []:

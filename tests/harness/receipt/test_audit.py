@@ -411,3 +411,16 @@ def test_the_issuer_index_finds_what_trying_every_issuer_finds(text: str) -> Non
         index.add(issuer, ticker, f"r-{n}")
     found = [identity for identity, *_ in index.named_in(text)]
     assert found == [i for i in IDENTITIES if issuer_span(text, *i) is not None]
+
+
+def test_a_decision_refused_under_a_rate_limit_is_scanned_too(bundle: Bundle, write: Write) -> None:
+    """A fault plan's refused presentation keeps what the agent said: a real date written
+    there, and then restated differently, is still found."""
+    key, main = row(bundle, "shifted", 0)
+    refused = {
+        "event": "presentation_refused", "arm": "shifted", "clock": "pit", "picks": [key],
+        "text": f"the real day was {main['partition_date']}",
+    }  # fmt: skip
+    path = write(served_cell("shifted", "pit", [key], refused, decision("shifted", "pit", "")))
+    found = cell(reasoning_audit(path, bundle), "shifted", "pit")
+    assert (found["texts"], found["date_hits"]) == (1, 1)
