@@ -62,7 +62,8 @@ DECLARATIONS = {
         "read-your-writes is relaxed: after an order executes, the cash and positions later "
         "observations show may keep their pre-execution values for a bounded number of "
         "decision steps. The order has executed and the book is authoritative; the date and "
-        "the symbols stay current. Restating your last target is the idempotent response."
+        "the symbols stay current. Restating your last target (an order's target_weight) is "
+        "the idempotent response; a pick buys again, so not picking the row again is."
     ),
     "position_sign_convention": (
         "the position sign convention is relaxed: a nonzero held quantity may be shown with "

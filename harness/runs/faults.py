@@ -187,6 +187,9 @@ class CellFaults:
         """The events of the step whose answer was accepted: the graded responses, and a
         rate limit's account once its deadline passed; the agent's targets updated."""
         stated = self.dialect.stated(decision)
+        if self.dialect.additive:  # a pick buys again: its target is what the book will hold
+            held = self._previous or {}
+            stated = {k: held.get(k, 0.0) + v for k, v in stated.items()}
         events: list[dict[str, Any]] = []
         step = self._step
         if self._stale is not None:

@@ -135,7 +135,8 @@ def _pit_shown(task: Task, holdings: dict[str, float]) -> Task:
 
 
 def _pit_stated(decision: Decision) -> dict[str, float]:
-    """A pick states one unit of its row held from this bell."""
+    """A pick buys one unit of its row more than is held (a pick of a held row opens
+    another position): what it states is that increment (``Dialect.additive``)."""
     return {key: 1.0 for key in decision.picks if isinstance(key, str)}
 
 
@@ -179,6 +180,9 @@ class Dialect:
     holdings: Callable[[Task], dict[str, float]]
     shown: Callable[[Task, dict[str, float]], Task]
     stated: Callable[[Decision], dict[str, float]]
+    # whether what a decision states adds to what is held (our picks) rather than
+    # naming a target outright (sharpebench's target_weight)
+    additive: bool = False
 
 
 PIT = Dialect(
@@ -190,6 +194,7 @@ PIT = Dialect(
     holdings=_pit_holdings,
     shown=_pit_shown,
     stated=_pit_stated,
+    additive=True,
 )
 SHARPEBENCH = Dialect(
     "sharpebench",

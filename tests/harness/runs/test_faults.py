@@ -310,15 +310,25 @@ def _decide(*picks: str) -> Any:
     return Decision(picks=picks)
 
 
-def test_a_stale_read_grades_restating_as_reaffirmed_and_the_rest_as_said() -> None:
+def test_a_pick_of_a_row_whose_purchase_was_hidden_is_graded_escalated() -> None:
+    """In our dialect a pick buys again: the agent that re-picks a row because it was
+    shown unheld pushes its holding further in the direction of the hidden write (the
+    resubmission the fault exists to find); not picking it again is the idempotent
+    answer (no order)."""
+    for again, grade in (("a", "escalated"), ("b", "no_order")):
+        faults = _faults("projection_lag", amount=1)
+        faults.show(0, _task({}))
+        faults.accepted(_decide("a"))  # the agent buys a: one unit
+        shown, _ = faults.show(1, _task({"a": 1.0}))
+        assert shown.positions == ()  # the write is hidden: a is shown unheld
+        (stale,) = faults.accepted(_decide(again))
+        assert stale["fault_event"] == "projection_stale"
+        assert stale["responses"] == [{"symbol": "a", "grade": grade}]
     faults = _faults("projection_lag", amount=1)
     faults.show(0, _task({}))
-    faults.accepted(_decide("a"))  # the agent states a target for a
-    shown, _ = faults.show(1, _task({"a": 1.0}))
-    assert shown.positions == ()  # the write is hidden: a is shown unheld
-    (stale,) = faults.accepted(_decide("a"))
-    assert stale["fault_event"] == "projection_stale"
-    assert stale["responses"] == [{"symbol": "a", "grade": "reaffirmed"}]
+    faults.accepted(_decide("a"))
+    faults.show(1, _task({"a": 1.0}))
+    faults.accepted(_decide())
     shown, events = faults.show(2, _task({"a": 1.0}))
     assert shown.positions == (("a", 1.0),)
     assert events == [{"fault_event": "projection_converged", "fault_id": "projection-lag",
