@@ -25,27 +25,7 @@ from harness.vocabulary import CLOCKS
 def _run_config(args: argparse.Namespace, **forced: Any) -> tuple[RunConfig, AgentSpec]:
     """The config file with the command line's overrides, and the agent it names."""
     config = RunConfig.from_file(args.config)
-    changes: dict[str, Any] = dict(forced)
-    if args.trajectory:
-        changes["trajectory_path"] = args.trajectory
-    if args.receipt:
-        changes["receipt_path"] = args.receipt
-    if args.agent:
-        changes["agent"] = args.agent
-    for key in ("agent_cmd", "agent_http", "dialect"):
-        if getattr(args, key, None):
-            changes[key] = getattr(args, key)
-    if getattr(args, "agent_dir", None):
-        changes["agent_dirs"] = tuple(dict.fromkeys((*config.agent_dirs, *args.agent_dir)))
-    if args.agent_process:
-        changes["agent_process"] = args.agent_process
-    if args.pass_env:
-        changes["pass_env"] = tuple(dict.fromkeys((*config.pass_env, *args.pass_env)))
-    if getattr(args, "fault_plan", None):
-        try:
-            changes["fault_plan"] = load_plan(args.fault_plan)
-        except FaultPlanError as exc:
-            raise UsageError(f"--fault-plan {exc}") from None
+    changes: dict[str, Any] = {**forced, **_overrides(args, config)}
     if changes:
         config = replace_config(config, **changes)
     if not config.bundle_path:
@@ -55,6 +35,27 @@ def _run_config(args: argparse.Namespace, **forced: Any) -> tuple[RunConfig, Age
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return config, spec
+
+
+def _overrides(args: argparse.Namespace, config: RunConfig) -> dict[str, Any]:
+    """What the command line changes of the config file (the fault plan read and checked)."""
+    changes: dict[str, Any] = {}
+    for key, flag in (("trajectory_path", "trajectory"), ("receipt_path", "receipt"),
+                      ("agent", "agent"), ("agent_cmd", "agent_cmd"),
+                      ("agent_http", "agent_http"), ("dialect", "dialect"),
+                      ("agent_process", "agent_process")):  # fmt: skip
+        if getattr(args, flag, None):
+            changes[key] = getattr(args, flag)
+    if getattr(args, "agent_dir", None):
+        changes["agent_dirs"] = tuple(dict.fromkeys((*config.agent_dirs, *args.agent_dir)))
+    if args.pass_env:
+        changes["pass_env"] = tuple(dict.fromkeys((*config.pass_env, *args.pass_env)))
+    if getattr(args, "fault_plan", None):
+        try:
+            changes["fault_plan"] = load_plan(args.fault_plan)
+        except FaultPlanError as exc:
+            raise UsageError(f"--fault-plan {exc}") from None
+    return changes
 
 
 def _exit_code(result: RunResult) -> int:

@@ -243,9 +243,15 @@ def _take(trail: _Trail, event: dict[str, Any]) -> None:
             trail.incomplete.append(what)
         else:
             trail.failed.append(what)
-    elif kind == "attempt_failed":
+    elif kind in ("attempt_failed", "fault_event"):
+        _take_kept(trail, kind, event)
+
+
+def _take_kept(trail: _Trail, kind: str, event: dict[str, Any]) -> None:
+    """A failed attempt's ledger entry, or a fault plan's evidence, as written."""
+    if kind == "attempt_failed":
         trail.attempts.append({k: v for k, v in event.items() if k not in ("event", "seq")})
-    elif kind == "fault_event":
+    else:
         trail.fault_events.append(event)
 
 

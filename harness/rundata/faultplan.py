@@ -238,9 +238,29 @@ def checked(plan: FaultPlan) -> FaultPlan:
         raise FaultPlanError(f"seed must be an integer from 0 to 2**64 - 1, not {plan.seed}")
     if not 1 <= len(plan.faults) <= MAX_FAULTS:
         raise FaultPlanError(f"a plan carries 1 to {MAX_FAULTS} faults, not {len(plan.faults)}")
+    _check_faults(plan.faults)
+    declared = set(plan.declared_relaxations)
+    used = {fault.relaxation for fault in plan.faults}
+    if declared != used:
+        unused = sorted(declared - used, key=RELAXATIONS.index)
+        undeclared = sorted(used - declared, key=RELAXATIONS.index)
+        said = []
+        if unused:
+            said.append(f"declared but used by no fault: {', '.join(unused)}")
+        if undeclared:
+            said.append(f"used but not declared: {', '.join(undeclared)}")
+        raise FaultPlanError(
+            "the declared relaxations must be exactly those the faults use; " + "; ".join(said)
+        )
+    ordered = sorted(declared, key=RELAXATIONS.index)
+    return msgspec.structs.replace(plan, declared_relaxations=ordered)
+
+
+def _check_faults(faults: list[Fault]) -> None:
+    """Each fault armable and in bounds, ids unique, each group's rates within one draw."""
     seen: set[str] = set()
     groups: dict[str, int] = {}
-    for fault in plan.faults:
+    for fault in faults:
         if not MODES[fault.mode][2]:
             raise FaultPlanError(
                 f"fault {fault.id!r}: mode {fault.mode} ({fault.relaxation}) cannot be armed: "
@@ -258,21 +278,6 @@ def checked(plan: FaultPlan) -> FaultPlan:
             raise FaultPlanError(
                 f"group {group!r}: its faults' cohort_ppm sum to {total}, more than {PPM}"
             )
-    declared = set(plan.declared_relaxations)
-    used = {fault.relaxation for fault in plan.faults}
-    if declared != used:
-        unused = sorted(declared - used, key=RELAXATIONS.index)
-        undeclared = sorted(used - declared, key=RELAXATIONS.index)
-        said = []
-        if unused:
-            said.append(f"declared but used by no fault: {', '.join(unused)}")
-        if undeclared:
-            said.append(f"used but not declared: {', '.join(undeclared)}")
-        raise FaultPlanError(
-            "the declared relaxations must be exactly those the faults use; " + "; ".join(said)
-        )
-    ordered = sorted(declared, key=RELAXATIONS.index)
-    return msgspec.structs.replace(plan, declared_relaxations=ordered)
 
 
 def _check_fault(fault: Fault) -> None:
