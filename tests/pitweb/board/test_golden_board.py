@@ -51,7 +51,12 @@ def test_the_demo_boards_api_answers_are_golden(settings: Any, tmp_path: Path) -
     call_command("demo_seed", stdout=io.StringIO())
     board = Client().get("/api/leaderboard/").json()
     _golden("demo-board.json", board)
-    [main] = [b["key"] for b in board["benchmarks"] if b["hold_sessions"] == 5]
+    # hold 5 without a fault plan (the demo's run under one is a benchmark of its own)
+    [main] = [
+        b["key"]
+        for b in board["benchmarks"]
+        if b["hold_sessions"] == 5 and "under fault plan" not in b["name"]
+    ]
     ranked = Client().get("/api/leaderboard/", {"benchmark": main}).json()
     _golden("demo-board-main.json", ranked)
     # what the goldens must keep saying: the cheat's main arm beat its shifted arm by more
