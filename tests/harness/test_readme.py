@@ -90,6 +90,10 @@ NOT_RUN = {
     "tests/harness/agents/test_model_agent.py runs them against a loopback model",
     ("docs/agents.md", "PYTHONPATH=. pit-harness verify model-out"): "needs the run above; "
     "tests/harness/agents/test_model_agent.py runs this re-execution by replay",
+    ("docs/agents.md", "pit-harness fault-plan describe plan.json"): "needs a plan file and "
+    "an agent; tests/harness/runs/test_faults.py::test_the_command_line_runs_a_stdio_agent_under_"
+    "a_plan_and_verifies_it runs describe, run --fault-plan, verify and re-execution as an "
+    "operator types them",
     ("docs/sandbox.md", '"capabilities": {'): "an excerpt of a receipt, not a command",
     ("docs/points.md", "pit-harness points validate"): "a list of the verbs; tests/harness/points/"
     "test_points.py runs validate, list, render and show on the real points, and its own "
