@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from celery.result import allow_join_result
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
@@ -251,9 +252,15 @@ def quick_passwords(settings: Any) -> None:
 
 @pytest.fixture(autouse=True)
 def eager_celery() -> Any:
+    """Tasks run in the test's process, at once. Celery marks "inside a task" around each
+    eager task in one flag for the whole process, saved and restored: two threads running
+    eager tasks at once (a live server's and the test's) can restore it in the wrong order
+    and leave it set, and every later ``result.get()`` then refuses as if called from a
+    task. No worker runs inside the test process, so each test starts with it clear."""
     celery_app.conf.task_always_eager = True
     celery_app.conf.task_eager_propagates = True
-    yield
+    with allow_join_result():
+        yield
     celery_app.conf.task_always_eager = False
 
 
