@@ -28,6 +28,17 @@ def march_prices(tmp_path_factory: pytest.TempPathFactory, march_release: Path) 
 
 
 @pytest.fixture(scope="session")
+def march_market_prices(tmp_path_factory: pytest.TempPathFactory, march_release: Path) -> Path:
+    """``march_prices``'s walk with a SYNTHETIC market index, ``MKT``, every stock moves on."""
+    return build_prices(
+        tmp_path_factory.mktemp("market") / "prices-SYNTHETIC.csv",
+        march_release,
+        seed=5,
+        market="MKT",
+    )
+
+
+@pytest.fixture(scope="session")
 def march_news_prices(tmp_path_factory: pytest.TempPathFactory, march_release: Path) -> Path:
     """The demo's kind of market over ``march_release``: its 8-Ks move their stocks."""
     return build_prices(

@@ -18,9 +18,11 @@ def cmd_prices_synth(args: argparse.Namespace) -> int:
     end = args.end or date.fromisoformat(bundle.end)
     bars = synth_prices(
         args.out, symbols=symbols, start=date.fromisoformat(bundle.start), end=end, seed=args.seed,
-        news=news_sessions(rows, form=args.news) if args.news else None,
+        news=news_sessions(rows, form=args.news) if args.news else None, market=args.market,
     )  # fmt: skip
     print(f"SYNTHETIC prices: {bars} bars for {len(symbols)} tickers written to {args.out}")
+    if args.market:
+        print(f"  with a SYNTHETIC market index {args.market} each stock moves on")
     return EXIT_OK
 
 
@@ -46,5 +48,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="a market that moves on news (make demo's): a stock rises 2%% over the first "
         "session one of its FORM filings is knowable at the pit clock, then gives it back "
         "over the next ten (default: plain random walks)",
+    )
+    psynth.add_argument(
+        "--market",
+        metavar="SYMBOL",
+        help="also write a SYNTHETIC market index under SYMBOL, each stock moving on it by a "
+        "beta of its own (0.5 to 1.5): an index for a run's benchmark_index",
     )
     psynth.set_defaults(func=cmd_prices_synth)

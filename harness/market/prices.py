@@ -56,6 +56,10 @@ class Prices:
     def symbols(self) -> set[str]:
         return {symbol for symbol, _ in self._bars}
 
+    def series_of(self, symbol: str) -> dict[date, float]:
+        """One symbol's bars by day."""
+        return {day: value for (name, day), value in self._bars.items() if name == symbol}
+
     def last_day(self) -> date | None:
         """The latest day any bar is for (None: no bars)."""
         return max((day for _, day in self._bars), default=None)
@@ -170,6 +174,7 @@ def synth_prices(
     news: Mapping[str, Iterable[date]] | None = None,
     news_jump: float = 0.02,
     news_fade: int = 10,
+    market: str | None = None,
 ) -> int:
     """Write a SYNTHETIC long price file (random walks, open and close per session).
 
@@ -181,6 +186,12 @@ def synth_prices(
     first bell a filing is knowable pays and buying a session late does not. The walk's
     random draws are the same with or without news, so without it the file is the plain
     random walk, byte for byte.
+
+    ``market``: a symbol for a SYNTHETIC index written beside the stocks (each session
+    opening where the last closed), with every stock moving on it by a beta of its own
+    drawn from 0.5 to 1.5: a market a run's beta and alpha can be measured against. The
+    market's draws come from a generator of their own, so without it the file is the
+    plain walk, byte for byte.
     """
     import random
 
@@ -190,16 +201,39 @@ def synth_prices(
     days = [d for d in table.sessions if start <= d <= end]
     rng = random.Random(seed)
     lines = ["date,symbol,open,close"]
+    swings, betas = _market(market, sorted(set(symbols)), len(days), seed)
+    if market:
+        level = 1000.0
+        for n, day in enumerate(days):
+            opened, level = level, level * (1.0 + swings[n])
+            lines.append(f"{day.isoformat()},{market},{opened:.4f},{level:.4f}")
     for symbol in sorted(set(symbols)):
         price = rng.uniform(8.0, 300.0)
         drift = rng.gauss(0.0002, 0.0008)
         moves = _news_moves(days, (news or {}).get(symbol, ()), news_jump, news_fade)
         for n, day in enumerate(days):
             opened = price * (1.0 + rng.gauss(0.0, 0.01))
-            price = opened * (1.0 + drift + rng.gauss(0.0, 0.015) + moves.get(n, 0.0))
+            price = opened * (
+                1.0 + drift + rng.gauss(0.0, 0.015) + moves.get(n, 0.0) + betas[symbol] * swings[n]
+            )
             lines.append(f"{day.isoformat()},{symbol},{opened:.4f},{price:.4f}")
     Path(out).write_text("\n".join(lines) + "\n", encoding="utf-8")
     return len(lines) - 1
+
+
+def _market(
+    market: str | None, symbols: list[str], sessions: int, seed: int
+) -> tuple[list[float], dict[str, float]]:
+    """A SYNTHETIC market's session moves and each stock's beta on it (none: zeros)."""
+    import random
+
+    if not market:
+        return [0.0] * sessions, dict.fromkeys(symbols, 0.0)
+    if market in symbols:
+        raise PriceError(f"the market symbol {market!r} is also a stock's")
+    rng = random.Random(f"market:{seed}")
+    swings = [rng.gauss(0.0003, 0.01) for _ in range(sessions)]
+    return swings, {symbol: rng.uniform(0.5, 1.5) for symbol in symbols}
 
 
 def _news_moves(

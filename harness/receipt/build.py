@@ -28,12 +28,15 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from harness import canonical, outcomes
+from harness.market.frictions import CostModel, cost_model, return_after_costs
+from harness.market.index import MarketIndex, market_figures
 from harness.market.scoring import Trade, delta
 from harness.receipt import model
 from harness.receipt.placebo import placebo
 from harness.version import HARNESS_NAME, HARNESS_VERSION, RECEIPT_VERSION
 
 if TYPE_CHECKING:
+    from harness.market.calendar import SessionTable
     from harness.market.prices import Prices
     from harness.release.bundle import Bundle
     from harness.rundata.config import RunConfig
@@ -166,18 +169,50 @@ def _entry(statement: dict[str, Any] | None) -> str:
     return "long at the entry session's close (close-only price file)"
 
 
-def costs_part(statement: dict[str, Any] | None, hold_sessions: int) -> model.CostsSlot:
-    """P4: the prices as stated (declared, not verified) and the frictions not modelled."""
+def costs_part(
+    statement: dict[str, Any] | None,
+    hold_sessions: int,
+    costs: CostModel | None = None,
+    index: dict[str, Any] | None = None,
+) -> model.CostsSlot:
+    """P4: the prices as stated (declared, not verified), the frictions applied (or not
+    modelled) and the market index as stated."""
     return model.CostsSlot(
         kind="declared",
         status="declared",
         prices=None if statement is None else msgspec.convert(statement, model.PriceStatement),
         entry=_entry(statement),
         hold_sessions=hold_sessions,
-        costs="none modelled",
+        costs="none modelled"
+        if costs is None
+        else msgspec.convert(costs.statement(), model.CostStatement),
         slippage="none modelled",
         shorts=False,
+        benchmark_index=msgspec.UNSET
+        if index is None
+        else msgspec.convert(index, model.IndexStatement),
     )
+
+
+def measured_fields(
+    trades: list[Trade],
+    *,
+    costs: CostModel | None,
+    index: MarketIndex | None,
+    prices: Prices | None,
+    table: SessionTable,
+    hold_sessions: int,
+) -> dict[str, Any]:
+    """A cell's figures beyond its gross return: ``total_return_after_costs`` with a
+    cost model, ``market`` with a market index (each absent without one)."""
+    fields: dict[str, Any] = {}
+    if costs is not None:
+        fields["total_return_after_costs"] = return_after_costs(trades, costs)
+    if index is not None and prices is not None:
+        fields["market"] = market_figures(
+            trades, prices=prices, index=index, table=table, hold_sessions=hold_sessions
+        )
+    return fields
 
 
 # -- the same parts as plain dicts, as the verifier's re-derivation compares them ---------
@@ -220,9 +255,17 @@ def retrieval_slot(
     return _plain(retrieval_part(served, rows=rows, stamped=stamped, pit=pit))
 
 
-def costs_slot(statement: dict[str, Any] | None, hold_sessions: int) -> dict[str, Any]:
-    """P4 around a statement as a body holds it (taken as it is, not checked)."""
-    slot = _plain(costs_part(None, hold_sessions))
+def costs_slot(
+    statement: dict[str, Any] | None,
+    hold_sessions: int,
+    costs: dict[str, Any] | None = None,
+    index: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """P4 around the statements a body holds (taken as they are, not checked) and the
+    cost model a config binds."""
+    slot = _plain(costs_part(None, hold_sessions, None if costs is None else cost_model(costs)))
+    if index is not None:
+        slot["benchmark_index"] = index
     return {**slot, "prices": statement, "entry": _entry(statement)}
 
 
@@ -271,6 +314,7 @@ def _protocol(
     window: WindowRead,
     outcome: Outcome,
     prices: Prices | None,
+    index: MarketIndex | None = None,
 ) -> model.Protocol:
     rows = window.rows
     stamped = sum(1 for r in rows if r.get("acceptance_at"))
@@ -279,7 +323,12 @@ def _protocol(
         p1=model_version_part(config.model_version),
         p2=training_cutoff_part(config.training_cutoff, span.start, span.end),
         p3=retrieval_part(served, rows=len(rows), stamped=stamped, pit="pit" in window.indexes),
-        p4=costs_part(prices.statement() if prices is not None else None, config.hold_sessions),
+        p4=costs_part(
+            prices.statement() if prices is not None else None,
+            config.hold_sessions,
+            config.costs,
+            None if index is None or prices is None else index.statement(prices.basis),
+        ),
         p5=provenance_part(bundle, span, window.sessions),
         p6=disaggregation_part(outcome.by_form),
     )
@@ -331,11 +380,12 @@ def build_body(
     capabilities: model.Capabilities,
     network: model.Network,
     prices: Prices | None,
+    index: MarketIndex | None = None,
 ) -> model.ReceiptBody:
     """The receipt body of a finished run."""
     resolved = msgspec.convert(bound.config, model.Config)
     span = model.Window(start=resolved.start, end=resolved.end)
-    protocol = _protocol(config, bound.bundle, span, window, outcome, prices)
+    protocol = _protocol(config, bound.bundle, span, window, outcome, prices, index)
     gaps = [name for name, slot in protocol.slots().items() if slot.status == "gap"]
     invalidated = invalidated_by(
         [msgspec.to_builtins(a) for a in network.attempts],

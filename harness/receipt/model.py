@@ -66,6 +66,30 @@ class PriceReference(Part, frozen=True, forbid_unknown_fields=True):
     pulled_at: str
 
 
+class IndexReference(Part, frozen=True, forbid_unknown_fields=True):
+    """The market index a config binds: its price file's name and sha256, the
+    submitter's statement of it, and the symbol of the series."""
+
+    file: str
+    file_sha256: Sha256
+    source: str
+    pulled_at: str
+    symbol: Annotated[str, Meta(max_length=200)]
+
+
+Fee = Annotated[float, Meta(ge=0)]
+
+
+class CostModel(Part, frozen=True, forbid_unknown_fields=True):
+    """Trading frictions (``harness.market.frictions``): a fee in basis points of the
+    notional traded on each side, raised to a minimum fee per side for a trade of the
+    stated notional."""
+
+    bps_per_side: Annotated[float, Meta(ge=0, le=1000)]
+    min_fee_per_side: Fee
+    notional: Annotated[float, Meta(gt=0)]
+
+
 Stamp = Annotated[
     str,
     Meta(
@@ -135,6 +159,10 @@ class Config(Part, frozen=True, forbid_unknown_fields=True):
     forward: ForwardBinding | UnsetType = UNSET
     # the fault plan its agent ran under; absent without one
     fault_plan: FaultPlanBinding | UnsetType = UNSET
+    # the market index the cells are measured against, and the trading frictions their
+    # returns pay; each absent without one
+    benchmark_index: IndexReference | UnsetType = UNSET
+    costs: CostModel | UnsetType = UNSET
 
 
 Hex64 = Annotated[str, Meta(pattern="^[0-9a-f]{64}$")]
@@ -258,6 +286,33 @@ class Fault(Part, frozen=True, forbid_unknown_fields=True):
     message: str
 
 
+Interval = Annotated[list[float], Meta(min_length=2, max_length=2)]
+
+
+class MarketSide(Part, frozen=True, forbid_unknown_fields=True):
+    """The cell's daily returns on the sessions the index rose (or fell)."""
+
+    sessions: Count
+    mean_return: float | None
+
+
+class CellMarket(Part, frozen=True, forbid_unknown_fields=True):
+    """A cell's same trades measured against the config's market index
+    (``harness.market.index``): excess return over each trade's hold; the daily series'
+    beta and alpha (per session) by least squares, with moving-block bootstrap intervals;
+    its mean return on the sessions the index rose and fell."""
+
+    excess_return: float | None
+    excess_trades: Count
+    sessions: Count
+    beta: float | None
+    beta_interval_95: Interval | None
+    alpha_per_session: float | None
+    alpha_interval_95: Interval | None
+    up_sessions: MarketSide
+    down_sessions: MarketSide
+
+
 class Cell(Part, frozen=True, forbid_unknown_fields=True):
     """One (arm, clock) of the grid: what the agent was served and what its picks scored."""
 
@@ -281,6 +336,10 @@ class Cell(Part, frozen=True, forbid_unknown_fields=True):
     unpriced: dict[str, Count]
     total_return: float | None
     trades_sha256: Sha256
+    # with the config's costs: the mean priced trade's return net of both sides' fees
+    total_return_after_costs: float | UnsetType | None = UNSET
+    # with the config's benchmark index: the same trades measured against the market
+    market: CellMarket | UnsetType = UNSET
     # an agent speaking sharpebench's dialect: its orders that opened no position (sizing,
     # sells, closes, holds, negative weights), accepted and recorded, not scored
     ignored_orders: Count | UnsetType = UNSET
@@ -463,6 +522,26 @@ class PriceStatement(Part, frozen=True, forbid_unknown_fields=True):
     verified_by_harness: bool
 
 
+class CostStatement(CostModel, frozen=True, forbid_unknown_fields=True):
+    """The config's cost model as P4 records it, with how it was applied."""
+
+    applied: Annotated[str, Meta(max_length=2000)]
+
+
+class IndexStatement(Part, frozen=True, forbid_unknown_fields=True):
+    """The market index as the submitter states it (declared, not verified) and where
+    it is read against the trades."""
+
+    source: Annotated[str, Meta(max_length=2000)]
+    pulled_at: Annotated[str, Meta(max_length=200)]
+    symbol: Annotated[str, Meta(max_length=200)]
+    file: str
+    file_sha256: Sha256
+    levels: Count
+    basis: Annotated[str, Meta(max_length=200)]
+    verified_by_harness: bool
+
+
 class CostsSlot(Part, frozen=True, forbid_unknown_fields=True):
     """P4: the prices as stated and the frictions not modelled."""
 
@@ -471,9 +550,11 @@ class CostsSlot(Part, frozen=True, forbid_unknown_fields=True):
     prices: PriceStatement | None
     entry: str
     hold_sessions: Count
-    costs: str
+    costs: str | CostStatement
     slippage: str
     shorts: bool
+    # the market index the cells are measured against (absent without one)
+    benchmark_index: IndexStatement | UnsetType = UNSET
 
 
 class ProvenanceSlot(Part, frozen=True, forbid_unknown_fields=True):
@@ -532,8 +613,6 @@ Slot = (
 
 
 # -- the placebo split ---------------------------------------------------------------------
-
-Interval = Annotated[list[float], Meta(min_length=2, max_length=2)]
 
 
 class PlaceboSide(Part, frozen=True, forbid_unknown_fields=True):

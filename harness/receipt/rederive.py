@@ -22,6 +22,8 @@ import msgspec
 from harness import canonical
 from harness.market.calendar import SessionTable, sessions_for
 from harness.market.clocks import REACHABLE, knowable_at, knowable_before_acceptance
+from harness.market.frictions import CostError, CostModel, cost_model
+from harness.market.index import MarketIndex
 from harness.market.prices import Prices
 from harness.market.scoring import (
     Trade,
@@ -49,6 +51,7 @@ from harness.receipt.build import (
     disaggregation_slot,
     invalidated_by,
     limits_for,
+    measured_fields,
     model_version_slot,
     not_rankable_because,
     provenance_slot,
@@ -305,13 +308,16 @@ def rederive(
     prices: Prices | None = None,
     check_release: bool = True,
     progress: OnProgress | None = None,
+    index: MarketIndex | None = None,
 ) -> Rederivation:
     """Recompute hashes, then every cell's trades and score from the trajectory.
 
     Each step reads only what the steps before it found sound: nothing scored from
     artifacts that do not match, or from a trajectory with a look-ahead pick, counts.
     ``progress`` is told each step done: the trajectory read, its claims checked, the
-    release checked, then each cell scored.
+    release checked, then each cell scored. ``index``: the run's market index (its
+    levels read from the file the config binds), to re-derive each cell's ``market``
+    figures; without it they are skipped like the scores without the prices.
     """
     result = Rederivation()
     report, body = check_receipt(receipt)
@@ -338,8 +344,38 @@ def rederive(
     basis = _price_basis(result, body, prices)
     if basis is None:
         return result
-    _check_cells(result, body, trail, bundle, *basis, cell_scored=step)
+    market = _index_basis(result, body, index, basis[0])
+    _check_cells(result, body, trail, bundle, *basis, cell_scored=step, index=market)
     return result
+
+
+def _index_basis(
+    result: Rederivation, body: dict[str, Any], index: MarketIndex | None, prices: Prices | None
+) -> MarketIndex | None:
+    """The index to re-derive the cells' market figures with: the one given, once its
+    file is the one P4 states; None (and the figures skipped) otherwise."""
+    p4 = (body.get("protocol") or {}).get("P4_costs_and_frictions") or {}
+    stated = p4.get("benchmark_index") if isinstance(p4, dict) else None
+    if not stated or prices is None:
+        return None
+    if index is None:
+        result.checks.append(
+            Check("cell_market", "skipped", "the run has a market index; no index file was given")
+        )
+        return None
+    from_file = {
+        **{
+            k: index.statement(prices.basis)[k]
+            for k in ("file_sha256", "levels", "basis", "verified_by_harness")
+        },
+        "symbol": index.symbol,
+    }
+    result.add(
+        "protocol P4 benchmark_index",
+        {k: stated.get(k) for k in from_file} == from_file,
+        f"the index file gives {from_file}, P4 states { {k: stated.get(k) for k in from_file} }",
+    )
+    return index if result.ok else None
 
 
 def _bound_trail(result: Rederivation, body: dict[str, Any], trajectory: Path) -> _Trail | None:
@@ -626,11 +662,24 @@ def _check_config_lines(result: Rederivation, body: dict[str, Any], config: dict
     same_prices = all(
         (stated or {}).get(k) == bound.get(k) for k in ("file_sha256", "source", "pulled_at")
     )
+    stated_index = p4.get("benchmark_index") if isinstance(p4, dict) else None
+    bound_index = config.get("benchmark_index") or {}
+    same_index = all(
+        (stated_index or {}).get(k) == bound_index.get(k)
+        for k in ("file", "file_sha256", "source", "pulled_at", "symbol")
+    )
+    try:
+        expected = costs_slot(
+            stated, int(config.get("hold_sessions") or 0), config.get("costs"), stated_index
+        )
+    except (CostError, TypeError):
+        expected = None
     result.add(
         "protocol P4_costs_and_frictions",
-        p4 == costs_slot(stated, int(config.get("hold_sessions") or 0))
-        and (same_prices if bound else stated is None),
-        "P4 does not state the hold and the prices the config binds",
+        p4 == expected
+        and (same_prices if bound else stated is None)
+        and (same_index if bound_index else stated_index is None),
+        "P4 does not state the hold, the costs, the prices and the index the config binds",
     )
     probe = body.get("probe") or {}
     result.add("probe arm", probe.get("arm") == "shifted", "the probe is asked on the shifted arm")
@@ -744,6 +793,7 @@ def _check_cells(
     prices: Prices | None,
     unpriced: bool,
     cell_scored: Callable[[], None] = lambda: None,
+    index: MarketIndex | None = None,
 ) -> None:
     """Every cell's trades, acceptance counts and score, re-derived from its picks."""
     config = trail.start.get("config") or {}
@@ -760,6 +810,12 @@ def _check_cells(
         return  # a look-ahead pick: nothing scored from this trajectory counts
     hold = int(config.get("hold_sessions", 5))
     scored = _Scoring(main_rows, main_by_key, table, hold, prices, unpriced)
+    try:
+        scored.costs = None if config.get("costs") is None else cost_model(config["costs"])
+    except (CostError, TypeError) as exc:
+        result.add("config costs", False, str(exc))
+        return
+    scored.index = index
     if crosses_cutoff(config):
         scored.kept = {}  # the placebo split is made from every cell's trades
     scores: dict[tuple[str, str], float | None] = {}
@@ -877,6 +933,8 @@ class _Scoring:
     unpriced: bool
     knowable_early: dict[str, int] = field(default_factory=dict)
     kept: dict[tuple[str, str], list[Trade]] | None = None  # each scored cell's trades
+    costs: CostModel | None = None
+    index: MarketIndex | None = None  # None: the market figures are not re-derived
 
 
 def _check_cell(
@@ -955,7 +1013,41 @@ def _check_cell(
         same,
         f"re-derived {_as_return(score)}, the receipt says {_as_return(stated_score)}",
     )
+    _check_measured(result, label, cell, trades, scoring)
     return score
+
+
+_MEASURED = ("total_return_after_costs", "market")
+
+
+def _check_measured(
+    result: Rederivation,
+    label: str,
+    cell: dict[str, Any],
+    trades: list[Trade],
+    scoring: _Scoring,
+) -> None:
+    """The cell's return after the config's costs and its market figures, derived again
+    (the market figures only when the index file was given; a cell claiming either
+    without the config binding it is refused)."""
+    derived = measured_fields(
+        trades,
+        costs=scoring.costs,
+        index=scoring.index,
+        prices=scoring.prices,
+        table=scoring.table,
+        hold_sessions=scoring.hold,
+    )
+    stated = {k: cell[k] for k in _MEASURED if k in cell}
+    if scoring.index is None and "market" in stated:
+        stated.pop("market")  # skipped (said once, in _index_basis) or refused there
+    for key in _MEASURED:
+        if key in stated or key in derived:
+            result.add(
+                f"{label} {key}",
+                canonical.dumps(stated.get(key)) == canonical.dumps(derived.get(key)),
+                f"re-derived {_shown(derived.get(key))}, the receipt says {_shown(stated.get(key))}",
+            )
 
 
 def _as_return(value: object) -> str:

@@ -10,6 +10,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from harness.market.frictions import CostError, CostModel, cost_model
 from harness.rundata.endpoints import EndpointError, parse_endpoint
 from harness.rundata.faultplan import FaultPlan, FaultPlanError, plan_from_record
 from harness.vocabulary import ARMS, CLOCKS, NETWORK_POLICIES
@@ -56,6 +57,17 @@ class ConfigError(ValueError):
 class PriceSpec:
     path: str
     source: str
+    pulled_at: str = ""
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    """The market index a run's cells are measured against (``harness.market.index``):
+    one symbol's levels in a price file, with the file's source and pulled_at."""
+
+    path: str
+    source: str
+    symbol: str
     pulled_at: str = ""
 
 
@@ -116,6 +128,12 @@ class RunConfig:
     model_version: str = ""
     training_cutoff: str = ""
     prices: PriceSpec | None = None
+    # the market index the cells are measured against (excess return, beta, alpha);
+    # None: none, and the key is left out of the config altogether
+    benchmark_index: IndexSpec | None = None
+    # trading frictions (``harness.market.frictions``): None, and the key is left out of
+    # the config altogether; returns are then gross
+    costs: CostModel | None = None
     network_policy: str = "fail_closed"
     agent_process: str = "auto"
     probe: int = 10
@@ -162,6 +180,10 @@ class RunConfig:
         object.__setattr__(self, "agent_env", _agent_env(self.agent_env))
         if isinstance(self.prices, dict):
             object.__setattr__(self, "prices", _price_spec(self.prices))
+        if self.benchmark_index is not None and not isinstance(self.benchmark_index, IndexSpec):
+            object.__setattr__(self, "benchmark_index", _index_spec(self.benchmark_index))
+        if self.costs is not None and not isinstance(self.costs, CostModel):
+            object.__setattr__(self, "costs", _costs(self.costs))
         if isinstance(self.forward, dict):
             object.__setattr__(self, "forward", forward_spec(self.forward))
         if self.fault_plan is not None and not isinstance(self.fault_plan, FaultPlan):
@@ -179,6 +201,7 @@ class RunConfig:
         agent_source_sha256: str | None,
         prices: dict[str, str] | None,
         external: dict[str, str] | None = None,
+        index: dict[str, str] | None = None,
     ) -> dict[str, Any]:
         """The settings that can change a result, as the run resolved them: the window,
         the agent that ran (its name and the sha256 of its module source), the prices
@@ -202,6 +225,10 @@ class RunConfig:
             "model_version": self.model_version,
             "training_cutoff": self.training_cutoff,
             "prices": prices,
+            # the market index (its file, digest, statement and symbol) and the cost
+            # model (each absent without one)
+            **({"benchmark_index": index} if index is not None else {}),
+            **({"costs": self.costs.to_json()} if self.costs is not None else {}),
             "network_policy": self.network_policy,
             "agent_process": agent_process,
             "probe_items": self.probe,
@@ -243,12 +270,16 @@ class RunConfig:
         prices = config.prices
         if prices is not None:
             prices = PriceSpec(anchor(prices.path), prices.source, prices.pulled_at)
+        index = config.benchmark_index
+        if index is not None:
+            index = IndexSpec(anchor(index.path), index.source, index.symbol, index.pulled_at)
         return replace_config(
             config,
             bundle_path=anchor(str(config.bundle_path)),
             agent_dirs=tuple(anchor(d) for d in config.agent_dirs),
             model_ca_file=anchor(config.model_ca_file),
             prices=prices,
+            benchmark_index=index,
             trajectory_path=anchor(config.trajectory_path),
             receipt_path=anchor(config.receipt_path),
         )
@@ -276,6 +307,10 @@ class RunConfig:
             )
         if "prices" in values and values["prices"] is not None:
             values["prices"] = _price_spec(values["prices"])
+        if "benchmark_index" in values and values["benchmark_index"] is not None:
+            values["benchmark_index"] = _index_spec(values["benchmark_index"])
+        if "costs" in values and values["costs"] is not None:
+            values["costs"] = _costs(values["costs"])
         if "forward" in values and values["forward"] is not None:
             values["forward"] = forward_spec(values["forward"])
         if "fault_plan" in values and values["fault_plan"] is not None:
@@ -306,6 +341,29 @@ def _price_spec(data: Any) -> PriceSpec:
     if not isinstance(pulled, str):
         raise ConfigError("prices.pulled_at: must be a string")
     return PriceSpec(data["path"], data["source"], pulled)
+
+
+def _index_spec(data: Any) -> IndexSpec:
+    keys = ("path", "source", "symbol", "pulled_at")
+    if not isinstance(data, dict):
+        raise ConfigError("benchmark_index: must be an object {path, source, symbol, pulled_at}")
+    extra = sorted(set(data) - set(keys))
+    if extra:
+        raise ConfigError(f"benchmark_index: unknown key(s) {', '.join(extra)}")
+    for key in keys[:3]:
+        if not isinstance(data.get(key), str) or not data[key].strip():
+            raise ConfigError(f"benchmark_index.{key}: required, a non-empty string")
+    pulled = data.get("pulled_at", "")
+    if not isinstance(pulled, str):
+        raise ConfigError("benchmark_index.pulled_at: must be a string")
+    return IndexSpec(data["path"], data["source"], data["symbol"], pulled)
+
+
+def _costs(data: Any) -> CostModel:
+    try:
+        return cost_model(data)
+    except (CostError, TypeError) as exc:
+        raise ConfigError(str(exc)) from None
 
 
 _SHA256 = re.compile(r"sha256:[0-9a-f]{64}")

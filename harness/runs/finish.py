@@ -22,7 +22,14 @@ from harness.market.scoring import (
     trades_digest,
 )
 from harness.receipt import model
-from harness.receipt.build import Bound, Outcome, WindowRead, build_body, write_receipt
+from harness.receipt.build import (
+    Bound,
+    Outcome,
+    WindowRead,
+    build_body,
+    measured_fields,
+    write_receipt,
+)
 from harness.receipt.faults import fault_report
 from harness.runs.inputs import Inputs, Started, Window
 from harness.runs.state import CellOutcome, Grid, RunContext
@@ -129,7 +136,15 @@ def finish(ran: Ran) -> RunResult:
         entered_early = entered_before_acceptance(outcome.picks, window.main_by_key, table)
         ignored = outcome.ignored_orders if ctx.dialect.reports_ignored_orders else None
         score = CellScore(trades, entered_early, knowable_early[clock], ignored)
-        cells.append(cell_summary(outcome, score))
+        measured = measured_fields(
+            trades,
+            costs=config.costs,
+            index=inputs.index,
+            prices=inputs.prices,
+            table=table,
+            hold_sessions=config.hold_sessions,
+        )
+        cells.append(cell_summary(outcome, score, measured))
         add_by_form(by_form, f"{arm}/{clock}", trades)
 
     trajectory = model.Trajectory(
@@ -168,6 +183,7 @@ def finish(ran: Ran) -> RunResult:
         capabilities=msgspec.convert(ran.capabilities, model.Capabilities),
         network=msgspec.convert(ran.network, model.Network),
         prices=inputs.prices,
+        index=inputs.index,
     )
     receipt = write_receipt(config.receipt_path, body)
     return RunResult(
@@ -180,8 +196,11 @@ def finish(ran: Ran) -> RunResult:
     )
 
 
-def cell_summary(outcome: CellOutcome, score: CellScore) -> model.Cell:
-    """A cell's entry in the receipt: its outcome as counted and its trades as scored."""
+def cell_summary(
+    outcome: CellOutcome, score: CellScore, measured: dict[str, Any] | None = None
+) -> model.Cell:
+    """A cell's entry in the receipt: its outcome as counted and its trades as scored
+    (and ``measured``: after the config's costs, against its market index)."""
     trades = score.trades
     cell = {
         "arm": outcome.arm,
@@ -209,6 +228,7 @@ def cell_summary(outcome: CellOutcome, score: CellScore) -> model.Cell:
         "total_return": total_return(trades),
         "trades_sha256": trades_digest(trades),
     }
+    cell.update(measured or {})
     if score.ignored_orders is not None:  # an agent speaking sharpebench's dialect
         cell["ignored_orders"] = score.ignored_orders
     return msgspec.convert(cell, model.Cell)  # typed: what the types refuse, raises here

@@ -19,6 +19,7 @@ from harness.agents.base import AgentSpec, as_agent
 from harness.agents.external import describe
 from harness.isolation.drivers import Drivers
 from harness.market.calendar import SessionTable, sessions_for
+from harness.market.index import MarketIndex, load_index
 from harness.market.prices import PriceError, Prices, load_prices, price_reference
 from harness.release.bundle import Bundle
 from harness.rundata.config import ConfigError, PriceSpec, RunConfig
@@ -68,6 +69,7 @@ class Inputs:
     forms: tuple[str, ...]
     start: str
     end: str
+    index: MarketIndex | None = None  # the market the cells are measured against
 
 
 def resolve_inputs(
@@ -118,7 +120,21 @@ def resolve_inputs(
         )
     elif prices is not None and config.prices is not None:
         check_same_prices(prices, config.prices)
-    return Inputs(config, spec, bundle, prices, forms, start, end)
+    return Inputs(config, spec, bundle, prices, forms, start, end, _index(config))
+
+
+def _index(config: RunConfig) -> MarketIndex | None:
+    spec = config.benchmark_index
+    if spec is None:
+        return None
+    if config.prices is None:
+        raise ConfigError("benchmark_index: measuring against an index needs the run's prices")
+    try:
+        return load_index(
+            spec.path, symbol=spec.symbol, source=spec.source, pulled_at=spec.pulled_at
+        )
+    except PriceError as exc:
+        raise ConfigError(f"benchmark_index: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -181,6 +197,7 @@ def identity(inputs: Inputs, drivers: Drivers | str) -> Started:
         agent_source_sha256=inputs.spec.source_sha256(),
         prices=None if inputs.prices is None else inputs.prices.reference(),
         external=describe(inputs.spec),
+        index=None if inputs.index is None else inputs.index.reference(),
     )
     config_sha = canonical.digest(config_body)
     run_id = canonical.digest(
@@ -220,6 +237,8 @@ def out_of_reach(
     hidden.append(str(Path(config.receipt_path).parent))
     if inputs.prices is not None and inputs.prices.path:
         hidden.append(inputs.prices.path)
+    if inputs.index is not None:
+        hidden.append(inputs.index.series.path)
     hidden += [os.fspath(path) for path in hide]
     # absolute: inside, a relative path would name a place under the cell's own /tmp
     hidden = [os.path.abspath(path) for path in hidden]
@@ -233,5 +252,7 @@ def out_of_reach(
     ]
     if inputs.prices is not None and inputs.prices.path:
         named.append(inputs.prices.path)
+    if inputs.index is not None:
+        named.append(inputs.index.series.path)
     named += hide
     return hidden, [os.path.abspath(path) for path in named]

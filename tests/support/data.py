@@ -30,9 +30,12 @@ def build_release(out: Path, *, end: date, seed: int, rows: int) -> Path:
     return out
 
 
-def build_prices(out: Path, release: Path, *, seed: int, news: bool = False) -> Path:
+def build_prices(
+    out: Path, release: Path, *, seed: int, news: bool = False, market: str | None = None
+) -> Path:
     """SYNTHETIC prices for every ticker of ``release``, with room for holds either side;
-    ``news``: a market that moves on the release's 8-Ks, as the demo's does."""
+    ``news``: a market that moves on the release's 8-Ks, as the demo's does; ``market``:
+    a SYNTHETIC index under that symbol, which every stock moves on."""
     from harness.market.prices import news_sessions, synth_prices
     from harness.release.bundle import Bundle
 
@@ -40,7 +43,7 @@ def build_prices(out: Path, release: Path, *, seed: int, news: bool = False) -> 
     tickers = sorted({r["ticker"] for r in rows if r["ticker"]})
     synth_prices(
         out, symbols=tickers, start=date(2023, 2, 1), end=date(2023, 5, 31), seed=seed,
-        news=news_sessions(rows, form="8-K") if news else None,
+        news=news_sessions(rows, form="8-K") if news else None, market=market,
     )  # fmt: skip
     return out
 

@@ -20,7 +20,9 @@ import pytest
 
 from harness import RunConfig, load_prices, run
 from harness.agents.adapters.plain import from_callable
+from harness.agents.baselines import earliest_five
 from harness.agents.external import command_agent
+from harness.market.index import MarketIndex, load_index
 from harness.market.prices import Prices
 from harness.receipt.build import receipt_text
 from harness.receipt.rederive import rederive
@@ -59,6 +61,7 @@ class _Run:
     out: Path
     release: Path
     prices: Prices | None
+    index: MarketIndex | None = None
 
 
 def _picky(prompt: str, tools: Any) -> list[str]:
@@ -77,6 +80,7 @@ def _picky(prompt: str, tools: Any) -> list[str]:
 def runs(
     march_release: Path,
     march_prices: Path,
+    march_market_prices: Path,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> list[_Run]:
     """A priced in-process run that declares its model and cutoff, and an isolated one
@@ -107,6 +111,27 @@ def runs(
         ),
     )
     made = [_Run(out / "priced", march_release, load_prices(march_prices, **_stated(priced)))]
+    # measured against a market index, net of a cost model with a minimum fee
+    market = {**priced, "path": str(march_market_prices)}
+    run(
+        earliest_five,
+        config(
+            "market",
+            agent="earliest_five",
+            prices=market,
+            agent_process="in_process",
+            benchmark_index={**market, "symbol": "MKT"},
+            costs={"bps_per_side": 10, "min_fee_per_side": 12.5, "notional": 10_000},
+        ),
+    )
+    made.append(
+        _Run(
+            out / "market",
+            march_release,
+            load_prices(march_market_prices, **_stated(priced)),
+            load_index(march_market_prices, symbol="MKT", **_stated(priced)),
+        )
+    )
     require_sandbox()
     with pytest.MonkeyPatch.context() as patch:
         _crash_when_told(patch, times=1, dial_first=True)
@@ -241,6 +266,7 @@ def test_every_re_derived_field_forged_and_hashed_again_is_caught(
             trajectory=made.out / "trajectory.jsonl",
             release=made.release,
             prices=made.prices,
+            index=made.index,
         )
         assert honest.ok, honest.first_mismatch
         for path in receipt_body_fields()["rederived"]:
@@ -253,6 +279,7 @@ def test_every_re_derived_field_forged_and_hashed_again_is_caught(
                     trajectory=made.out / "trajectory.jsonl",
                     release=made.release,
                     prices=made.prices,
+                    index=made.index,
                     check_release=False,
                 )
                 if result.ok:

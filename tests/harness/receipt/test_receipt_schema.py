@@ -14,6 +14,7 @@ import pytest
 from harness import RunConfig, run
 from harness.agents import stub
 from harness.agents.base import AgentSpec, Decision
+from harness.agents.baselines import earliest_five
 from harness.agents.external import command_agent
 from harness.receipt.schemas import receipt_body_schema
 from harness.version import RECEIPT_VERSION
@@ -64,7 +65,10 @@ FAULT_PLAN = {
 
 @pytest.fixture(scope="module")
 def bodies(
-    march_release: Path, march_prices: Path, tmp_path_factory: pytest.TempPathFactory
+    march_release: Path,
+    march_prices: Path,
+    march_market_prices: Path,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> list[dict[str, Any]]:
     out = tmp_path_factory.mktemp("bodies")
 
@@ -82,6 +86,17 @@ def bodies(
     priced = {"path": str(march_prices), "source": "SYNTHETIC", "pulled_at": "2026-01-01"}
     made = [
         run(stub(), config("stub", prices=priced, training_cutoff="2023-01-01")).body,
+        # measured against a market index, net of a cost model
+        run(
+            earliest_five,
+            config(
+                "market",
+                agent="earliest_five",
+                prices={**priced, "path": str(march_market_prices)},
+                benchmark_index={**priced, "path": str(march_market_prices), "symbol": "MKT"},
+                costs={"bps_per_side": 10, "min_fee_per_side": 1, "notional": 10_000},
+            ),
+        ).body,
         # a window that crosses its declared cutoff: the placebo split (unpriced: no delta)
         run(
             AgentSpec("flaky", _Flaky), config("flaky", probe=3, training_cutoff="2023-03-02")
