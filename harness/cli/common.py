@@ -91,3 +91,62 @@ def external_agent_arguments(parser: argparse.ArgumentParser) -> None:
         help="a folder shown read-only to the --agent-cmd agent too (its other files, a "
         "virtual environment); repeatable; hashed into the agent's digest",
     )
+
+
+def index_arguments(parser: argparse.ArgumentParser, *, symbol: bool) -> None:
+    """``--index FILE`` (and, where no receipt names it, ``--index-symbol``)."""
+    parser.add_argument(
+        "--index",
+        metavar="FILE",
+        help="a market index's price file: each cell's excess return, beta and alpha against it",
+    )
+    if symbol:
+        parser.add_argument(
+            "--index-symbol", metavar="SYMBOL", help="the index's symbol in that file"
+        )
+
+
+def cost_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--cost-bps`` and ``--min-fee``/``--notional``: a stated cost level."""
+    parser.add_argument(
+        "--cost-bps",
+        type=float,
+        metavar="BPS",
+        help="a fee in basis points of the notional on each side: each figure net of it too",
+    )
+    parser.add_argument(
+        "--min-fee", type=float, default=0.0, help="a minimum fee per side (with --cost-bps)"
+    )
+    parser.add_argument(
+        "--notional",
+        type=float,
+        default=10_000.0,
+        help="each trade's notional, in the minimum fee's currency (default 10000)",
+    )
+
+
+def _beta(market: dict[str, Any]) -> str:
+    beta, interval = market.get("beta"), market.get("beta_interval_95")
+    if beta is None:
+        return "beta n/a"
+    shown = f"beta {beta:.2f}"
+    return shown + (f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "")
+
+
+def measured_lines(
+    market: dict[str, Any] | None, *, after_costs: float | None = None, costed: bool = False
+) -> list[str]:
+    """A cell's figures net of costs and against the market index, in words."""
+    lines = []
+    if costed:
+        lines.append(f"after costs {fmt_return(after_costs):>8}")
+    if market is not None:
+        alpha = market.get("alpha_per_session")
+        up, down = market["up_sessions"], market["down_sessions"]
+        lines.append(
+            f"excess {fmt_return(market.get('excess_return')):>8}  {_beta(market)}  "
+            f"alpha/session {fmt_return(alpha)}  up {up['sessions']} sessions "
+            f"{fmt_return(up['mean_return'])}  down {down['sessions']} sessions "
+            f"{fmt_return(down['mean_return'])}"
+        )
+    return lines

@@ -7,7 +7,16 @@ import argparse
 import json
 import sys
 
-from harness.cli.common import fmt_return, placebo_lines
+from harness.cli.common import (
+    UsageError,
+    cost_arguments,
+    fmt_return,
+    index_arguments,
+    measured_lines,
+    placebo_lines,
+)
+from harness.market.frictions import CostError, CostModel
+from harness.market.index import load_index
 from harness.market.prices import load_prices
 from harness.outcomes import EXIT_MISMATCH, EXIT_OK
 from harness.receipt.attempts import RANKED_CELL, attempts_of, family_best
@@ -19,9 +28,29 @@ from harness.receipt.rescore import RescoreRefused, rescore
 def cmd_rescore(args: argparse.Namespace) -> int:
     """Platform figures: the run's trades re-derived and priced with reference prices."""
     prices = load_prices(args.prices, source=args.source, pulled_at=args.pulled_at)
+    if bool(args.index) != bool(args.index_symbol):
+        raise UsageError("--index and --index-symbol go together")
+    try:
+        costs = (
+            None
+            if args.cost_bps is None
+            else CostModel(args.cost_bps, min_fee_per_side=args.min_fee, notional=args.notional)
+        )
+    except CostError as exc:
+        raise UsageError(str(exc)) from None
+    index = None
+    if args.index:
+        index = load_index(
+            args.index, symbol=args.index_symbol, source=args.source, pulled_at=args.pulled_at
+        )
     try:
         result = rescore(
-            args.receipt, trajectory=args.trajectory, release=args.bundle, prices=prices
+            args.receipt,
+            trajectory=args.trajectory,
+            release=args.bundle,
+            prices=prices,
+            costs=costs,
+            index=index,
         )
     except RescoreRefused as exc:
         for check in exc.failed:
@@ -49,6 +78,13 @@ def cmd_rescore(args: argparse.Namespace) -> int:
             f"  {arm:<9} {clock:<6} total_return {fmt_return(figure.total_return):>8}"
             f"  95% {interval:<20}  trades {figure.trades:>5}  priced {figure.priced:>5}"
         )
+        net = result.after_costs.get((arm, clock))
+        for line in measured_lines(
+            result.market.get((arm, clock)),
+            after_costs=None if net is None else net.total_return,
+            costed=net is not None,
+        ):
+            print(f"  {'':<16}{line}")
     for clock, deltas in result.deltas().items():
         print(
             f"  delta {clock:<6} main-shifted {fmt_return(deltas['main_minus_shifted']):>8}"
@@ -135,6 +171,8 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         bundle_help="the release folder the receipt binds",
         json_help="print the figures as JSON",
     )
+    cost_arguments(resc)
+    index_arguments(resc, symbol=True)
     resc.set_defaults(func=cmd_rescore)
 
     att = sub.add_parser(

@@ -10,7 +10,13 @@ from typing import Any
 
 from harness.agents.base import AgentSpec
 from harness.agents.external import configured_agent
-from harness.cli.common import UsageError, external_agent_arguments, fmt_return, placebo_lines
+from harness.cli.common import (
+    UsageError,
+    external_agent_arguments,
+    fmt_return,
+    measured_lines,
+    placebo_lines,
+)
 from harness.outcomes import EXIT_AGENT_FAILED, EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK
 from harness.progress import terminal_bar
 from harness.rundata.config import RunConfig, replace_config
@@ -100,6 +106,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             + ("" if cell["status"] == "complete" else f"  {cell['status']}")
             + (f" ({cell['agent_fault']['kind']})" if cell.get("agent_fault") else "")
         )
+        for line in measured_lines(
+            cell.get("market"),
+            after_costs=cell.get("total_return_after_costs"),
+            costed="total_return_after_costs" in cell,
+        ):
+            print(f"  {'':<16}{line}")
     probe = body["probe"]
     if probe.get("status") == "complete":
         print(

@@ -13,6 +13,7 @@ from harness.agents.external import command_agent, http_agent
 from harness.cli.common import UsageError, external_agent_arguments, placebo_lines
 from harness.forward.check import verdict_line
 from harness.forward.log import Entry, LogError, verify_log
+from harness.market.index import load_index
 from harness.market.prices import PriceError, load_prices
 from harness.outcomes import EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK
 from harness.progress import terminal_bar
@@ -29,6 +30,7 @@ def _inputs_exist(args: argparse.Namespace) -> None:
         "--trajectory": args.trajectory,
         "--bundle": args.bundle,
         "--prices": args.prices,
+        "--index": args.index,
         "--log": args.log,
     }
     for option, path in named.items():
@@ -158,6 +160,13 @@ def _rederive_scores(args: argparse.Namespace) -> int:
         except PriceError as exc:
             print(f"scores MISMATCH  prices: {exc}")
             return EXIT_MISMATCH
+    index = None
+    if args.index:
+        try:  # the statement and symbol are the receipt's; the file's bytes are compared
+            index = load_index(args.index, **_stated_index(args.receipt))
+        except PriceError as exc:
+            print(f"scores MISMATCH  index: {exc}")
+            return EXIT_MISMATCH
     with terminal_bar("verify: re-deriving the scores", unit="steps") as progress:
         result = rederive(
             args.receipt,
@@ -165,18 +174,34 @@ def _rederive_scores(args: argparse.Namespace) -> int:
             release=args.bundle,
             prices=prices,
             progress=progress,
+            index=index,
         )
     wrong = result.first_mismatch
     if wrong is not None:
         print(f"scores MISMATCH  {wrong.name}: {wrong.detail}")
         return EXIT_MISMATCH
     skipped = [c for c in result.checks if c.status == "skipped"]
-    note = "".join(f"  ({c.name} skipped: {c.detail}; pass --prices)" for c in skipped)
+    note = "".join(
+        f"  ({c.name} skipped: {c.detail}; pass --{'index' if c.name == 'cell_market' else 'prices'})"
+        for c in skipped
+    )
     print(f"scores re-derived ok{note}")
     if any(c.name == "placebo" and c.status == "ok" for c in result.checks):
         _, body = check_receipt(args.receipt)  # the split as proven, printed as the run did
         print("\n".join(placebo_lines(body["placebo"])))
     return EXIT_OK
+
+
+def _stated_index(receipt: str) -> dict[str, str]:
+    """The symbol and statement of the index the receipt's config binds (a receipt with
+    none: the symbol is empty, and loading refuses)."""
+    _, body = check_receipt(receipt)
+    bound = (body.get("config") or {}).get("benchmark_index") or {}
+    return {
+        "symbol": str(bound.get("symbol") or ""),
+        "source": str(bound.get("source") or "as stated in the receipt"),
+        "pulled_at": str(bound.get("pulled_at") or ""),
+    }
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -198,6 +223,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     ver.add_argument(
         "--prices", help="the run's price file, to re-derive its returns too (priced runs)"
+    )
+    ver.add_argument(
+        "--index",
+        metavar="FILE",
+        help="the run's market index file (runs with a benchmark_index), to re-derive each "
+        "cell's excess return, beta and alpha too",
     )
     ver.add_argument(
         "--hashes-only",

@@ -95,3 +95,9 @@ def return_after_costs(trades: Sequence[Trade], costs: CostModel) -> float | Non
     """The mean net return of the priced trades (``total_return`` after costs)."""
     net = [costs.net(t.ret) for t in trades if t.ret is not None]
     return sum(net) / len(net) if net else None
+
+
+def net_trades(trades: Sequence[Trade], costs: CostModel) -> list[Trade]:
+    """The trades with each priced return net of ``costs`` (for an interval drawn over
+    them as over the gross ones)."""
+    return [t if t.ret is None else t._replace(ret=costs.net(t.ret)) for t in trades]

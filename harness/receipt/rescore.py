@@ -25,6 +25,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from harness.market.calendar import sessions_for
+from harness.market.frictions import CostModel, net_trades
+from harness.market.index import MarketIndex, market_figures
 from harness.market.prices import Prices
 from harness.market.scoring import Trade, make_trades, total_return
 
@@ -187,6 +189,12 @@ class Rescore:
     # the declared training cutoff, only when the run's window crosses it: the figures
     # then carry the placebo split (and others stay as they were)
     cutoff: str | None = None
+    # at a stated cost level (``costs``) and against a market index (``index``): each
+    # cell's figure net of the costs and its market figures; absent when not asked for
+    costs: dict[str, Any] | None = None
+    after_costs: dict[tuple[str, str], Figure] = field(default_factory=dict)
+    index: dict[str, Any] | None = None
+    market: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
     def deltas(self) -> dict[str, dict[str, float | None]]:
         """Per clock, the platform contamination deltas: main minus each control arm."""
@@ -221,6 +229,18 @@ class Rescore:
                 out[clock][f"main_minus_{arm}"] = list(found) if found else None
         return out
 
+    def _measured(self, arm: str, clock: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        net = self.after_costs.get((arm, clock))
+        if net is not None:
+            out["after_costs"] = {
+                "total_return": net.total_return,
+                "interval_95": None if net.low is None else [net.low, net.high],
+            }
+        if (arm, clock) in self.market:
+            out["market"] = self.market[(arm, clock)]
+        return out
+
     def placebo(self) -> dict[str, Any] | None:
         """The placebo split priced with these prices (``harness.receipt.placebo``), for
         a run whose window crosses its declared cutoff; None otherwise."""
@@ -241,8 +261,10 @@ class Rescore:
                 "delta_interval": f"{CONFIDENCE:.0%} percentile interval of main minus the "
                 "control, the same entry sessions drawn for both arms",
             },
+            **({} if self.costs is None else {"costs": self.costs}),
+            **({} if self.index is None else {"benchmark_index": self.index}),
             "cells": [
-                {"arm": arm, "clock": clock, **figure.to_json()}
+                {"arm": arm, "clock": clock, **figure.to_json(), **self._measured(arm, clock)}
                 for (arm, clock), figure in self.cells.items()
             ],
             "contamination": self.deltas(),
@@ -257,10 +279,14 @@ def rescore(
     release: str | os.PathLike[str],
     prices: Prices,
     check_release: bool = True,
+    costs: CostModel | None = None,
+    index: MarketIndex | None = None,
 ) -> Rescore:
     """Platform figures for one run: its trades re-derived from the trajectory and priced
     with ``prices``. Refused (``RescoreRefused``) unless the trajectory, config and release
-    are the ones the receipt binds and every pick was knowable when it was made."""
+    are the ones the receipt binds and every pick was knowable when it was made. With
+    ``costs`` each cell's figure net of them too (the platform's stated cost level, beside
+    the gross one); with ``index`` each cell's market figures against it."""
     checked = rederive(receipt, trajectory=trajectory, release=release, check_release=check_release)
     failed = [c for c in checked.checks if c.status == "mismatch"]
     if failed:
@@ -276,7 +302,10 @@ def rescore(
     result = Rescore(
         prices={**prices.reference(), "basis": prices.basis},
         cutoff=str(config["training_cutoff"]) if crosses_cutoff(config) else None,
+        costs=None if costs is None else costs.to_json(),
+        index=None if index is None else index.statement(prices.basis),
     )
+    hold = int(config.get("hold_sessions", 5))
     main_picks = as_main_picks(bundle, trail.picks)  # a control arm's keys are its own
     for arm in config.get("arms", []):
         for clock in config.get("clocks", []):
@@ -285,9 +314,15 @@ def rescore(
                 picks,
                 main_by_key=main_by_key,
                 table=table,
-                hold_sessions=int(config.get("hold_sessions", 5)),
+                hold_sessions=hold,
                 prices=prices,
             )
             result.trades[(arm, clock)] = trades
             result.cells[(arm, clock)] = block_bootstrap(trades)
+            if costs is not None:
+                result.after_costs[(arm, clock)] = block_bootstrap(net_trades(trades, costs))
+            if index is not None:
+                result.market[(arm, clock)] = market_figures(
+                    trades, prices=prices, index=index, table=table, hold_sessions=hold
+                )
     return result

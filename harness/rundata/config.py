@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from datetime import date, datetime
 from pathlib import Path
@@ -305,16 +306,9 @@ class RunConfig:
             raise ConfigError(
                 "agent_env: must be a list of environment variable names or an object {name: value}"
             )
-        if "prices" in values and values["prices"] is not None:
-            values["prices"] = _price_spec(values["prices"])
-        if "benchmark_index" in values and values["benchmark_index"] is not None:
-            values["benchmark_index"] = _index_spec(values["benchmark_index"])
-        if "costs" in values and values["costs"] is not None:
-            values["costs"] = _costs(values["costs"])
-        if "forward" in values and values["forward"] is not None:
-            values["forward"] = forward_spec(values["forward"])
-        if "fault_plan" in values and values["fault_plan"] is not None:
-            values["fault_plan"] = _fault_plan(values["fault_plan"])
+        for key, read in _OBJECTS.items():
+            if values.get(key) is not None:
+                values[key] = read(values[key])
         try:
             return cls(**values)
         except TypeError as exc:
@@ -364,6 +358,16 @@ def _costs(data: Any) -> CostModel:
         return cost_model(data)
     except (CostError, TypeError) as exc:
         raise ConfigError(str(exc)) from None
+
+
+# run.json's keys that hold an object, each read by its own reader
+_OBJECTS: dict[str, Callable[[Any], Any]] = {
+    "prices": lambda data: _price_spec(data),
+    "benchmark_index": lambda data: _index_spec(data),
+    "costs": lambda data: _costs(data),
+    "forward": lambda data: forward_spec(data),
+    "fault_plan": lambda data: _fault_plan(data),
+}
 
 
 _SHA256 = re.compile(r"sha256:[0-9a-f]{64}")
