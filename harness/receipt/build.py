@@ -63,6 +63,16 @@ LIMITS = [
     "returns belong to the basket and window, only differences between cells are attributable",
 ]
 
+COSTED_RETURNS_LIMIT = (
+    "returns: long only, equal weight per trade, fees as the config's cost model states them "
+    "(P4) and no other friction: no slippage, no market impact, no shorts; absolute returns "
+    "belong to the basket and window, only differences between cells are attributable"
+)
+MARKET_LIMIT = (
+    "market: beta and alpha are fitted to the mean one-session return of the trades open each "
+    "session, not to a compounded portfolio; the index's source is the submitter's declaration"
+)
+
 SHARPEBENCH_PROBE_LIMIT = (
     "probe: not_applicable: the agent speaks sharpebench's dialect, which has no message for "
     "the mask probe's question, so whether the shifted arm's mask held is not measured; its "
@@ -397,6 +407,8 @@ def build_body(
         dialect=None if isinstance(resolved.agent_dialect, UnsetType) else resolved.agent_dialect,
         pit_fallback_rows=protocol.p3.pit_fallback_rows if "pit" in config.clocks else None,
         rows=len(window.rows),
+        costed=config.costs is not None,
+        indexed=index is not None and prices is not None,
     )
     failed, exited = _unfinished(outcome.cells, outcome.probe)
     return model.ReceiptBody(
@@ -502,9 +514,12 @@ def limits_for(
     pit_fallback_rows: int | None,
     rows: int,
     dialect: str | None = None,
+    costed: bool = False,
+    indexed: bool = False,
 ) -> list[str]:
     """What the run does not guarantee: every capability that did not hold, the limits
-    every run has, and (with a pit clock) the rows that fall back to published_at."""
+    every run has (the returns' own worded for a cost model, with one more for a market
+    index), and (with a pit clock) the rows that fall back to published_at."""
     from harness.isolation.drivers import not_enforced
 
     limits = not_enforced(capabilities)
@@ -525,7 +540,9 @@ def limits_for(
             + "); only the in-process socket guard applied",
         )
         limits.append(IN_PROCESS_NETWORK_LIMIT)
-    limits += LIMITS
+    limits += [COSTED_RETURNS_LIMIT if costed and x == LIMITS[-1] else x for x in LIMITS]
+    if indexed:
+        limits.append(MARKET_LIMIT)
     if dialect == "sharpebench":
         limits.append(SHARPEBENCH_PROBE_LIMIT)
     if pit_fallback_rows is not None:

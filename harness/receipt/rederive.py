@@ -628,6 +628,8 @@ def _check_derived_lines(
         if "pit" in config.get("clocks", [])
         else None,
         rows=int((body.get("release") or {}).get("rows") or 0),
+        costed=config.get("costs") is not None,
+        indexed=config.get("benchmark_index") is not None,
     )
     result.add("limits", body.get("limits") == limits, "the receipt's limits are not re-derived")
     _check_config_lines(result, body, config)

@@ -235,6 +235,11 @@ def test_the_index_and_the_costs_are_bound_into_the_run_id(
         ),
     )
     assert costlier.body["run_id"] != measured.body["run_id"]
+    # what the run does not guarantee says what the costs and the index are
+    assert any("no costs, no slippage" in line for line in body["limits"])
+    assert not any("no costs" in line for line in measured.body["limits"])
+    assert any("fees as the config's cost model" in line for line in measured.body["limits"])
+    assert any(line.startswith("market: beta and alpha") for line in measured.body["limits"])
     p4 = measured.body["protocol"]["P4_costs_and_frictions"]
     assert p4["costs"]["bps_per_side"] == 10.0
     assert p4["benchmark_index"]["symbol"] == "MKT"
