@@ -76,6 +76,10 @@ NOT_RUN = {
         "release walk-through in docs/release.md runs `release append` and `verify-chain`, and "
         "tests/pitweb/forward/test_forward_execution.py verifies a site's log and runs offline"
     ),
+    ("docs/receipt.md", '{"prices": {"path": "prices.csv", "source": "Vendor X"'): (
+        "a run config's market index and cost model, shown for their keys; tests/harness/cli/"
+        "test_market_cli.py runs such a run.json, then verify --index and rescore --cost-bps"
+    ),
     ("docs/receipt.md", '"forward": {'): "a run config's forward binding, shown for its keys; "
     "tests/harness/forward/test_forward_runs.py runs bound configs and validates each key",
     ("docs/site.md", "cell:  queued -> running"): "a state diagram, not a command; "
