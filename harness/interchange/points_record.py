@@ -35,24 +35,28 @@ def _dataset(judged: JudgedPoints) -> dict[str, Any]:
     return {
         "dataset_name": "pitfall-points",
         "source_type": "other",
-        "additional_details": text_details({
-            "point_suite_sha256": judged.suite_sha256,
-            "points": len(judged.point_ids),
-            "samples_per_point": judged.samples_per_point,
-            "format": "PITFALL point files: one Markdown file per point; the Ground Truth "
-            "and Provenance are not in this record",
-        }),  # fmt: skip
+        "additional_details": text_details(
+            {
+                "point_suite_sha256": judged.suite_sha256,
+                "points": len(judged.point_ids),
+                "samples_per_point": judged.samples_per_point,
+                "format": "PITFALL point files: one Markdown file per point; the Ground Truth "
+                "and Provenance are not in this record",
+            }
+        ),
     }
 
 
 def _judge(judged: JudgedPoints) -> dict[str, str]:
-    return text_details({
-        "judge_model": judged.judge_model,
-        "judge_reasoning_effort": judged.judge_effort,
-        "judge_prompt": None if judged.judge_prompt else NOT_HELD,
-        "judge_reliability": judged.reliability,
-        "classes": ", ".join(CLASSES),
-    })  # fmt: skip
+    return text_details(
+        {
+            "judge_model": judged.judge_model,
+            "judge_reasoning_effort": judged.judge_effort,
+            "judge_prompt": None if judged.judge_prompt else NOT_HELD,
+            "judge_reliability": judged.reliability,
+            "classes": ", ".join(CLASSES),
+        }
+    )
 
 
 def _accuracy(judged: JudgedPoints, dataset: dict[str, Any]) -> dict[str, Any]:
@@ -91,12 +95,14 @@ def _accuracy(judged: JudgedPoints, dataset: dict[str, Any]) -> dict[str, Any]:
         "metric_config": config,
         "score_details": {
             "score": figures["accuracy"],
-            "details": text_details({
-                "pass": figures["pass"],
-                "fail": figures["fail"],
-                "harness_error": figures["harness_error"],
-                "class_counts": figures["class_counts"],
-            }),  # fmt: skip
+            "details": text_details(
+                {
+                    "pass": figures["pass"],
+                    "fail": figures["fail"],
+                    "harness_error": figures["harness_error"],
+                    "class_counts": figures["class_counts"],
+                }
+            ),
             "uncertainty": {
                 "confidence_interval": {
                     "lower": low,
@@ -117,33 +123,38 @@ def _classes(judged: JudgedPoints, dataset: dict[str, Any]) -> list[dict[str, An
         if share is None:
             continue
         value, low, high = share
-        results.append({
-            "evaluation_result_id": f"{EVALUATION}.class_share.{name}",
-            "evaluation_name": EVALUATION,
-            "source_data": dataset,
-            "metric_config": continuous(
-                metric_id=f"pit-harness.points.class_share.{name}",
-                name=f"share judged {name}",
-                kind="proportion",
-                unit="proportion",
-                description=(
-                    f"The share of judged answers the judge put in the class {name} (one of "
-                    "six; harness errors outside the denominator)."
+        results.append(
+            {
+                "evaluation_result_id": f"{EVALUATION}.class_share.{name}",
+                "evaluation_name": EVALUATION,
+                "source_data": dataset,
+                "metric_config": continuous(
+                    metric_id=f"pit-harness.points.class_share.{name}",
+                    name=f"share judged {name}",
+                    kind="proportion",
+                    unit="proportion",
+                    description=(
+                        f"The share of judged answers the judge put in the class {name} (one of "
+                        "six; harness errors outside the denominator)."
+                    ),
+                    lower_is_better=name != CLASSES[0],
+                    bounds=(0, 1),
                 ),
-                lower_is_better=name != CLASSES[0],
-                bounds=(0, 1),
-            ),
-            "score_details": {
-                "score": value,
-                "details": {"count": str(figures["class_counts"][name])},
-                "uncertainty": {
-                    "confidence_interval": {
-                        "lower": low, "upper": high, "confidence_level": 0.95, "method": "wilson",
+                "score_details": {
+                    "score": value,
+                    "details": {"count": str(figures["class_counts"][name])},
+                    "uncertainty": {
+                        "confidence_interval": {
+                            "lower": low,
+                            "upper": high,
+                            "confidence_level": 0.95,
+                            "method": "wilson",
+                        },
+                        "num_samples": figures["judged"],
                     },
-                    "num_samples": figures["judged"],
-                },  # fmt: skip
-            },
-        })  # fmt: skip
+                },
+            }
+        )
     return results
 
 
@@ -164,28 +175,30 @@ def _pass_at_k(judged: JudgedPoints, dataset: dict[str, Any]) -> list[dict[str, 
                 values.append(pass_at_k(len(scored), scored.count("PASS"), k))
         if not values:
             continue
-        results.append({
-            "evaluation_result_id": f"{EVALUATION}.pass_at_{k}",
-            "evaluation_name": EVALUATION,
-            "source_data": dataset,
-            "metric_config": continuous(
-                metric_id="pass_at_k",
-                name=f"pass@{k}",
-                kind="pass_rate",
-                unit="proportion",
-                description=(
-                    f"Unbiased pass@{k} (Chen et al. 2021) per point over its scored "
-                    f"answers, averaged over the {len(values)} point(s) with at least {k}."
+        results.append(
+            {
+                "evaluation_result_id": f"{EVALUATION}.pass_at_{k}",
+                "evaluation_name": EVALUATION,
+                "source_data": dataset,
+                "metric_config": continuous(
+                    metric_id="pass_at_k",
+                    name=f"pass@{k}",
+                    kind="pass_rate",
+                    unit="proportion",
+                    description=(
+                        f"Unbiased pass@{k} (Chen et al. 2021) per point over its scored "
+                        f"answers, averaged over the {len(values)} point(s) with at least {k}."
+                    ),
+                    lower_is_better=False,
+                    bounds=(0, 1),
+                    parameters={"k": k},
                 ),
-                lower_is_better=False,
-                bounds=(0, 1),
-                parameters={"k": k},
-            ),
-            "score_details": {
-                "score": sum(values) / len(values),
-                "details": {"points": str(len(values))},
-            },
-        })  # fmt: skip
+                "score_details": {
+                    "score": sum(values) / len(values),
+                    "details": {"points": str(len(values))},
+                },
+            }
+        )
     return results
 
 
@@ -202,16 +215,20 @@ def points_record(
         "evaluation_id": f"{EVALUATION}/{model}/{judged.sha256.removeprefix('sha256:')[:16]}",
         "evaluation_timestamp": judged.started_at,
         "retrieved_timestamp": epoch_seconds(retrieved_at),
-        "source_metadata": source.metadata(text_details({
-            "artifact_type": judged.kind,
-            "artifact_sha256": judged.sha256,
-            "verification": judged.verified_by,
-            "capability_line": judged.capability_line,
-            "rankable": judged.rankable,
-            "not_rankable_because": judged.not_rankable_because,
-            "judged_from": judged.started_at,
-            "judged_to": judged.completed_at,
-        })),  # fmt: skip
+        "source_metadata": source.metadata(
+            text_details(
+                {
+                    "artifact_type": judged.kind,
+                    "artifact_sha256": judged.sha256,
+                    "verification": judged.verified_by,
+                    "capability_line": judged.capability_line,
+                    "rankable": judged.rankable,
+                    "not_rankable_because": judged.not_rankable_because,
+                    "judged_from": judged.started_at,
+                    "judged_to": judged.completed_at,
+                }
+            )
+        ),
         "eval_library": {
             "name": judged.library[0],
             "version": judged.library[1],

@@ -61,7 +61,10 @@ def verified_body(
     and every score is re-derived from them; InterchangeError naming the first check that
     fails, a check that could not be made (a priced run without its price file), or a run
     that is not a result (invalidated)."""
-    report = verify(receipt, trajectory=trajectory, bundle=bundle)
+    try:
+        report = verify(receipt, trajectory=trajectory, bundle=bundle)
+    except ReceiptError as exc:
+        raise InterchangeError(f"not verified: {exc}") from None
     if not report.ok:
         raise InterchangeError(f"not verified: {report.failures[0]}")
     loaded = None
@@ -99,18 +102,20 @@ def _dataset(body: dict[str, Any]) -> dict[str, Any]:
     return {
         "dataset_name": body["release"]["name"],
         "source_type": "other",
-        "additional_details": text_details({
-            "content_digest": body["binding"]["bundle_content_digest"],
-            "window": f"{body['release']['window']['start']}..{body['release']['window']['end']}",
-            "forms": ",".join(body["release"]["forms"]),
-            "rows": body["release"]["rows"],
-            "sessions": p5["sessions"],
-            "provenance": p5.get("provenance"),
-            "source_kind": p5.get("source_kind"),
-            "prices_source_as_stated": prices["source"] if prices else "no prices",
-            "prices_pulled_at_as_stated": prices["pulled_at"] if prices else None,
-            "prices_basis": prices["basis"] if prices else None,
-        }),  # fmt: skip
+        "additional_details": text_details(
+            {
+                "content_digest": body["binding"]["bundle_content_digest"],
+                "window": f"{body['release']['window']['start']}..{body['release']['window']['end']}",
+                "forms": ",".join(body["release"]["forms"]),
+                "rows": body["release"]["rows"],
+                "sessions": p5["sessions"],
+                "provenance": p5.get("provenance"),
+                "source_kind": p5.get("source_kind"),
+                "prices_source_as_stated": prices["source"] if prices else "no prices",
+                "prices_pulled_at_as_stated": prices["pulled_at"] if prices else None,
+                "prices_basis": prices["basis"] if prices else None,
+            }
+        ),
     }
 
 
@@ -122,57 +127,65 @@ def _cell_results(body: dict[str, Any], dataset: dict[str, Any]) -> list[dict[st
     ):
         arm, clock = cell["arm"], cell["clock"]
         name = f"pit.cell.{arm}.{clock}"
-        reach = "" if cell["reachable"] else " The leaky clock's entries are unreachable (labelled so)."
-        details = text_details({
-            "status": cell["status"],
-            "reachable": cell["reachable"],
-            "trades": cell["trades"],
-            "priced_trades": cell["priced_trades"],
-            "unpriced": cell["unpriced"],
-            "sessions": cell["sessions"],
-            "rows_served": cell["rows_served"],
-            "entered_before_acceptance": cell["entered_before_acceptance"],
-            "trades_sha256": cell["trades_sha256"],
-        })  # fmt: skip
+        reach = (
+            "" if cell["reachable"] else " The leaky clock's entries are unreachable (labelled so)."
+        )
+        details = text_details(
+            {
+                "status": cell["status"],
+                "reachable": cell["reachable"],
+                "trades": cell["trades"],
+                "priced_trades": cell["priced_trades"],
+                "unpriced": cell["unpriced"],
+                "sessions": cell["sessions"],
+                "rows_served": cell["rows_served"],
+                "entered_before_acceptance": cell["entered_before_acceptance"],
+                "trades_sha256": cell["trades_sha256"],
+            }
+        )
         if cell["total_return"] is not None:
-            results.append({
-                "evaluation_result_id": f"{name}.total_return",
+            results.append(
+                {
+                    "evaluation_result_id": f"{name}.total_return",
+                    "evaluation_name": name,
+                    "source_data": dataset,
+                    "metric_config": continuous(
+                        metric_id="pit-harness.total_return",
+                        name="total return",
+                        kind="return",
+                        unit="proportion",
+                        description=(
+                            f"Arm {arm}, clock {clock}: the mean of the cell's priced trades' "
+                            f"returns (long at the entry session's opening auction, out {hold} "
+                            "sessions later, no costs; equal capital per trade, not compounded); "
+                            f"unpriced trades counted, left out of the mean.{reach}"
+                        ),
+                        lower_is_better=False,
+                        bounds=(-1.0, "Infinity"),
+                    ),
+                    "score_details": {"score": cell["total_return"], "details": details},
+                }
+            )
+        results.append(
+            {
+                "evaluation_result_id": f"{name}.trades",
                 "evaluation_name": name,
                 "source_data": dataset,
                 "metric_config": continuous(
-                    metric_id="pit-harness.total_return",
-                    name="total return",
-                    kind="return",
-                    unit="proportion",
+                    metric_id="pit-harness.trades",
+                    name="trades",
+                    kind="count",
+                    unit="trades",
                     description=(
-                        f"Arm {arm}, clock {clock}: the mean of the cell's priced trades' "
-                        f"returns (long at the entry session's opening auction, out {hold} "
-                        "sessions later, no costs; equal capital per trade, not compounded); "
-                        f"unpriced trades counted, left out of the mean.{reach}"
+                        f"Arm {arm}, clock {clock}: the positions the agent's picks opened, "
+                        f"priced or not; a count, not a score.{reach}"
                     ),
                     lower_is_better=False,
-                    bounds=(-1.0, "Infinity"),
+                    bounds=(0, "Infinity"),
                 ),
-                "score_details": {"score": cell["total_return"], "details": details},
-            })  # fmt: skip
-        results.append({
-            "evaluation_result_id": f"{name}.trades",
-            "evaluation_name": name,
-            "source_data": dataset,
-            "metric_config": continuous(
-                metric_id="pit-harness.trades",
-                name="trades",
-                kind="count",
-                unit="trades",
-                description=(
-                    f"Arm {arm}, clock {clock}: the positions the agent's picks opened, "
-                    f"priced or not; a count, not a score.{reach}"
-                ),
-                lower_is_better=False,
-                bounds=(0, "Infinity"),
-            ),
-            "score_details": {"score": cell["trades"], "details": details},
-        })  # fmt: skip
+                "score_details": {"score": cell["trades"], "details": details},
+            }
+        )
     return results
 
 
@@ -183,28 +196,30 @@ def _delta_results(body: dict[str, Any], dataset: dict[str, Any]) -> list[dict[s
             value = body["contamination"][clock][f"main_minus_{control}"]
             if value is None:
                 continue
-            results.append({
-                "evaluation_result_id": f"pit.contamination.{clock}.main_minus_{control}",
-                "evaluation_name": f"pit.contamination.{clock}",
-                "source_data": dataset,
-                "metric_config": continuous(
-                    metric_id=f"pit-harness.contamination_delta.main_minus_{control}",
-                    name=f"contamination delta (main minus {control})",
-                    kind="return_difference",
-                    unit="proportion",
-                    description=(
-                        f"Clock {clock}: the main arm's total return minus the {control} "
-                        f"arm's ({'every date moved ten years' if control == 'shifted' else 'issuer identity removed'}). "
-                        "What memory of the real filings adds, mixed with lost information "
-                        "and distraction; it can be negative. Not a score to maximise: near "
-                        "zero is what an agent without memory shows (lower_is_better is set "
-                        "because a larger delta is more evidence of memory)."
+            results.append(
+                {
+                    "evaluation_result_id": f"pit.contamination.{clock}.main_minus_{control}",
+                    "evaluation_name": f"pit.contamination.{clock}",
+                    "source_data": dataset,
+                    "metric_config": continuous(
+                        metric_id=f"pit-harness.contamination_delta.main_minus_{control}",
+                        name=f"contamination delta (main minus {control})",
+                        kind="return_difference",
+                        unit="proportion",
+                        description=(
+                            f"Clock {clock}: the main arm's total return minus the {control} "
+                            f"arm's ({'every date moved ten years' if control == 'shifted' else 'issuer identity removed'}). "
+                            "What memory of the real filings adds, mixed with lost information "
+                            "and distraction; it can be negative. Not a score to maximise: near "
+                            "zero is what an agent without memory shows (lower_is_better is set "
+                            "because a larger delta is more evidence of memory)."
+                        ),
+                        lower_is_better=True,
+                        bounds=("-Infinity", "Infinity"),
                     ),
-                    lower_is_better=True,
-                    bounds=("-Infinity", "Infinity"),
-                ),
-                "score_details": {"score": value},
-            })  # fmt: skip
+                    "score_details": {"score": value},
+                }
+            )
     return results
 
 
@@ -213,14 +228,16 @@ def _probe_results(body: dict[str, Any], dataset: dict[str, Any]) -> list[dict[s
     verdict = probe.get("verdict")
     if verdict not in VERDICTS:
         return []  # the probe did not run (its status says why)
-    details = text_details({
-        "status": probe["status"],
-        "items": probe.get("total"),
-        "date_recovered": probe.get("recovered"),
-        "year_only": probe.get("year_only"),
-        "issuer_recovered": probe.get("issuer_recovered"),
-        "stride": probe.get("stride"),
-    })  # fmt: skip
+    details = text_details(
+        {
+            "status": probe["status"],
+            "items": probe.get("total"),
+            "date_recovered": probe.get("recovered"),
+            "year_only": probe.get("year_only"),
+            "issuer_recovered": probe.get("issuer_recovered"),
+            "stride": probe.get("stride"),
+        }
+    )
     results = [
         {
             "evaluation_result_id": "pit.mask_probe.verdict",
@@ -246,34 +263,34 @@ def _probe_results(body: dict[str, Any], dataset: dict[str, Any]) -> list[dict[s
     ]
     total = probe.get("total") or 0
     if total:
-        results.append({
-            "evaluation_result_id": "pit.mask_probe.date_recovered_share",
-            "evaluation_name": "pit.mask_probe",
-            "source_data": dataset,
-            "metric_config": continuous(
-                metric_id="pit-harness.mask_probe.date_recovered_share",
-                name="probe items with the real date recovered",
-                kind="proportion",
-                unit="proportion",
-                description=(
-                    "The share of the probe's items whose answer renders the real date in "
-                    "full (a bare year is counted apart, as weaker evidence)."
+        results.append(
+            {
+                "evaluation_result_id": "pit.mask_probe.date_recovered_share",
+                "evaluation_name": "pit.mask_probe",
+                "source_data": dataset,
+                "metric_config": continuous(
+                    metric_id="pit-harness.mask_probe.date_recovered_share",
+                    name="probe items with the real date recovered",
+                    kind="proportion",
+                    unit="proportion",
+                    description=(
+                        "The share of the probe's items whose answer renders the real date in "
+                        "full (a bare year is counted apart, as weaker evidence)."
+                    ),
+                    lower_is_better=True,
+                    bounds=(0, 1),
                 ),
-                lower_is_better=True,
-                bounds=(0, 1),
-            ),
-            "score_details": {
-                "score": probe["recovered"] / total,
-                "details": details,
-                "uncertainty": {"num_samples": total},
-            },
-        })  # fmt: skip
+                "score_details": {
+                    "score": probe["recovered"] / total,
+                    "details": details,
+                    "uncertainty": {"num_samples": total},
+                },
+            }
+        )
     return results
 
 
-def run_record(
-    body: dict[str, Any], *, source: Source, retrieved_at: datetime
-) -> dict[str, Any]:
+def run_record(body: dict[str, Any], *, source: Source, retrieved_at: datetime) -> dict[str, Any]:
     """The Every Eval Ever record of a verified run's body, validated."""
     config, binding = body["config"], body["binding"]
     p2 = body["protocol"]["P2_training_cutoffs"]
@@ -283,19 +300,23 @@ def run_record(
         "schema_version": SCHEMA_VERSION,
         "evaluation_id": f"pit-harness/{declared or 'undeclared'}/{body['run_id']}",
         "retrieved_timestamp": epoch_seconds(retrieved_at),
-        "source_metadata": source.metadata(text_details({
-            "run_id": body["run_id"],
-            "verification": VERIFICATION.format(version=HARNESS_VERSION),
-            "bundle_content_digest": binding["bundle_content_digest"],
-            "config_sha256": binding["config_sha256"],
-            "trajectory_sha256": binding["trajectory_sha256"],
-            "capability_line": body["capability_line"],
-            "rankable": body["rankable"],
-            "not_rankable_because": body["not_rankable_because"],
-            "protocol_complete": body["protocol_complete"],
-            "protocol_gaps": body["protocol_gaps"],
-            "forward_binding": (config.get("forward") or {}).get("kind"),
-        })),  # fmt: skip
+        "source_metadata": source.metadata(
+            text_details(
+                {
+                    "run_id": body["run_id"],
+                    "verification": VERIFICATION.format(version=HARNESS_VERSION),
+                    "bundle_content_digest": binding["bundle_content_digest"],
+                    "config_sha256": binding["config_sha256"],
+                    "trajectory_sha256": binding["trajectory_sha256"],
+                    "capability_line": body["capability_line"],
+                    "rankable": body["rankable"],
+                    "not_rankable_because": body["not_rankable_because"],
+                    "protocol_complete": body["protocol_complete"],
+                    "protocol_gaps": body["protocol_gaps"],
+                    "forward_binding": (config.get("forward") or {}).get("kind"),
+                }
+            )
+        ),
         "eval_library": {
             "name": "pit-harness",
             "version": body["harness"]["version"],
@@ -303,12 +324,14 @@ def run_record(
         },
         "model_info": model_info(
             declared,
-            text_details({
-                "agent": config["agent"],
-                "agent_process": config["agent_process"],
-                "training_cutoff_declared": config["training_cutoff"] or "gap",
-                "training_cutoff_check": p2.get("check"),
-            }),  # fmt: skip
+            text_details(
+                {
+                    "agent": config["agent"],
+                    "agent_process": config["agent_process"],
+                    "training_cutoff_declared": config["training_cutoff"] or "gap",
+                    "training_cutoff_check": p2.get("check"),
+                }
+            ),
         ),
         "evaluation_results": [
             *_cell_results(body, dataset),
