@@ -76,7 +76,10 @@ def test_a_valid_record_is_written(tmp_path: Path) -> None:
         (lambda r: r["model_info"]["additional_details"].pop("deployment_type"), "required"),
         (lambda r: r["evaluation_results"][0]["metric_config"].pop("max_score"), "max_score"),
         (lambda r: r["evaluation_results"][0]["score_details"].update(score="1"), "not of type"),
-        (lambda r: r["evaluation_results"][0]["score_details"].update(score=float("nan")), "finite"),
+        (
+            lambda r: r["evaluation_results"][0]["score_details"].update(score=float("nan")),
+            "finite",
+        ),
         (lambda r: r["source_metadata"]["additional_details"].update(n=3), "not of type 'string'"),
         (lambda r: r.update(schema_version="0.2.2"), "not 0.3.0"),
     ],

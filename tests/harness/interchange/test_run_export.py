@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from harness import RunConfig, run
-from harness import canonical
+from harness import RunConfig, canonical, run
 from harness.agents.baselines import earliest_five
 from harness.cli import main
 from harness.interchange.every_eval_ever import InterchangeError, Source, problems
@@ -92,7 +91,7 @@ def test_a_verified_run_exports_every_figure_of_its_receipt(
 def test_a_priced_run_is_not_exported_without_its_price_file(
     priced_run: Path, march_release: Path
 ) -> None:
-    with pytest.raises(InterchangeError, match="cell_scores skipped.*price file"):
+    with pytest.raises(InterchangeError, match=r"cell_scores skipped.*price file"):
         _verified(priced_run, march_release, None)
 
 
@@ -129,7 +128,7 @@ def test_a_receipt_edited_without_resealing_is_refused(
     (folder / "receipt.json").write_text(
         text.replace('"example-model-2026-01"', '"another-model"'), encoding="utf-8"
     )
-    with pytest.raises(InterchangeError, match="not verified: .*body hashes to"):
+    with pytest.raises(InterchangeError, match=r"not verified: .*body hashes to"):
         _verified(folder, march_release, march_prices)
 
 
@@ -141,7 +140,7 @@ def test_a_run_with_another_trajectory_is_refused(
     (folder / "receipt.json").write_bytes((priced_run / "receipt.json").read_bytes())
     lines = (priced_run / "trajectory.jsonl").read_text(encoding="utf-8").splitlines()
     (folder / "trajectory.jsonl").write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")
-    with pytest.raises(InterchangeError, match="not verified: trajectory.jsonl: hashes to"):
+    with pytest.raises(InterchangeError, match=r"not verified: trajectory\.jsonl: hashes to"):
         _verified(folder, march_release, march_prices)
 
 
