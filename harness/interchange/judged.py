@@ -36,7 +36,7 @@ from harness.points.artifacts import (
 )
 from harness.points.baseline import ARTIFACT_TYPE, ArtifactError, answers_from_baseline, checked
 from harness.points.baseline import read_artifact as read_baseline
-from harness.points.judge import PROMPT
+from harness.points.judge import DEFAULT_EFFORT, DEFAULT_MODEL, PROMPT
 from harness.points.markdown import Point
 from harness.points.metrics import outcome, summary
 from harness.points.verify import verify_judged
@@ -134,6 +134,7 @@ def _ours(path: Path, answers_path: Path, points: list[Point]) -> JudgedPoints:
     times = sorted(_utc(v["judged_at"]) for v in judged["verdicts"])
     agent = judged["experiment"].get("agent") or {}
     ran = judged["experiment"].get("harness") or {}
+    pinned = judged["capabilities"].get("judge_pinned") is True
     return JudgedPoints(
         kind=JUDGED_SET,
         sha256=canonical_sha256(judged),
@@ -150,8 +151,13 @@ def _ours(path: Path, answers_path: Path, points: list[Point]) -> JudgedPoints:
         capability_line=judged["capability_line"],
         reliability="usable: every positive control held, the negative controls and the "
         "judge's stability within the set's rules",
-        rankable=True,
-        not_rankable_because=None,
+        rankable=pinned,
+        not_rankable_because=None
+        if pinned
+        else f"the judge ({judged['judge']['model']}/{judged['judge']['effort']}, returned "
+        f"{', '.join(judged['judge']['models_returned']) or 'none'}) is not the seed's pinned "
+        f"judge ({DEFAULT_MODEL}/{DEFAULT_EFFORT}): these figures do not compare with a pinned "
+        "judge's and are not for ranking",
         verified_by=f"pit-harness {HARNESS_VERSION} points verify: every verdict parsed back "
         "from the judge's raw reply, every control and figure recomputed against the point "
         "files; the raw replies are the word of whoever ran the judge",

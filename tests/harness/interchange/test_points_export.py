@@ -214,6 +214,7 @@ def test_a_set_of_ours_exports_with_its_judge_pass_at_k_and_harness_errors(
     judged = verified_judged(judged_path, few, answers=answers_path)
     record = points_record(judged, source=Source("Lab", "first_party"), retrieved_at=WHEN)
     assert problems(record) == []
+    assert record["source_metadata"]["additional_details"]["rankable"] == "true"  # pinned
     results = _results(record)
     scoring = results["pitfall.points.accuracy"]["metric_config"]["llm_scoring"]
     assert scoring["input_prompt"] == PROMPT
