@@ -1,7 +1,8 @@
 """pit-harness: build releases, run agents over arms x clocks, verify receipts offline.
 
 One module per command group (``release``, ``prices``, ``run``, ``figures``, ``verify``,
-``audit``, ``snapshot``, ``commitments``, ``certificate``, ``faultplan``, ``export``, ``submit``; ``points`` is ``harness.points.cli``); this one builds the parser
+``audit``, ``snapshot``, ``commitments``, ``certificate``, ``faultplan``, ``export``,
+``interchange`` (``export-eee``), ``submit``; ``points`` is ``harness.points.cli``); this one builds the parser
 from them and turns what a command raises into its exit code."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from harness.cli import (
     faultplan,
     figures,
     gate,
+    interchange,
     prices,
     release,
     run,
@@ -56,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     certificate.add_parser(sub)
     faultplan.add_parser(sub)
     export.add_parser(sub)
+    interchange.add_parser(sub)
     submit.add_parser(sub)
     points_cli.add_parser(sub)
     return parser

@@ -59,3 +59,15 @@ def test_the_sandbox_plumbing_importing_pandas_breaks_a_contract(tmp_path: Path)
     done = _lint(tree)
     assert done.returncode != 0
     assert "harness.isolation.sandbox.channel -> pandas" in done.stdout
+
+
+def test_the_exports_importing_inspect_break_a_contract(tmp_path: Path) -> None:
+    tree = _copy(tmp_path)
+    target = tree / "harness" / "interchange" / "inspect_log.py"
+    target.write_text(target.read_text() + "\nimport inspect_ai  # planted\n")
+    done = _lint(tree)
+    assert done.returncode != 0
+    assert "the exports never import Inspect: the harness writes its log format itself BROKEN" in (
+        " ".join(done.stdout.split())
+    )
+    assert "harness.interchange.inspect_log -> inspect_ai" in done.stdout

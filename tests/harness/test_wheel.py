@@ -46,6 +46,8 @@ def test_the_harness_installs_from_its_own_wheel_and_runs_without_the_site(
     assert {t for t in tops if not t.endswith(".dist-info")} == {"harness", "pit_harness"}
     assert "harness/receipt/schemas/receipt-body.schema.json" in archive.namelist()
     assert "harness/protocol/published/sharpebench/decision.schema.json" in archive.namelist()
+    for vendored in ("every-eval-ever.eval.schema.json", "every-eval-ever.LICENSE"):
+        assert f"harness/interchange/schemas/{vendored}" in archive.namelist()
     venv = tmp_path / "venv"
     _run(sys.executable, "-m", "venv", venv)
     python = venv / "bin" / "python"
@@ -82,6 +84,10 @@ def test_the_harness_installs_from_its_own_wheel_and_runs_without_the_site(
     checked = _run(harness, "verify", "receipt.json", "--trajectory", "trajectory.jsonl",
                    "--bundle", "release", cwd=tmp_path)  # fmt: skip
     assert checked.stdout.count(" ok ") == 3
+    # exported as an Every Eval Ever record, validated with the vendored schema (no Inspect)
+    exported = _run(harness, "export-eee", "receipt.json", "--trajectory", "trajectory.jsonl",
+                    "--bundle", "release", "--out", "eee.json", cwd=tmp_path)  # fmt: skip
+    assert "(Every Eval Ever 0.3.0, validated)" in exported.stdout
     # and the seed's import names
     _run(python, "-c", "from pit_harness import Bundle, RunConfig, load_prices, run; "
          "from pit_harness.adapters.plain import from_callable", cwd=tmp_path)  # fmt: skip

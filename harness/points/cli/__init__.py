@@ -1,5 +1,5 @@
 """``pit-harness points``: validate, list, render and show judged points; import PITFALL's
-judged artifact; answer, judge and verify; verify PITFALL's sealed-suite artifacts; serve
+judged artifact; answer, judge, verify and export; verify PITFALL's sealed-suite artifacts; serve
 the demo model. One module per command
 group; each adds its own verbs, in the order ``--help`` lists them."""
 
@@ -7,7 +7,16 @@ from __future__ import annotations
 
 import argparse
 
-from harness.points.cli import answer, baseline, demo, files, judge, pitfall_suite, verify
+from harness.points.cli import (
+    answer,
+    baseline,
+    demo,
+    export,
+    files,
+    judge,
+    pitfall_suite,
+    verify,
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -19,5 +28,5 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "and the rule a broken point breaks.",
     )
     verbs = points.add_subparsers(dest="points_command", required=True)
-    for group in (files, baseline, answer, judge, verify, pitfall_suite, demo):
+    for group in (files, baseline, answer, judge, verify, export, pitfall_suite, demo):
         group.add_verbs(verbs)

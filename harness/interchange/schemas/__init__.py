@@ -1,0 +1,1 @@
+"""Vendored schemas of the formats the harness exports to (see each ``*.SOURCE.md``)."""
