@@ -257,6 +257,10 @@ EMAIL_BACKEND = os.environ.get("DJANGO_EMAIL_BACKEND") or (
 DEFAULT_FROM_EMAIL = os.environ.get("DJANGO_DEFAULT_FROM_EMAIL", SERVER_EMAIL)
 
 # -- uploads -----------------------------------------------------------------
+# The trading cost every run's platform figures are also computed at: a fee in basis points
+# of the notional on each side (harness.market.frictions); the board shows returns after it
+# beside the gross ones.
+PITWEB_COST_BPS = float(os.environ.get("PITWEB_COST_BPS", "10"))
 PITWEB_MAX_RECEIPT_BYTES = env_int("PITWEB_MAX_RECEIPT_BYTES", 8 * 1024 * 1024)
 PITWEB_MAX_TRAJECTORY_BYTES = env_int("PITWEB_MAX_TRAJECTORY_BYTES", 256 * 1024 * 1024)
 PITWEB_MAX_CONFIG_BYTES = env_int("PITWEB_MAX_CONFIG_BYTES", 1024 * 1024)

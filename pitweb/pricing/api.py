@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import permissions, serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 
 from pitweb.artifacts import spool
 from pitweb.core.inputs import only_fields
-from pitweb.pricing.services import reference_prices_register
+from pitweb.pricing.services import IndexGiven, reference_prices_register
 from pitweb.releases.models import ReferencePrices
 from pitweb.releases.selectors import release_or_404
 from pitweb.runs.uploads import FORMS
@@ -27,6 +27,14 @@ if TYPE_CHECKING:
     Serializer = serializers.Serializer[Any]
 else:
     Serializer = serializers.Serializer
+
+
+class IndexOut(Serializer):
+    symbol = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]
+    pulled_at = serializers.CharField()
+    file_sha256 = serializers.CharField()
+    levels = serializers.IntegerField()
 
 
 class ReferencePricesOut(Serializer):
@@ -41,6 +49,12 @@ class ReferencePricesOut(Serializer):
     reason = serializers.CharField()
     registered_at = serializers.DateTimeField()
     csv = serializers.SerializerMethodField()
+    index = serializers.SerializerMethodField()
+
+    @extend_schema_field(IndexOut(allow_null=True))
+    def get_index(self, prices: ReferencePrices) -> dict[str, Any] | None:
+        """The market index every run is measured against with this version (null: none)."""
+        return prices.index_statement() if prices.index_symbol else None
 
     def get_csv(self, prices: ReferencePrices) -> str:
         """Where the file is downloaded, byte for byte (its sha256 is ``file_sha256``)."""
@@ -52,6 +66,19 @@ class ReferencePricesIn(Serializer):
     source = serializers.CharField(max_length=500)  # type: ignore[assignment]
     pulled_at = serializers.CharField(max_length=100, required=False, allow_blank=True)
     reason = serializers.CharField(max_length=2000)
+    # the market index runs are measured against with these prices (all four, or none)
+    index = serializers.FileField(required=False)
+    index_symbol = serializers.CharField(max_length=200, required=False)
+    index_source = serializers.CharField(max_length=500, required=False)
+    index_pulled_at = serializers.CharField(max_length=100, required=False, allow_blank=True)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        given = [k for k in ("index", "index_symbol", "index_source") if attrs.get(k)]
+        if given and len(given) != 3:
+            raise serializers.ValidationError(
+                "an index needs its file, index_symbol and index_source together"
+            )
+        return attrs
 
 
 class ReferencePricesApi(APIView):
@@ -89,7 +116,19 @@ class ReferencePricesApi(APIView):
         given.is_valid(raise_exception=True)
         data = given.validated_data
         local, _, _ = spool(data["prices"], settings.PITWEB_MAX_TRAJECTORY_BYTES, "prices")
+        index_file = None
         try:
+            index = None
+            if data.get("index"):
+                index_file, _, _ = spool(
+                    data["index"], settings.PITWEB_MAX_TRAJECTORY_BYTES, "index"
+                )
+                index = IndexGiven(
+                    index_file,
+                    data["index_symbol"],
+                    data["index_source"],
+                    data.get("index_pulled_at", ""),
+                )
             reference, created = reference_prices_register(
                 release=release,
                 path=local,
@@ -97,9 +136,12 @@ class ReferencePricesApi(APIView):
                 pulled_at=data.get("pulled_at", ""),
                 staff=cast(User, request.user),  # IsAdminUser
                 reason=data["reason"],
+                index=index,
             )
         finally:
             local.unlink(missing_ok=True)
+            if index_file is not None:
+                index_file.unlink(missing_ok=True)
         return Response(
             ReferencePricesOut(reference).data,
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,

@@ -44,6 +44,11 @@ class PlatformScore(ClaimableJob):
     # each cell's trades (harness.forward.standing.trades_json), kept only for a run of the
     # forward track: the forward board joins them across versions and bootstraps them
     trades = models.JSONField(null=True, blank=True)
+    # the ranked cell net of the site's stated cost level (``figures["costs"]``) and
+    # measured against the prices version's market index (null: it has none)
+    shifted_pit_after_costs = models.FloatField(null=True, blank=True)
+    shifted_pit_excess = models.FloatField(null=True, blank=True)
+    shifted_pit_beta = models.FloatField(null=True, blank=True)
     main_pit = models.FloatField(null=True, blank=True)
     main_pit_low = models.FloatField(null=True, blank=True)
     main_pit_high = models.FloatField(null=True, blank=True)

@@ -10,7 +10,11 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from django.conf import settings
+
 from harness.forward.standing import trades_json
+from harness.market.frictions import CostModel
+from harness.market.index import load_index
 from harness.market.prices import load_prices
 from harness.receipt.attempts import ranked_tails
 from harness.receipt.rescore import Rescore, RescoreRefused, rescore
@@ -32,13 +36,29 @@ def _rescored(score_id: int, run: Run, reference: ReferencePrices, release_dir: 
             source=reference.source,
             pulled_at=reference.pulled_at,
         )
+        index = None
+        if reference.index_symbol:
+            index = load_index(
+                copy_to(reference.index_name, work / "index.csv"),
+                symbol=reference.index_symbol,
+                source=reference.index_source,
+                pulled_at=reference.index_pulled_at,
+            )
         return rescore(
             copy_to(run.receipt_name, work / "receipt.json"),
             trajectory=copy_to(run.trajectory_name, work / "trajectory.jsonl"),
             release=release_dir,
             prices=prices,
             check_release=False,  # the copy was checked against the release's digest
+            costs=site_costs(),
+            index=index,
         )
+
+
+def site_costs() -> CostModel:
+    """The cost level the site states (``PITWEB_COST_BPS`` a side): every run's platform
+    figures are computed at it as well as at zero."""
+    return CostModel(settings.PITWEB_COST_BPS)
 
 
 def score_run(*, score_id: int, worker: str) -> Outcome:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -29,6 +30,7 @@ from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import transaction
 
+from harness.market.index import load_index
 from harness.market.prices import PriceError, load_prices
 from harness.receipt.rescore import Tails
 from pitweb.board.changes import board_changed
@@ -56,10 +58,12 @@ def reference_prices_register(
     pulled_at: str,
     staff: User | None,
     reason: str,
+    index: IndexGiven | None = None,
 ) -> tuple[ReferencePrices, bool]:
-    """Register a price file as the release's next reference version and queue a
-    re-scoring of every proven run of the release. The same file again is the version
-    it already is (nothing queued). Audited and published."""
+    """Register a price file (and, with ``index``, the market index every run of the
+    release is measured against) as the release's next reference version and queue a
+    re-scoring of every proven run of the release. The same file and index again are the
+    version they already are (nothing queued). Audited and published."""
     reason = require_reason(reason)
     source, pulled_at = readable(source, "source"), readable(pulled_at, "pulled_at")
     if not source.strip():
@@ -68,17 +72,16 @@ def reference_prices_register(
         prices = load_prices(path, source=source.strip(), pulled_at=pulled_at.strip())
     except (PriceError, OSError, ValueError) as exc:
         raise SubmissionError("invalid_prices", f"price file: {exc}") from None
-    with open(path, "rb") as handle:
-        sha = "sha256:" + hashlib.file_digest(handle, "sha256").hexdigest()
-    existing = release.reference_prices.filter(file_sha256=sha).first()
+    market = _index_fields(index) if index is not None else {}
+    sha = _stored(path, "reference-prices")
+    existing = release.reference_prices.filter(
+        file_sha256=sha,
+        index_sha256=market.get("index_sha256", ""),
+        index_symbol=market.get("index_symbol", ""),
+    ).first()
     if existing is not None:
         return existing, False
     name = f"reference-prices/{sha.removeprefix('sha256:')}.csv"
-    if not default_storage.exists(name):
-        with open(path, "rb") as handle:
-            stored = default_storage.save(name, File(handle))
-        if stored != name:
-            default_storage.delete(stored)
     with transaction.atomic():
         Release.objects.select_for_update().filter(pk=release.pk).first()  # one version at a time
         latest = release.reference_prices.order_by("-version").first()
@@ -95,13 +98,20 @@ def reference_prices_register(
             last_day=prices.last_day(),
             registered_by=staff,
             reason=reason,
+            **market,
         )
         audit_record(
             actor=staff,
             action="reference_prices",
             run=None,
-            reason=f"{release.name} prices v{reference.version} ({sha}, source {prices.source!r}): "
-            f"{reason}",
+            reason=f"{release.name} prices v{reference.version} ({sha}, source {prices.source!r})"
+            + (
+                f" with market index {market['index_symbol']} ({market['index_sha256']}, "
+                f"source {market['index_source']!r})"
+                if market
+                else ""
+            )
+            + f": {reason}",
             public=True,
         )
         runs = Run.objects.filter(release=release, verification_level__in=PROVEN_LEVELS)
@@ -109,6 +119,51 @@ def reference_prices_register(
             _queue(run, reference)
         board_changed()
     return reference, True
+
+
+@dataclass(frozen=True)
+class IndexGiven:
+    """A market index as staff give it: a price file, the symbol of its series, and where
+    it came from."""
+
+    path: str | os.PathLike[str]
+    symbol: str
+    source: str
+    pulled_at: str = ""
+
+
+def _index_fields(index: IndexGiven) -> dict[str, Any]:
+    symbol = readable(index.symbol, "index_symbol").strip()
+    source = readable(index.source, "index_source").strip()
+    pulled_at = readable(index.pulled_at, "index_pulled_at").strip()
+    if not source:
+        raise SubmissionError("source_required", "say where the index's levels came from")
+    try:
+        series = load_index(index.path, symbol=symbol, source=source, pulled_at=pulled_at)
+    except (PriceError, OSError, ValueError) as exc:
+        raise SubmissionError("invalid_index", f"index file: {exc}") from None
+    sha = _stored(index.path, "reference-prices")
+    return {
+        "index_symbol": symbol,
+        "index_source": source,
+        "index_pulled_at": pulled_at,
+        "index_sha256": sha,
+        "index_name": f"reference-prices/{sha.removeprefix('sha256:')}.csv",
+        "index_levels": len(series.levels),
+    }
+
+
+def _stored(path: str | os.PathLike[str], folder: str) -> str:
+    """The file kept in artifact storage under its digest (once); its sha256."""
+    with open(path, "rb") as handle:
+        sha = "sha256:" + hashlib.file_digest(handle, "sha256").hexdigest()
+    name = f"{folder}/{sha.removeprefix('sha256:')}.csv"
+    if not default_storage.exists(name):
+        with open(path, "rb") as handle:
+            stored = default_storage.save(name, File(handle))
+        if stored != name:
+            default_storage.delete(stored)
+    return sha
 
 
 def platform_request(*, run: Run) -> PlatformScore | None:
@@ -150,7 +205,13 @@ def _read_off(figures: dict[str, Any]) -> dict[str, Any]:
         interval = cell.get("interval_95") or [None, None]
         out[f"{arm}_pit"] = cell.get("total_return")
         out[f"{arm}_pit_low"], out[f"{arm}_pit_high"] = interval
-    out["shifted_pit_priced"] = (cells.get(("shifted", "pit")) or {}).get("priced_trades")
+    ranked = cells.get(("shifted", "pit")) or {}
+    out["shifted_pit_priced"] = ranked.get("priced_trades")
+    # at the site's stated cost level, and against the release's market index
+    out["shifted_pit_after_costs"] = (ranked.get("after_costs") or {}).get("total_return")
+    market = ranked.get("market") or {}
+    out["shifted_pit_excess"] = market.get("excess_return")
+    out["shifted_pit_beta"] = market.get("beta")
     pit = (figures.get("contamination") or {}).get("pit") or {}
     intervals = (figures.get("contamination_interval_95") or {}).get("pit") or {}
     for arm in ("shifted", "redacted"):

@@ -59,6 +59,15 @@ class ReferencePrices(models.Model):
     # the latest day a bar is for: what a forward run's hold needs priced (null: registered
     # before it was recorded, so coverage is unknown)
     last_day = models.DateField(null=True, blank=True)
+    # the market index every run of the release is measured against with these prices
+    # (harness.market.index): one symbol of a price file, its statement and digest; blank:
+    # none, and no run's platform figures hold market figures
+    index_symbol = models.CharField(max_length=200, blank=True, default="")
+    index_source = models.CharField(max_length=500, blank=True, default="")
+    index_pulled_at = models.CharField(max_length=100, blank=True, default="")
+    index_sha256 = models.CharField(max_length=71, blank=True, default="")
+    index_name = models.CharField(max_length=200, blank=True, default="")
+    index_levels = models.PositiveIntegerField(null=True, blank=True)
     registered_by = models.ForeignKey(
         "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -70,7 +79,11 @@ class ReferencePrices(models.Model):
         verbose_name = verbose_name_plural = "reference prices"
         constraints = [
             models.UniqueConstraint(fields=["release", "version"], name="one_prices_version"),
-            models.UniqueConstraint(fields=["release", "file_sha256"], name="one_prices_file"),
+            # the same prices with another index (or a first one) is a version of its own
+            models.UniqueConstraint(
+                fields=["release", "file_sha256", "index_sha256", "index_symbol"],
+                name="one_prices_file_and_index",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -89,11 +102,21 @@ class ReferencePrices(models.Model):
         return f"v{self.version}"
 
     def statement(self) -> dict[str, object]:
-        """What every row, page and export says of these prices."""
+        """What every row, page and export says of these prices (and their index)."""
         return {
             "version": self.version,
             "source": self.source,
             "pulled_at": self.pulled_at,
             "file_sha256": self.file_sha256,
             "basis": self.basis,
+            **({"index": self.index_statement()} if self.index_symbol else {}),
+        }
+
+    def index_statement(self) -> dict[str, object]:
+        return {
+            "symbol": self.index_symbol,
+            "source": self.index_source,
+            "pulled_at": self.index_pulled_at,
+            "file_sha256": self.index_sha256,
+            "levels": self.index_levels,
         }

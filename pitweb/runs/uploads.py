@@ -33,7 +33,10 @@ class Form:
 # URL is held to the size limits only.
 FORMS = {
     "api-runs": Form(files=("receipt", "trajectory", "config", "prices")),
-    "api-reference-prices": Form(files=("prices",), data=("source", "pulled_at", "reason")),
+    "api-reference-prices": Form(
+        files=("prices", "index"),
+        data=("source", "pulled_at", "reason", "index_symbol", "index_source", "index_pulled_at"),
+    ),
     "api-answer-sets": Form(files=("answers",)),
     "points-models": Form(files=()),
     "point-set-upload": Form(

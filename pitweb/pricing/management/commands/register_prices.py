@@ -4,7 +4,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from pitweb.core.errors import SubmissionError
-from pitweb.pricing.services import reference_prices_register
+from pitweb.pricing.services import IndexGiven, reference_prices_register
 from pitweb.releases.models import Release
 
 
@@ -21,6 +21,15 @@ class Command(BaseCommand):
         parser.add_argument("--pulled-at", default="", help="when they were pulled")
         parser.add_argument("--reason", required=True, help="why (published in the changelog)")
         parser.add_argument("--staff", default="", help="the staff user registering them")
+        parser.add_argument(
+            "--index",
+            metavar="FILE",
+            help="a market index every run is measured against with these prices (a price "
+            "file; with --index-symbol and --index-source)",
+        )
+        parser.add_argument("--index-symbol", default="", help="the index's symbol in FILE")
+        parser.add_argument("--index-source", default="", help="where the index came from")
+        parser.add_argument("--index-pulled-at", default="", help="when it was pulled")
 
     def handle(self, *args: Any, **options: Any) -> None:
         name = options["release"]
@@ -37,6 +46,16 @@ class Command(BaseCommand):
             )
             if staff is None:
                 raise CommandError(f"no staff user {options['staff']!r}")
+        index = None
+        if options["index"]:
+            if not options["index_symbol"]:
+                raise CommandError("--index needs --index-symbol")
+            index = IndexGiven(
+                options["index"],
+                options["index_symbol"],
+                options["index_source"],
+                options["index_pulled_at"],
+            )
         try:
             reference, created = reference_prices_register(
                 release=release,
@@ -45,6 +64,7 @@ class Command(BaseCommand):
                 pulled_at=options["pulled_at"],
                 staff=staff,
                 reason=options["reason"],
+                index=index,
             )
         except SubmissionError as exc:
             raise CommandError(exc.message) from None
@@ -52,4 +72,9 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{verb} {release.name} prices v{reference.version} {reference.file_sha256} "
             f"({reference.symbols} symbols, {reference.bars} bars, {reference.basis} basis)"
+            + (
+                f" with market index {reference.index_symbol} ({reference.index_levels} levels)"
+                if reference.index_symbol
+                else ""
+            )
         )
