@@ -313,9 +313,17 @@ class CellMarket(Part, frozen=True, forbid_unknown_fields=True):
     down_sessions: MarketSide
 
 
-# a sum of tokens: JSON's exact integers (a sum that would pass it stays at it)
+# a sum of tokens (or nanodollars) can pass a 32-bit column: up to JSON's exact integers (a
+# sum that would pass them stays at the bound)
 TOKENS_MAX = 2**53 - 1
-Tokens = Annotated[int, Meta(ge=0, le=TOKENS_MAX)]
+Tokens = Annotated[
+    int,
+    Meta(
+        ge=0,
+        le=TOKENS_MAX,
+        description="a sum of tokens or nanodollars, up to 2^53 - 1: a 64-bit column",
+    ),
+]
 ModelName = Annotated[str, Meta(min_length=1, max_length=200)]
 UnknownUsage = Literal[
     "unanswered", "error_status", "unreadable_body", "unknown_shape", "no_usage", "no_model",
