@@ -1,7 +1,7 @@
 """pit-harness: build releases, run agents over arms x clocks, verify receipts offline.
 
 One module per command group (``release``, ``prices``, ``run``, ``figures``, ``verify``,
-``audit``, ``snapshot``, ``commitments``, ``certificate``, ``faultplan``, ``export``,
+``audit``, ``cost``, ``snapshot``, ``commitments``, ``certificate``, ``faultplan``, ``export``,
 ``interchange`` (``export-eee``), ``submit``; ``points`` is ``harness.points.cli``); this one builds the parser
 from them and turns what a command raises into its exit code."""
 
@@ -16,6 +16,7 @@ from harness.cli import (
     audit,
     certificate,
     commitments,
+    cost,
     export,
     faultplan,
     figures,
@@ -53,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_parser(sub)
     gate.add_parser(sub)
     audit.add_parser(sub)
+    cost.add_parser(sub)
     snapshot.add_parser(sub)
     commitments.add_parser(sub)
     certificate.add_parser(sub)

@@ -313,6 +313,82 @@ class CellMarket(Part, frozen=True, forbid_unknown_fields=True):
     down_sessions: MarketSide
 
 
+# a sum of tokens (or nanodollars) can pass a 32-bit column: up to JSON's exact integers (a
+# sum that would pass them stays at the bound)
+TOKENS_MAX = 2**53 - 1
+Tokens = Annotated[
+    int,
+    Meta(
+        ge=0,
+        le=TOKENS_MAX,
+        description="a sum of tokens or nanodollars, up to 2^53 - 1: a 64-bit column",
+    ),
+]
+ModelName = Annotated[str, Meta(min_length=1, max_length=200)]
+UnknownUsage = Literal[
+    "unanswered", "error_status", "unreadable_body", "unknown_shape", "no_usage", "no_model",
+    "bad_count",
+]  # fmt: skip
+
+
+class ModelTokens(Part, frozen=True, forbid_unknown_fields=True):
+    """One model's tokens over the exchanges it answered whose usage was read. ``input``
+    counts every prompt token, of which ``cached_input`` were read from a cache and
+    ``cache_write_input`` written to one; ``output`` every completion token, of which
+    ``reasoning`` were reasoning."""
+
+    exchanges: Count
+    input_tokens: Tokens
+    output_tokens: Tokens
+    cached_input_tokens: Tokens
+    cache_write_input_tokens: Tokens
+    reasoning_tokens: Tokens
+
+
+class DecisionTokens(Part, frozen=True, forbid_unknown_fields=True):
+    """The cell's decisions and the exchanges each made: those recorded after the decision
+    before it (or the cell's start) belong to it."""
+
+    decisions: Count
+    with_exchanges: Count  # decisions that made at least one exchange
+    with_unknown: Count  # decisions at least one of whose exchanges has no known usage
+    input_tokens: Tokens  # over the decisions' exchanges whose usage was read
+    output_tokens: Tokens
+    most_tokens: Tokens  # input plus output of the decision that used the most
+
+
+class SelfReportedCost(Part, frozen=True, forbid_unknown_fields=True):
+    """What the agent said its decisions cost (sharpebench's ``cost``), summed as said:
+    not measured, not checked. ``cost_nanodollars`` is ``cost_usd`` in billionths."""
+
+    decisions: Count  # decisions that carried a cost
+    cost_nanodollars: Tokens
+    tokens_in: Tokens
+    tokens_out: Tokens
+    reasoning_tokens: Tokens
+
+
+class CellUsage(Part, frozen=True, forbid_unknown_fields=True):
+    """A cell's model usage, measured from the exchanges the run's model proxy recorded:
+    every exchange its agent made, its failed attempts' and (in the cell whose toolbox
+    served it) the probe's included. Tokens are summed over the exchanges whose usage was
+    read; the others are counted as unknown, by reason, never guessed."""
+
+    exchanges: Count
+    unknown_exchanges: Count
+    unknown_because: dict[UnknownUsage, Count]
+    failed_attempt_exchanges: Count
+    probe_exchanges: Count
+    input_tokens: Tokens
+    output_tokens: Tokens
+    cached_input_tokens: Tokens
+    cache_write_input_tokens: Tokens
+    reasoning_tokens: Tokens
+    by_model: dict[ModelName, ModelTokens]
+    decisions: DecisionTokens
+    self_reported: SelfReportedCost | UnsetType = UNSET
+
+
 class Cell(Part, frozen=True, forbid_unknown_fields=True):
     """One (arm, clock) of the grid: what the agent was served and what its picks scored."""
 
@@ -343,6 +419,8 @@ class Cell(Part, frozen=True, forbid_unknown_fields=True):
     # an agent speaking sharpebench's dialect: its orders that opened no position (sizing,
     # sells, closes, holds, negative weights), accepted and recorded, not scored
     ignored_orders: Count | UnsetType = UNSET
+    # a run that declared model endpoints: what the cell's agent used of its models
+    usage: CellUsage | UnsetType = UNSET
 
 
 class AnswerKey(Part, frozen=True, forbid_unknown_fields=True):

@@ -62,6 +62,7 @@ from harness.receipt.build import (
 )
 from harness.receipt.faults import fault_report
 from harness.receipt.placebo import placebo
+from harness.receipt.usage import UsageTally
 from harness.receipt.verify import check_receipt
 from harness.release.bundle import Bundle
 from harness.rundata.faultplan import FaultPlanError
@@ -115,6 +116,7 @@ class _Trail:
     attempt_events: list[dict[str, Any]] = field(default_factory=list)
     wire_events: list[dict[str, Any]] = field(default_factory=list)  # without their times
     fault_events: list[dict[str, Any]] = field(default_factory=list)  # a fault plan's evidence
+    usage: UsageTally = field(default_factory=UsageTally)  # the model exchanges, read
 
     def cell(self, event: dict[str, Any]) -> _CellTrail:
         key = (event["arm"], event["clock"])
@@ -173,6 +175,7 @@ def read_trail(trajectory: Path) -> _Trail:
             if not isinstance(event, dict):
                 raise TypeError(f"line {number} is not an event object")
             _take(trail, event)
+            trail.usage.take(event)
     return trail
 
 
@@ -446,6 +449,35 @@ def _check_claims(result: Rederivation, body: dict[str, Any], trail: _Trail) -> 
     _check_probe_status(result, body.get("probe") or {}, trail, config)
     _check_protocol(result, body, config)
     _check_faults(result, body, trail, config)
+    _check_usage(result, body, trail, config)
+
+
+def _check_usage(
+    result: Rederivation, body: dict[str, Any], trail: _Trail, config: dict[str, Any]
+) -> None:
+    """Each cell's model usage, read again from the recorded exchanges; none without
+    declared model endpoints (and then the receipt is as it always was)."""
+    cells = body.get("cells") or []
+    if not config.get("model_endpoints"):
+        result.add(
+            "model usage",
+            all("usage" not in cell for cell in cells),
+            "the run declared no model endpoints, yet its receipt states model usage",
+        )
+        return
+    keys = [(str(cell.get("arm")), str(cell.get("clock"))) for cell in cells]
+    derived = trail.usage.blocks(keys)
+    placed = sum(block.exchanges for block in derived.values())
+    result.add(
+        "model usage",
+        placed == trail.usage.exchanges,
+        f"the trajectory records {trail.usage.exchanges} model exchange(s); the cells' "
+        f"usage can account for {placed}",
+    )
+    for cell, key in zip(cells, keys, strict=True):
+        label = f"cell {key[0]}/{key[1]} usage"
+        where = _first_difference(cell.get("usage"), msgspec.to_builtins(derived[key]), label)
+        result.add(label, where is None, f"{where} (read again from the recorded exchanges)")
 
 
 def _check_faults(

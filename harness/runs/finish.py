@@ -31,6 +31,7 @@ from harness.receipt.build import (
     write_receipt,
 )
 from harness.receipt.faults import fault_report
+from harness.receipt.usage import trajectory_usage
 from harness.runs.inputs import Inputs, Started, Window
 from harness.runs.state import CellOutcome, Grid, RunContext
 
@@ -109,6 +110,7 @@ class CellScore:
     entered_early: int  # trades entered before the filing's acceptance
     knowable_early: int  # rows the clock makes knowable before their acceptance
     ignored_orders: int | None = None  # a dialect that counts them (sharpebench's)
+    usage: model.CellUsage | None = None  # a run that declared model endpoints
 
 
 def finish(ran: Ran) -> RunResult:
@@ -130,12 +132,20 @@ def finish(ran: Ran) -> RunResult:
     by_form: dict[str, dict[str, Any]] = {}
     knowable_early = {clock: knowable_before_acceptance(facts, clock) for clock in config.clocks}
     last_bell = table.opens[window.sessions[-1]]
+    # a run with model endpoints: each cell's usage, read from the closed trajectory as a
+    # verifier reads it
+    usage = (
+        trajectory_usage(config.trajectory_path).blocks(list(grid.cells))
+        if config.model_endpoints
+        else None
+    )
     for (arm, clock), outcome in grid.cells.items():
         outcome.unreached_rows = len(facts) - window.indexes[clock].knowable(last_bell)
         trades = trader(outcome)
         entered_early = entered_before_acceptance(outcome.picks, window.main_by_key, table)
         ignored = outcome.ignored_orders if ctx.dialect.reports_ignored_orders else None
-        score = CellScore(trades, entered_early, knowable_early[clock], ignored)
+        used = None if usage is None else usage[(arm, clock)]
+        score = CellScore(trades, entered_early, knowable_early[clock], ignored, used)
         measured = measured_fields(
             trades,
             costs=config.costs,
@@ -231,4 +241,6 @@ def cell_summary(
     cell.update(measured or {})
     if score.ignored_orders is not None:  # an agent speaking sharpebench's dialect
         cell["ignored_orders"] = score.ignored_orders
+    if score.usage is not None:
+        cell["usage"] = score.usage
     return msgspec.convert(cell, model.Cell)  # typed: what the types refuse, raises here

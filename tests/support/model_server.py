@@ -29,7 +29,16 @@ class ModelHandler(BaseHTTPRequestHandler):
             self.send_error(404)
             return
         prompt = body["messages"][-1]["content"]
-        reply = {
+        reply = self.reply(body, prompt)
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def reply(self, body: dict[str, Any], prompt: str) -> dict[str, Any]:
+        return {
             "id": f"chatcmpl-{len(self.seen)}",
             "object": "chat.completion",
             "created": 1700000000,
@@ -43,15 +52,26 @@ class ModelHandler(BaseHTTPRequestHandler):
             ],
             "usage": {"prompt_tokens": 3, "completion_tokens": 3, "total_tokens": 6},
         }
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+
+class DetailedUsageHandler(ModelHandler):
+    """A model whose usage says more, as OpenAI's does: the prompt's length in tokens (one
+    per character), half of it from a cache, and a reasoning share of the answer."""
+
+    def reply(self, body: dict[str, Any], prompt: str) -> dict[str, Any]:
+        reply = super().reply(body, prompt)
+        reply["model"] = "loopback-1-2026-01-01"  # the dated model that answered
+        reply["usage"] = {
+            "prompt_tokens": len(prompt),
+            "completion_tokens": 40,
+            "total_tokens": len(prompt) + 40,
+            "prompt_tokens_details": {"cached_tokens": len(prompt) // 2},
+            "completion_tokens_details": {"reasoning_tokens": 25},
+        }
+        return reply
 
 
 def self_signed(folder: Path) -> tuple[Path, Path]:

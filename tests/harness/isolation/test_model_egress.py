@@ -19,7 +19,7 @@ from harness.receipt.verify import verify
 from harness.rundata.config import ConfigError
 from harness.runs.reexecute import DIVERGED, REPRODUCED, reexecute
 from tests.support.loopback_agents import openai_agent as _openai_agent
-from tests.support.model_server import SECRET, serving_model
+from tests.support.model_server import SECRET, DetailedUsageHandler, serving_https, serving_model
 from tests.support.model_server import egress_config as _config
 from tests.support.sandbox import require_sandbox
 
@@ -61,6 +61,12 @@ def test_an_isolated_openai_agent_reaches_its_declared_model_and_every_exchange_
     assert model_egress["line"] == f"model_egress=127.0.0.1:{port}(recorded)"
     assert model_egress["exchanges"] == {f"127.0.0.1:{port}": len(exchanges)}
     assert body["config"]["model_endpoints"] == [f"127.0.0.1:{port}"]
+    # each cell's usage: the server's usage block, three tokens each way per exchange
+    usage = [c["usage"] for c in body["cells"]]
+    assert sum(u["exchanges"] for u in usage) == len(exchanges)
+    assert all(u["input_tokens"] == u["output_tokens"] == 3 * u["exchanges"] for u in usage)
+    assert all(u["unknown_exchanges"] == 0 and u["unknown_because"] == {} for u in usage)
+    assert [u["probe_exchanges"] for u in usage] == [0] * 8 + [2]  # served by shifted/pit
     # the key is written nowhere
     for path in (tmp_path / "trajectory.jsonl", tmp_path / "receipt.json"):
         assert SECRET not in path.read_text()
@@ -208,6 +214,10 @@ def test_a_model_exchange_in_a_failed_attempt_is_recorded_and_counts(
     assert told and len(seen) == 1  # the model answered the attempt that then died
     [entry] = result.body["attempts"]
     assert entry["cell"] == "main/leaky" and entry["model_exchanges"] == 1
+    # the failed attempt's exchange is in its cell's usage, and in no decision's
+    leaky = result.body["cells"][0]["usage"]
+    assert (leaky["exchanges"], leaky["failed_attempt_exchanges"]) == (1, 1)
+    assert leaky["input_tokens"] == 3 and leaky["decisions"]["with_exchanges"] == 0
     assert result.body["network"]["model_egress"]["exchanges"] == {f"127.0.0.1:{port}": 1}
     events = [json.loads(line) for line in (tmp_path / "trajectory.jsonl").read_text().splitlines()]
     [exchange] = [e for e in events if e["event"] == "model_exchange"]
@@ -262,3 +272,50 @@ def test_a_model_calling_agent_is_re_executed_against_its_recorded_exchanges(
     [asked_then] = found.recorded["model_requests"]
     assert "Think step by step." in asked_now["text"]
     assert "Think step by step." not in asked_then["text"]
+
+
+def test_a_runs_model_usage_is_measured_per_cell_model_and_decision_and_verified(
+    march_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model reports its prompt's length in tokens, half of them cached, and 25 of
+    its 40 output tokens as reasoning: the receipt sums what the responses said, cell by
+    cell and decision by decision, and verify reads it again from the recorded exchanges;
+    a token count forged in the receipt (and hashed again) is refused."""
+    from harness.receipt.build import receipt_text
+    from harness.receipt.rederive import rederive
+
+    require_sandbox()
+    monkeypatch.setenv("PIT_TEST_MODEL_KEY", SECRET)
+    with serving_https(DetailedUsageHandler, tmp_path / "model") as (port, cert, seen):
+        agent = _openai_agent(f"https://127.0.0.1:{port}/v1")
+        config = _config(march_release, tmp_path, port, cert, probe=0)
+        body = run(from_callable(agent), config).body
+    prompts = [len(s["messages"][-1]["content"]) for s in seen]
+    cells = body["cells"]
+    assert sum(c["usage"]["input_tokens"] for c in cells) == sum(prompts)
+    assert sum(c["usage"]["cached_input_tokens"] for c in cells) == sum(p // 2 for p in prompts)
+    assert sum(c["usage"]["output_tokens"] for c in cells) == 40 * len(prompts)
+    assert sum(c["usage"]["reasoning_tokens"] for c in cells) == 25 * len(prompts)
+    for cell in cells:
+        usage, decided = cell["usage"], cell["usage"]["decisions"]
+        assert list(usage["by_model"]) == ["loopback-1-2026-01-01"]  # the model that answered
+        assert usage["by_model"]["loopback-1-2026-01-01"]["input_tokens"] == usage["input_tokens"]
+        # one call per decision: every decision made one exchange, and used what it said
+        assert decided["decisions"] == decided["with_exchanges"] == cell["sessions"]
+        assert decided["input_tokens"] == usage["input_tokens"]
+        assert decided["most_tokens"] <= max(prompts) + 40
+    receipt_path = Path(config.receipt_path)
+    trajectory = Path(config.trajectory_path)
+    verified = rederive(receipt_path, trajectory=trajectory, release=march_release)
+    assert verified.ok, verified.first_mismatch
+    assert {c.name for c in verified.checks} >= {"model usage", "cell main/leaky usage"}
+
+    receipt = json.loads(receipt_path.read_text())
+    forged = receipt["body"]
+    forged["cells"][0]["usage"]["by_model"]["loopback-1-2026-01-01"]["output_tokens"] -= 40
+    forged_path = tmp_path / "forged.json"
+    forged_path.write_text(receipt_text(forged, receipt["emitted_at"]))
+    refused = rederive(forged_path, trajectory=trajectory, release=march_release)
+    mismatch = refused.first_mismatch
+    assert mismatch is not None and mismatch.name == "cell main/leaky usage"
+    assert "by_model.loopback-1-2026-01-01.output_tokens" in mismatch.detail

@@ -28,6 +28,8 @@ from harness.receipt.build import receipt_text
 from harness.receipt.rederive import rederive
 from harness.receipt.schemas import leaf_paths, receipt_body_fields, receipt_body_schema
 from tests.harness.receipt.test_receipt_schema import FAULT_PLAN
+from tests.support.loopback_agents import openai_agent
+from tests.support.model_server import SECRET, egress_config, serving_model
 from tests.support.sandbox import crash_when_told as _crash_when_told
 from tests.support.sandbox import require_sandbox
 
@@ -141,6 +143,9 @@ def runs(
     # ignored orders are claims too; so are a model endpoint (declared, never reached) and
     # the settings the agent is handed, and the commitment it runs (the forward track)
     command = f"{sys.executable} {EXAMPLES / 'sharpebench_stdio.py'}"
+    costed = out / "costed_agent.py"
+    costed.write_text(COSTED_AGENT)
+    costed_command = f"{sys.executable} {costed}"
     forward = {
         "kind": "backtest",
         "entry": "sha256:" + "e1" * 32,
@@ -150,10 +155,10 @@ def runs(
         "log_head": {"seq": 3, "digest": "sha256:" + "f3" * 32},
     }
     run(
-        command_agent(command, dialect="sharpebench"),
+        command_agent(costed_command, dialect="sharpebench"),
         config(
             "sharpebench",
-            agent_cmd=command,
+            agent_cmd=costed_command,
             dialect="sharpebench",
             agent_process="isolated",
             model_endpoints=("https://api.example.test",),
@@ -162,6 +167,13 @@ def runs(
         ),
     )
     made.append(_Run(out / "sharpebench", march_release, None))
+    # an agent asking a loopback model through the run's proxy: its usage, per model
+    with pytest.MonkeyPatch.context() as patch, serving_model(out / "model") as served:
+        patch.setenv("PIT_TEST_MODEL_KEY", SECRET)
+        port, cert, _ = served
+        agent = from_callable(openai_agent(f"https://127.0.0.1:{port}/v1"))
+        run(agent, egress_config(march_release, out / "model", port, cert))
+    made.append(_Run(out / "model", march_release, None))
     # the same agent under a fault plan: the plan in its config and the report it makes;
     # each of its faults first once (a forgery changes an array's first element)
     faults = FAULT_PLAN["faults"]
@@ -179,6 +191,21 @@ def runs(
         )
         made.append(_Run(out / f"faults-{first}", march_release, None))
     return made
+
+
+# sharpebench's template agent, reporting what each decision cost it (as said, unchecked)
+COSTED_AGENT = """
+import json, sys
+
+for line in sys.stdin:
+    observation = json.loads(line)
+    held = {p["symbol"] for p in observation["portfolio"]}
+    new = [s["symbol"] for s in observation["symbols"] if s["symbol"] not in held]
+    orders = [{"symbol": s, "action": "buy", "target_weight": 0.1} for s in new[:2]]
+    cost = {"cost_usd": 0.0015, "tokens_in": 120, "tokens_out": 30, "reasoning_tokens": 4}
+    sys.stdout.write(json.dumps({"orders": orders, "cost": cost}) + "\\n")
+    sys.stdout.flush()
+"""
 
 
 def _stated(priced: dict[str, str]) -> dict[str, str]:
