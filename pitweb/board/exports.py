@@ -53,6 +53,13 @@ LEADERBOARD_COLUMNS = [
     "platform_delta_redacted_pit",
     "platform_delta_redacted_pit_low",
     "platform_delta_redacted_pit_high",
+    # the ranked cell net of the site's stated cost level (basis points a side), and
+    # against the prices version's market index: excess return over each hold, beta
+    "platform_cost_bps",
+    "platform_shifted_pit_after_costs",
+    "index_symbol",
+    "platform_shifted_pit_excess",
+    "platform_shifted_pit_beta",
     # the memory verdict (harness.receipt.memory): score_from_memory when the shifted
     # delta's interval lies above zero while the mask holds
     "memory_verdict",
