@@ -19,6 +19,7 @@ def cmd_prices_synth(args: argparse.Namespace) -> int:
     bars = synth_prices(
         args.out, symbols=symbols, start=date.fromisoformat(bundle.start), end=end, seed=args.seed,
         news=news_sessions(rows, form=args.news) if args.news else None, market=args.market,
+        market_volatility=args.market_volatility,
     )  # fmt: skip
     print(f"SYNTHETIC prices: {bars} bars for {len(symbols)} tickers written to {args.out}")
     if args.market:
@@ -54,5 +55,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="SYMBOL",
         help="also write a SYNTHETIC market index under SYMBOL, each stock moving on it by a "
         "beta of its own (0.5 to 1.5): an index for a run's benchmark_index",
+    )
+    psynth.add_argument(
+        "--market-volatility",
+        type=float,
+        default=0.01,
+        metavar="SD",
+        help="the SYNTHETIC market's standard deviation a session (default 0.01)",
     )
     psynth.set_defaults(func=cmd_prices_synth)

@@ -175,6 +175,7 @@ def synth_prices(
     news_jump: float = 0.02,
     news_fade: int = 10,
     market: str | None = None,
+    market_volatility: float = 0.01,
 ) -> int:
     """Write a SYNTHETIC long price file (random walks, open and close per session).
 
@@ -190,8 +191,9 @@ def synth_prices(
     ``market``: a symbol for a SYNTHETIC index written beside the stocks (each session
     opening where the last closed), with every stock moving on it by a beta of its own
     drawn from 0.5 to 1.5: a market a run's beta and alpha can be measured against. The
-    market's draws come from a generator of their own, so without it the file is the
-    plain walk, byte for byte.
+    market's session moves have a standard deviation of ``market_volatility``; its draws
+    come from a generator of their own, so without it the file is the plain walk, byte
+    for byte.
     """
     import random
 
@@ -201,7 +203,7 @@ def synth_prices(
     days = [d for d in table.sessions if start <= d <= end]
     rng = random.Random(seed)
     lines = ["date,symbol,open,close"]
-    swings, betas = _market(market, sorted(set(symbols)), len(days), seed)
+    swings, betas = _market(market, sorted(set(symbols)), len(days), seed, market_volatility)
     if market:
         level = 1000.0
         for n, day in enumerate(days):
@@ -222,7 +224,7 @@ def synth_prices(
 
 
 def _market(
-    market: str | None, symbols: list[str], sessions: int, seed: int
+    market: str | None, symbols: list[str], sessions: int, seed: int, volatility: float
 ) -> tuple[list[float], dict[str, float]]:
     """A SYNTHETIC market's session moves and each stock's beta on it (none: zeros)."""
     import random
@@ -232,7 +234,7 @@ def _market(
     if market in symbols:
         raise PriceError(f"the market symbol {market!r} is also a stock's")
     rng = random.Random(f"market:{seed}")
-    swings = [rng.gauss(0.0003, 0.01) for _ in range(sessions)]
+    swings = [rng.gauss(0.0003, volatility) for _ in range(sessions)]
     return swings, {symbol: rng.uniform(0.5, 1.5) for symbol in symbols}
 
 

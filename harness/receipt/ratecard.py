@@ -186,3 +186,35 @@ def dollars(nanodollars: int) -> str:
     """Nanodollars as dollars, exactly: ``$0.000123450``."""
     whole, part = divmod(nanodollars, 10**9)
     return f"${whole}.{part:09d}"
+
+
+_SAID = ("decisions", "cost_nanodollars", "tokens_in", "tokens_out", "reasoning_tokens")
+
+
+def run_usage(cells: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """A receipt's cells' ``usage`` blocks summed into one of the same shape (exchanges,
+    unknown exchanges, each kind of token, per model), with the agent's own cost reports
+    summed apart under ``self_reported`` (None when none said any); None when no cell
+    holds usage (the run declared no model endpoints)."""
+    blocks = [c["usage"] for c in cells if c.get("usage")]
+    if not blocks:
+        return None
+    total: dict[str, Any] = {
+        "exchanges": 0,
+        "unknown_exchanges": 0,
+        **dict.fromkeys(_TOKEN_KINDS, 0),
+    }
+    by_model: dict[str, dict[str, int]] = {}
+    said: dict[str, int] | None = None
+    for block in blocks:
+        for key in ("exchanges", "unknown_exchanges", *_TOKEN_KINDS):
+            total[key] += int(block[key])
+        for name, sums in (block.get("by_model") or {}).items():
+            into = by_model.setdefault(name, dict.fromkeys(_TOKEN_KINDS, 0))
+            for kind in _TOKEN_KINDS:
+                into[kind] += int(sums[kind])
+        if block.get("self_reported"):
+            said = said or dict.fromkeys(_SAID, 0)
+            for key in _SAID:
+                said[key] += int(block["self_reported"][key])
+    return {**total, "by_model": dict(sorted(by_model.items())), "self_reported": said}

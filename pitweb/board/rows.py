@@ -15,6 +15,7 @@ from pitweb.runs.presentation import (
     cutoff_words,
     isolation_words,
     level_words,
+    model_cost,
     platform_numbers,
     run_attempts,
 )
@@ -42,6 +43,7 @@ def leaderboard_row(run: Run) -> dict[str, Any]:
                 for k, v in run.summary.items()
                 if k.startswith(("main_", "delta_"))
             },
+            **model_cost(run),
             "mask_verdict": run.summary.get("mask_verdict"),
             "probe_recovered": run.summary.get("probe_recovered"),
             "numbers": "proven",

@@ -75,3 +75,38 @@ class PlatformScore(ClaimableJob):
                 condition=models.Q(state="scored", shifted_pit__isnull=False),
             )
         ]
+
+
+class RateCardEdited(Exception):
+    """A registered rate card is never changed: register a new version instead."""
+
+
+class RateCard(models.Model):
+    """What model tokens cost (``pit-harness.rate-card.v1``: nanodollars per token, per
+    model and kind), registered by staff: every run's measured model usage is priced with
+    the newest version. Versioned, never edited."""
+
+    version = models.PositiveIntegerField(unique=True)
+    content = models.TextField()  # the card's file, as registered (at most 64 KiB)
+    sha256 = models.CharField(max_length=71, unique=True)
+    source = models.CharField(max_length=2000, blank=True, default="")
+    as_of = models.CharField(max_length=10, blank=True, default="")
+    models_priced = models.PositiveIntegerField()
+    registered_by = models.ForeignKey(
+        "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reason = models.TextField()
+    registered_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-version"]
+
+    def __str__(self) -> str:
+        return f"rate card v{self.version}"
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if not self._state.adding:
+            raise RateCardEdited(
+                f"rate card v{self.version} is registered; register a new version instead"
+            )
+        super().save(*args, **kwargs)  # type: ignore[arg-type]

@@ -23,6 +23,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -32,6 +33,7 @@ from django.db import transaction
 
 from harness.market.index import load_index
 from harness.market.prices import PriceError, load_prices
+from harness.receipt.ratecard import RateCardError, read_rate_card
 from harness.receipt.rescore import Tails
 from pitweb.board.changes import board_changed
 from pitweb.core.audit import audit_record
@@ -39,7 +41,7 @@ from pitweb.core.errors import SubmissionError
 from pitweb.core.inputs import readable, require_reason
 from pitweb.jobs import machine
 from pitweb.jobs.dispatch import send_on_commit
-from pitweb.pricing.models import PlatformScore
+from pitweb.pricing.models import PlatformScore, RateCard
 from pitweb.releases.models import ReferencePrices, Release
 from pitweb.runs.models import PROVEN_LEVELS, Run
 
@@ -164,6 +166,48 @@ def _stored(path: str | os.PathLike[str], folder: str) -> str:
         if stored != name:
             default_storage.delete(stored)
     return sha
+
+
+def current_rate_card() -> RateCard | None:
+    return RateCard.objects.order_by("-version").first()
+
+
+def rate_card_register(
+    *, path: str | os.PathLike[str], staff: User | None, reason: str
+) -> tuple[RateCard, bool]:
+    """Register a rate card as the next version every run's measured model usage is
+    priced with. The same card again is the version it already is. Audited, published."""
+    reason = require_reason(reason)
+    try:
+        loaded = read_rate_card(path)
+    except RateCardError as exc:
+        raise SubmissionError("invalid_rate_card", str(exc)) from None
+    existing = RateCard.objects.filter(sha256=loaded.sha256).first()
+    if existing is not None:
+        return existing, False
+    card = loaded.card
+    with transaction.atomic():
+        latest = RateCard.objects.select_for_update().order_by("-version").first()
+        made = RateCard.objects.create(
+            version=(latest.version + 1) if latest else 1,
+            content=Path(path).read_text(encoding="utf-8"),
+            sha256=loaded.sha256,
+            source=card.source if isinstance(card.source, str) else "",
+            as_of=card.as_of if isinstance(card.as_of, str) else "",
+            models_priced=len(card.models),
+            registered_by=staff,
+            reason=reason,
+        )
+        audit_record(
+            actor=staff,
+            action="rate_card",
+            run=None,
+            reason=f"rate card v{made.version} ({made.sha256}, {made.models_priced} models): "
+            f"{reason}",
+            public=True,
+        )
+        board_changed()
+    return made, True
 
 
 def platform_request(*, run: Run) -> PlatformScore | None:

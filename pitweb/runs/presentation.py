@@ -22,8 +22,9 @@ from harness.receipt.model import (
     TrainingCutoffSlot,
 )
 from harness.receipt.placebo import SIDES, placebo_reading
+from harness.receipt.ratecard import dollars, parse_rate_card, price_usage
 from harness.vocabulary import CLOCKS
-from pitweb.pricing.models import PlatformScore
+from pitweb.pricing.models import PlatformScore, RateCard
 from pitweb.runs.models import JobState, Run, VerificationLevel
 
 LEVEL_WORDS = {
@@ -317,9 +318,7 @@ def platform_numbers(run: Run) -> dict[str, Any]:
                 "platform_delta_redacted_pit_high": score.delta_redacted_pit_high,
                 # the ranked cell net of the site's stated cost level, and against the
                 # prices version's market index (None: the score has none)
-                "platform_cost_bps": ((score.figures or {}).get("costs") or {}).get(
-                    "bps_per_side"
-                ),
+                "platform_cost_bps": ((score.figures or {}).get("costs") or {}).get("bps_per_side"),
                 "platform_shifted_pit_after_costs": score.shifted_pit_after_costs,
                 "index_symbol": score.prices.index_symbol or None,
                 "platform_shifted_pit_excess": score.shifted_pit_excess,
@@ -330,6 +329,46 @@ def platform_numbers(run: Run) -> dict[str, Any]:
         if memory is not None:
             out["memory_verdict"], out["memory_words"] = memory
     return out
+
+
+def model_cost(run: Run) -> dict[str, Any]:
+    """A proven run's model usage as measured at the run's model proxy (re-derived by its
+    verification) priced with the site's newest rate card: its tokens, its cost (a floor,
+    said so, when an exchange's usage was unknown or a model is not on the card), the
+    ranked figure per dollar spent, and the agent's own cost report beside them, labelled
+    self-reported. Empty for a run that measured none, or whose numbers are not proven."""
+    usage = run.summary.get("model_usage")
+    if not usage or not run.proven:
+        return {}
+    out: dict[str, Any] = {
+        "model_exchanges": usage["exchanges"],
+        "model_unknown_exchanges": usage["unknown_exchanges"],
+        "model_input_tokens": usage["input_tokens"],
+        "model_output_tokens": usage["output_tokens"],
+        "model_cached_input_tokens": usage["cached_input_tokens"],
+        "model_reasoning_tokens": usage["reasoning_tokens"],
+        "model_tokens": usage["input_tokens"] + usage["output_tokens"],
+        "self_reported_cost_usd": None
+        if not usage.get("self_reported")
+        else dollars(usage["self_reported"]["cost_nanodollars"]),
+    }
+    card = RateCard.objects.order_by("-version").first()
+    if card is None:
+        return {**out, "rate_card_version": None}
+    priced = price_usage(usage, parse_rate_card(card.content.encode()))
+    ranked = run.platform.shifted_pit if run.platform is not None else None
+    return {
+        **out,
+        "rate_card_version": card.version,
+        "model_cost_nanodollars": priced.nanodollars,
+        "model_cost_usd": dollars(priced.nanodollars),
+        # a floor: exchanges of unknown usage or models the card does not price
+        "model_cost_whole": priced.whole,
+        "unpriced_models": sorted(priced.unpriced),
+        "return_per_dollar": None
+        if ranked is None or not priced.nanodollars or not priced.whole
+        else ranked / (priced.nanodollars / 1e9),
+    }
 
 
 P_SLOT_LABELS = {

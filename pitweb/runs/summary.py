@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+import msgspec
 from msgspec import UnsetType
 
 from harness.receipt.model import ReceiptBody
+from harness.receipt.ratecard import run_usage
 from harness.vocabulary import CLOCKS
 from pitweb.runs.models import CUTOFF_CHECKS
 
@@ -43,7 +45,11 @@ def body_summary(receipt: ReceiptBody) -> dict[str, Any]:
     main = {c.clock: c.total_return for c in receipt.cells if c.arm == "main"}
     deltas = receipt.contamination
     probe = receipt.probe
+    usage = run_usage([msgspec.to_builtins(c) for c in receipt.cells])
     return {
+        # the run's model usage measured at the proxy, summed over its cells (absent for a
+        # run that declared no model endpoints): priced with the site's rate card on read
+        **({"model_usage": usage} if usage is not None else {}),
         **{f"main_{clock}": main.get(clock) for clock in CLOCKS},
         **{
             f"delta_shifted_{clock}": deltas[clock].main_minus_shifted if clock in deltas else None

@@ -36,7 +36,7 @@ from pitweb.accounts.services import token_issue
 from pitweb.board.models import Snapshot
 from pitweb.board.services import snapshot_publish_each
 from pitweb.pricing.models import PlatformScore
-from pitweb.pricing.services import reference_prices_register
+from pitweb.pricing.services import IndexGiven, reference_prices_register
 from pitweb.releases.services import release_register
 from pitweb.runs import services
 from pitweb.runs.models import FINAL_STATES, Run, VerificationJob
@@ -54,6 +54,11 @@ MAIN_HOLD = 5
 PRICES_SOURCE = (
     "SYNTHETIC random walks with 8-K news (pit-harness prices synth --seed 7 --news 8-K); "
     "no market data"
+)
+MARKET = "SYNTH-MKT"
+MARKET_SOURCE = (
+    "SYNTHETIC market index, a walk of its own (harness.market.prices.synth_prices with no "
+    "stocks, seed 11, market SYNTH-MKT); no market data"
 )
 REFERENCE_SOURCE = (
     "SYNTHETIC reference random walks with 8-K news (pit-harness prices synth --seed 11 "
@@ -116,6 +121,15 @@ class Command(BaseCommand):
                     start=date(2023, 3, 1), end=date(2023, 5, 31), seed=seed,
                     news=news_sessions(rows, form=FORMS[0]),
                 )  # fmt: skip
+        # the platform's SYNTHETIC market index, a walk of its own (the demo's stocks do
+        # not move on it, so the board's betas sit near zero): each run is measured
+        # against it
+        index_file = work / "market-index-SYNTHETIC.csv"
+        if not index_file.exists():
+            synth_prices(
+                index_file, symbols=[], start=date(2023, 3, 1), end=date(2023, 5, 31), seed=11,
+                market=MARKET,
+            )  # fmt: skip
         release, _ = release_register(path=release_dir)
         memory = work / CHEAT_MEMORY
         if not memory.exists():  # the cheat's memory: computed ahead, from the reference bars
@@ -169,7 +183,8 @@ class Command(BaseCommand):
             source=REFERENCE_SOURCE,
             pulled_at="generated",
             staff=users.objects.get(username=STAFF[0]),
-            reason="demo: the release's reference prices",
+            reason="demo: the release's reference prices and its market index",
+            index=IndexGiven(index_file, MARKET, MARKET_SOURCE, "generated"),
         )
         verb = "registered" if created else "already registered:"
         self.stdout.write(f"{verb} reference prices v{reference.version} for {release.name}")
