@@ -656,3 +656,42 @@ def forward_curves(curves: dict[str, list[dict[str, Any]]]) -> go.Figure | None:
         **_LAYOUT,
     )
     return figure
+
+
+def cumulative_against_index(cells: list[dict[str, Any]], symbol: str) -> go.Figure | None:
+    """The pit clock's cumulative daily returns (main and shifted arms) beside the
+    market index's over the same sessions: each series compounded session by session,
+    as the scoring worker stored it (``harness.market.index.daily_series``). None when
+    no cell holds a series."""
+    figure = go.Figure()
+    drawn = False
+    index_drawn = False
+    for cell in cells:
+        series = cell.get("series")
+        if not series or not series["sessions"]:
+            continue
+        frame = pd.DataFrame(series)
+        frame["cell"] = (1 + frame["returns"]).cumprod() - 1
+        frame["market"] = (1 + frame["index"]).cumprod() - 1
+        figure.add_scatter(
+            x=frame["sessions"], y=frame["cell"], mode="lines",
+            name=f"{cell['arm']} arm, pit clock",
+            line={"color": ARM_COLOURS.get(cell["arm"], OTHER_COLOUR)},
+            hovertemplate="%{x}: %{y:.2%}<extra>" + cell["arm"] + "</extra>",
+        )  # fmt: skip
+        if not index_drawn:
+            figure.add_scatter(
+                x=frame["sessions"], y=frame["market"], mode="lines", name=f"index {symbol}",
+                line={"color": "#6b6b6b"},
+                hovertemplate="%{x}: %{y:.2%}<extra>" + symbol + "</extra>",
+            )  # fmt: skip
+            index_drawn = True
+        drawn = True
+    if not drawn:
+        return None
+    figure.update_layout(
+        title=f"Cumulative return, session by session, beside {symbol}",
+        yaxis={"tickformat": ".1%", "title": "cumulative return"},
+        **_LAYOUT,
+    )
+    return figure

@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike
 
 from harness.market.calendar import sessions_for
 from harness.market.frictions import CostModel, net_trades
-from harness.market.index import MarketIndex, market_figures
+from harness.market.index import MarketIndex, Series, daily_series, market_figures
 from harness.market.prices import Prices
 from harness.market.scoring import Trade, make_trades, total_return
 
@@ -195,6 +195,9 @@ class Rescore:
     after_costs: dict[tuple[str, str], Figure] = field(default_factory=dict)
     index: dict[str, Any] | None = None
     market: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    # the pit clock's daily series beside the index's, for a page to draw their
+    # cumulative returns (``harness.market.index.daily_series``)
+    series: dict[tuple[str, str], Series] = field(default_factory=dict)
 
     def deltas(self) -> dict[str, dict[str, float | None]]:
         """Per clock, the platform contamination deltas: main minus each control arm."""
@@ -239,6 +242,13 @@ class Rescore:
             }
         if (arm, clock) in self.market:
             out["market"] = self.market[(arm, clock)]
+        series = self.series.get((arm, clock))
+        if series is not None:
+            out["series"] = {
+                "sessions": series.sessions,
+                "returns": series.returns,
+                "index": series.index,
+            }
         return out
 
     def placebo(self) -> dict[str, Any] | None:
@@ -325,4 +335,8 @@ def rescore(
                 result.market[(arm, clock)] = market_figures(
                     trades, prices=prices, index=index, table=table, hold_sessions=hold
                 )
+                if clock == "pit":
+                    result.series[(arm, clock)] = daily_series(
+                        trades, prices=prices, index=index, table=table
+                    )
     return result

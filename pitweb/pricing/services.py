@@ -140,6 +140,13 @@ def _index_fields(index: IndexGiven) -> dict[str, Any]:
     pulled_at = readable(index.pulled_at, "index_pulled_at").strip()
     if not source:
         raise SubmissionError("source_required", "say where the index's levels came from")
+    for name, value, most in (
+        ("index_symbol", symbol, 200),
+        ("index_source", source, 500),
+        ("index_pulled_at", pulled_at, 100),
+    ):
+        if len(value) > most:
+            raise SubmissionError("too_long", f"{name}: at most {most} characters")
     try:
         series = load_index(index.path, symbol=symbol, source=source, pulled_at=pulled_at)
     except (PriceError, OSError, ValueError) as exc:

@@ -107,6 +107,12 @@ def _platform_context(run: Run, proven: bool) -> dict[str, Any]:
         )
         return context
     context["figures"]["returns"] = _figure(charts.returns_by_clock(frame))
+    context["costs"] = figures.get("costs")
+    context["index"] = figures.get("benchmark_index")
+    if context["index"]:
+        market = charts.cumulative_against_index(figures["cells"], context["index"]["symbol"])
+        if market is not None:
+            context["figures"]["market"] = _figure(market)
     deltas = [v for d in context["platform_deltas"].values() for v in d.values()]
     values = [v for v in deltas if v is not None]
     if values and all(v == 0 for v in values):
@@ -192,6 +198,14 @@ def run_page(request: HttpRequest, sha: str) -> HttpResponse:
             "registered_agent": _registered_agent(request, run),
             "verify": verify_commands(run, site=request.build_absolute_uri("/").rstrip("/")),
             "fault_rows": presentation.fault_rows(run.body),
+            "model_cost": presentation.model_cost(run),
+            "usage_cells": [
+                {"arm": c["arm"], "clock": c["clock"], **c["usage"]}
+                for c in run.body["cells"]
+                if c.get("usage")
+            ]
+            if proven
+            else [],
             **_audit_context(run),
             **_platform_context(run, proven),
         },

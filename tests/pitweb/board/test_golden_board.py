@@ -24,10 +24,18 @@ pytestmark = pytest.mark.django_db(transaction=True)
 ASSIGNED = re.compile(r"^(id|pk|job|submission|family|body_sha256|age)$|_at$|_seconds$")
 
 
+# the model-calling agent's run id binds its model endpoint, which names the port the
+# demo's trading model happened to listen on
+PORT_BOUND = "model_agent:agent"
+
+
 def _steady(value: Any) -> Any:
     if isinstance(value, dict):
         return {
-            k: VOLATILE if ASSIGNED.search(k) and not isinstance(v, (dict, list)) else _steady(v)
+            k: VOLATILE
+            if (ASSIGNED.search(k) or (k == "run_id" and value.get("agent") == PORT_BOUND))
+            and not isinstance(v, (dict, list))
+            else _steady(v)
             for k, v in value.items()
         }
     if isinstance(value, list):

@@ -91,6 +91,18 @@ def test_a_run_is_scored_at_the_stated_cost_and_against_the_index(
     assert "after costs" in html and "at 10 bps a side" in html and "vs MKT" in html
     csv = Client().get("/leaderboard.csv", follow=True).content.decode()
     assert "platform_shifted_pit_excess" in csv.splitlines()[0]
+    # the run page draws the cumulative return beside the index's, from the stored series
+    page = Client().get(f"/runs/{run.body_sha256[7:]}/?submission={run.pk}").content.decode()
+    assert "After costs, and against the market" in page and 'id="fig-market"' in page
+    score = PlatformScore.objects.get(run=run)
+    series = next(
+        c for c in score.figures["cells"] if c["arm"] == "shifted" and c["clock"] == "pit"
+    )["series"]
+    assert series == {
+        "sessions": again.series[("shifted", "pit")].sessions,
+        "returns": pytest.approx(again.series[("shifted", "pit")].returns),
+        "index": pytest.approx(again.series[("shifted", "pit")].index),
+    }
     # the prices version says which index it carries
     listed = Client().get(f"/api/releases/{indexed_release.digest_hex}/prices/").json()
     assert listed[0]["index"]["symbol"] == "MKT" and listed[0]["index"]["levels"] > 50
@@ -130,6 +142,7 @@ def test_a_bad_index_is_refused_and_changes_nothing(
         (IndexGiven(market_file, "NOPE", "SYNTHETIC"), "invalid_index"),
         (IndexGiven(tmp_path / "missing.csv", "MKT", "SYNTHETIC"), "invalid_index"),
         (IndexGiven(market_file, "MKT", "  "), "source_required"),
+        (IndexGiven(market_file, "MKT", "x" * 501), "too_long"),
     ):
         with pytest.raises(SubmissionError) as caught:
             reference_prices_register(

@@ -89,6 +89,10 @@ def test_the_board_shows_measured_tokens_and_their_cost_at_the_rate_card(
     assert row["return_per_dollar"] == pytest.approx(per_dollar)
     html = Client().get("/benchmarks/", follow=True).content.decode()
     assert "tokens measured" in html and "(rate card v1)" in html
+    page = Client().get(f"/runs/{uploaded.body_sha256[7:]}/?submission={uploaded.pk}")
+    text = page.content.decode()
+    assert "Model usage, measured" in text and "rate card v1" in text
+    assert row["model_cost_usd"] in text and 'id="usage-grid"' in text
     # a registered card is never edited; the same card again is its version
     registered = RateCard.objects.get()
     registered.reason = "rewritten"

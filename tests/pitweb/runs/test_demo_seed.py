@@ -73,7 +73,12 @@ def test_demo_seed_submits_and_verifies_three_baselines(settings: Any, tmp_path:
         family = Client().get(f"/api/families/{row['family']}/").json()
         assert family["attempts"] == 1 and family["benchmark"]["key"] == row["benchmark"]
     call_command("demo_seed", rows=3000, stdout=io.StringIO())  # twice: nothing new
-    assert Run.objects.count() == 10 and ReferencePrices.objects.count() == 1
+    # the baselines, the tuner's three, the cheat, the model-calling agent and the executions
+    assert Run.objects.count() == 11 and ReferencePrices.objects.count() == 1
+    model = Run.objects.get(agent="model_agent:agent")
+    row = next(r for r in board["unranked"] + board["ranked"] if r["run_id"] == model.run_id)
+    assert row["model_tokens"] > 0 and row["rate_card_version"] == 1
+    assert row["model_cost_usd"].startswith("$0.") and row["model_cost_whole"] is True
     assert Snapshot.objects.count() == 4  # one per benchmark, not one per seeding
     assert [f.attempts for f in Family.objects.filter(submitter__username="tuner")] == [1, 1, 1]
     assert ExecutionJob.objects.count() == 3

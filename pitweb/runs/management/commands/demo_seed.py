@@ -14,8 +14,11 @@ staff's and the submitter's sign-in and a token.
 
 from __future__ import annotations
 
+import json
+import os
 import secrets
 import shlex
+import sys
 import time
 from datetime import date
 from pathlib import Path
@@ -27,8 +30,9 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from harness import RunConfig, run
-from harness.agents import memory_cheat
+from harness.agents import demo_model, memory_cheat
 from harness.agents.external import configured_agent
+from harness.isolation.sandbox.outside import availability
 from harness.market.prices import load_prices, news_sessions, synth_prices
 from harness.release.bundle import Bundle
 from harness.release.synth import synth_release
@@ -36,11 +40,19 @@ from pitweb.accounts.services import token_issue
 from pitweb.board.models import Snapshot
 from pitweb.board.services import snapshot_publish_each
 from pitweb.pricing.models import PlatformScore
-from pitweb.pricing.services import IndexGiven, reference_prices_register
+from pitweb.pricing.services import IndexGiven, rate_card_register, reference_prices_register
 from pitweb.releases.services import release_register
 from pitweb.runs import services
 from pitweb.runs.models import FINAL_STATES, Run, VerificationJob
 
+# the demo's SYNTHETIC rate card: the demo trading model's tokens at made-up prices
+DEMO_RATE_CARD = {
+    "schema_version": "pit-harness.rate-card.v1",
+    "source": "SYNTHETIC: the demo's own prices, no provider's",
+    "as_of": "2026-12-01",
+    "models": {"demo-trader-not-a-model": {"input": 150, "output": 600}},
+}
+DEMO_KEY = "OPENAI_API_KEY"
 AGENTS = ("stub", "harness.agents.baselines:earliest_five", "harness.agents.baselines:date_reader")
 STAFF = ("staff", "staff-demo-password")
 # one family of attempts: the same agent uploaded by one submitter with three holds; an
@@ -175,6 +187,19 @@ class Command(BaseCommand):
             agent_cmd=shlex.join(["python3", memory_cheat.__file__, str(memory.resolve())]),
         )  # fmt: skip
 
+        # a model-calling agent through the run's recording proxy, against the demo's
+        # trading model (not a model): its tokens measured, priced with the demo's card
+        self._model_run(work, release_dir, prices, submitter)
+        card = work / "rate-card-SYNTHETIC.json"
+        card.write_text(json.dumps(DEMO_RATE_CARD, indent=2) + "\n")
+        made, created = rate_card_register(
+            path=card, staff=users.objects.get(username=STAFF[0]),
+            reason="demo: a SYNTHETIC rate card for the demo's trading model",
+        )  # fmt: skip
+        self.stdout.write(
+            f"{'registered' if created else 'already registered:'} rate card v{made.version}"
+        )
+
         deadline = time.monotonic() + options["timeout"]
         self._wait(deadline, lambda: VerificationJob.objects.exclude(state__in=FINAL_STATES))
         reference, created = reference_prices_register(
@@ -226,10 +251,45 @@ class Command(BaseCommand):
             f"PITWEB_RELEASE={release_dir.resolve()}"
         )
 
+    def _model_run(self, work: Path, release_dir: Path, prices: Path, submitter: Any) -> None:
+        """``examples/agents/model_agent.py`` in its sandbox, asking the demo's trading
+        model (loopback HTTPS, reached only through the run's recording proxy), uploaded
+        as ``submitter``; skipped, and said so, where the sandbox cannot run."""
+        out = work / "runs" / "model-agent"
+        if (out / "receipt.json").exists():  # seeded before: the same run, not a new one
+            self._upload(out, prices, submitter, is_baseline=False, name="model_agent")
+            return
+        available, why = availability()
+        if not available:
+            self.stdout.write(f"skipped the model-calling agent's run: {why}")
+            return
+        agents = Path(settings.BASE_DIR) / "examples" / "agents"
+        # the demo model takes any key: a made-up one, never a real key of this machine's
+        kept = os.environ.get(DEMO_KEY)
+        os.environ[DEMO_KEY] = "demo-key-not-a-secret"
+        sys.path.insert(0, str(agents))  # the agent's module, named as run.json names it
+        try:
+            with demo_model.served() as model:
+                self._submitted(
+                    out, release_dir, prices, PRICES_SOURCE,
+                    submitter, agent="model_agent:agent", is_baseline=False,
+                    model_version=demo_model.DEMO_TRADER, training_cutoff="2022-12-31",
+                    agent_process="isolated", model_endpoints=(model.endpoint,),
+                    model_ca_file=str(model.ca_file), pass_env=(DEMO_KEY,),
+                    agent_env={"OPENAI_BASE_URL": model.base_url, "PIT_MODEL": demo_model.DEMO_TRADER},
+                    probe=2,
+                )  # fmt: skip
+        finally:
+            sys.path.remove(str(agents))
+            if kept is None:
+                os.environ.pop(DEMO_KEY, None)
+            else:
+                os.environ[DEMO_KEY] = kept
+
     def _submitted(
         self, out: Path, release_dir: Path, prices: Path, source: str, submitter: Any, *,
         is_baseline: bool, agent: str = "stub", agent_cmd: str = "", hold_sessions: int = MAIN_HOLD,
-        model_version: str = "", training_cutoff: str = "",
+        model_version: str = "", training_cutoff: str = "", **extra: Any,
     ) -> None:  # fmt: skip
         """Run an agent (``agent`` by name, or the command ``agent_cmd``) with the harness
         and upload it as ``submitter``."""
@@ -246,6 +306,7 @@ class Command(BaseCommand):
             prices={"path": str(prices), "source": source, "pulled_at": "generated"},  # type: ignore[arg-type]
             trajectory_path=str(out / "trajectory.jsonl"),
             receipt_path=str(out / "receipt.json"),
+            **extra,
         )
         spec = configured_agent(config)
         name = agent_cmd or agent
@@ -259,6 +320,12 @@ class Command(BaseCommand):
         if failed:  # a demo whose baseline could not run shows nothing worth seeing
             what = "baseline" if is_baseline else "agent"
             raise CommandError(f"{what} {name} did not complete: {', '.join(failed)}")
+        self._upload(out, prices, submitter, is_baseline=is_baseline, name=spec.name)
+
+    def _upload(
+        self, out: Path, prices: Path, submitter: Any, *, is_baseline: bool, name: str
+    ) -> None:
+        """A run's artifacts in ``out`` uploaded as ``submitter``."""
         with (
             open(out / "receipt.json", "rb") as receipt,
             open(out / "trajectory.jsonl", "rb") as trajectory,
@@ -272,7 +339,7 @@ class Command(BaseCommand):
                 is_baseline=is_baseline,
             )
         verb = "submitted" if submission.created else "already there"
-        self.stdout.write(f"{verb}: run {submission.run.run_id} ({spec.name}, by {submitter})")
+        self.stdout.write(f"{verb}: run {submission.run.run_id} ({name}, by {submitter})")
 
     def _wait(self, deadline: float, unfinished: Any) -> None:
         while unfinished().exists():
