@@ -5,6 +5,11 @@ from pitweb.runs import api, views
 urlpatterns = [
     path("runs/<str:sha>/", views.run_page, name="run"),
     path("runs/<str:sha>/cells.json", views.run_cells_json, name="run-cells-json"),
+    path(
+        "runs/<str:sha>/every-eval-ever.json",
+        views.run_every_eval_ever,
+        name="run-every-eval-ever",
+    ),
     path("runs/<str:sha>/tables/<str:name>", views.run_table, name="run-table"),
     path("runs/<str:sha>/status.json", views.run_status_json, name="run-status-json"),
     path("runs/<str:sha>/download/<str:what>", views.run_download, name="run-download"),

@@ -20,8 +20,11 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonRe
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from harness.interchange.every_eval_ever import Source
+from harness.interchange.run_record import run_record
 from harness.receipt.model import Cell
 from pitweb import charts
 from pitweb.accounts.access import staff_required
@@ -265,6 +268,24 @@ def run_cells_json(request: HttpRequest, sha: str) -> JsonResponse:
     return JsonResponse(
         msgspec.to_builtins({"cells": receipt.cells, "contamination": receipt.contamination})
     )
+
+
+@refuses_bad_queries
+def run_every_eval_ever(request: HttpRequest, sha: str) -> JsonResponse:
+    """A proven run in Every Eval Ever's shared schema (``harness.interchange``), made
+    from the body the site verified and validated against the schema: the site states
+    itself as the evaluator, a third party to the submitter's model."""
+    run = _run_or_404(request, sha)
+    if not run.proven:
+        return JsonResponse({"withheld": run.withheld_reason}, status=409)
+    record = run_record(
+        run.body,
+        source=Source(organization=settings.PITWEB_SIGNING_ISSUER, relationship="third_party"),
+        retrieved_at=timezone.now(),
+    )
+    response = JsonResponse(record, json_dumps_params={"indent": 2})
+    response["Content-Disposition"] = f'attachment; filename="{run.run_id}.every-eval-ever.json"'
+    return response
 
 
 @refuses_bad_queries

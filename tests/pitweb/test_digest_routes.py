@@ -45,6 +45,7 @@ def digest_routes() -> dict[str, str]:
 ASKED = {
     "run": ("get", {}, {}, None),
     "run-cells-json": ("get", {}, {}, None),
+    "run-every-eval-ever": ("get", {}, {}, None),
     "run-table": ("get", {"name": "cells"}, {"format": "json"}, None),
     "run-status-json": ("get", {}, {}, None),
     "run-download": ("get", {"what": "receipt"}, {}, None),

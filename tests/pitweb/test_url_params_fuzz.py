@@ -389,6 +389,7 @@ def run_urls(sha: str) -> list[str]:
     return [
         f"/runs/{sha}/",
         f"/runs/{sha}/cells.json",
+        f"/runs/{sha}/every-eval-ever.json",
         f"/runs/{sha}/tables/cells?format=json",
         f"/runs/{sha}/tables/jobs?format=csv",
         f"/runs/{sha}/status.json",

@@ -14,6 +14,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
 
+from harness.interchange.every_eval_ever import problems
 from harness.market.frictions import CostModel
 from harness.market.index import load_index
 from harness.market.prices import load_prices
@@ -103,6 +104,12 @@ def test_a_run_is_scored_at_the_stated_cost_and_against_the_index(
         "returns": pytest.approx(again.series[("shifted", "pit")].returns),
         "index": pytest.approx(again.series[("shifted", "pit")].index),
     }
+    # the run travels: Every Eval Ever's record of it, validated by the published schema
+    exported = Client().get(f"/runs/{run.body_sha256[7:]}/every-eval-ever.json")
+    assert exported.status_code == 200
+    record = exported.json()
+    assert problems(record) == [] and record["evaluation_id"].endswith(run.run_id)
+    assert record["source_metadata"]["evaluator_relationship"] == "third_party"
     # the prices version says which index it carries
     listed = Client().get(f"/api/releases/{indexed_release.digest_hex}/prices/").json()
     assert listed[0]["index"]["symbol"] == "MKT" and listed[0]["index"]["levels"] > 50

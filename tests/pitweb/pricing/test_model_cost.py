@@ -134,3 +134,6 @@ def test_a_forged_token_count_fails_verification_and_shows_no_cost(
     assert not uploaded.proven and "usage" in uploaded.failed_check
     row = _row(uploaded.run_id)
     assert row["numbers"] == "withheld" and "model_tokens" not in row
+    # nothing unproven travels either
+    exported = Client().get(f"/runs/{uploaded.body_sha256[7:]}/every-eval-ever.json")
+    assert exported.status_code == 409 and "withheld" in exported.json()
