@@ -97,10 +97,6 @@ class CellFaults:
                 faults.armed.append(_Armed(fault, at, amount))
         return faults
 
-    @property
-    def assigned(self) -> list[str]:
-        return [a.fault.id for a in self.armed]
-
     def _of(self, mode: str) -> list[_Armed]:
         return [a for a in self.armed if a.fault.mode == mode]
 
