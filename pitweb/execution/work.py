@@ -223,7 +223,7 @@ def _store(job: ExecutionJob, receipt: Path, trajectory: Path, setup: _Setup) ->
         prices = open(prices_path, "rb") if prices_path else None  # noqa: SIM115
         try:
             submission = runs.run_submit(
-                user=job.requested_by or job.agent.owner,
+                user=job.agent.owner,  # the owner's run, whoever asked: its family counts it
                 receipt=r,
                 trajectory=t,
                 prices=prices,

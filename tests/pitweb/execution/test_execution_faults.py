@@ -64,6 +64,9 @@ def test_staff_execute_an_agent_under_a_plan_and_the_run_page_shows_its_evidence
     made, unfaulted = job.made, plain.made
     assert made is not None and unfaulted is not None
     assert made.status == JobState.VERIFIED
+    # the owner's run, though staff asked for it: it counts in the owner's family
+    assert made.submitter == submitter and job.requested_by == staff
+    assert made.family is not None and made.family.submitter == submitter
     body = made.body
     report = body["fault_injection"]
     assert body["config"]["fault_plan"]["sha256"] == report["plan_sha256"]
