@@ -166,6 +166,7 @@ def _cell_results(body: dict[str, Any], dataset: dict[str, Any]) -> list[dict[st
                     "score_details": {"score": cell["total_return"], "details": details},
                 }
             )
+        results += _measured_results(cell, name, dataset, details, reach)
         results.append(
             {
                 "evaluation_result_id": f"{name}.trades",
@@ -184,6 +185,55 @@ def _cell_results(body: dict[str, Any], dataset: dict[str, Any]) -> list[dict[st
                     bounds=(0, "Infinity"),
                 ),
                 "score_details": {"score": cell["trades"], "details": details},
+            }
+        )
+    return results
+
+
+# a cell's figures beyond its gross return, when its config asked for them (a cost model,
+# a market index): (key in the cell, metric id, name, kind, unit, bounds, description)
+_MEASURED: tuple[tuple[str, str, str, str, str, tuple[float | str, float | str], str], ...] = (
+    (
+        "total_return_after_costs", "pit-harness.total_return_after_costs",
+        "total return after costs", "return", "proportion", (-1.0, "Infinity"),
+        "the mean priced trade's return net of the config's cost model (a fee on the "
+        "notional traded at entry and at exit)",
+    ),
+    (
+        "excess_return", "pit-harness.excess_return", "excess return", "return",
+        "proportion", ("-Infinity", "Infinity"),
+        "the mean priced trade's return less the config's market index over the same hold",
+    ),
+    (
+        "beta", "pit-harness.beta", "beta", "score", "ratio", ("-Infinity", "Infinity"),
+        "least squares of the daily returns of the open trades on the index's daily moves",
+    ),
+)  # fmt: skip
+
+
+def _measured_results(
+    cell: dict[str, Any], name: str, dataset: dict[str, Any], details: dict[str, str], reach: str
+) -> list[dict[str, Any]]:
+    values = {**(cell.get("market") or {}), **cell}
+    results = []
+    for key, metric, label, kind, unit, bounds, said in _MEASURED:
+        if values.get(key) is None:
+            continue
+        results.append(
+            {
+                "evaluation_result_id": f"{name}.{key}",
+                "evaluation_name": name,
+                "source_data": dataset,
+                "metric_config": continuous(
+                    metric_id=metric,
+                    name=label,
+                    kind=kind,
+                    unit=unit,
+                    description=f"Arm {cell['arm']}, clock {cell['clock']}: {said}.{reach}",
+                    lower_is_better=False,
+                    bounds=bounds,
+                ),
+                "score_details": {"score": values[key], "details": details},
             }
         )
     return results

@@ -286,3 +286,20 @@ def test_the_series_is_made_only_of_sessions_a_trade_was_open(
     first = min(t.entry_session for t in trades)
     last = max(t.exit_session for t in trades)
     assert series.sessions and first < series.sessions[0] and series.sessions[-1] <= last
+
+
+def test_the_figures_travel_in_every_eval_evers_schema(measured: Any) -> None:
+    from datetime import UTC, datetime
+
+    from harness.interchange.every_eval_ever import Source, problems
+    from harness.interchange.run_record import run_record
+
+    record = run_record(measured.body, source=Source(), retrieved_at=datetime.now(UTC))
+    assert problems(record) == []
+    scores = {
+        r["evaluation_result_id"]: r["score_details"]["score"] for r in record["evaluation_results"]
+    }
+    cell = next(c for c in measured.body["cells"] if (c["arm"], c["clock"]) == ("main", "pit"))
+    assert scores["pit.cell.main.pit.total_return_after_costs"] == cell["total_return_after_costs"]
+    assert scores["pit.cell.main.pit.excess_return"] == cell["market"]["excess_return"]
+    assert scores["pit.cell.main.pit.beta"] == cell["market"]["beta"]
