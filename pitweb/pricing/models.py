@@ -46,6 +46,7 @@ class PlatformScore(ClaimableJob):
     trades = models.JSONField(null=True, blank=True)
     # the ranked cell net of the site's stated cost level (``figures["costs"]``) and
     # measured against the prices version's market index (null: it has none)
+    cost_bps = models.FloatField(null=True, blank=True)  # the stated level it was priced at
     shifted_pit_after_costs = models.FloatField(null=True, blank=True)
     shifted_pit_excess = models.FloatField(null=True, blank=True)
     shifted_pit_beta = models.FloatField(null=True, blank=True)

@@ -259,6 +259,7 @@ def _read_off(figures: dict[str, Any]) -> dict[str, Any]:
     ranked = cells.get(("shifted", "pit")) or {}
     out["shifted_pit_priced"] = ranked.get("priced_trades")
     # at the site's stated cost level, and against the release's market index
+    out["cost_bps"] = (figures.get("costs") or {}).get("bps_per_side")
     out["shifted_pit_after_costs"] = (ranked.get("after_costs") or {}).get("total_return")
     market = ranked.get("market") or {}
     out["shifted_pit_excess"] = market.get("excess_return")

@@ -318,7 +318,7 @@ def platform_numbers(run: Run) -> dict[str, Any]:
                 "platform_delta_redacted_pit_high": score.delta_redacted_pit_high,
                 # the ranked cell net of the site's stated cost level, and against the
                 # prices version's market index (None: the score has none)
-                "platform_cost_bps": ((score.figures or {}).get("costs") or {}).get("bps_per_side"),
+                "platform_cost_bps": score.cost_bps,
                 "platform_shifted_pit_after_costs": score.shifted_pit_after_costs,
                 "index_symbol": score.prices.index_symbol or None,
                 "platform_shifted_pit_excess": score.shifted_pit_excess,
