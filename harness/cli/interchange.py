@@ -13,7 +13,11 @@ from harness.outcomes import EXIT_MISMATCH, EXIT_OK
 def cmd_export_eee(args: argparse.Namespace) -> int:
     try:
         body = verified_body(
-            args.receipt, trajectory=args.trajectory, bundle=args.bundle, prices=args.prices
+            args.receipt,
+            trajectory=args.trajectory,
+            bundle=args.bundle,
+            prices=args.prices,
+            index=args.index,
         )
         record = run_record(body, source=source_of(args), retrieved_at=now())
         write_record(args.out, record)
@@ -42,6 +46,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     exp.add_argument("--bundle", required=True, help="the release folder the receipt binds")
     exp.add_argument(
         "--prices", help="the run's price file (a priced run's returns are re-derived with it)"
+    )
+    exp.add_argument(
+        "--index",
+        help="the run's market index file (a run with a benchmark_index: its excess return "
+        "and beta are re-derived with it)",
     )
     exp.add_argument("--out", required=True, help="the record (JSON) to write")
     source_arguments(exp)

@@ -13,7 +13,7 @@ from harness.agents.external import command_agent, http_agent
 from harness.cli.common import UsageError, external_agent_arguments, placebo_lines
 from harness.forward.check import verdict_line
 from harness.forward.log import Entry, LogError, verify_log
-from harness.market.index import load_index
+from harness.market.index import bound_index
 from harness.market.prices import PriceError, load_prices
 from harness.outcomes import EXIT_INTERNAL, EXIT_MISMATCH, EXIT_OK
 from harness.progress import terminal_bar
@@ -163,7 +163,8 @@ def _rederive_scores(args: argparse.Namespace) -> int:
     index = None
     if args.index:
         try:  # the statement and symbol are the receipt's; the file's bytes are compared
-            index = load_index(args.index, **_stated_index(args.receipt))
+            _, body = check_receipt(args.receipt)
+            index = bound_index(args.index, (body.get("config") or {}).get("benchmark_index") or {})
         except PriceError as exc:
             print(f"scores MISMATCH  index: {exc}")
             return EXIT_MISMATCH
@@ -190,18 +191,6 @@ def _rederive_scores(args: argparse.Namespace) -> int:
         _, body = check_receipt(args.receipt)  # the split as proven, printed as the run did
         print("\n".join(placebo_lines(body["placebo"])))
     return EXIT_OK
-
-
-def _stated_index(receipt: str) -> dict[str, str]:
-    """The symbol and statement of the index the receipt's config binds (a receipt with
-    none: the symbol is empty, and loading refuses)."""
-    _, body = check_receipt(receipt)
-    bound = (body.get("config") or {}).get("benchmark_index") or {}
-    return {
-        "symbol": str(bound.get("symbol") or ""),
-        "source": str(bound.get("source") or "as stated in the receipt"),
-        "pulled_at": str(bound.get("pulled_at") or ""),
-    }
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -35,6 +35,7 @@ from harness.interchange.every_eval_ever import (
     text_details,
     validated,
 )
+from harness.market.index import bound_index
 from harness.market.prices import PriceError, load_prices
 from harness.receipt.build import ReceiptError
 from harness.receipt.rederive import rederive
@@ -56,11 +57,13 @@ def verified_body(
     trajectory: str | os.PathLike[str],
     bundle: str | os.PathLike[str],
     prices: str | os.PathLike[str] | None = None,
+    index: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """The receipt's body, once its hashes hold against the trajectory and the release
     and every score is re-derived from them; InterchangeError naming the first check that
-    fails, a check that could not be made (a priced run without its price file), or a run
-    that is not a result (invalidated)."""
+    fails, a check that could not be made (a priced run without its price file, a run
+    measured against an index without the index file), or a run that is not a result
+    (invalidated)."""
     try:
         report = verify(receipt, trajectory=trajectory, bundle=bundle)
     except ReceiptError as exc:
@@ -73,8 +76,17 @@ def verified_body(
             loaded = load_prices(prices, source="as stated in the receipt", pulled_at="")
         except PriceError as exc:
             raise InterchangeError(f"not verified: prices: {exc}") from None
+    market = None
+    if index is not None:
+        bound = (report.body.get("config") or {}).get("benchmark_index") or {}
+        try:
+            market = bound_index(index, bound)
+        except PriceError as exc:
+            raise InterchangeError(f"not verified: index: {exc}") from None
     try:
-        result = rederive(receipt, trajectory=trajectory, release=bundle, prices=loaded)
+        result = rederive(
+            receipt, trajectory=trajectory, release=bundle, prices=loaded, index=market
+        )
     except ReceiptError as exc:
         raise InterchangeError(f"not verified: {exc}") from None
     wrong = result.first_mismatch
@@ -82,15 +94,23 @@ def verified_body(
         raise InterchangeError(f"not verified: {wrong.name}: {wrong.detail}")
     skipped = [c for c in result.checks if c.status == "skipped"]
     if skipped:
+        wanted = "index" if skipped[0].name == "cell_market" else "price"
         raise InterchangeError(
             f"not verified: {skipped[0].name} skipped ({skipped[0].detail}): pass the run's "
-            "price file, so that every figure exported is one re-derived"
+            f"{wanted} file, so that every figure exported is one re-derived"
         )
     body = report.body
     if body.get("valid") is not True:
         why = ", ".join(body.get("invalidated_by") or []) or "invalid"
         raise InterchangeError(f"not a result: the run is invalidated ({why})")
     return body
+
+
+def without_market(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` with each cell's ``market`` figures left out: for an exporter that has not
+    re-derived them against the run's index file (the site holds the submitter's prices,
+    never their index), so that no figure it exports is one it did not check."""
+    return {**body, "cells": [{k: v for k, v in c.items() if k != "market"} for c in body["cells"]]}
 
 
 def _dataset(body: dict[str, Any]) -> dict[str, Any]:

@@ -107,6 +107,18 @@ def load_index(
     return MarketIndex(series, symbol, levels)
 
 
+def bound_index(path: str | os.PathLike[str], bound: dict[str, Any]) -> MarketIndex:
+    """The index a run's config binds (``bound``: its ``benchmark_index``, possibly empty),
+    read from ``path``: the symbol and statement are the config's, only the file's bytes
+    are the reader's (an empty binding names no symbol, and loading refuses)."""
+    return load_index(
+        path,
+        symbol=str(bound.get("symbol") or ""),
+        source=str(bound.get("source") or "as stated in the receipt"),
+        pulled_at=str(bound.get("pulled_at") or ""),
+    )
+
+
 @dataclass(frozen=True)
 class Fit:
     """Least squares of the cell's daily returns on the index's."""

@@ -24,7 +24,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from harness.interchange.every_eval_ever import Source
-from harness.interchange.run_record import run_record
+from harness.interchange.run_record import run_record, without_market
 from harness.receipt.model import Cell
 from pitweb import charts
 from pitweb.accounts.access import staff_required
@@ -279,7 +279,7 @@ def run_every_eval_ever(request: HttpRequest, sha: str) -> JsonResponse:
     if not run.proven:
         return JsonResponse({"withheld": run.withheld_reason}, status=409)
     record = run_record(
-        run.body,
+        without_market(run.body),  # the submitter's index is not the site's to check
         source=Source(organization=settings.PITWEB_SIGNING_ISSUER, relationship="third_party"),
         retrieved_at=timezone.now(),
     )

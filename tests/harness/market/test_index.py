@@ -303,3 +303,22 @@ def test_the_figures_travel_in_every_eval_evers_schema(measured: Any) -> None:
     assert scores["pit.cell.main.pit.total_return_after_costs"] == cell["total_return_after_costs"]
     assert scores["pit.cell.main.pit.excess_return"] == cell["market"]["excess_return"]
     assert scores["pit.cell.main.pit.beta"] == cell["market"]["beta"]
+
+
+def test_export_eee_re_derives_the_market_figures_or_refuses(
+    measured: Any, march_release: Path, march_market_prices: Path, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    from harness.cli import main
+
+    args = [
+        "export-eee", str(measured.receipt_path), "--trajectory", str(measured.trajectory_path),
+        "--bundle", str(march_release), "--prices", str(march_market_prices),
+        "--out", str(tmp_path / "record.json"),
+    ]  # fmt: skip
+    assert main(args) == 1  # the market figures could not be checked without the index
+    assert "cell_market skipped" in capsys.readouterr().out
+    assert not (tmp_path / "record.json").exists()
+    assert main([*args, "--index", str(march_market_prices)]) == 0
+    record = json.loads((tmp_path / "record.json").read_text())
+    assert any(r["evaluation_result_id"].endswith(".beta") for r in record["evaluation_results"])

@@ -24,7 +24,7 @@ from pitweb.core.errors import SubmissionError
 from pitweb.pricing.models import PlatformScore
 from pitweb.pricing.services import IndexGiven, reference_prices_register
 from pitweb.releases.models import ReferencePrices
-from tests.pitweb.conftest import Artifacts, submit_run, token_client
+from tests.pitweb.conftest import Artifacts, make_run, submit_run, token_client
 from tests.support.data import build_prices
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -194,3 +194,23 @@ def test_staff_register_an_index_over_the_api_and_the_command_line(
     assert (
         out.getvalue().startswith("already registered as") and "market index MKT" in out.getvalue()
     )
+
+
+def test_a_receipts_own_market_figures_never_travel_from_the_site(
+    indexed_release: Any, submitter: User, market_file: Path, site_release: Path, tmp_path: Path
+) -> None:
+    """A submitter's receipt measured against their own index: the site cannot check
+    those figures (it never holds their index file), so its export leaves them out; the
+    net return, re-derived from the bound cost model, travels."""
+    stated = {"path": str(market_file), "source": "SYNTHETIC", "pulled_at": "generated"}
+    artifacts = make_run(
+        site_release, tmp_path / "own-index", market_file,
+        benchmark_index={**stated, "symbol": "MKT"}, costs={"bps_per_side": 5},
+    )  # fmt: skip
+    run = submit_run(submitter, artifacts)
+    assert run.proven and run.body["cells"][0]["market"]["beta"] is not None
+    record = Client().get(f"/runs/{run.body_sha256[7:]}/every-eval-ever.json").json()
+    assert problems(record) == []
+    ids = {r["evaluation_result_id"] for r in record["evaluation_results"]}
+    assert "pit.cell.main.pit.total_return_after_costs" in ids
+    assert not any(i.endswith((".excess_return", ".beta")) for i in ids)
