@@ -34,16 +34,16 @@ from datetime import date
 from typing import Any
 
 from harness.market.calendar import SessionTable
+from harness.market.intervals import (
+    BOOTSTRAP_REPLICATES,
+    BOOTSTRAP_SEED,
+    CONFIDENCE,
+    percentile_indices,
+)
 from harness.market.prices import PriceError, Prices, load_prices
 from harness.market.scoring import Trade
 
-# the receipt's intervals are all drawn with these (harness.receipt.bootstrap re-exports)
-REPLICATES = 2000
-SEED = 20230301
-CONFIDENCE = 0.95
 MIN_SESSIONS = 3  # fewer sessions in the series than this: no beta, no alpha
-
-INDEX_KEYS = ("path", "source", "pulled_at", "symbol")
 
 
 class MarketIndexError(PriceError):
@@ -216,8 +216,8 @@ def fit_intervals(
     series: Series,
     *,
     block: int,
-    replicates: int = REPLICATES,
-    seed: int = SEED,
+    replicates: int = BOOTSTRAP_REPLICATES,
+    seed: int = BOOTSTRAP_SEED,
     confidence: float = CONFIDENCE,
 ) -> tuple[tuple[float, float], tuple[float, float]] | None:
     """95% intervals of (beta, alpha) from a moving block bootstrap: blocks of ``block``
@@ -254,8 +254,7 @@ def fit_intervals(
             alphas.append(fit.alpha)
     betas.sort()
     alphas.sort()
-    tail = (1.0 - confidence) / 2.0
-    low, high = int(tail * (replicates - 1)), int((1.0 - tail) * (replicates - 1) + 0.5)
+    low, high = percentile_indices(confidence, replicates)
     return (betas[low], betas[high]), (alphas[low], alphas[high])
 
 
@@ -273,10 +272,13 @@ def market_figures(
     index: MarketIndex,
     table: SessionTable,
     hold_sessions: int,
+    series: Series | None = None,
 ) -> dict[str, Any]:
-    """A cell's ``market`` entry in the receipt (see the module's account)."""
+    """A cell's ``market`` entry in the receipt (see the module's account); ``series``:
+    the cell's ``daily_series``, when the caller made it already."""
     excess = excess_returns(trades, index=index, table=table, basis=prices.basis)
-    series = daily_series(trades, prices=prices, index=index, table=table)
+    if series is None:
+        series = daily_series(trades, prices=prices, index=index, table=table)
     fit = Fit.of(series.index, series.returns)
     intervals = fit_intervals(series, block=hold_sessions) if fit is not None else None
     return {

@@ -11,17 +11,12 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+# the settings and the percentile rule, offered here as they always were
+from harness.market.intervals import BOOTSTRAP_REPLICATES as BOOTSTRAP_REPLICATES
+from harness.market.intervals import BOOTSTRAP_SEED as BOOTSTRAP_SEED
+from harness.market.intervals import CONFIDENCE as CONFIDENCE
+from harness.market.intervals import percentile_indices as percentile_indices
 from harness.market.scoring import Trade
-
-BOOTSTRAP_REPLICATES = 2000
-BOOTSTRAP_SEED = 20230301
-CONFIDENCE = 0.95
-
-
-def percentile_indices(confidence: float, replicates: int) -> tuple[int, int]:
-    """The sorted replicates' indices of a percentile interval's ends."""
-    tail = (1.0 - confidence) / 2.0
-    return int(tail * (replicates - 1)), int((1.0 - tail) * (replicates - 1) + 0.5)
 
 
 def session_sums(trades: list[Trade]) -> list[tuple[float, int]]:

@@ -332,11 +332,11 @@ def rescore(
             if costs is not None:
                 result.after_costs[(arm, clock)] = block_bootstrap(net_trades(trades, costs))
             if index is not None:
+                series = daily_series(trades, prices=prices, index=index, table=table)
                 result.market[(arm, clock)] = market_figures(
-                    trades, prices=prices, index=index, table=table, hold_sessions=hold
-                )
+                    trades, prices=prices, index=index, table=table, hold_sessions=hold,
+                    series=series,
+                )  # fmt: skip
                 if clock == "pit":
-                    result.series[(arm, clock)] = daily_series(
-                        trades, prices=prices, index=index, table=table
-                    )
+                    result.series[(arm, clock)] = series
     return result

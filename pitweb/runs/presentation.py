@@ -22,6 +22,7 @@ from harness.receipt.model import (
     TrainingCutoffSlot,
 )
 from harness.receipt.placebo import SIDES, placebo_reading
+from harness.receipt.ratecard import RateCard as ParsedCard
 from harness.receipt.ratecard import dollars, parse_rate_card, price_usage
 from harness.vocabulary import CLOCKS
 from pitweb.pricing.models import PlatformScore, RateCard
@@ -331,6 +332,19 @@ def platform_numbers(run: Run) -> dict[str, Any]:
     return out
 
 
+_PARSED: dict[str, ParsedCard] = {}
+
+
+def _card(card: RateCard) -> ParsedCard:
+    """A registered card parsed once per process: its sha256 names its content."""
+    parsed = _PARSED.get(card.sha256)
+    if parsed is None:
+        if len(_PARSED) >= 8:  # a few versions at most are read at once
+            _PARSED.clear()
+        parsed = _PARSED[card.sha256] = parse_rate_card(card.content.encode())
+    return parsed
+
+
 def model_cost(run: Run) -> dict[str, Any]:
     """A proven run's model usage as measured at the run's model proxy (re-derived by its
     verification) priced with the site's newest rate card: its tokens, its cost (a floor,
@@ -355,7 +369,7 @@ def model_cost(run: Run) -> dict[str, Any]:
     card = RateCard.objects.order_by("-version").first()
     if card is None:
         return {**out, "rate_card_version": None}
-    priced = price_usage(usage, parse_rate_card(card.content.encode()))
+    priced = price_usage(usage, _card(card))
     ranked = run.platform.shifted_pit if run.platform is not None else None
     return {
         **out,
