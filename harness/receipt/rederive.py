@@ -850,6 +850,7 @@ def _check_cells(
         result.add("config costs", False, str(exc))
         return
     scored.index = index
+    scored.indexed = config.get("benchmark_index") is not None
     if crosses_cutoff(config):
         scored.kept = {}  # the placebo split is made from every cell's trades
     scores: dict[tuple[str, str], float | None] = {}
@@ -969,6 +970,7 @@ class _Scoring:
     kept: dict[tuple[str, str], list[Trade]] | None = None  # each scored cell's trades
     costs: CostModel | None = None
     index: MarketIndex | None = None  # None: the market figures are not re-derived
+    indexed: bool = False  # the config binds an index: its cells may hold market figures
 
 
 def _check_cell(
@@ -1073,7 +1075,7 @@ def _check_measured(
         hold_sessions=scoring.hold,
     )
     stated = {k: cell[k] for k in _MEASURED if k in cell}
-    if scoring.index is None and "market" in stated:
+    if scoring.index is None and scoring.indexed and "market" in stated:
         stated.pop("market")  # skipped (said once, in _index_basis) or refused there
     for key in _MEASURED:
         if key in stated or key in derived:

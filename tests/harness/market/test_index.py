@@ -203,6 +203,19 @@ def test_verify_re_derives_the_market_figures_and_refuses_a_forged_beta(
     caught = rederive(forged, index=index, check_release=False, **args)
     assert not caught.ok
     assert caught.first_mismatch is not None and "market" in caught.first_mismatch.name
+    # market figures a run never bound an index for: refused, even without an index file
+    plain = tmp_path / "plain"
+    unbound = run(earliest_five, _config(plain, march_release, march_market_prices))
+    receipt = json.loads(Path(unbound.receipt_path).read_text())
+    receipt["body"]["cells"][0]["market"] = measured.body["cells"][0]["market"]
+    grafted = tmp_path / "grafted.json"
+    grafted.write_text(receipt_text(receipt["body"], receipt["emitted_at"]))
+    refused = rederive(
+        grafted, trajectory=unbound.trajectory_path, release=march_release, prices=prices,
+        check_release=False,
+    )  # fmt: skip
+    assert not refused.ok and refused.first_mismatch is not None
+    assert refused.first_mismatch.name.endswith(" market")
     # another index file than the one P4 states: refused before anything is scored
     wrong = tmp_path / "other.csv"
     text = Path(march_market_prices).read_text()
