@@ -474,9 +474,6 @@ if PITWEB_EDGAR_BASE_URL:
         "task": "pitweb.releases.tasks.fetch_next_day",
         "schedule": crontab(minute=0, hour=10),
     }
-# where the points workers journal paid calls, so a replacement worker resumes a job
-# (shared by every worker that may take over one: the compose volume)
-PITWEB_JOURNAL_DIR = Path(os.environ.get("PITWEB_JOURNAL_DIR") or VAR_DIR / "journals")
 # the registered model (by name) that judges every uploaded answer set; none: staff judge them
 PITWEB_POINTS_JUDGE = os.environ.get("PITWEB_POINTS_JUDGE", "")
 PITWEB_POINTS_JOB_SOFT_LIMIT = env_int("PITWEB_POINTS_JOB_SOFT_LIMIT", 6 * 3600)

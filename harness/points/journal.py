@@ -1,10 +1,15 @@
 """Paid work saved as it arrives. A run of ``points answer`` or ``points judge`` appends
-one JSON line per finished call to a journal beside its output; the journal's first line
-says what run it belongs to (model, endpoint, suite or answer set). Started again with
-``--resume``, the same run takes every finished call from the journal and makes only
-the rest; a journal of another run is refused rather than mixed in. The journal is
-removed once the output is written. A torn last line (the process died mid-write) is
-dropped; nothing before it is lost, since every line is flushed to disk when written.
+one JSON line per finished call to a journal; the journal's first line says what run it
+belongs to (model, endpoint, suite or answer set). Started again with ``--resume``, the
+same run takes every finished call from the journal and makes only the rest; a journal
+of another run is refused rather than mixed in. The journal is removed once the output
+is written.
+
+Where the lines are kept is the journal's store: the command line keeps them in a file
+beside its output (``FileStore``), the site in database rows, one per paid call, so that
+a worker on any machine resumes another's job. A store hands back only whole lines: a
+file's torn last line (the process died mid-write) is dropped, and nothing before it is
+lost, since every line is flushed to disk when written.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from harness import canonical
 
@@ -33,50 +38,111 @@ def journal_path(out: str | os.PathLike[str]) -> Path:
     return target.with_name(f".{target.name}.journal.jsonl")
 
 
-class Journal:
-    def __init__(self, path: Path, header: dict[str, Any], resume: bool) -> None:
+class JournalStore(Protocol):
+    """Where a journal's lines are kept. ``str()`` names it in messages."""
+
+    def lines(self) -> list[str] | None:
+        """Every whole line kept, the header first; None when nothing is kept."""
+
+    def start(self, line: str) -> None:
+        """Begin an empty journal with its header line."""
+
+    def append(self, line: str) -> None:
+        """Keep one more line, durably, before returning."""
+
+    def remove(self) -> None:
+        """The journal has served its purpose: drop every line."""
+
+    def close(self) -> None:
+        """Release what the store holds open; the lines stay."""
+
+
+class FileStore:
+    """A journal's lines in one file, flushed to disk line by line."""
+
+    def __init__(self, path: Path) -> None:
         self.path = path
+        self._file: Any = None
+        self._whole: int | None = None  # bytes of whole lines, where a torn tail follows
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+    def lines(self) -> list[str] | None:
+        """Every whole line. A torn tail (a line the process died writing, whatever it
+        broke) is cut off the file before the next line is appended, so the lines stay
+        whole; a file that is never appended to is left as it was."""
+        if not self.path.exists():
+            return None
+        data = self.path.read_bytes()
+        kept: list[str] = []
+        good = 0
+        for piece in data.split(b"\n")[:-1]:  # the last piece has no newline: torn or empty
+            try:
+                json.loads(piece.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                break
+            kept.append(piece.decode("utf-8") + "\n")
+            good += len(piece) + 1
+        self._whole = good if good < len(data) else None
+        return kept
+
+    def start(self, line: str) -> None:
+        self.path.write_text(line, encoding="ascii")
+
+    def append(self, line: str) -> None:
+        if self._file is None:
+            if self._whole is not None:
+                with self.path.open("r+b") as file:
+                    file.truncate(self._whole)
+            self._file = self.path.open("a", encoding="ascii")
+        self._file.write(line)
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def remove(self) -> None:
+        self.close()
+        self.path.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+class Journal:
+    """A run's finished paid calls, by key. ``store`` is a ``JournalStore``, or the path
+    of a journal file."""
+
+    def __init__(self, store: JournalStore | Path, header: dict[str, Any], resume: bool) -> None:
+        self.store: JournalStore = FileStore(store) if isinstance(store, Path) else store
         self.done: dict[str, Any] = {}
         self._lock = threading.Lock()
         wanted = json.loads(_line(header))
-        if path.exists():
-            if not resume:
-                raise JournalError(
-                    f"{path} holds an unfinished run's paid work: pass --resume to continue "
-                    "it, or remove the file to start again"
-                )
-            self._load(wanted)
+        lines = self.store.lines()
+        if lines is None:
+            self.store.start(_line(wanted))
+        elif not resume:
+            raise JournalError(
+                f"{self.store} holds an unfinished run's paid work: pass --resume to continue "
+                "it, or remove the file to start again"
+            )
         else:
-            path.write_text(_line(wanted), encoding="ascii")
-        self._file = path.open("a", encoding="ascii")
+            self._load(lines, wanted)
 
-    def _load(self, wanted: dict[str, Any]) -> None:
-        """Take back every whole line; cut a torn tail (a line the process died writing,
-        whatever it broke) off the file, so the lines appended next stay whole."""
-        data = self.path.read_bytes()
-        lines, good = data.split(b"\n"), 0
-        entries = []
-        for n, line in enumerate(lines[:-1]):  # the last piece has no newline: torn or empty
-            try:
-                entry = json.loads(line.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError):
-                break
-            entries.append(entry)
-            good += len(line) + 1
-            if n == 0 and entry != wanted:
-                raise JournalError(
-                    f"{self.path} belongs to another run (its model, endpoint, suite or "
-                    "input differs): remove it to start this one"
-                )
-        if not entries:
-            raise JournalError(f"{self.path} is not a journal: remove it to start this run")
-        for entry in entries[1:]:
+    def _load(self, lines: list[str], wanted: dict[str, Any]) -> None:
+        if not lines:
+            raise JournalError(f"{self.store} is not a journal: remove it to start this run")
+        if json.loads(lines[0]) != wanted:
+            raise JournalError(
+                f"{self.store} belongs to another run (its model, endpoint, suite or "
+                "input differs): remove it to start this one"
+            )
+        for line in lines[1:]:
+            entry = json.loads(line)
             if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
                 break
             self.done[entry[0]] = entry[1]
-        if good < len(data):
-            with self.path.open("r+b") as file:
-                file.truncate(good)
 
     def get(self, key: str) -> Any:
         with self._lock:
@@ -86,14 +152,11 @@ class Journal:
         line = _line([key, value])
         with self._lock:
             self.done[key] = json.loads(line)[1]
-            self._file.write(line)
-            self._file.flush()
-            os.fsync(self._file.fileno())
+            self.store.append(line)
 
     def finish(self) -> None:
         """The output is written: the journal has served its purpose."""
-        self._file.close()
-        self.path.unlink(missing_ok=True)
+        self.store.remove()
 
     def close(self) -> None:
-        self._file.close()
+        self.store.close()

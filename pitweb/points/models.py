@@ -385,3 +385,16 @@ class PointsJob(ClaimableJob):
 
     def __str__(self) -> str:
         return f"{self.kind} job {self.pk}"
+
+
+class JournalLine(models.Model):
+    """One line of a points job's journal (``harness.points.journal``): the header first,
+    then one per paid call, each written in its own transaction as the call finishes. Kept
+    in the database, so a worker on any machine resumes the job where another stopped;
+    removed when the job's output is stored."""
+
+    job = models.ForeignKey(PointsJob, on_delete=models.CASCADE, related_name="journal")
+    line = models.TextField()  # canonical JSON, ASCII, ending in a newline
+
+    class Meta:
+        ordering = ["job", "id"]

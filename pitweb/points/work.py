@@ -1,9 +1,9 @@
 """The work behind the points tasks: answer a point set with a registered model, or judge
 an answer set with the site's judge, through the engine (``harness.points.run``).
 
-Paid calls are journalled as they finish (the engine's ``Journal``, one file per job in
-``PITWEB_JOURNAL_DIR``), so a worker that dies mid-job is replaced by one that asks only
-what was not yet answered. A failed positive control ends the job naming the point, with
+Paid calls are journalled as they finish (the engine's ``Journal``, its lines in the
+database: ``pitweb.points.journal``), so a worker that dies mid-job is replaced, on this
+machine or another, by one that asks only what was not yet answered. A failed positive control ends the job naming the point, with
 nothing judged; our own failures are retried and then ``harness_error``; answers the judge
 could not judge after the engine's own attempts are asked again on the job's next attempt,
 and shown as harness errors once the attempts are used up.
@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
-from pathlib import Path
 from urllib.parse import urlsplit
-
-from django.conf import settings
 
 from harness.points.answer import AgentConfig, Answerer
 from harness.points.artifacts import canonical_sha256
@@ -30,6 +27,7 @@ from pitweb.jobs import machine
 from pitweb.jobs.machine import MAX_ATTEMPTS, Outcome
 from pitweb.points import services
 from pitweb.points.engine import engine_points
+from pitweb.points.journal import RowStore
 from pitweb.points.models import ModelEndpoint, PointsJob
 
 log = logging.getLogger(__name__)
@@ -55,12 +53,6 @@ def _pace(endpoint: ModelEndpoint) -> Pace | None:
     return Pace(endpoint.rate_per_minute) if endpoint.rate_per_minute else None
 
 
-def journal_file(job: PointsJob) -> Path:
-    folder = Path(settings.PITWEB_JOURNAL_DIR)
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"points-job-{job.pk}.jsonl"
-
-
 def _progress(job: PointsJob, journal: Journal, worker: str) -> machine.Heartbeat:
     """The job's heartbeat, which also writes how many paid calls the journal holds."""
 
@@ -79,7 +71,7 @@ def _answer(job: PointsJob, points: list[EnginePoint], worker: str) -> Outcome:
     header = {"kind": "answer", "job": job.pk, "base_url": endpoint.base_url,
               "model": endpoint.model, "effort": endpoint.effort,
               "suite": job.point_set.suite_sha256, "samples": job.samples}  # fmt: skip
-    journal = Journal(journal_file(job), header, resume=True)
+    journal = Journal(RowStore(job), header, resume=True)
     try:
         with _progress(job, journal, worker):
             body = answer_points(
@@ -93,7 +85,7 @@ def _answer(job: PointsJob, points: list[EnginePoint], worker: str) -> Outcome:
     services.answer_job_finish(
         job_id=job.pk, worker=worker, body=body, paid_calls=len(journal.done)
     )
-    journal.path.unlink(missing_ok=True)
+    journal.finish()
     return Outcome(PointsJob.State.DONE)
 
 
@@ -108,7 +100,7 @@ def _judge(job: PointsJob, points: list[EnginePoint], worker: str) -> Outcome:
               "model": endpoint.model, "effort": endpoint.effort,
               "answer_set_sha256": canonical_sha256(answers.body),
               "stability_k": job.stability_k, "stride": job.stride}  # fmt: skip
-    journal = Journal(journal_file(job), header, resume=True)
+    journal = Journal(RowStore(job), header, resume=True)
     try:
         with _progress(job, journal, worker):
             body = judge_answer_set(
@@ -121,7 +113,7 @@ def _judge(job: PointsJob, points: list[EnginePoint], worker: str) -> Outcome:
             job_id=job.pk, worker=worker, state=PointsJob.State.CONTROL_FAILED,
             message=f"aborted, nothing judged: {exc}",
         )  # fmt: skip
-        journal.path.unlink(missing_ok=True)
+        journal.finish()
         return Outcome(PointsJob.State.CONTROL_FAILED)
     finally:
         journal.close()
@@ -129,7 +121,7 @@ def _judge(job: PointsJob, points: list[EnginePoint], worker: str) -> Outcome:
     if unjudged and job.attempts < MAX_ATTEMPTS:
         return _retry(job, worker, f"{unjudged} answer(s) got no usable verdict")
     services.judge_job_finish(job_id=job.pk, worker=worker, body=body, paid_calls=len(journal.done))
-    journal.path.unlink(missing_ok=True)
+    journal.finish()
     return Outcome(PointsJob.State.DONE)
 
 

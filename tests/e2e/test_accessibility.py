@@ -215,7 +215,6 @@ def seeded(
         requested_by=submitter,
         made=a,
     )
-    settings.PITWEB_JOURNAL_DIR = tmp_path / "journals"
     staff.username = "staff"  # the demo's points are answered and judged by "staff"
     staff.save()
     call_command("demo_points", stdout=io.StringIO())

@@ -21,7 +21,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_the_demo_points_draw_their_distribution_and_radar_on_desktop_and_phone(
     live_server: Any, page: Any, staff: User, screenshots: Path, settings: Any, tmp_path: Path
 ) -> None:
-    settings.PITWEB_JOURNAL_DIR = tmp_path / "journals"
     staff.username = "staff"
     staff.save()
     call_command("demo_points", stdout=io.StringIO())  # the real worker answers and judges

@@ -25,8 +25,8 @@ from harness.market.prices import load_prices
 from pitweb import celery_app
 from tests.support.data import build_prices, build_release
 
-# the judged-point fixtures (a four-point set, the chat server, the workers' journals)
-from tests.support.points_site import chat, journals, point_set  # noqa: F401
+# the judged-point fixtures (a four-point set, the chat server)
+from tests.support.points_site import chat, point_set  # noqa: F401
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The judged-point site's test fixtures and helpers: point files zipped as staff upload
-them, a four-point set, the loopback chat server, the workers' journals, and the jobs that
+them, a four-point set, the loopback chat server, and the jobs that
 answer and judge a set through the real services."""
 
 from __future__ import annotations
@@ -47,13 +47,6 @@ def zipped(files: dict[str, str]) -> bytes:
         for name, text in files.items():
             archive.writestr(name, text)
     return buffer.getvalue()
-
-
-@pytest.fixture()
-def journals(settings: Any, tmp_path: Path) -> Path:
-    """The workers' journals in a folder of the test's own."""
-    settings.PITWEB_JOURNAL_DIR = tmp_path / "journals"
-    return settings.PITWEB_JOURNAL_DIR
 
 
 @pytest.fixture()

@@ -65,7 +65,7 @@ def journal_for(args: argparse.Namespace, header: dict[str, Any]) -> Journal:
     """The run's journal: paid calls saved as they finish, taken back with --resume."""
     journal = Journal(journal_path(args.out), header, resume=args.resume)
     if journal.done:
-        print(f"resuming: {len(journal.done)} finished call(s) taken from {journal.path}")
+        print(f"resuming: {len(journal.done)} finished call(s) taken from {journal.store}")
     return journal
 
 

@@ -59,7 +59,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
         sha = write_artifact(args.out, body)
     except ControlFailed as exc:
         print(
-            f"pit-harness: {exc} (the verdicts so far are kept in {journal.path}; remove it "
+            f"pit-harness: {exc} (the verdicts so far are kept in {journal.store}; remove it "
             "to ask the judge again from the start)",
             file=sys.stderr,
         )

@@ -388,11 +388,13 @@ def test_answer_judge_verify_from_the_command_line(
     assert done.returncode == 2 and "must be at least 1" in done.stderr
     assert len(state.bodies) == calls  # nothing was sent
     # a journal left by an interrupted run: continued only when asked, only if it is ours
-    journal_path(judged).write_text('{"kind": "judge", "model": "another"}\n')
+    another = '{"kind": "judge", "model": "another"}\n["k", 1]\n["torn'
+    journal_path(judged).write_text(another)
     done = _cli("judge", answers, "--out", judged, *where)
     assert done.returncode == 2 and "pass --resume to continue it" in done.stderr
     done = _cli("judge", answers, "--out", judged, *where, "--resume")
     assert done.returncode == 2 and "belongs to another run" in done.stderr
+    assert journal_path(judged).read_text() == another  # not ours: left as it was, torn tail too
     journal_path(judged).unlink()
     assert len(state.bodies) == calls
     # no key for an endpoint off this machine: said plainly, before any call (a loopback

@@ -44,7 +44,6 @@ def test_the_demo_forward_board_shows_the_cheat_s_decay_and_the_reference_s_none
         wait_for(lambda: WorkerBeat.objects.filter(stopped_at=None).exists(), "a worker", log)
         call_command("demo_forward", staff=staff.username, submitter="demo", timeout=900)
         # then the formal cohorts, whose log entries follow the forward track's
-        settings.PITWEB_JOURNAL_DIR = tmp_path / "journals"
         call_command("demo_cohorts", staff=staff.username, submitter="demo", timeout=300,
                      stdout=io.StringIO())  # fmt: skip
     finally:

@@ -26,7 +26,7 @@ from tests.support.chat_server import Chat
 from tests.support.points import answerer
 from tests.support.points_site import endpoints
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("journals")]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 TRUTHS = {"up-by-tenth": "Yes: it closed at 101.2.", "down-by-twelfth": "No: it closed at 99.9."}
 PLAN = {

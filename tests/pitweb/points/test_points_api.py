@@ -95,7 +95,6 @@ def test_a_point_set_answers_its_pages_points_and_judged_rows(point_set: PointSe
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("journals")
 def test_judged_sets_answer_their_reliability_distribution_and_verdicts_as_pages_do(
     point_set: PointSet, chat: tuple[Chat, str]
 ) -> None:

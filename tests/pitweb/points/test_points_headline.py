@@ -35,7 +35,7 @@ from tests.support.points_site import (
     knows_first,
 )
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("journals")]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 # every key under which a figure of a judged set's verdicts could be stated
 FIGURE_KEYS = (

@@ -18,11 +18,18 @@ from django.test import Client
 
 from pitweb import celery_app
 from pitweb.points import services
-from pitweb.points.models import AnswerSet, JudgedSet, ModelEndpoint, PointSet, PointsJob
+from pitweb.points.models import (
+    AnswerSet,
+    JournalLine,
+    JudgedSet,
+    ModelEndpoint,
+    PointSet,
+    PointsJob,
+)
 from tests.support.chat_server import Chat, section
 from tests.support.points_site import answered_by, endpoints, knows_first, point_files, zipped
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("journals")]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_a_set_is_answered_and_judged_then_judged_again(
@@ -173,7 +180,7 @@ def test_a_worker_killed_mid_judging_is_replaced_without_paying_twice(
     server.judge_hook = judged_until_held
     celery_app.conf.task_always_eager = False
     real_broker_clean()
-    env = {**worker_env(artifact_dir), "PITWEB_JOURNAL_DIR": str(settings.PITWEB_JOURNAL_DIR)}
+    env = worker_env(artifact_dir)  # the journal is in the database: no folder is shared
     log = tmp_path / "worker.log"
     process = worker(env, log, "judge-a")
     try:
@@ -185,6 +192,8 @@ def test_a_worker_killed_mid_judging_is_replaced_without_paying_twice(
     hold.set()
     job.refresh_from_db()
     assert job.state == "running" and sum(paid.values()) == 5
+    # the header and one line per paid call, each committed as its call finished
+    assert JournalLine.objects.filter(job=job).count() == 1 + 5
     PointsJob.objects.filter(pk=job.pk).update(heartbeat_at=None)  # silent past the limit
     requeued = services.points_requeue_stale()
     assert requeued == [job.pk]
@@ -198,6 +207,7 @@ def test_a_worker_killed_mid_judging_is_replaced_without_paying_twice(
     assert job.attempts == 2 and job.judged_set is not None
     # every call paid exactly as often as a clean job pays it: none twice
     assert paid == clean
+    assert not JournalLine.objects.filter(job=job).exists()  # served its purpose
     assert job.judged_set.summary == first.judged_set.summary  # type: ignore[union-attr]
 
 

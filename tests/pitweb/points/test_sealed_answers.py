@@ -33,7 +33,7 @@ from tests.support.chat_server import Chat
 from tests.support.points import answerer
 from tests.support.points_site import endpoints, point_files, zipped
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("journals")]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture()

@@ -27,7 +27,7 @@ from tests.support.points import answerer
 from tests.support.points_site import answered_by, endpoints, knows_first, point_files, zipped
 from tests.support.submit import Done, submit
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("journals")]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture()

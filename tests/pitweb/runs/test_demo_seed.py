@@ -108,7 +108,6 @@ def test_demo_seed_answers_and_judges_the_demo_points_through_the_jobs(
     from pitweb.points.models import JudgedSet, PointSet, PointsJob
 
     settings.VAR_DIR = tmp_path
-    settings.PITWEB_JOURNAL_DIR = tmp_path / "journals"
     out = io.StringIO()
     call_command("demo_seed", rows=3000, stdout=out)
     point_set = PointSet.objects.get(name="finance-demo")
