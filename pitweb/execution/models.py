@@ -119,7 +119,9 @@ class ExecutionJob(ClaimableJob):
 
 class ExecutionCell(ClaimableJob):
     """One cell of an execution, run by whichever worker claims it; its record
-    (``harness.runs.records.CellRecord``, JSON) is what the assembly writes into the run."""
+    (``harness.runs.records.CellRecord``, JSON) is what the assembly writes into the run.
+    The record is an artifact in storage, named by its digest (``record_name``), so the
+    assembly reads it on any machine; the row holds the digest it is checked against."""
 
     class State(models.TextChoices):
         QUEUED = "queued"
@@ -142,7 +144,7 @@ class ExecutionCell(ClaimableJob):
     arm = models.CharField(max_length=16)
     clock = models.CharField(max_length=16)
     state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
-    record = models.TextField(blank=True)
+    record_sha256 = models.CharField(max_length=71, blank=True)  # "sha256:<hex>" once done
     # read off the record for the progress table: the cell's status and decisions
     status = models.CharField(max_length=16, blank=True)
     sessions = models.PositiveIntegerField(default=0)
@@ -156,3 +158,12 @@ class ExecutionCell(ClaimableJob):
     @property
     def label(self) -> str:
         return f"{self.arm}/{self.clock}"
+
+    @property
+    def record_name(self) -> str:
+        return cell_record_name(self.record_sha256)
+
+
+def cell_record_name(sha256: str) -> str:
+    """Where a cell record with this digest lies in storage."""
+    return f"cells/{sha256.removeprefix('sha256:')}.json"

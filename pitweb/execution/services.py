@@ -14,6 +14,7 @@ Imports go one way: tasks -> work -> services. A service reaches a task only thr
 
 from __future__ import annotations
 
+import hashlib
 import re
 import socket
 import urllib.parse
@@ -23,6 +24,7 @@ from typing import Any, cast
 
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
@@ -40,7 +42,7 @@ from harness.rundata.config import RunConfig
 from harness.rundata.faultplan import FaultPlan, FaultPlanError, parse_plan, plan_from_record
 from harness.runs.runner import cell_order
 from harness.vocabulary import ARMS, CLOCKS
-from pitweb.artifacts import release_held
+from pitweb.artifacts import release_held, store_bytes
 from pitweb.board.changes import board_changed
 from pitweb.core.audit import audit_record
 from pitweb.core.errors import SubmissionError
@@ -50,6 +52,7 @@ from pitweb.execution.models import (
     ExecutionJob,
     ExecutionState,
     RegisteredAgent,
+    cell_record_name,
 )
 from pitweb.jobs import machine
 from pitweb.jobs.dispatch import send_on_commit
@@ -434,16 +437,35 @@ def cell_claim(*, cell_id: int, worker: str) -> bool:
     return machine.claim(ExecutionCell, pk=cell_id, worker=worker)
 
 
-def cell_done(*, cell_id: int, worker: str, record: str, status: str, sessions: int) -> bool:
-    """running -> done with the cell's record; the cell that completes the set moves its
-    job on and queues its one assembly."""
+def cell_done(*, cell_id: int, worker: str, record: bytes, status: str, sessions: int) -> bool:
+    """running -> done with the cell's record, put into storage first (named by its
+    digest, which the row keeps); the cell that completes the set moves its job on and
+    queues its one assembly."""
+    sha256 = "sha256:" + hashlib.sha256(record).hexdigest()
+    store_bytes(cell_record_name(sha256), record)
     done = machine.finish(
         ExecutionCell, pk=cell_id, worker=worker, state=ExecutionCell.State.DONE,
-        record=record, status=status[:16], sessions=sessions,
+        record_sha256=sha256, status=status[:16], sessions=sessions,
     )  # fmt: skip
     if done:
         _complete_set(ExecutionCell.objects.values_list("job_id", flat=True).get(pk=cell_id))
     return done
+
+
+def cell_records(job: ExecutionJob) -> list[bytes]:
+    """The job's cell records in the runner's order, read from storage, each checked
+    against the digest its row holds (a record changed in storage is refused)."""
+    records = []
+    for cell in job.cells.order_by("position"):
+        with default_storage.open(cell.record_name, "rb") as stored:
+            data = stored.read()
+        if "sha256:" + hashlib.sha256(data).hexdigest() != cell.record_sha256:
+            raise ValueError(
+                f"the record of cell {cell.label} in storage is not the one its worker stored "
+                f"({cell.record_sha256})"
+            )
+        records.append(data)
+    return records
 
 
 def _complete_set(job_id: int) -> None:

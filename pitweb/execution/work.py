@@ -154,7 +154,7 @@ def execute_cell(*, cell_id: int, worker: str) -> Outcome:
         log.exception("execution cell %s failed", cell_id)
         return _cell_failed(cell_id, worker, f"cell error: {type(exc).__name__}: {exc}", True)
     services.cell_done(
-        cell_id=cell_id, worker=worker, record=msgspec.json.encode(record).decode(),
+        cell_id=cell_id, worker=worker, record=msgspec.json.encode(record),
         status=str(record.outcome["status"]), sessions=int(record.outcome["sessions"]),
     )  # fmt: skip
     return Outcome(ExecutionCell.State.DONE)
@@ -180,8 +180,7 @@ def assemble_job(*, job_id: int, worker: str) -> Outcome:
             _setup(job, "assemble", job_id) as setup,
         ):
             records = [
-                msgspec.json.decode(text, type=CellRecord)
-                for text in job.cells.order_by("position").values_list("record", flat=True)
+                msgspec.json.decode(data, type=CellRecord) for data in services.cell_records(job)
             ]
             if job.kind == ExecutionJob.Kind.REEXECUTE:
                 return _compared(job, worker, setup, records)

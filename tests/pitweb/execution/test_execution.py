@@ -8,6 +8,7 @@ real workers are in test_execution_workers.py."""
 
 from __future__ import annotations
 
+import hashlib
 import http.server
 import shutil
 import threading
@@ -18,6 +19,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.test import Client
 
@@ -113,6 +115,16 @@ def test_a_registered_package_is_executed_cell_by_cell_and_equals_the_cli_run(
     made = job.made
     assert made is not None and made.executed and made.status == JobState.VERIFIED
     assert made.verification_level == VerificationLevel.REEXECUTED
+    # each cell's record lies in storage under its digest, which its row keeps ...
+    for cell in cells:
+        with default_storage.open(cell.record_name, "rb") as handle:
+            assert "sha256:" + hashlib.sha256(handle.read()).hexdigest() == cell.record_sha256
+    assert len({cell.record_sha256 for cell in cells}) == len(cells)
+    # ... and one changed there is refused when the records are read back
+    default_storage.delete(cells[4].record_name)
+    default_storage.save(cells[4].record_name, ContentFile(b'{"outcome": {}}'))
+    with pytest.raises(ValueError, match=f"record of cell {cells[4].label} in storage"):
+        services.cell_records(job)
     # the CLI, on the same release and with the same reference prices (same file name)
     reference = priced_release.reference_prices.get()
     prices = tmp_path / Path(reference.file_name).name
@@ -561,3 +573,39 @@ def test_a_divergence_in_the_runs_validity_shows_both_values() -> None:
     assert side_by_side({"divergence": divergence}) == [
         {"field": "valid", "recorded": "true", "reexecuted": "false", "differs": True}
     ]
+
+
+def test_cell_records_move_into_storage_and_back_with_the_migration(
+    registered: Any, submitter: User, staff: User, packages: Any
+) -> None:
+    from django.core.management import call_command
+    from django.db import connection
+
+    agent = services.agent_register(by=staff, name="ref", owner=submitter, package="dice")
+    job = _job_with_cells(agent, registered, ["queued", "queued"])
+    first, second = job.cells.all()
+    assert machine_claim(first.pk, "a")
+    record = b'{"arm": "main", "clock": "c0", "outcome": {"status": "complete"}}'
+    services.cell_done(cell_id=first.pk, worker="a", record=record, status="complete", sessions=3)
+    first.refresh_from_db()
+    assert first.record_sha256 == "sha256:" + hashlib.sha256(record).hexdigest()
+    table = ExecutionCell._meta.db_table
+    try:
+        # back to records kept in their rows: read out of storage into the row
+        call_command("migrate", "execution", "0001", verbosity=0)
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT id, record FROM {table} ORDER BY position")
+            assert cursor.fetchall() == [(first.pk, record.decode()), (second.pk, "")]
+        default_storage.delete(first.record_name)
+    finally:  # and forward again: into storage, the row keeping the digest
+        call_command("migrate", "execution", verbosity=0)
+    first.refresh_from_db()
+    assert first.record_sha256 == "sha256:" + hashlib.sha256(record).hexdigest()
+    with default_storage.open(first.record_name, "rb") as stored:
+        assert stored.read() == record
+
+
+def machine_claim(cell_id: int, worker: str) -> bool:
+    from pitweb.jobs import machine
+
+    return machine.claim(ExecutionCell, pk=cell_id, worker=worker)

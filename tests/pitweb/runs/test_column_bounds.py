@@ -85,6 +85,7 @@ NOT_FROM_A_BODY = {
     "execution.ExecutionCell.state": "the site's choices",
     "execution.ExecutionCell.status": "a cell status of the engine's, cut to the column",
     "execution.ExecutionCell.worker": "the worker's own name",
+    "execution.ExecutionCell.record_sha256": "the site's own digest of the record it stored",
     "accounts.ApiToken.key_hash": "the site's hash of a token it issued",
     "accounts.ApiToken.prefix": "the first characters of a token the site issued",
     "accounts.ApiToken.name": "the submitter, bounded by the token form",
