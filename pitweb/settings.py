@@ -164,8 +164,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # The site's Ed25519 signing key (PEM, PKCS#8, unencrypted): it signs run certificates,
 # board snapshots, the commitment log's head and the revocation list. Unset: a key made on
-# first use under PITWEB_VAR_DIR/signing (with the time it was made as its start), fine for
-# one machine; production keeps its key outside the var folder, backed up, and says from
+# first use and kept in the database (with the time it was made as its start), the same on
+# every machine, fine for a trial; production keeps its key outside the var folder, backed up, and says from
 # when it signs (ISO 8601). Earlier keys stay published (a key set JSON file) so what they
 # signed still verifies.
 PITWEB_SIGNING_KEY_FILE = os.environ.get("PITWEB_SIGNING_KEY_FILE", "")

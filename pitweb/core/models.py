@@ -18,3 +18,13 @@ class AuditEvent(models.Model):
         # the table it has had since the audit log lived in the runs app: no data moves
         db_table = "runs_auditevent"
         ordering = ["-created_at", "-id"]
+
+
+class GeneratedSigningKey(models.Model):
+    """The signing key the site made on first use, where no key file is configured: kept
+    in the database, so every machine of the site signs with the one key (``slot`` is
+    unique: of two processes making one together, the first insert wins)."""
+
+    slot = models.CharField(max_length=16, unique=True, default="site")
+    pem = models.TextField()  # PKCS#8, unencrypted
+    valid_from = models.CharField(max_length=32)  # the moment it was made, ISO 8601

@@ -2,16 +2,16 @@
 key set it publishes (``/.well-known/pitweb-keys.json``).
 
 The key is ``PITWEB_SIGNING_KEY_FILE`` with the dates the settings give, or, unset, one made
-on first use under ``PITWEB_VAR_DIR/signing`` (created exclusively, owner-only, so two
-processes starting together end with one key), whose start is the moment it was made,
-written beside it. Earlier keys (``PITWEB_RETIRED_SIGNING_KEYS``, a published key set) stay
+on first use and kept in the database (``GeneratedSigningKey``: one row, so every process
+on every machine of the site signs with the same key), whose start is the moment it was
+made. A key that an earlier version made under ``PITWEB_VAR_DIR/signing`` is taken into
+that row on first use. Earlier keys (``PITWEB_RETIRED_SIGNING_KEYS``, a published key set) stay
 in the published set, so what they signed still verifies.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from datetime import datetime
 from functools import cache
 from pathlib import Path
@@ -25,31 +25,34 @@ from django.utils import timezone
 from harness.attest import keys as keysets
 from harness.attest.keys import KeySetError, PublishedKey
 from harness.attest.statement import sign
+from pitweb.core.models import GeneratedSigningKey
 
 GENERATED = "ed25519.pem"
 GENERATED_DATES = "ed25519.json"
 
 
-def _generated(folder: Path) -> tuple[bytes, str]:
-    """The key made on first use, and when it was made."""
-    folder.mkdir(parents=True, exist_ok=True)
+def _generated() -> tuple[bytes, str]:
+    """The key made on first use, and when it was made: one row of the database, which
+    every machine of the site reads. A key an earlier version made in the var folder is
+    taken into the row, so what it signed goes on verifying."""
+    kept = GeneratedSigningKey.objects.filter(slot="site").first()
+    if kept is None:
+        pem, made = _from_var_folder(Path(settings.VAR_DIR) / "signing") or (
+            keysets.private_key_pem(Ed25519PrivateKey.generate()),
+            keysets.stamp(timezone.now()),
+        )
+        kept, _ = GeneratedSigningKey.objects.get_or_create(
+            slot="site", defaults={"pem": pem.decode("ascii"), "valid_from": made}
+        )
+    return kept.pem.encode("ascii"), kept.valid_from
+
+
+def _from_var_folder(folder: Path) -> tuple[bytes, str] | None:
     pem_path, dates_path = folder / GENERATED, folder / GENERATED_DATES
-    try:
-        fd = os.open(pem_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        pass
-    else:
-        made = keysets.stamp(timezone.now())
-        key = Ed25519PrivateKey.generate()
-        dates_path.write_text(json.dumps({"valid_from": made}), encoding="utf-8")
-        with os.fdopen(fd, "wb") as handle:  # the key last: a reader seeing it finds its dates
-            handle.write(keysets.private_key_pem(key))
-    for _ in range(100):  # another process may be writing it this instant
-        pem = pem_path.read_bytes()
-        if pem and dates_path.exists():
-            return pem, json.loads(dates_path.read_text(encoding="utf-8"))["valid_from"]
-        os.sched_yield()
-    raise ImproperlyConfigured(f"{pem_path}: an empty signing key (remove it to make another)")
+    if not (pem_path.is_file() and dates_path.is_file()):
+        return None
+    pem = pem_path.read_bytes()
+    return (pem, json.loads(dates_path.read_text(encoding="utf-8"))["valid_from"]) if pem else None
 
 
 @cache
@@ -61,7 +64,7 @@ def _loaded() -> tuple[Ed25519PrivateKey, PublishedKey]:
             settings.PITWEB_SIGNING_KEY_VALID_UNTIL,
         )
     else:
-        pem, valid_from = _generated(Path(settings.VAR_DIR) / "signing")
+        pem, valid_from = _generated()
         valid_until = ""
     try:
         key = keysets.private_key_from_pem(pem)
