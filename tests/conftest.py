@@ -74,6 +74,7 @@ SLOW_MODULES = {
     "test_golden",
     "test_model_egress",
     "test_object_store",
+    "test_machines",  # the web process and two workers on machines of their own
     "test_readme",
     "test_readme_site",
     "test_run_network",
