@@ -75,6 +75,7 @@ SLOW_MODULES = {
     "test_model_egress",
     "test_object_store",
     "test_machines",  # the web process and two workers on machines of their own
+    "test_compose_processes",  # docker-compose.yml started as processes
     "test_readme",
     "test_readme_site",
     "test_run_network",

@@ -105,6 +105,9 @@ NOT_RUN = {
     "pitfall-suite on a cohort built as PITFALL writes one",
     ("docs/site.md", "cp .env.example .env"): "needs a Docker engine; test_deploy checks the "
     "compose file, the proxy configuration and the image's runtime instead",
+    ("docs/deploy.md", "cp .env.example .env"): "serves until stopped, as root; "
+    "test_compose_processes runs the same script with the worker scaled to two, copies a "
+    "release in and execs the site's commands as the block does",
     ("docs/release.md", "curl --fail"): "downloads from the SEC; tests/harness/release/"
     "test_edgar_files.py builds releases from that very file (../shared/data/edgar)",
     ("docs/release.md", "date,symbol,open,close"): "a sample of the price file's format, "
