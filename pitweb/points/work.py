@@ -71,7 +71,7 @@ def _answer(job: PointsJob, points: list[EnginePoint], worker: str) -> Outcome:
     header = {"kind": "answer", "job": job.pk, "base_url": endpoint.base_url,
               "model": endpoint.model, "effort": endpoint.effort,
               "suite": job.point_set.suite_sha256, "samples": job.samples}  # fmt: skip
-    journal = Journal(RowStore(job), header, resume=True)
+    journal = Journal(RowStore(job, worker), header, resume=True)
     try:
         with _progress(job, journal, worker):
             body = answer_points(
@@ -100,7 +100,7 @@ def _judge(job: PointsJob, points: list[EnginePoint], worker: str) -> Outcome:
               "model": endpoint.model, "effort": endpoint.effort,
               "answer_set_sha256": canonical_sha256(answers.body),
               "stability_k": job.stability_k, "stride": job.stride}  # fmt: skip
-    journal = Journal(RowStore(job), header, resume=True)
+    journal = Journal(RowStore(job, worker), header, resume=True)
     try:
         with _progress(job, journal, worker):
             body = judge_answer_set(

@@ -10,6 +10,7 @@ import pytest
 from django.db import connection
 
 from harness.points.journal import Journal, JournalError
+from pitweb.jobs import machine
 from pitweb.points import services
 from pitweb.points.journal import RowStore
 from pitweb.points.models import JournalLine, PointSet, PointsJob
@@ -19,10 +20,13 @@ HEADER = {"kind": "judge", "job": 0, "model": "judge-x", "answer_set_sha256": "s
 
 
 def _job(point_set: PointSet) -> PointsJob:
+    """A judge job, held by worker "a"."""
     endpoint = services.model_register(
         user=None, name="judge", base_url="http://127.0.0.1:9/v1", model="judge-x"
     )
-    return PointsJob.objects.create(kind="judge", point_set=point_set, endpoint=endpoint)
+    job = PointsJob.objects.create(kind="judge", point_set=point_set, endpoint=endpoint)
+    assert machine.claim(PointsJob, pk=job.pk, worker="a")
+    return job
 
 
 def _committed(job: PointsJob) -> int:
@@ -38,28 +42,47 @@ def test_paid_calls_from_a_pool_are_committed_and_a_resumed_journal_takes_them_a
     point_set: PointSet,
 ) -> None:
     job = _job(point_set)
-    journal = Journal(RowStore(job), HEADER, resume=True)
+    journal = Journal(RowStore(job, "a"), HEADER, resume=True)
     assert _committed(job) == 1  # the header
     with ThreadPoolExecutor(max_workers=4) as pool:
         list(pool.map(lambda n: journal.put(f"call-{n}", {"verdict": n, "text": "é"}), range(12)))
     journal.close()
     assert _committed(job) == 1 + 12
     # a worker on another machine: nothing but the rows
-    again = Journal(RowStore(PointsJob.objects.get(pk=job.pk)), HEADER, resume=True)
+    again = Journal(RowStore(PointsJob.objects.get(pk=job.pk), "a"), HEADER, resume=True)
     assert again.done == {f"call-{n}": {"verdict": n, "text": "é"} for n in range(12)}
     again.put("call-12", {"verdict": 12, "text": ""})
-    assert len(Journal(RowStore(job), HEADER, resume=True).done) == 13
+    assert len(Journal(RowStore(job, "a"), HEADER, resume=True).done) == 13
     again.finish()
     assert _committed(job) == 0
 
 
 def test_another_runs_journal_is_refused_and_left_as_it_was(point_set: PointSet) -> None:
     job = _job(point_set)
-    journal = Journal(RowStore(job), HEADER, resume=True)
+    journal = Journal(RowStore(job, "a"), HEADER, resume=True)
     journal.put("call-0", {"verdict": 0})
     with pytest.raises(JournalError, match="belongs to another run"):
-        Journal(RowStore(job), {**HEADER, "model": "another"}, resume=True)
+        Journal(RowStore(job, "a"), {**HEADER, "model": "another"}, resume=True)
     with pytest.raises(JournalError, match="pass --resume"):
-        Journal(RowStore(job), HEADER, resume=False)
+        Journal(RowStore(job, "a"), HEADER, resume=False)
     assert _committed(job) == 2
-    assert Journal(RowStore(job), HEADER, resume=True).done == {"call-0": {"verdict": 0}}
+    assert Journal(RowStore(job, "a"), HEADER, resume=True).done == {"call-0": {"verdict": 0}}
+
+
+def test_a_worker_that_no_longer_holds_the_job_writes_nothing(point_set: PointSet) -> None:
+    """The sweep handed the job to worker b: a paid call a finishing late is refused, so
+    no line lands in b's journal (or after b stored the output and removed it)."""
+    job = _job(point_set)
+    stale = Journal(RowStore(job, "a"), HEADER, resume=True)
+    stale.put("call-0", {"verdict": 0})
+    assert machine.release(PointsJob, pk=job.pk, worker="a", message="requeued")
+    assert machine.claim(PointsJob, pk=job.pk, worker="b")
+    with pytest.raises(JournalError, match="no longer held by a"):
+        stale.put("call-1", {"verdict": 1})
+    taken = Journal(RowStore(job, "b"), HEADER, resume=True)
+    assert taken.done == {"call-0": {"verdict": 0}}  # what a paid for, b does not pay again
+    taken.put("call-1", {"verdict": 1})
+    taken.finish()
+    with pytest.raises(JournalError, match="no longer held by a"):
+        stale.put("call-2", {"verdict": 2})
+    assert _committed(job) == 0
