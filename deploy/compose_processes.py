@@ -419,7 +419,7 @@ class Compose:
                 self.start(r)
         for r in self.replicas:
             self.wait_ready(r, "service_healthy", deadline)
-        self.forwarder = _Forwarder()
+        self.forwarder = Forwarder()
         for r in self.replicas:
             for port in r.spec.get("ports", []):
                 outside, _, inside = str(port).rpartition(":")
@@ -496,16 +496,17 @@ def _enter(pid: int, workdir: str) -> list[str]:
     return ["nsenter", "-t", str(pid), "-n", "-m", "-u", f"--wd={workdir}", "--"]
 
 
-class _Forwarder:
-    """Published ports: TCP from the loopback to a replica's address."""
+class Forwarder:
+    """Published ports: TCP from an address of this machine (the loopback unless said) to
+    a replica's address; a context manager too."""
 
     def __init__(self) -> None:
         self._selector = selectors.DefaultSelector()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
-    def forward(self, port: int, to: tuple[str, int]) -> None:
-        listener = socket.create_server(("127.0.0.1", port))
+    def forward(self, port: int, to: tuple[str, int], at: str = "127.0.0.1") -> None:
+        listener = socket.create_server((at, port))
         listener.setblocking(False)
         self._selector.register(listener, selectors.EVENT_READ, ("accept", to))
 
@@ -515,6 +516,16 @@ class _Forwarder:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=10)
+        for key in list(self._selector.get_map().values()):
+            key.fileobj.close()  # type: ignore[union-attr]
+        self._selector.close()
+
+    def __enter__(self) -> Forwarder:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
     def _loop(self) -> None:
         while not self._stop.is_set():

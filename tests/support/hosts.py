@@ -12,15 +12,14 @@ would carry them.
 from __future__ import annotations
 
 import os
-import selectors
 import shutil
-import socket
 import subprocess
-import threading
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from deploy import compose_processes
 
 REPO = Path(__file__).resolve().parents[2]
 VAR = "/tmp/pitweb-var"  # each machine's var folder: on its private /tmp
@@ -121,71 +120,9 @@ def machines(*names: str) -> Iterator[list[Host]]:
             )
 
 
-class Forwarder:
-    """TCP from each machine's gateway address to a service on the test's loopback: what
-    the machines share, and nothing else."""
+class Forwarder(compose_processes.Forwarder):
+    """TCP from ``SERVICES`` to a service on the test's loopback: what the machines share,
+    and nothing else (the compose script's published ports, at another address)."""
 
-    def __init__(self) -> None:
-        self._selector = selectors.DefaultSelector()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True, name="forwarder")
-
-    def forward(self, port: int, to: tuple[str, int]) -> None:
-        """``SERVICES:port`` to ``to``."""
-        listener = socket.create_server((SERVICES, port))
-        listener.setblocking(False)
-        self._selector.register(listener, selectors.EVENT_READ, ("accept", to))
-
-    def __enter__(self) -> Forwarder:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
-        for key in list(self._selector.get_map().values()):
-            key.fileobj.close()  # type: ignore[union-attr]
-        self._selector.close()
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            for key, _ in self._selector.select(timeout=0.2):
-                kind, other = key.data
-                sock = key.fileobj
-                assert isinstance(sock, socket.socket)
-                if kind == "accept":
-                    self._accept(sock, other)
-                else:
-                    self._pump(sock, other)
-
-    def _accept(self, listener: socket.socket, to: tuple[str, int]) -> None:
-        try:
-            client, _ = listener.accept()
-        except BlockingIOError:
-            return
-        server = socket.create_connection(to)
-        for sock in (client, server):
-            sock.setblocking(False)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._selector.register(client, selectors.EVENT_READ, ("pump", server))
-        self._selector.register(server, selectors.EVENT_READ, ("pump", client))
-
-    def _pump(self, source: socket.socket, target: socket.socket) -> None:
-        try:
-            data = source.recv(65536)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError:
-            data = b""
-        if data:
-            try:
-                target.setblocking(True)
-                target.sendall(data)
-                target.setblocking(False)
-                return
-            except OSError:
-                pass
-        for sock in (source, target):
-            with suppress(KeyError, ValueError):
-                self._selector.unregister(sock)
-            sock.close()
+    def forward(self, port: int, to: tuple[str, int], at: str = SERVICES) -> None:
+        super().forward(port, to, at)
