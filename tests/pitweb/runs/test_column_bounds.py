@@ -132,6 +132,8 @@ NOT_FROM_A_BODY = {
     "runs.ReasoningAudit.artifact_sha256": "the site's hash of the audit's stored file",
     "runs.ReasoningAudit.artifact_name": "made by the site from the audit's digest",
     "core.AuditEvent.action": "the site's names of staff actions",
+    "core.GeneratedSigningKey.slot": "the one slot the site names",
+    "core.GeneratedSigningKey.valid_from": "the site's own ISO 8601 stamp of when it made the key",
     "jobs.WorkerBeat.name": "the worker's own name",
     "jobs.WorkerBeat.isolation_unavailable": "the worker's probe, cut to the column",
     "forward.LogEntry.digest": "the engine's digest of an entry (sha256)",
