@@ -19,7 +19,14 @@ from pitweb.core.errors import SubmissionError
 from pitweb.jobs import machine
 from pitweb.jobs.dispatch import send_on_commit
 from pitweb.points.engine import estimated_calls, live_points
-from pitweb.points.models import AnswerSet, ModelEndpoint, PointSet, PointSetState, PointsJob
+from pitweb.points.models import (
+    AnswerSet,
+    JournalLine,
+    ModelEndpoint,
+    PointSet,
+    PointSetState,
+    PointsJob,
+)
 from pitweb.points.services.point_sets import NAME
 
 ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,99}")
@@ -139,7 +146,14 @@ def enqueue_points_job(job_id: int) -> None:
 
 
 def points_job_finish(*, job_id: int, worker: str, state: str, **fields: Any) -> bool:
-    return machine.finish(PointsJob, pk=job_id, worker=worker, state=state, **fields)
+    """The job ends; ended done or control_failed, its journal's lines go in the same
+    transaction (its output is stored with it): none outlives the job, even when its worker
+    dies the next moment."""
+    with transaction.atomic():
+        finished = machine.finish(PointsJob, pk=job_id, worker=worker, state=state, **fields)
+        if finished and state in (PointsJob.State.DONE, PointsJob.State.CONTROL_FAILED):
+            JournalLine.objects.filter(job_id=job_id).delete()
+    return finished
 
 
 def points_requeue_stale(*, older_than: dt.timedelta | None = None) -> list[int]:
