@@ -3,8 +3,9 @@ an answer set with the site's judge, through the engine (``harness.points.run``)
 
 Paid calls are journalled as they finish (the engine's ``Journal``, its lines in the
 database: ``pitweb.points.journal``), so a worker that dies mid-job is replaced, on this
-machine or another, by one that asks only what was not yet answered. A failed positive control ends the job naming the point, with
-nothing judged; our own failures are retried and then ``harness_error``; answers the judge
+machine or another, by one that asks only what was not yet answered; the service that
+ends the job removes its lines in the same transaction. A failed positive control ends
+the job naming the point, with nothing judged; our own failures are retried and then ``harness_error``; answers the judge
 could not judge after the engine's own attempts are asked again on the job's next attempt,
 and shown as harness errors once the attempts are used up.
 """
@@ -85,7 +86,6 @@ def _answer(job: PointsJob, points: list[EnginePoint], worker: str) -> Outcome:
     services.answer_job_finish(
         job_id=job.pk, worker=worker, body=body, paid_calls=len(journal.done)
     )
-    journal.finish()
     return Outcome(PointsJob.State.DONE)
 
 
@@ -113,7 +113,6 @@ def _judge(job: PointsJob, points: list[EnginePoint], worker: str) -> Outcome:
             job_id=job.pk, worker=worker, state=PointsJob.State.CONTROL_FAILED,
             message=f"aborted, nothing judged: {exc}",
         )  # fmt: skip
-        journal.finish()
         return Outcome(PointsJob.State.CONTROL_FAILED)
     finally:
         journal.close()
@@ -121,7 +120,6 @@ def _judge(job: PointsJob, points: list[EnginePoint], worker: str) -> Outcome:
     if unjudged and job.attempts < MAX_ATTEMPTS:
         return _retry(job, worker, f"{unjudged} answer(s) got no usable verdict")
     services.judge_job_finish(job_id=job.pk, worker=worker, body=body, paid_calls=len(journal.done))
-    journal.finish()
     return Outcome(PointsJob.State.DONE)
 
 

@@ -86,3 +86,16 @@ def test_a_worker_that_no_longer_holds_the_job_writes_nothing(point_set: PointSe
     with pytest.raises(JournalError, match="no longer held by a"):
         stale.put("call-2", {"verdict": 2})
     assert _committed(job) == 0
+
+
+def test_a_stale_workers_finish_leaves_the_holders_journal(point_set: PointSet) -> None:
+    """Only the finish that ends the job removes its lines: worker a, replaced by b,
+    finishing late changes nothing, and b's paid calls stay journalled."""
+    job = _job(point_set)
+    assert machine.release(PointsJob, pk=job.pk, worker="a", message="requeued")
+    assert machine.claim(PointsJob, pk=job.pk, worker="b")
+    Journal(RowStore(job, "b"), HEADER, resume=True).put("call-0", {"verdict": 0})
+    assert not services.points_job_finish(job_id=job.pk, worker="a", state="done")
+    assert _committed(job) == 2
+    assert services.points_job_finish(job_id=job.pk, worker="b", state="done")
+    assert _committed(job) == 0
