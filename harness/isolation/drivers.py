@@ -42,6 +42,7 @@ from harness.rundata.config import ConfigError, RunConfig
 from harness.rundata.endpoints import parse_endpoint
 
 if TYPE_CHECKING:
+    from harness.isolation.templates import Templates
     from harness.tools.toolbox import Toolbox
 
 ISOLATED, IN_PROCESS = "isolated", "in_process"
@@ -365,6 +366,12 @@ class RemoteDrivers:
 
 # -- isolated ----------------------------------------------------------------------------
 
+# How an isolated run's cells start (the receipt's ``cell_start``): each is forked from a
+# template process, the zygote, that never runs agent code, into fresh namespaces, limits
+# and filesystem view. The template may serve more than one run (a site's worker keeps
+# one: ``harness.isolation.templates``); a cell is started the same way either way.
+CELL_START = "forked_from_template"
+
 # The capability field of each limit held for the whole process tree.
 _TREE_FIELDS = {
     tree_limits.MEMORY: "memory_enforced",
@@ -423,7 +430,8 @@ class IsolatedDrivers:
         runner calls this once its own set-up is done, so the two overlap."""
         try:
             self.sandbox.start()
-            self.sandbox.probe()
+            if not self.sandbox.probed:  # a kept template's findings still hold
+                self.sandbox.probe()
         except outside.SandboxError as exc:
             raise ConfigError(str(exc)) from None
 
@@ -459,6 +467,7 @@ class IsolatedDrivers:
         }
         return {
             **fields,
+            "cell_start": CELL_START,
             "limits_scope": limits_scope(found),
             "sandbox": "bubblewrap",
             "uid": found.get("uid"),
@@ -548,10 +557,12 @@ def open_drivers(
     settings: outside.SandboxSettings,
     replay: Replay | None = None,
     shut: list[str] | None = None,
+    templates: Templates | None = None,
 ) -> Iterator[Drivers]:
     """The run's way to its agent, for as long as the run lasts. ``hidden`` is masked
     wherever the sandbox shows a folder holding it; ``shut`` (by default ``hidden``) is
-    what an agent's command may not name."""
+    what an agent's command may not name. With ``templates`` an isolated run without a
+    model proxy takes its sandbox from them and gives it back if the run ends cleanly."""
     if spec.external is not None and spec.external.transport == "http":
         if config.agent_process != "auto" or config.model_endpoints:
             raise ConfigError(
@@ -594,16 +605,21 @@ def open_drivers(
             proxy.stop()
             raise ConfigError(f"the model proxy could not start: {exc}") from None
         binds = (*binds, (str(proxy.folder), INSIDE))
-    sandbox = outside.Sandbox(
-        binds=binds,
-        hidden=hidden,
-        settings=settings,
-        by_value=payload.message["kind"] == "pickle",
-    )
+    by_value = payload.message["kind"] == "pickle"
+    kept = templates if proxy is None else None
+    if kept is not None:
+        sandbox = kept.take(binds=binds, hidden=hidden, settings=settings, by_value=by_value)
+    else:
+        sandbox = outside.Sandbox(binds=binds, hidden=hidden, settings=settings, by_value=by_value)
+    clean = False
     try:
         sandbox.launch()
         yield IsolatedDrivers(spec, config, sandbox, payload, proxy)
+        clean = True
     finally:
-        sandbox.close()
+        if kept is not None and clean:
+            kept.give_back(sandbox)  # ended unless alive with no cell open
+        else:
+            sandbox.close()
         if proxy is not None:
             proxy.stop()

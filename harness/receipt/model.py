@@ -541,6 +541,8 @@ class Capabilities(Part, frozen=True, forbid_unknown_fields=True):
     uid: Count | UnsetType | None = UNSET
     environment: list[str] | UnsetType | None = UNSET
     limits: dict[str, Any] | UnsetType = UNSET
+    # an isolated run's: each cell forked from a template process that runs no agent code
+    cell_start: Literal["forked_from_template"] | UnsetType = UNSET
 
 
 class Attempt(Part, frozen=True, forbid_unknown_fields=True):

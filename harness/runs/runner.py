@@ -25,6 +25,7 @@ from harness.agents.base import AgentSpec
 from harness.isolation.drivers import Drivers, open_drivers
 from harness.isolation.egress import Redactor, Replay
 from harness.isolation.sandbox.outside import SandboxSettings
+from harness.isolation.templates import Templates
 from harness.market.prices import Prices, price_reference
 from harness.outcomes import NOT_APPLICABLE
 from harness.progress import OnProgress
@@ -116,10 +117,13 @@ def run_cell(
     *,
     sandbox: SandboxSettings | None = None,
     hide: Sequence[str | os.PathLike[str]] = (),
+    templates: Templates | None = None,
 ) -> CellRecord:
     """Run one cell of ``config`` in a sandbox of its own and return its record; a job
     machine spreads a run's cells over workers this way and :func:`assemble` joins them.
-    Nothing is written to the config's trajectory or receipt."""
+    Nothing is written to the config's trajectory or receipt. With ``templates`` the
+    cell forks from a template kept there, if one was left by an earlier run
+    (``harness.isolation.templates``)."""
     if (arm, clock) not in cell_order(config):
         raise ConfigError(f"cell {arm}/{clock}: not a cell of this config")
     if prices is None and config.prices is not None:  # bound, never priced here
@@ -131,7 +135,12 @@ def run_cell(
         hidden, shut = out_of_reach(inputs, writer, [*hide, folder])
         try:
             with open_drivers(
-                inputs.spec, config, hidden=hidden, settings=sandbox or SandboxSettings(), shut=shut
+                inputs.spec,
+                config,
+                hidden=hidden,
+                settings=sandbox or SandboxSettings(),
+                shut=shut,
+                templates=templates,
             ) as drivers:
                 window = Window.build(inputs)
                 drivers.ready()
@@ -178,15 +187,17 @@ def assemble(
     *,
     sandbox: SandboxSettings | None = None,
     hide: Sequence[str | os.PathLike[str]] = (),
+    templates: Templates | None = None,
 ) -> RunResult:
     """The run whose cells were run one by one (:func:`run_cell`): its trajectory in the
     runner's cell order, the probe run here (with the last shifted cell's toolbox and the
     rows the shifted cells served), and the receipt. For the same agent and config the
     trajectory and the receipt's body are the ones :func:`run` writes. A capability is
-    claimed only where every cell's sandbox and this one had it."""
+    claimed only where every cell's sandbox and this one had it. ``templates`` as for
+    :func:`run_cell`."""
     inputs = resolve_inputs(agent, config, bundle, prices)
     by_cell = records_by_cell(records, cell_order(config))
-    return execute(inputs, sandbox=sandbox, hide=hide, recorded=by_cell)
+    return execute(inputs, sandbox=sandbox, hide=hide, recorded=by_cell, templates=templates)
 
 
 def context(
@@ -212,6 +223,7 @@ def execute(
     recorded: dict[tuple[str, str], CellRecord] | None = None,
     progress: OnProgress | None = None,
     checkpoint: Checkpoint | None = None,
+    templates: Templates | None = None,
 ) -> RunResult:
     """The run: its trajectory written from the first event to the last (each cell run
     here, or written from its ``recorded`` record), then scored and its receipt written.
@@ -231,7 +243,13 @@ def execute(
         # an isolated run's sandbox starts here and comes up while the indexes are built
         replay = None if model_replay is None else Replay(model_replay)
         with open_drivers(
-            inputs.spec, config, hidden=hidden, settings=settings, replay=replay, shut=shut
+            inputs.spec,
+            config,
+            hidden=hidden,
+            settings=settings,
+            replay=replay,
+            shut=shut,
+            templates=templates,
         ) as drivers:
             window = Window.build(inputs)
             drivers.ready()

@@ -1,5 +1,5 @@
-"""The work behind the execution tasks: one cell (in a sandbox of its own, on whichever
-worker claims it), and the assembly (the run written as the CLI writes it, then stored
+"""The work behind the execution tasks: one cell (in a cell of its own, forked from a
+sandbox this worker keeps, on whichever worker claims it), and the assembly (the run written as the CLI writes it, then stored
 as a run or compared with the run it re-executes). What the agent does is its own and
 lands in the run; what fails on our side is retried and then harness_error, never the
 agent's result.
@@ -9,6 +9,7 @@ app's, and runs' intake for an executed run); no service imports it or a task.""
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import logging
 from collections.abc import Iterator
@@ -23,6 +24,7 @@ from django.db import transaction
 
 from harness.agents.base import AgentSpec
 from harness.isolation.sandbox.outside import availability
+from harness.isolation.templates import Templates
 from harness.market.prices import Prices, load_prices
 from harness.rundata.config import RunConfig
 from harness.runs.records import CellRecord
@@ -38,6 +40,13 @@ from pitweb.releases.models import ReferencePrices
 from pitweb.runs import services as runs
 
 log = logging.getLogger(__name__)
+
+# This worker process's sandboxes, kept from one cell job to the next: a cell forks from a
+# template already up instead of starting bubblewrap, an interpreter and the probes for
+# itself (harness.isolation.templates says why nothing of an agent's crosses through it).
+# A kept zygote dies with this process (bubblewrap's --die-with-parent).
+TEMPLATES = Templates()
+atexit.register(TEMPLATES.close)
 
 
 @dataclass
@@ -146,7 +155,8 @@ def execute_cell(*, cell_id: int, worker: str) -> Outcome:
             _setup(job, "cell", cell_id) as setup,
         ):
             record = run_cell(
-                setup.spec, setup.config, cell.arm, cell.clock, prices=setup.prices
+                setup.spec, setup.config, cell.arm, cell.clock, prices=setup.prices,
+                templates=TEMPLATES,
             )  # fmt: skip
     except SoftTimeLimitExceeded:
         return _cell_failed(cell_id, worker, "the cell ran past the worker's time limit", False)
@@ -184,7 +194,9 @@ def assemble_job(*, job_id: int, worker: str) -> Outcome:
             ]
             if job.kind == ExecutionJob.Kind.REEXECUTE:
                 return _compared(job, worker, setup, records)
-            result = assemble(setup.spec, setup.config, records, prices=setup.prices)
+            result = assemble(
+                setup.spec, setup.config, records, prices=setup.prices, templates=TEMPLATES
+            )
             with transaction.atomic():  # stored and linked together, or neither
                 made = _store(job, result.receipt_path, result.trajectory_path, setup)
                 if not services.assembly_finish(
@@ -237,7 +249,7 @@ def _store(job: ExecutionJob, receipt: Path, trajectory: Path, setup: _Setup) ->
 def _compared(job: ExecutionJob, worker: str, setup: _Setup, records: list[CellRecord]) -> Outcome:
     """The re-executed run's decisions beside the recorded ones, step by step."""
     assert job.checked is not None
-    result = assemble(setup.spec, setup.config, records)
+    result = assemble(setup.spec, setup.config, records, templates=TEMPLATES)
     work = Path(setup.config.trajectory_path).parent
     recorded = copy_to(job.checked.trajectory_name, work / "recorded.jsonl")
     comparison = compare(recorded, result.trajectory_path)

@@ -399,6 +399,7 @@ class Sandbox:
         self._etc = tempfile.TemporaryDirectory(prefix="pit-etc-")  # removed in close()
         self._found: dict[str, Any] = {}
         self._tree_limits: dict[str, Any] | None = None
+        self._cells_open = 0  # handed over by the zygote and not yet seen to exit
 
     # the zygote ------------------------------------------------------------------------
     def launch(self) -> None:
@@ -483,6 +484,32 @@ class Sandbox:
         return self._found
 
     @property
+    def alive(self) -> bool:
+        """Its zygote is running and its control channel open."""
+        return self._proc is not None and self._proc.poll() is None and self._control is not None
+
+    @property
+    def pid(self) -> int | None:
+        """Bubblewrap's process id, while it runs."""
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def idle(self) -> bool:
+        """No cell of it is open: every cell handed over was seen to exit."""
+        return self._cells_open == 0
+
+    @property
+    def log_bytes(self) -> int:
+        """How much its processes have written to their shared output so far (the
+        zygote's, and a by-value agent's own stdout and stderr)."""
+        return os.fstat(self._log.fileno()).st_size
+
+    @property
+    def probed(self) -> bool:
+        """Its probe cell ran and its findings are kept (``probe``)."""
+        return bool(self._found)
+
+    @property
     def wire_held(self) -> bool:
         """The probe cell's wire was held: every cell's must be (else the cell fails)."""
         return self._found.get("wire") is True
@@ -563,6 +590,7 @@ class Sandbox:
                 os.close(fd)
             self.stop()
             raise RuntimeFailure("the sandbox's zygote did not hand over a cell")
+        self._cells_open += 1
         return Channel(CellSocket(fileno=fds[0])), WireReport(socket.socket(fileno=fds[1]))
 
     def _finish(self, *, kill: bool, grace: float | None = None) -> int | None:
@@ -575,12 +603,15 @@ class Sandbox:
                 self._control.send(msg.Kill().wire())
             elif grace is not None:
                 try:
-                    return self._exit_code(self._control.recv(timeout=grace))
+                    code = self._exit_code(self._control.recv(timeout=grace))
+                    self._cells_open -= 1
+                    return code
                 except ChannelTimeout:  # it closed its pipe and lives on: end it
                     self._control.send(msg.Kill().wire())
             while True:
                 message = msg.read(self._control.recv(timeout=30), msg.FromZygote)
                 if isinstance(message, msg.CellExit):
+                    self._cells_open -= 1
                     return message.code
         except (ChannelClosed, ChannelTimeout, ProtocolError, msg.MessageError):
             self.stop()
