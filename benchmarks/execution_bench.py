@@ -195,7 +195,7 @@ def rows() -> list[tuple[str, str, str]]:
         (
             "   of which the cells / the assembly",
             f"{one['cells']:.2f} / {one['assembly']:.2f} s",
-            "each cell in a sandbox of its own; the assembly runs the probe and stores the run",
+            "each cell forked from the sandbox its worker keeps; the assembly runs the probe and stores the run",
         ),
         (
             "   executed by the site, two workers",

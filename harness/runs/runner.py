@@ -3,7 +3,7 @@ cell, a fresh agent per cell, everything into the trajectory; then score and wri
 the receipt.
 
 The entry points: ``run`` (the whole grid and the probe, resumed from a checkpoint when
-given one), ``run_cell`` (one cell in a sandbox of its own, a worker's job) and
+given one), ``run_cell`` (one cell on its own, a worker's job) and
 ``assemble`` (the run whose cells were run one by one). The rooms they walk through: what
 a run reads (``inputs``), the cell loop (``cells``), what the agent is shown at each step
 (``observe``), the probe (``probe``), retries (``retries``), cell records (``records``),
@@ -119,7 +119,7 @@ def run_cell(
     hide: Sequence[str | os.PathLike[str]] = (),
     templates: Templates | None = None,
 ) -> CellRecord:
-    """Run one cell of ``config`` in a sandbox of its own and return its record; a job
+    """Run one cell of ``config`` on its own and return its record; a job
     machine spreads a run's cells over workers this way and :func:`assemble` joins them.
     Nothing is written to the config's trajectory or receipt. With ``templates`` the
     cell forks from a template kept there, if one was left by an earlier run
