@@ -121,31 +121,33 @@ def test_a_run_that_fails_or_leaves_a_cell_open_does_not_give_its_sandbox_back(
     cfg = config(march_release, tmp_path)
     spec = resolve_inputs(stub(), cfg, None, None).spec
     hidden = [str(march_release), str(tmp_path)]
-    with (
-        pytest.raises(RuntimeError, match="the run failed"),
-        open_drivers(
+
+    had: list[Any] = []
+
+    def one_run(*, fail: bool, close_cell: bool) -> Any:
+        """A run's drivers from ``templates``: one cell opened, then closed or left
+        open, and the run ending cleanly or failing; the sandbox it had."""
+        with open_drivers(
             spec, cfg, hidden=hidden, settings=SandboxSettings(), templates=templates
-        ) as drivers,
-    ):
-        drivers.ready()
-        raise RuntimeError("the run failed")
-    assert len(templates) == 0
-    assert not drivers.sandbox.alive  # type: ignore[attr-defined]
+        ) as drivers:
+            had.append(drivers.sandbox)  # type: ignore[attr-defined]
+            drivers.ready()
+            cell = drivers.open()
+            if close_cell:
+                cell.close()
+            if fail:
+                raise RuntimeError("the run failed")
+        return drivers.sandbox  # type: ignore[attr-defined]
+
+    with pytest.raises(RuntimeError, match="the run failed"):
+        one_run(fail=True, close_cell=True)
+    assert len(templates) == 0 and templates.started == 1 and not had[-1].alive
     # a run that ends without closing its cell: the cell is still open, so not kept
-    with open_drivers(
-        spec, cfg, hidden=hidden, settings=SandboxSettings(), templates=templates
-    ) as drivers:
-        drivers.ready()
-        drivers.open()
-    assert len(templates) == 0
-    assert not drivers.sandbox.alive  # type: ignore[attr-defined]
+    left_open = one_run(fail=False, close_cell=False)
+    assert len(templates) == 0 and not left_open.alive
     # the same run closing its cell gives the sandbox back
-    with open_drivers(
-        spec, cfg, hidden=hidden, settings=SandboxSettings(), templates=templates
-    ) as drivers:
-        drivers.ready()
-        drivers.open().close()
-    assert templates.idle() == [drivers.sandbox]  # type: ignore[attr-defined]
+    kept = one_run(fail=False, close_cell=True)
+    assert templates.idle() == [kept] and kept.alive and templates.started == 3
 
 
 def test_a_template_is_lent_only_where_bubblewrap_would_start_the_same_sandbox(
