@@ -617,8 +617,8 @@ def open_drivers(
         yield IsolatedDrivers(spec, config, sandbox, payload, proxy)
         clean = True
     finally:
-        if kept is not None and clean:
-            kept.give_back(sandbox)  # ended unless alive with no cell open
+        if kept is not None:
+            kept.give_back(sandbox, keep=clean)  # ended unless clean, alive and idle
         else:
             sandbox.close()
         if proxy is not None:

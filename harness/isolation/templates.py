@@ -33,7 +33,8 @@ _Key = tuple[tuple[str, ...], outside.SandboxSettings, bool]
 
 class Templates:
     """At most ``size`` idle sandboxes, the least recently used ended first. A sandbox is
-    lent to one run at a time (:meth:`take`) and comes back only through :meth:`give_back`.
+    lent to one run at a time (:meth:`take`) and every one lent is handed to
+    :meth:`give_back` when its run ends.
     Entries inherited through ``fork`` are dropped unclosed: they are the parent's."""
 
     def __init__(self, size: int = 2) -> None:
@@ -42,7 +43,7 @@ class Templates:
         self._keys: dict[int, _Key] = {}
         self._lock = threading.Lock()
         self._pid = os.getpid()
-        self.started = 0  # sandboxes started here, for the benchmark and the tests
+        self.started = 0  # sandboxes made here (the tests read it)
 
     def take(
         self,
@@ -70,12 +71,14 @@ class Templates:
             self._keys[id(sandbox)] = key
         return sandbox
 
-    def give_back(self, sandbox: outside.Sandbox) -> None:
-        """Keep ``sandbox`` for a later run if it is alive with no cell open and has not
-        written more than ``LOG_KEPT`` bytes of output; else end it."""
+    def give_back(self, sandbox: outside.Sandbox, *, keep: bool) -> None:
+        """The end of the run ``sandbox`` was lent to: kept for a later run if ``keep``
+        (the run ended cleanly), it is alive with no cell open and it has not written
+        more than ``LOG_KEPT`` bytes of output; else ended."""
         with self._lock:
             key = self._keys.pop(id(sandbox), None)
-        if key is None or not sandbox.alive or not sandbox.idle or sandbox.log_bytes > LOG_KEPT:
+        keep = keep and sandbox.alive and sandbox.idle and sandbox.log_bytes <= LOG_KEPT
+        if key is None or not keep:
             sandbox.close()
             return
         ended: list[outside.Sandbox] = []

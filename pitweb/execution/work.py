@@ -1,7 +1,7 @@
-"""The work behind the execution tasks: one cell (in a cell of its own, forked from a
-sandbox this worker keeps, on whichever worker claims it), and the assembly (the run written as the CLI writes it, then stored
-as a run or compared with the run it re-executes). What the agent does is its own and
-lands in the run; what fails on our side is retried and then harness_error, never the
+"""The work behind the execution tasks: one cell (forked from the sandbox this worker
+keeps, on whichever worker claims it), and the assembly (the run written as the CLI
+writes it, then stored as a run or compared with the run it re-executes). What the agent
+does is its own and lands in the run; what fails on our side is retried and then harness_error, never the
 agent's result.
 
 Imports go one way: the tasks import this work, this work imports the services (this

@@ -5,9 +5,10 @@ Paid calls are journalled as they finish (the engine's ``Journal``, its lines in
 database: ``pitweb.points.journal``), so a worker that dies mid-job is replaced, on this
 machine or another, by one that asks only what was not yet answered; the service that
 ends the job removes its lines in the same transaction. A failed positive control ends
-the job naming the point, with nothing judged; our own failures are retried and then ``harness_error``; answers the judge
-could not judge after the engine's own attempts are asked again on the job's next attempt,
-and shown as harness errors once the attempts are used up.
+the job naming the point, with nothing judged; our own failures are retried and then
+``harness_error``; answers the judge could not judge after the engine's own attempts are
+asked again on the job's next attempt, and shown as harness errors once the attempts are
+used up.
 """
 
 from __future__ import annotations

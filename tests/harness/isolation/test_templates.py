@@ -156,12 +156,12 @@ def test_a_template_is_lent_only_where_bubblewrap_would_start_the_same_sandbox(
     settings = SandboxSettings()
     first = templates.take(binds=(), hidden=["/nowhere/shown"], settings=settings, by_value=False)
     first.start()
-    templates.give_back(first)
+    templates.give_back(first, keep=True)
     # a hidden path under a shown folder is masked: another command, another sandbox
     masked = str(Path(harness_root()) / "agents")
     other = templates.take(binds=(), hidden=[masked], settings=settings, by_value=False)
     assert other is not first
-    other.close()
+    templates.give_back(other, keep=False)
     # other limits or another way of loading the agent: another sandbox
     tighter = SandboxSettings(max_processes=8)
     for kwargs in (
@@ -170,11 +170,12 @@ def test_a_template_is_lent_only_where_bubblewrap_would_start_the_same_sandbox(
     ):
         another = templates.take(binds=(), hidden=[], **kwargs)  # type: ignore[arg-type]
         assert another is not first
-        another.close()
+        templates.give_back(another, keep=False)
+    assert templates.idle() == [first]  # none of those was kept
     # hidden paths outside every shown folder are out of sight either way: the same one
     same = templates.take(binds=(), hidden=["/elsewhere/too"], settings=settings, by_value=False)
     assert same is first and same.alive
-    templates.give_back(same)
+    templates.give_back(same, keep=True)
     assert templates.started == 4
 
 
